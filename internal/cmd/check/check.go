@@ -1,0 +1,171 @@
+// Package check implements `dynops check`: live tables against the guideline.
+package check
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+// Options of `dynops check`.
+type Options struct {
+	Tables      []string
+	Env         string
+	AllowedEnvs []string
+	ShowPassing bool
+}
+
+// Report is the result of a check, as printed by --output json.
+type Report struct {
+	Tables   []string            `json:"tables"`
+	Findings []guideline.Finding `json:"findings"`
+	Summary  Summary             `json:"summary"`
+}
+
+// Summary counts findings by status.
+type Summary struct {
+	Pass      int  `json:"pass"`
+	Fail      int  `json:"fail"`
+	Exception int  `json:"exception"`
+	Failing   int  `json:"failing_errors"`
+	OK        bool `json:"ok"`
+}
+
+// NewCmdCheck returns `dynops check`. runF replaces the run function in tests of flag parsing.
+func NewCmdCheck(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "check (--table NAME ... | --env ENV)",
+		Short: "Check live tables against the DynamoDB guideline, rule by rule",
+		Long: `Check reads live tables and reports each guideline rule by its ID
+(DDB-NAME-01, DDB-PITR-01, ...): pass, fail, or exception (a default the
+team turned off with a recorded reason, tagged dynops:exception:<RULE>).
+
+Exit status 1 when an error-level rule fails, 0 otherwise.`,
+		Example: `  dynops check --env prod
+  dynops check --table prod-hoge-user --output json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(opts.Tables) == 0 && opts.Env == "" {
+				return factory.UsageErrorf("check needs --table NAME or --env ENV (e.g. --env dev)")
+			}
+			if len(opts.Tables) > 0 && opts.Env != "" {
+				return factory.UsageErrorf("check takes --table or --env, not both")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&opts.Tables, "table", "t", nil, "table to check (repeatable)")
+	cmd.Flags().StringVarP(&opts.Env, "env", "e", "", "check every table whose name starts with ENV-")
+	cmd.Flags().StringSliceVar(&opts.AllowedEnvs, "allowed-envs", guideline.DefaultEnvs(), "environments a table name may start with (DDB-NAME-01)")
+	cmd.Flags().BoolVar(&opts.ShowPassing, "show-passing", true, "list passing rules too (table output)")
+	return cmd
+}
+
+// Run checks the tables and prints the report; it returns ExitError{1} when an error-level rule fails.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	tables := opts.Tables
+	if opts.Env != "" {
+		tables, err = guideline.TablesWithPrefix(ctx, db, opts.Env+"-")
+		if err != nil {
+			return err
+		}
+		if len(tables) == 0 {
+			return fmt.Errorf("no tables named %s-* in %s; check --env and --region", opts.Env, cfg.Region)
+		}
+	}
+	sort.Strings(tables)
+	rep := Report{Tables: tables}
+	for i, t := range tables {
+		f.IOStreams.Progress("checking %s (%d/%d)", t, i+1, len(tables))
+		s, err := guideline.Gather(ctx, db, t)
+		if err != nil {
+			return err
+		}
+		s.AllowedEnv = opts.AllowedEnvs
+		rep.Findings = append(rep.Findings, guideline.Evaluate(s)...)
+	}
+	f.IOStreams.Done()
+	rep.Summary = summarize(rep.Findings)
+
+	if f.JSON() {
+		err = f.IOStreams.PrintJSON(rep)
+	} else {
+		err = printTable(f.IOStreams, rep, opts.ShowPassing)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.Summary.OK {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+func summarize(fs []guideline.Finding) Summary {
+	var s Summary
+	for _, f := range fs {
+		switch f.Status {
+		case guideline.Pass:
+			s.Pass++
+		case guideline.Fail:
+			s.Fail++
+		case guideline.Exception:
+			s.Exception++
+		}
+		if f.Failing() {
+			s.Failing++
+		}
+	}
+	s.OK = s.Failing == 0
+	return s
+}
+
+func printTable(ios *iostreams.IOStreams, rep Report, showPassing bool) error {
+	var rows [][]string
+	for _, f := range rep.Findings {
+		if f.Status == guideline.Pass && !showPassing {
+			continue
+		}
+		status := strings.ToUpper(string(f.Status))
+		switch {
+		case f.Failing():
+			status = ios.Colour(iostreams.Red, status)
+		case f.Status == guideline.Fail || f.Status == guideline.Exception:
+			status = ios.Colour(iostreams.Yellow, status)
+		default:
+			status = ios.Colour(iostreams.Green, status)
+		}
+		msg := f.Message
+		if f.Reason != "" {
+			msg += " (exception: " + f.Reason + ")"
+		}
+		rows = append(rows, []string{f.Resource, f.Rule, string(f.Severity), status, msg})
+	}
+	if err := ios.Table([]string{"RESOURCE", "RULE", "SEVERITY", "STATUS", "DETAIL"}, rows); err != nil {
+		return err
+	}
+	s := rep.Summary
+	verdict := "all error-level rules pass"
+	if !s.OK {
+		verdict = fmt.Sprintf("%d error-level rule(s) fail", s.Failing)
+	}
+	fmt.Fprintf(ios.Out, "\n%d table(s): %d pass, %d fail, %d exception; %s\n", len(rep.Tables), s.Pass, s.Fail, s.Exception, verdict)
+	return nil
+}

@@ -1,0 +1,196 @@
+package guideline
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Status of a rule on a resource.
+type Status string
+
+// Statuses.
+const (
+	Pass      Status = "pass"
+	Fail      Status = "fail"
+	Exception Status = "exception" // fails the default, with an approved reason
+)
+
+// Finding is the result of one rule on one resource.
+type Finding struct {
+	Table    string   `json:"table"`
+	Resource string   `json:"resource"` // the table, or table/index/gsi1
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Status   Status   `json:"status"`
+	Message  string   `json:"message"`
+	Reason   string   `json:"reason,omitempty"` // the exception's reason
+}
+
+// Failing reports whether the finding fails the check (an error-level failure).
+func (f Finding) Failing() bool { return f.Status == Fail && f.Severity == Error }
+
+// TableState is what the checks need to know about a live table.
+type TableState struct {
+	Table      types.TableDescription
+	PITR       *types.PointInTimeRecoveryDescription
+	TTL        *types.TimeToLiveDescription
+	Tags       map[string]string
+	AllowedEnv []string
+}
+
+// Exceptions returns the approved exceptions recorded in the table's tags: rule ID to reason.
+func (s TableState) Exceptions() map[string]string {
+	out := map[string]string{}
+	for k, v := range s.Tags {
+		if id, ok := strings.CutPrefix(k, ExceptionTagPrefix); ok {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+var indexName = map[string]*regexp.Regexp{
+	"gsi": regexp.MustCompile(`^gsi[1-9][0-9]*$`),
+	"lsi": regexp.MustCompile(`^lsi[1-9][0-9]*$`),
+}
+
+// Evaluate checks one table against every rule and returns the findings, in rule order.
+func Evaluate(s TableState) []Finding {
+	name := deref(s.Table.TableName)
+	exc := s.Exceptions()
+	var out []Finding
+	add := func(rule, resource string, ok bool, msg string) {
+		r, _ := RuleByID(rule)
+		f := Finding{Table: name, Resource: resource, Rule: rule, Severity: r.Severity, Status: Pass, Message: msg}
+		if !ok {
+			f.Status = Fail
+			if reason, has := exc[rule]; has {
+				f.Status, f.Reason = Exception, reason
+			}
+		}
+		out = append(out, f)
+	}
+	envs := s.AllowedEnv
+	if len(envs) == 0 {
+		envs = DefaultEnvs()
+	}
+
+	// DDB-NAME-01
+	if ValidTableName(name, envs) {
+		add(Name01, name, true, "name is {env}-{product}-{usage}")
+	} else {
+		add(Name01, name, false, fmt.Sprintf("name %q is not {env}-{product}-{usage} in lower case with env one of %s; recreate the table under a compliant name", name, strings.Join(envs, ",")))
+	}
+
+	// DDB-NAME-02 and DDB-IDX-02, per index
+	type idx struct {
+		kind, name string
+		proj       *types.Projection
+	}
+	var idxs []idx
+	for _, g := range s.Table.GlobalSecondaryIndexes {
+		idxs = append(idxs, idx{"gsi", deref(g.IndexName), g.Projection})
+	}
+	for _, l := range s.Table.LocalSecondaryIndexes {
+		idxs = append(idxs, idx{"lsi", deref(l.IndexName), l.Projection})
+	}
+	for _, i := range idxs {
+		res := name + "/index/" + i.name
+		if indexName[i.kind].MatchString(i.name) {
+			add(Name02, res, true, fmt.Sprintf("%s name %s is a sequence name", strings.ToUpper(i.kind), i.name))
+		} else {
+			add(Name02, res, false, fmt.Sprintf("%s name %q is not a sequence name (%s1, %s2, ...); index names must not be built from key attributes", strings.ToUpper(i.kind), i.name, i.kind, i.kind))
+		}
+		pt := types.ProjectionTypeAll
+		if i.proj != nil {
+			pt = i.proj.ProjectionType
+		}
+		if pt == types.ProjectionTypeAll {
+			add(Idx02, res, false, "projection ALL needs architect approval; use INCLUDE with the attributes queries read, or KEYS_ONLY")
+		} else {
+			add(Idx02, res, true, "projection "+string(pt))
+		}
+	}
+
+	// DDB-NAME-03: TTL on `ttl`
+	ttlOn := s.TTL != nil && (s.TTL.TimeToLiveStatus == types.TimeToLiveStatusEnabled || s.TTL.TimeToLiveStatus == types.TimeToLiveStatusEnabling)
+	switch {
+	case ttlOn && deref(s.TTL.AttributeName) == "ttl":
+		add(Name03, name, true, "TTL on attribute ttl")
+	case ttlOn:
+		add(Name03, name, false, fmt.Sprintf("TTL is on attribute %q; the guideline names it ttl (Number, epoch seconds)", deref(s.TTL.AttributeName)))
+	default:
+		add(Name03, name, false, "TTL is off; enable it on attribute ttl from the start")
+	}
+
+	// DDB-CAP-01
+	mode := types.BillingModeProvisioned
+	if s.Table.BillingModeSummary != nil {
+		mode = s.Table.BillingModeSummary.BillingMode
+	}
+	if mode == types.BillingModePayPerRequest {
+		add(Cap01, name, true, "billing mode PAY_PER_REQUEST")
+	} else {
+		add(Cap01, name, false, "billing mode PROVISIONED without a recorded reason; switch to PAY_PER_REQUEST or record the reason (provisioned_reason in the module)")
+	}
+
+	// DDB-STREAM-01
+	if ss := s.Table.StreamSpecification; ss != nil && isTrue(ss.StreamEnabled) {
+		if ss.StreamViewType == types.StreamViewTypeNewAndOldImages {
+			add(Stream01, name, true, "stream view type NEW_AND_OLD_IMAGES")
+		} else {
+			add(Stream01, name, false, fmt.Sprintf("stream view type %s; consumers and global tables need NEW_AND_OLD_IMAGES", ss.StreamViewType))
+		}
+	} else {
+		add(Stream01, name, true, "streams off")
+	}
+
+	// DDB-PROT-01
+	if isTrue(s.Table.DeletionProtectionEnabled) {
+		add(Prot01, name, true, "deletion protection on")
+	} else {
+		add(Prot01, name, false, "deletion protection is off; turn it on (aws dynamodb update-table --deletion-protection-enabled)")
+	}
+
+	// DDB-PITR-01
+	switch {
+	case s.PITR == nil || s.PITR.PointInTimeRecoveryStatus != types.PointInTimeRecoveryStatusEnabled:
+		add(Pitr01, name, false, "point-in-time recovery is off; enable it with a 35-day recovery period")
+	case s.PITR.RecoveryPeriodInDays != nil && *s.PITR.RecoveryPeriodInDays < 35:
+		add(Pitr01, name, false, fmt.Sprintf("recovery period is %d days; the guideline wants 35", *s.PITR.RecoveryPeriodInDays))
+	default:
+		add(Pitr01, name, true, "PITR on, 35-day recovery period")
+	}
+
+	// DDB-SEC-04: always encrypted at rest; report which key.
+	key := "AWS owned key"
+	if sse := s.Table.SSEDescription; sse != nil && sse.SSEType == types.SSETypeKms {
+		key = "KMS key " + deref(sse.KMSMasterKeyArn)
+	}
+	add(Sec04, name, true, "encrypted at rest with the "+key)
+
+	sort.SliceStable(out, func(i, j int) bool { return ruleOrder(out[i].Rule) < ruleOrder(out[j].Rule) })
+	return out
+}
+
+func ruleOrder(id string) int {
+	for i, r := range Rules() {
+		if r.ID == id {
+			return i
+		}
+	}
+	return len(Rules())
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -1,0 +1,98 @@
+// Package guideline holds the rule IDs of the DynamoDB design guideline
+// (shared/GUIDELINE.md) and the live checks behind `dynops check`: gather a
+// table's state from AWS, then evaluate it against the rules without I/O.
+package guideline
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Severity of a failing rule: an error fails `dynops check` (exit 1).
+type Severity string
+
+// Severities.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Rule is one guideline rule that dynops checks.
+type Rule struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Severity Severity `json:"severity"`
+}
+
+// Rule IDs checked on live tables.
+const (
+	Name01   = "DDB-NAME-01"
+	Name02   = "DDB-NAME-02"
+	Name03   = "DDB-NAME-03"
+	Cap01    = "DDB-CAP-01"
+	Idx02    = "DDB-IDX-02"
+	Stream01 = "DDB-STREAM-01"
+	Prot01   = "DDB-PROT-01"
+	Pitr01   = "DDB-PITR-01"
+	Sec04    = "DDB-SEC-04"
+)
+
+// Rules returns the rules `dynops check` evaluates, in report order.
+func Rules() []Rule {
+	return []Rule{
+		{Name01, "table name is {env}-{product}-{usage}", Error},
+		{Name02, "GSI and LSI names are gsi1, gsi2, ... / lsi1, lsi2, ...", Error},
+		{Name03, "TTL is on, on attribute ttl", Warning},
+		{Cap01, "on-demand, or provisioned with a reason", Error},
+		{Idx02, "index projection INCLUDE or KEYS_ONLY; ALL only with approval", Error},
+		{Stream01, "stream view type NEW_AND_OLD_IMAGES", Error},
+		{Prot01, "deletion protection on", Error},
+		{Pitr01, "PITR on with a 35-day recovery period", Error},
+		{Sec04, "encryption at rest (AWS owned key by default, CMK where required)", Info},
+	}
+}
+
+// RuleByID returns the rule with id.
+func RuleByID(id string) (Rule, bool) {
+	for _, r := range Rules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// ExceptionTagPrefix starts the tag key that records an approved exception to
+// a rule, e.g. `dynops:exception:DDB-PITR-01 = compliance 7 days`. The
+// Terraform modules write these tags from their *_reason inputs.
+const ExceptionTagPrefix = "dynops:exception:"
+
+// DefaultEnvs are the environments a table name may start with.
+func DefaultEnvs() []string { return []string{"local", "dev", "stg", "prod"} }
+
+var nameWords = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)+$`)
+
+// EnvOf returns the environment a table belongs to by its name (DDB-NAME-01),
+// or "" when the name does not follow the convention.
+func EnvOf(table string) string {
+	env, _, ok := strings.Cut(table, "-")
+	if !ok {
+		return ""
+	}
+	return env
+}
+
+// ValidTableName reports whether name is {env}-{product}-{usage} with env in envs.
+func ValidTableName(name string, envs []string) bool {
+	if !nameWords.MatchString(name) || strings.Count(name, "-") < 2 {
+		return false
+	}
+	env := EnvOf(name)
+	for _, e := range envs {
+		if e == env {
+			return true
+		}
+	}
+	return false
+}

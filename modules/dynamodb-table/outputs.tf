@@ -1,0 +1,59 @@
+output "table_name" {
+  description = "Table name, `{env}-{product}-{usage}` (DDB-NAME-01)."
+  value       = aws_dynamodb_table.this.name
+}
+
+output "table_arn" {
+  description = "Table ARN."
+  value       = aws_dynamodb_table.this.arn
+}
+
+output "table_id" {
+  description = "Table ID (the name)."
+  value       = aws_dynamodb_table.this.id
+}
+
+output "stream_arn" {
+  description = "Latest stream ARN; null when streams are off."
+  value       = var.stream_enabled ? aws_dynamodb_table.this.stream_arn : null
+}
+
+output "stream_label" {
+  description = "Latest stream label; null when streams are off."
+  value       = var.stream_enabled ? aws_dynamodb_table.this.stream_label : null
+}
+
+output "gsi_names" {
+  description = "GSI names (gsi1, gsi2, ...)."
+  value       = [for g in var.global_secondary_indexes : g.name]
+}
+
+output "gsi_arns" {
+  description = "Map of GSI name to index ARN, for IAM policies."
+  value       = { for g in var.global_secondary_indexes : g.name => "${aws_dynamodb_table.this.arn}/index/${g.name}" }
+}
+
+output "hash_key" {
+  description = "Partition key attribute."
+  value       = var.hash_key
+}
+
+output "range_key" {
+  description = "Sort key attribute, or null."
+  value       = var.range_key
+}
+
+output "billing_mode" {
+  description = "Billing mode (DDB-CAP-01)."
+  value       = aws_dynamodb_table.this.billing_mode
+}
+
+output "replica_regions" {
+  description = "Regions of the global-table replicas."
+  value       = [for r in var.replicas : r.region]
+}
+
+output "exceptions" {
+  description = "Guideline exceptions taken by this table: rule ID to reason. Also written as `dynops:exception:<RULE>` tags."
+  value       = local.exceptions
+}

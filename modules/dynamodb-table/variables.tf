@@ -1,0 +1,446 @@
+################################################################################
+# Naming (DDB-NAME-01)
+################################################################################
+
+variable "env" {
+  description = "Environment the table belongs to; the first word of the table name (DDB-NAME-01). Must be one of allowed_envs."
+  type        = string
+
+  validation {
+    condition     = contains(var.allowed_envs, var.env)
+    error_message = "DDB-NAME-01: env must be one of the allowed_envs input; set env to one of them or add the environment to allowed_envs."
+  }
+}
+
+variable "allowed_envs" {
+  description = "Environments a table name may start with (DDB-NAME-01)."
+  type        = list(string)
+  default     = ["local", "dev", "stg", "prod"]
+
+  validation {
+    condition     = length(var.allowed_envs) > 0 && alltrue([for e in var.allowed_envs : can(regex("^[a-z][a-z0-9]*$", e))])
+    error_message = "DDB-NAME-01: allowed_envs must list at least one environment, each lower case letters and digits (e.g. \"dev\")."
+  }
+}
+
+variable "product" {
+  description = "Product (service) that owns the table; the second part of the table name `{env}-{product}-{usage}` (DDB-NAME-01)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+)*$", var.product))
+    error_message = "DDB-NAME-01: product must be lower case words joined by '-' (e.g. \"fuga\" or \"order-api\"); no underscores, capitals or spaces."
+  }
+}
+
+variable "usage" {
+  description = "What the table holds; the last part of the table name `{env}-{product}-{usage}` (DDB-NAME-01), e.g. `user` or `user-access-log`."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+)*$", var.usage))
+    error_message = "DDB-NAME-01: usage must be lower case words joined by '-' (e.g. \"user-access-log\"); no underscores, capitals or spaces."
+  }
+}
+
+################################################################################
+# Keys and indexes (DDB-NAME-02/03, DDB-IDX-01..04)
+################################################################################
+
+variable "hash_key" {
+  description = "Partition key attribute; a snake_case name that says what it holds, e.g. `user_id` (DDB-NAME-03)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.hash_key))
+    error_message = "DDB-NAME-03: hash_key must be a snake_case attribute name that says what it holds (e.g. \"user_id\")."
+  }
+}
+
+variable "range_key" {
+  description = "Sort key attribute (snake_case, DDB-NAME-03); null for a table without one."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.range_key == null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", coalesce(var.range_key, "x")))
+    error_message = "DDB-NAME-03: range_key must be a snake_case attribute name (e.g. \"created_at\")."
+  }
+}
+
+variable "attributes" {
+  description = "Key attributes of the table and its indexes, each `{ name, type }` with type S, N or B (DDB-IDX-04). List every attribute used as a key, and no other."
+  type = list(object({
+    name = string
+    type = string
+  }))
+
+  validation {
+    condition     = alltrue([for a in var.attributes : contains(["S", "N", "B"], a.type)])
+    error_message = "DDB-IDX-04: every attribute type must be S, N or B (key attributes cannot be other types)."
+  }
+
+  validation {
+    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name))])
+    error_message = "DDB-NAME-03: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\")."
+  }
+
+  validation {
+    condition     = length(distinct([for a in var.attributes : a.name])) == length(var.attributes)
+    error_message = "DDB-IDX-04: an attribute is listed twice in attributes; list each key attribute once."
+  }
+
+  validation {
+    condition     = contains([for a in var.attributes : a.name], var.hash_key) && (var.range_key == null || contains([for a in var.attributes : a.name], coalesce(var.range_key, var.hash_key)))
+    error_message = "DDB-IDX-04: hash_key and range_key must be listed in attributes with their type (S, N or B)."
+  }
+}
+
+variable "global_secondary_indexes" {
+  description = <<-EOT
+    GSIs (DDB-IDX-01: prefer GSIs over LSIs). Names are `gsi1`, `gsi2`, ... (DDB-NAME-02).
+    projection_type defaults to INCLUDE with non_key_attributes (DDB-IDX-02); KEYS_ONLY is allowed;
+    ALL needs allow_projection_all = true and projection_all_reason.
+    read_capacity / write_capacity are used only with billing_mode = PROVISIONED.
+  EOT
+  type = list(object({
+    name               = string
+    hash_key           = string
+    range_key          = optional(string)
+    projection_type    = optional(string, "INCLUDE")
+    non_key_attributes = optional(list(string), [])
+    read_capacity      = optional(number)
+    write_capacity     = optional(number)
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
+    error_message = "DDB-NAME-02: GSI names must be generic sequence names gsi1, gsi2, ...; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\")."
+  }
+
+  validation {
+    condition     = length(distinct([for g in var.global_secondary_indexes : g.name])) == length(var.global_secondary_indexes)
+    error_message = "DDB-NAME-02: two GSIs share a name; number them gsi1, gsi2, ... once each."
+  }
+
+  validation {
+    condition     = length(var.global_secondary_indexes) <= 20
+    error_message = "DDB-IDX-04: a table has at most 20 GSIs; merge indexes or split the table."
+  }
+
+  validation {
+    condition     = alltrue([for g in var.global_secondary_indexes : contains(["INCLUDE", "KEYS_ONLY", "ALL"], g.projection_type)])
+    error_message = "DDB-IDX-02: GSI projection_type must be INCLUDE (default), KEYS_ONLY or ALL (ALL needs allow_projection_all)."
+  }
+
+  validation {
+    condition     = alltrue([for g in var.global_secondary_indexes : g.projection_type != "INCLUDE" || length(g.non_key_attributes) > 0])
+    error_message = "DDB-IDX-02: a GSI with projection_type INCLUDE must list non_key_attributes (the attributes its queries read); or set projection_type = \"KEYS_ONLY\"."
+  }
+
+  validation {
+    condition     = alltrue([for g in var.global_secondary_indexes : contains([for a in var.attributes : a.name], g.hash_key) && (g.range_key == null || contains([for a in var.attributes : a.name], coalesce(g.range_key, g.hash_key)))])
+    error_message = "DDB-IDX-04: every GSI hash_key and range_key must be listed in attributes with its type."
+  }
+}
+
+variable "allow_projection_all" {
+  description = "Exception to DDB-IDX-02: allow GSIs with projection_type ALL. Needs projection_all_reason (the architect review that approved it)."
+  type        = bool
+  default     = false
+}
+
+variable "projection_all_reason" {
+  description = "Why GSIs may project ALL (DDB-IDX-02 exception), e.g. the architect review reference. Required when allow_projection_all = true."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = !anytrue([for g in var.global_secondary_indexes : g.projection_type == "ALL"]) || (var.allow_projection_all && trimspace(var.projection_all_reason) != "")
+    error_message = "DDB-IDX-02: a GSI projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review."
+  }
+}
+
+variable "local_secondary_indexes" {
+  description = "LSIs, named `lsi1`, `lsi2`, ... Only when strong consistency, the same partition key and another sort order are all needed (DDB-IDX-01); they can be defined only at creation. At most 5 (DDB-IDX-04)."
+  type = list(object({
+    name               = string
+    range_key          = string
+    projection_type    = optional(string, "INCLUDE")
+    non_key_attributes = optional(list(string), [])
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
+    error_message = "DDB-NAME-02: LSI names must be generic sequence names lsi1, lsi2, ..."
+  }
+
+  validation {
+    condition     = length(var.local_secondary_indexes) <= 5
+    error_message = "DDB-IDX-04: a table has at most 5 LSIs."
+  }
+
+  validation {
+    condition     = alltrue([for l in var.local_secondary_indexes : contains(["INCLUDE", "KEYS_ONLY"], l.projection_type) || (l.projection_type == "ALL" && var.allow_projection_all)])
+    error_message = "DDB-IDX-02: LSI projection_type must be INCLUDE or KEYS_ONLY; ALL needs allow_projection_all = true with projection_all_reason."
+  }
+
+  validation {
+    condition     = alltrue([for l in var.local_secondary_indexes : l.projection_type != "INCLUDE" || length(l.non_key_attributes) > 0])
+    error_message = "DDB-IDX-02: an LSI with projection_type INCLUDE must list non_key_attributes; or set projection_type = \"KEYS_ONLY\"."
+  }
+
+  validation {
+    condition     = length(var.local_secondary_indexes) == 0 || var.range_key != null
+    error_message = "DDB-IDX-01: LSIs need a table with a range_key; use a GSI instead."
+  }
+}
+
+################################################################################
+# Capacity (DDB-CAP-01/02)
+################################################################################
+
+variable "billing_mode" {
+  description = "PAY_PER_REQUEST (on-demand, the default, DDB-CAP-01) or PROVISIONED (needs provisioned_reason, read_capacity and write_capacity; auto scaling is created for the table and every GSI)."
+  type        = string
+  default     = "PAY_PER_REQUEST"
+
+  validation {
+    condition     = contains(["PAY_PER_REQUEST", "PROVISIONED"], var.billing_mode)
+    error_message = "DDB-CAP-01: billing_mode must be PAY_PER_REQUEST (default) or PROVISIONED."
+  }
+}
+
+variable "provisioned_reason" {
+  description = "Why the table is PROVISIONED rather than on-demand (DDB-CAP-01 exception). Required with billing_mode = PROVISIONED."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.billing_mode != "PROVISIONED" || trimspace(var.provisioned_reason) != ""
+    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST."
+  }
+}
+
+variable "read_capacity" {
+  description = "Initial and minimum read capacity units with billing_mode = PROVISIONED (DDB-CAP-01)."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.billing_mode != "PROVISIONED" || try(var.read_capacity >= 1, false)
+    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs read_capacity >= 1."
+  }
+}
+
+variable "write_capacity" {
+  description = "Initial and minimum write capacity units with billing_mode = PROVISIONED (DDB-CAP-01)."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.billing_mode != "PROVISIONED" || try(var.write_capacity >= 1, false)
+    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs write_capacity >= 1."
+  }
+}
+
+variable "autoscaling" {
+  description = "Auto scaling for PROVISIONED tables and every GSI (DDB-CAP-01): maximum capacity as a multiple of the minimum, and the target utilization percent."
+  type = object({
+    enabled            = optional(bool, true)
+    max_capacity_ratio = optional(number, 10)
+    target_utilization = optional(number, 70)
+  })
+  default = {}
+
+  validation {
+    condition     = var.autoscaling.max_capacity_ratio >= 1 && var.autoscaling.target_utilization >= 20 && var.autoscaling.target_utilization <= 90
+    error_message = "DDB-CAP-01: autoscaling.max_capacity_ratio must be >= 1 and target_utilization between 20 and 90 (percent)."
+  }
+
+  validation {
+    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || trimspace(var.autoscaling_disabled_reason) != ""
+    error_message = "DDB-CAP-01: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it)."
+  }
+}
+
+variable "autoscaling_disabled_reason" {
+  description = "Why auto scaling is off on a PROVISIONED table (DDB-CAP-01 exception), e.g. `local emulator cannot apply appautoscaling`."
+  type        = string
+  default     = ""
+}
+
+variable "table_class" {
+  description = "STANDARD (default) or STANDARD_INFREQUENT_ACCESS for rarely read tables (DDB-CAP-02)."
+  type        = string
+  default     = "STANDARD"
+
+  validation {
+    condition     = contains(["STANDARD", "STANDARD_INFREQUENT_ACCESS"], var.table_class)
+    error_message = "DDB-CAP-02: table_class must be STANDARD or STANDARD_INFREQUENT_ACCESS."
+  }
+}
+
+################################################################################
+# Protection and recovery (DDB-PROT-01, DDB-PITR-01)
+################################################################################
+
+variable "deletion_protection_enabled" {
+  description = "Deletion protection (DDB-PROT-01, on in every environment). Turning it off needs deletion_protection_disabled_reason, e.g. for the apply that precedes a planned destroy."
+  type        = bool
+  default     = true
+}
+
+variable "deletion_protection_disabled_reason" {
+  description = "Why deletion protection is off (DDB-PROT-01 exception). Required when deletion_protection_enabled = false."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.deletion_protection_enabled || trimspace(var.deletion_protection_disabled_reason) != ""
+    error_message = "DDB-PROT-01: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true."
+  }
+}
+
+variable "point_in_time_recovery" {
+  description = <<-EOT
+    PITR (DDB-PITR-01): on with a 35-day recovery period by default (the maximum; the cost does not depend on the period).
+    A shorter period or enabled = false needs a reason (e.g. a compliance rule that user data be gone in 7 days, or a work table).
+  EOT
+  type = object({
+    enabled                 = optional(bool, true)
+    recovery_period_in_days = optional(number, 35)
+    reason                  = optional(string, "")
+  })
+  default = {}
+
+  validation {
+    condition     = var.point_in_time_recovery.recovery_period_in_days >= 1 && var.point_in_time_recovery.recovery_period_in_days <= 35 && floor(var.point_in_time_recovery.recovery_period_in_days) == var.point_in_time_recovery.recovery_period_in_days
+    error_message = "DDB-PITR-01: point_in_time_recovery.recovery_period_in_days must be a whole number from 1 to 35 (35 is the guideline default)."
+  }
+
+  validation {
+    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || trimspace(var.point_in_time_recovery.reason) != ""
+    error_message = "DDB-PITR-01: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days."
+  }
+}
+
+################################################################################
+# Streams and TTL (DDB-STREAM-01, DDB-NAME-03)
+################################################################################
+
+variable "stream_enabled" {
+  description = "DynamoDB Streams on the table (DDB-STREAM-02: streams first). On by default; global tables need it."
+  type        = bool
+  default     = true
+}
+
+variable "stream_view_type" {
+  description = "Stream view type; NEW_AND_OLD_IMAGES (DDB-STREAM-01). Another view type needs stream_view_type_reason."
+  type        = string
+  default     = "NEW_AND_OLD_IMAGES"
+
+  validation {
+    condition     = contains(["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY"], var.stream_view_type)
+    error_message = "DDB-STREAM-01: stream_view_type must be NEW_AND_OLD_IMAGES (default), NEW_IMAGE, OLD_IMAGE or KEYS_ONLY."
+  }
+}
+
+variable "stream_view_type_reason" {
+  description = "Why the stream view type is not NEW_AND_OLD_IMAGES (DDB-STREAM-01 exception)."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || trimspace(var.stream_view_type_reason) != ""
+    error_message = "DDB-STREAM-01: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES."
+  }
+}
+
+variable "ttl_enabled" {
+  description = "TTL on ttl_attribute_name, on from the start (DDB-NAME-03)."
+  type        = bool
+  default     = true
+}
+
+variable "ttl_attribute_name" {
+  description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03)."
+  type        = string
+  default     = "ttl"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.ttl_attribute_name))
+    error_message = "DDB-NAME-03: ttl_attribute_name must be snake_case; the guideline uses \"ttl\"."
+  }
+}
+
+################################################################################
+# Encryption (DDB-SEC-04)
+################################################################################
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key ARN for encryption at rest (DDB-SEC-04, e.g. PCI DSS). null: the AWS owned key, the guideline default."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key|alias)/.+$", coalesce(var.kms_key_arn, "x")))
+    error_message = "DDB-SEC-04: kms_key_arn must be a KMS key or alias ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), or null for the AWS owned key."
+  }
+}
+
+################################################################################
+# Global tables (DDB-DR-01)
+################################################################################
+
+variable "replicas" {
+  description = <<-EOT
+    Global-table replica regions (DDB-DR-01 pattern 4), each with optional kms_key_arn.
+    Every replica gets PITR on with the table's period; tags propagate. Needs stream_enabled with NEW_AND_OLD_IMAGES.
+    Deletion protection on replicas: provider 5.100 has no per-replica setting, so `dynops check --region REPLICA`
+    and `dynops dr status` report it (DDB-PROT-01); see the README.
+  EOT
+  type = list(object({
+    region      = string
+    kms_key_arn = optional(string)
+  }))
+  default = []
+
+  validation {
+    condition     = length(var.replicas) == 0 || (var.stream_enabled && var.stream_view_type == "NEW_AND_OLD_IMAGES")
+    error_message = "DDB-DR-01: global-table replicas need stream_enabled = true with stream_view_type NEW_AND_OLD_IMAGES."
+  }
+
+  validation {
+    condition     = length(distinct([for r in var.replicas : r.region])) == length(var.replicas) && alltrue([for r in var.replicas : can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", r.region))])
+    error_message = "DDB-DR-01: replicas must name each region once, as an AWS region code (e.g. \"us-west-2\")."
+  }
+}
+
+################################################################################
+# Features the local emulator cannot apply
+################################################################################
+
+variable "contributor_insights_enabled" {
+  description = "CloudWatch Contributor Insights on the table and its GSIs (hot keys at 3 a.m.). The local emulator cannot apply it: set false there."
+  type        = bool
+  default     = true
+}
+
+variable "resource_policy" {
+  description = "Optional resource-based policy JSON for the table (e.g. a write fence during DR failover is applied by dynops, not here)."
+  type        = string
+  default     = null
+}
+
+################################################################################
+# Tags
+################################################################################
+
+variable "tags" {
+  description = "Extra tags, merged over the standard tags env, product, usage, managed-by (the standard keys cannot be overridden)."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# setup.sh: detect what dynops's build and tests need, install what can be
+# installed (Go tools at pinned versions), and fail naming what is missing.
+#
+# Installed tools live in $DYNOPS_TOOLS_DIR (default ~/.cache/dynops/tools),
+# one folder per tool and version, so a second run costs nothing.
+# Prints shell `export` lines on stdout when called with --print-env.
+set -euo pipefail
+
+TFLINT_VERSION=v0.64.0
+TFLINT_AWS_VERSION=v0.48.0
+TERRAFORM_DOCS_VERSION=v0.24.0
+TERRAFORM_MIN=1.11.0
+AWS_PROVIDER_VERSION=5.100.0
+MIRROR_DIR=${DYNOPS_PROVIDER_MIRROR:-/opt/tf-plugins}
+
+TOOLS=${DYNOPS_TOOLS_DIR:-$HOME/.cache/dynops/tools}
+mkdir -p "$TOOLS"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+missing=()
+
+need() { # need CMD HOW-TO-GET-IT
+  if ! command -v "$1" >/dev/null 2>&1; then missing+=("$1 ($2)"); return 1; fi
+}
+
+need go "Go 1.26 from https://go.dev/dl; on this machine kind it is at /usr/local/go" || true
+need terraform "terraform >= $TERRAFORM_MIN; no Debian package exists, install the HashiCorp binary" || true
+need moto_server "moto[server] 5.2.1: pip install 'moto[server]==5.2.1'" || true
+need git "apt-get install git" || true
+
+if command -v terraform >/dev/null 2>&1; then
+  tfv=$(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p')
+  if [ "$(printf '%s\n%s\n' "$TERRAFORM_MIN" "$tfv" | sort -V | head -1)" != "$TERRAFORM_MIN" ]; then
+    missing+=("terraform >= $TERRAFORM_MIN (found $tfv)")
+  fi
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  log "missing tools that setup cannot install here:"
+  for m in "${missing[@]}"; do log "  - $m"; done
+  exit 1
+fi
+
+# go_tool NAME MODULE VERSION [PKG]: build a Go tool once into $TOOLS/NAME-VERSION.
+# `go install mod@version` is tried first; the module proxy refuses the version
+# list of some modules, so the fallback downloads the module and builds it there.
+go_tool() {
+  local name=$1 mod=$2 ver=$3 pkg=${4:-.}
+  local dir="$TOOLS/$name-$ver"
+  if [ -x "$dir/$name" ]; then echo "$dir/$name"; return; fi
+  log "building $name $ver (once; cached in $dir)"
+  mkdir -p "$dir"
+  local gobin="$dir/.gobin"
+  if GOBIN="$gobin" GOFLAGS=-mod=mod go install "$mod/${pkg#./}@$ver" >"$dir/build.log" 2>&1 && [ -n "$(ls "$gobin" 2>/dev/null)" ]; then
+    mv "$gobin"/* "$dir/$name"
+  else
+    local src
+    src=$(go mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir": *"\(.*\)",*$/\1/p')
+    [ -n "$src" ] || { log "cannot download $mod@$ver from the Go module proxy (see $dir/build.log)"; exit 1; }
+    rm -rf "$dir/src"; cp -r "$src" "$dir/src"; chmod -R u+w "$dir/src"
+    (cd "$dir/src" && go build -o "$dir/$name" "$pkg") >>"$dir/build.log" 2>&1 \
+      || { log "building $name failed; see $dir/build.log"; exit 1; }
+    rm -rf "$dir/src"
+  fi
+  rm -rf "$gobin"
+  echo "$dir/$name"
+}
+
+tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
+ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
+tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
+
+# tflint looks for plugins in TFLINT_PLUGIN_DIR/<name>; keep a folder with only the plugin.
+plugin_dir="$TOOLS/tflint-plugins"
+mkdir -p "$plugin_dir"
+ln -sf "$ruleset" "$plugin_dir/tflint-ruleset-aws"
+
+# Terraform CLI config: use the provider mirror when this machine has one, the
+# registry otherwise. Written to the project's cache, never to the user's ~/.terraformrc.
+rc="$TOOLS/terraform.rc"
+if [ -d "$MIRROR_DIR/registry.terraform.io/hashicorp/aws/$AWS_PROVIDER_VERSION" ]; then
+  cat >"$rc" <<RC
+provider_installation {
+  filesystem_mirror {
+    path    = "$MIRROR_DIR"
+    include = ["registry.terraform.io/hashicorp/*"]
+  }
+  direct {
+    exclude = ["registry.terraform.io/hashicorp/*"]
+  }
+}
+RC
+else
+  log "no provider mirror at $MIRROR_DIR: terraform will use the registry"
+  : >"$rc"
+fi
+
+if [ "${1:-}" = "--print-env" ]; then
+  echo "export TFLINT=$tflint"
+  echo "export TFLINT_PLUGIN_DIR=$plugin_dir"
+  echo "export TERRAFORM_DOCS=$tfdocs"
+  echo "export TF_CLI_CONFIG_FILE=$rc"
+fi
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION"

@@ -1,0 +1,189 @@
+// Package emulator runs the local AWS emulator (moto_server) for tests and
+// the demo: it starts it on a free loopback port, waits until it answers,
+// resets or configures it, and stops it by PID.
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Emulator is a running moto_server.
+type Emulator struct {
+	// URL is the endpoint, e.g. http://127.0.0.1:41234.
+	URL string
+	// LogPath holds the server's output.
+	LogPath string
+
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// Options tune Start.
+type Options struct {
+	// LogDir is where the server log goes (default: a temp dir).
+	LogDir string
+	// ReadyTimeout bounds the wait for the first answer (default 60s).
+	ReadyTimeout time.Duration
+}
+
+// Start starts moto_server on a free loopback port and waits until it answers.
+func Start(ctx context.Context, o Options) (*Emulator, error) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		return nil, fmt.Errorf("moto_server not found on PATH: install moto[server] 5.2.1 (pip install 'moto[server]==5.2.1'); scripts/setup.sh checks for it")
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	if o.LogDir == "" {
+		if o.LogDir, err = os.MkdirTemp("", "dynops-emulator-"); err != nil {
+			return nil, fmt.Errorf("creating emulator log dir: %w", err)
+		}
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		e, err := start(ctx, bin, port, o)
+		if err == nil {
+			return e, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func start(ctx context.Context, bin string, port int, o Options) (*Emulator, error) {
+	logPath := filepath.Join(o.LogDir, fmt.Sprintf("moto-%d.log", port))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating emulator log: %w", err)
+	}
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Own process group, so Stop ends the interpreter behind any wrapper script.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(),
+		"MOTO_IAM_LOAD_MANAGED_POLICIES=true", // AWS-managed policies for Lambda roles
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
+	)
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting moto_server: %w", err)
+	}
+	logf.Close()
+	e := &Emulator{URL: fmt.Sprintf("http://127.0.0.1:%d", port), LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
+	go func() { e.done <- cmd.Wait() }()
+
+	deadline := time.Now().Add(o.ReadyTimeout)
+	for {
+		select {
+		case err := <-e.done:
+			return nil, fmt.Errorf("moto_server exited before it was ready (%v); log: %s", err, tail(logPath))
+		case <-ctx.Done():
+			e.Stop()
+			return nil, ctx.Err()
+		case <-time.After(150 * time.Millisecond):
+		}
+		if e.ping(ctx) == nil {
+			return e, nil
+		}
+		if time.Now().After(deadline) {
+			e.Stop()
+			return nil, fmt.Errorf("moto_server did not answer on %s within %s; log: %s", e.URL, o.ReadyTimeout, tail(logPath))
+		}
+	}
+}
+
+// PID is the server's process ID.
+func (e *Emulator) PID() int { return e.cmd.Process.Pid }
+
+// Stop ends the server and its process group: SIGTERM, then SIGKILL after 5s.
+func (e *Emulator) Stop() error {
+	pid := e.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-e.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-e.done
+		return fmt.Errorf("moto_server (pid %d) ignored SIGTERM and was killed", pid)
+	}
+}
+
+// Reset clears all state in the emulator.
+func (e *Emulator) Reset(ctx context.Context) error {
+	return e.post(ctx, "/moto-api/reset", "")
+}
+
+// Configure posts a moto configuration document, e.g. {"lambda":{"use_docker":false}}.
+func (e *Emulator) Configure(ctx context.Context, jsonBody string) error {
+	return e.post(ctx, "/moto-api/config", jsonBody)
+}
+
+func (e *Emulator) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"/moto-api/data.json", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
+}
+
+func (e *Emulator) post(ctx context.Context, path, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+path, strings.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("emulator %s: %w", path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("emulator %s: %w", path, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("emulator %s: %s", path, resp.Status)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}

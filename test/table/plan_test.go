@@ -1,0 +1,242 @@
+package table
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/harness"
+)
+
+const module = "modules/dynamodb-table"
+
+// baseVars is a minimal compliant call of the module.
+func baseVars() map[string]any {
+	return map[string]any{
+		"env":      "dev",
+		"product":  "fuga",
+		"usage":    "user",
+		"hash_key": "user_id",
+		"attributes": []map[string]any{
+			{"name": "user_id", "type": "S"},
+			{"name": "email", "type": "S"},
+		},
+		"global_secondary_indexes": []map[string]any{
+			{"name": "gsi1", "hash_key": "email", "non_key_attributes": []string{"status"}},
+		},
+	}
+}
+
+func with(overrides map[string]any) map[string]any {
+	v := baseVars()
+	for k, val := range overrides {
+		v[k] = val
+	}
+	return v
+}
+
+// plan runs an offline plan of the module with vars and returns the planned table.
+func plan(t *testing.T, vars map[string]any) (*terraform.PlanStruct, map[string]any) {
+	t.Helper()
+	opts := harness.PlanOptions(t, module, vars)
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table.this"]
+	require.True(t, ok, "plan has no aws_dynamodb_table.this")
+	return p, rc.AttributeValues
+}
+
+func block(t *testing.T, table map[string]any, name string) map[string]any {
+	t.Helper()
+	list, ok := table[name].([]any)
+	require.True(t, ok && len(list) == 1, "expected one %s block, got %v", name, table[name])
+	return list[0].(map[string]any)
+}
+
+func TestPlanDefaults(t *testing.T) {
+	t.Parallel()
+	p, table := plan(t, baseVars())
+
+	t.Run("DDB-NAME-01 name is env-product-usage", func(t *testing.T) {
+		assert.Equal(t, "dev-fuga-user", table["name"])
+	})
+	t.Run("DDB-CAP-01 on-demand", func(t *testing.T) {
+		assert.Equal(t, "PAY_PER_REQUEST", table["billing_mode"])
+		for addr := range p.ResourcePlannedValuesMap {
+			assert.NotContains(t, addr, "aws_appautoscaling", "on-demand tables need no auto scaling")
+		}
+	})
+	t.Run("DDB-CAP-02 table class STANDARD", func(t *testing.T) {
+		// The provider leaves the planned table_class unknown for the default
+		// class; the module's default is what decides it.
+		assert.Equal(t, "STANDARD", p.RawPlan.Variables["table_class"].Value)
+		if tc, known := table["table_class"]; known && tc != nil {
+			assert.Equal(t, "STANDARD", tc)
+		}
+	})
+	t.Run("DDB-PITR-01 PITR on for 35 days", func(t *testing.T) {
+		pitr := block(t, table, "point_in_time_recovery")
+		assert.Equal(t, true, pitr["enabled"])
+		assert.EqualValues(t, 35, pitr["recovery_period_in_days"])
+	})
+	t.Run("DDB-PROT-01 deletion protection on", func(t *testing.T) {
+		assert.Equal(t, true, table["deletion_protection_enabled"])
+	})
+	t.Run("DDB-STREAM-01 stream NEW_AND_OLD_IMAGES", func(t *testing.T) {
+		assert.Equal(t, true, table["stream_enabled"])
+		assert.Equal(t, "NEW_AND_OLD_IMAGES", table["stream_view_type"])
+	})
+	t.Run("DDB-NAME-03 TTL on attribute ttl", func(t *testing.T) {
+		ttl := block(t, table, "ttl")
+		assert.Equal(t, true, ttl["enabled"])
+		assert.Equal(t, "ttl", ttl["attribute_name"])
+	})
+	t.Run("DDB-SEC-04 AWS owned key by default", func(t *testing.T) {
+		sse, _ := table["server_side_encryption"].([]any)
+		assert.Empty(t, sse, "no server_side_encryption block means the AWS owned key")
+	})
+	t.Run("DDB-IDX-02 GSI projection INCLUDE", func(t *testing.T) {
+		gsis := table["global_secondary_index"].([]any)
+		require.Len(t, gsis, 1)
+		g := gsis[0].(map[string]any)
+		assert.Equal(t, "gsi1", g["name"])
+		assert.Equal(t, "INCLUDE", g["projection_type"])
+		assert.Equal(t, []any{"status"}, g["non_key_attributes"])
+	})
+	t.Run("standard tags merged", func(t *testing.T) {
+		tags := table["tags"].(map[string]any)
+		assert.Equal(t, map[string]any{"env": "dev", "product": "fuga", "usage": "user", "managed-by": "terraform"}, tags)
+	})
+	t.Run("contributor insights on table and GSIs", func(t *testing.T) {
+		assert.Contains(t, p.ResourcePlannedValuesMap, "aws_dynamodb_contributor_insights.table[0]")
+		assert.Contains(t, p.ResourcePlannedValuesMap, `aws_dynamodb_contributor_insights.gsi["gsi1"]`)
+	})
+	t.Run("no replicas", func(t *testing.T) {
+		r, _ := table["replica"].([]any)
+		assert.Empty(t, r)
+	})
+}
+
+func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
+	t.Parallel()
+	p, table := plan(t, with(map[string]any{
+		"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 3,
+	}))
+	assert.Equal(t, "PROVISIONED", table["billing_mode"])
+	want := map[string]string{
+		`aws_appautoscaling_target.this["table-read"]`:  "dynamodb:table:ReadCapacityUnits",
+		`aws_appautoscaling_target.this["table-write"]`: "dynamodb:table:WriteCapacityUnits",
+		`aws_appautoscaling_target.this["gsi1-read"]`:   "dynamodb:index:ReadCapacityUnits",
+		`aws_appautoscaling_target.this["gsi1-write"]`:  "dynamodb:index:WriteCapacityUnits",
+	}
+	for addr, dim := range want {
+		rc, ok := p.ResourcePlannedValuesMap[addr]
+		if assert.True(t, ok, "missing %s", addr) {
+			assert.Equal(t, dim, rc.AttributeValues["scalable_dimension"])
+		}
+		policy := strings.Replace(addr, "aws_appautoscaling_target", "aws_appautoscaling_policy", 1)
+		assert.Contains(t, p.ResourcePlannedValuesMap, policy)
+	}
+	assert.EqualValues(t, 50, p.ResourcePlannedValuesMap[`aws_appautoscaling_target.this["table-read"]`].AttributeValues["max_capacity"])
+	tags := table["tags"].(map[string]any)
+	assert.Equal(t, "provisioned: steady load", tags["dynops:exception:DDB-CAP-01"], "the exception is visible in the plan")
+}
+
+func TestPlanCustomerManagedKey_DDB_SEC_04(t *testing.T) {
+	t.Parallel()
+	arn := "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	_, table := plan(t, with(map[string]any{"kms_key_arn": arn}))
+	sse := block(t, table, "server_side_encryption")
+	assert.Equal(t, true, sse["enabled"])
+	assert.Equal(t, arn, sse["kms_key_arn"])
+}
+
+func TestPlanReplicasKeepPITR_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	_, table := plan(t, with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}, {"region": "eu-central-1"}}}))
+	reps := table["replica"].([]any)
+	require.Len(t, reps, 2)
+	for _, r := range reps {
+		rep := r.(map[string]any)
+		assert.Equal(t, true, rep["point_in_time_recovery"], "replica %s must have PITR on", rep["region_name"])
+		assert.Equal(t, true, rep["propagate_tags"])
+	}
+}
+
+func TestPlanExceptionsAreTagged(t *testing.T) {
+	t.Parallel()
+	_, table := plan(t, with(map[string]any{
+		"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"},
+		"global_secondary_indexes": []map[string]any{
+			{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"},
+		},
+		"allow_projection_all":  true,
+		"projection_all_reason": "ARCH-42 reporting index",
+	}))
+	tags := table["tags"].(map[string]any)
+	assert.Equal(t, "compliance: user data gone in 7 days", tags["dynops:exception:DDB-PITR-01"])
+	assert.Equal(t, "ARCH-42 reporting index", tags["dynops:exception:DDB-IDX-02"])
+	assert.EqualValues(t, 7, block(t, table, "point_in_time_recovery")["recovery_period_in_days"])
+}
+
+func TestPlanPITROptOutWithReason_DDB_PITR_01(t *testing.T) {
+	t.Parallel()
+	_, table := plan(t, with(map[string]any{
+		"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table rebuilt nightly"},
+	}))
+	pitr := block(t, table, "point_in_time_recovery")
+	assert.Equal(t, false, pitr["enabled"])
+	assert.Equal(t, "work table rebuilt nightly", table["tags"].(map[string]any)["dynops:exception:DDB-PITR-01"])
+}
+
+// TestPlanValidations: every guard refuses bad input with its rule ID and a fix.
+func TestPlanValidations(t *testing.T) {
+	t.Parallel()
+	gsi := func(g map[string]any) []map[string]any { return []map[string]any{g} }
+	many := make([]map[string]any, 21)
+	for i := range many {
+		many[i] = map[string]any{"name": "gsi" + string(rune('1'+i%9)) + strings.Repeat("0", i/9), "hash_key": "email", "projection_type": "KEYS_ONLY"}
+	}
+	cases := []struct {
+		name string
+		vars map[string]any
+		rule string
+		fix  string
+	}{
+		{"env not allowed", with(map[string]any{"env": "qa"}), "DDB-NAME-01", "allowed_envs"},
+		{"product with underscore", with(map[string]any{"product": "fuga_api"}), "DDB-NAME-01", "joined by '-'"},
+		{"usage with capitals", with(map[string]any{"usage": "UserLog"}), "DDB-NAME-01", "lower case"},
+		{"GSI named after its key", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "user_id-index", "hash_key": "email", "projection_type": "KEYS_ONLY"})}), "DDB-NAME-02", "gsi1"},
+		{"projection ALL without approval", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "allow_projection_all"},
+		{"projection ALL approved without reason", with(map[string]any{"allow_projection_all": true, "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "projection_all_reason"},
+		{"INCLUDE without attributes", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email"})}), "DDB-IDX-02", "KEYS_ONLY"},
+		{"more than 20 GSIs", with(map[string]any{"global_secondary_indexes": many}), "DDB-IDX-04", "at most 20"},
+		{"attribute type BOOL", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "BOOL"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "S, N or B"},
+		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes"},
+		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case"},
+		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
+		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
+		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35"},
+		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason"},
+		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason"},
+		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity"},
+		{"PROVISIONED without auto scaling or reason", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}}), "DDB-CAP-01", "autoscaling_disabled_reason"},
+		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason"},
+		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS"},
+		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms"},
+		{"replicas without stream", with(map[string]any{"stream_enabled": false, "replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-DR-01", "stream_enabled"},
+		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI"},
+	}
+	for _, c := range cases {
+		t.Run(c.rule+" "+c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := terraform.InitAndPlanE(t, harness.PlanOptions(t, module, c.vars))
+			require.Error(t, err, "plan must refuse %s", c.name)
+			msg := strings.Join(strings.Fields(err.Error()), " ")
+			assert.Contains(t, msg, c.rule+":", "the error names the rule")
+			assert.Contains(t, msg, c.fix, "the error says the fix")
+		})
+	}
+}

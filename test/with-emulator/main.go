@@ -1,0 +1,63 @@
+// Command with-emulator runs a command with a fresh local AWS emulator:
+// it starts moto_server on a free loopback port, runs the command with
+// AWS_ENDPOINT_URL (and DYNOPS_EMULATOR_URL) pointing at it, and stops the
+// server by PID when the command ends, whatever its outcome.
+//
+//	go run ./test/with-emulator -- bash scripts/demo.sh
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/dynops/dynops/test/emulator"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: with-emulator -- COMMAND [ARGS...]")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	emu, err := emulator.Start(ctx, emulator.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "with-emulator:", err)
+		return 1
+	}
+	defer emu.Stop()
+	fmt.Fprintf(os.Stderr, "with-emulator: moto_server pid %d at %s (log %s)\n", emu.PID(), emu.URL, emu.LogPath)
+
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(),
+		"AWS_ENDPOINT_URL="+emu.URL,
+		"DYNOPS_EMULATOR_URL="+emu.URL,
+		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
+	)
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "with-emulator:", err)
+		return 1
+	}
+}
