@@ -10,6 +10,7 @@ set -euo pipefail
 TFLINT_VERSION=v0.64.0
 TFLINT_AWS_VERSION=v0.48.0
 TERRAFORM_DOCS_VERSION=v0.24.0
+GOTESTSUM_VERSION=v1.12.3
 TERRAFORM_MIN=1.11.0
 AWS_PROVIDER_VERSION=5.100.0
 MIRROR_DIR=${DYNOPS_PROVIDER_MIRROR:-/opt/tf-plugins}
@@ -70,6 +71,7 @@ go_tool() {
 tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
 ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
+gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
 
 # tflint looks for plugins in TFLINT_PLUGIN_DIR/<name>; keep a folder with only the plugin.
 plugin_dir="$TOOLS/tflint-plugins"
@@ -100,6 +102,7 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export TFLINT=$tflint"
   echo "export TFLINT_PLUGIN_DIR=$plugin_dir"
   echo "export TERRAFORM_DOCS=$tfdocs"
+  echo "export GOTESTSUM=$gotestsum"
   echo "export TF_CLI_CONFIG_FILE=$rc"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION"

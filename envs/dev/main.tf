@@ -1,0 +1,25 @@
+# The dev environment: the hoge tables with every guideline default.
+terraform {
+  # Partial configuration: pass the state bucket at init, e.g.
+  #   terraform init -backend-config="bucket=hoge-terraform-state-dev"
+  backend "s3" {
+    key          = "dynamodb/dev.tfstate"
+    region       = "eu-west-1"
+    encrypt      = true
+    use_lockfile = true
+  }
+}
+
+provider "aws" {
+  region = var.region
+}
+
+module "stack" {
+  source = "../../modules/dynamodb-stack"
+
+  env     = "dev"
+  product = "hoge"
+  tables  = yamldecode(file("${path.module}/../tables.yaml"))
+
+  replicas_enabled = false
+}

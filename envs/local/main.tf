@@ -1,0 +1,39 @@
+# The local environment: the hoge tables on the local emulator (moto_server),
+# started by `make demo` or the tests. Features the emulator cannot apply
+# (global-table replicas, Contributor Insights) are switched off here only.
+provider "aws" {
+  region = var.region
+
+  access_key                  = "testing"
+  secret_key                  = "testing"
+  skip_credentials_validation = true
+  skip_metadata_api_check     = true
+  s3_use_path_style           = true
+  # Unsupported calls fail in seconds instead of minutes of retried 500s.
+  max_retries = 1
+
+  endpoints {
+    applicationautoscaling = var.endpoint
+    cloudwatch             = var.endpoint
+    dynamodb               = var.endpoint
+    iam                    = var.endpoint
+    kms                    = var.endpoint
+    lambda                 = var.endpoint
+    s3                     = var.endpoint
+    sns                    = var.endpoint
+    sqs                    = var.endpoint
+    ssm                    = var.endpoint
+    sts                    = var.endpoint
+  }
+}
+
+module "stack" {
+  source = "../../modules/dynamodb-stack"
+
+  env     = "local"
+  product = "hoge"
+  tables  = yamldecode(file("${path.module}/../tables.yaml"))
+
+  replicas_enabled             = false # moto has no global tables
+  contributor_insights_enabled = false # moto: 500 Not Implemented
+}

@@ -1,0 +1,9 @@
+output "tables" {
+  description = "The environment's tables: name, ARN, stream ARN, GSI ARNs, exceptions."
+  value       = module.stack.tables
+}
+
+output "table_names" {
+  description = "Table names, for `dynops check --table`."
+  value       = module.stack.table_names
+}

@@ -1,0 +1,25 @@
+# The prod environment: the hoge tables with every guideline default.
+terraform {
+  # Partial configuration: pass the state bucket at init, e.g.
+  #   terraform init -backend-config="bucket=hoge-terraform-state-prod"
+  backend "s3" {
+    key          = "dynamodb/prod.tfstate"
+    region       = "eu-west-1"
+    encrypt      = true
+    use_lockfile = true
+  }
+}
+
+provider "aws" {
+  region = var.region
+}
+
+module "stack" {
+  source = "../../modules/dynamodb-stack"
+
+  env     = "prod"
+  product = "hoge"
+  tables  = yamldecode(file("${path.module}/../tables.yaml"))
+
+  replicas_enabled = true
+}

@@ -1,0 +1,64 @@
+variable "env" {
+  description = "Environment (DDB-NAME-01): the first word of every table name."
+  type        = string
+}
+
+variable "product" {
+  description = "Product that owns the tables (DDB-NAME-01)."
+  type        = string
+}
+
+variable "tables" {
+  description = <<-EOT
+    The product's tables, keyed by usage (the last part of the name, DDB-NAME-01). Each entry takes the
+    inputs of modules/dynamodb-table that differ per table; everything else is the guideline default.
+  EOT
+  type = map(object({
+    hash_key  = string
+    range_key = optional(string)
+    attributes = list(object({
+      name = string
+      type = string
+    }))
+    global_secondary_indexes = optional(list(object({
+      name               = string
+      hash_key           = string
+      range_key          = optional(string)
+      projection_type    = optional(string, "INCLUDE")
+      non_key_attributes = optional(list(string), [])
+    })), [])
+    stream_enabled = optional(bool, true)
+    point_in_time_recovery = optional(object({
+      enabled                 = optional(bool, true)
+      recovery_period_in_days = optional(number, 35)
+      reason                  = optional(string, "")
+    }), {})
+    kms_key_arn     = optional(string)
+    replica_regions = optional(list(string), [])
+    table_class     = optional(string, "STANDARD")
+    tags            = optional(map(string), {})
+  }))
+
+  validation {
+    condition     = length(var.tables) > 0
+    error_message = "DDB-NAME-01: tables must name at least one table (keyed by usage, e.g. \"user\")."
+  }
+}
+
+variable "replicas_enabled" {
+  description = "Create the global-table replicas listed in replica_regions (DDB-DR-01). The local emulator cannot: set false there."
+  type        = bool
+  default     = true
+}
+
+variable "contributor_insights_enabled" {
+  description = "Contributor Insights on every table and GSI. The local emulator cannot apply it: set false there."
+  type        = bool
+  default     = true
+}
+
+variable "tags" {
+  description = "Tags added to every resource (merged under the standard tags)."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# lint.sh: every static check, each named when it fails. Run by `make lint`
+# with the tools from scripts/setup.sh in the environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$bad" ]; then echo "gofmt would change: $bad"; fail=1; fi
+
+step "go vet"
+go vet ./... || fail=1
+
+step "terraform fmt"
+terraform fmt -check -recursive -diff modules envs || fail=1
+
+step "terraform validate (every module, example and env root)"
+dirs=$(find modules envs -name '*.tf' -not -path '*/.terraform/*' -exec dirname {} \; | sort -u)
+validate() {
+  local d=$1 data
+  data=$(mktemp -d)
+  if ! out=$(TF_DATA_DIR="$data" terraform -chdir="$d" init -backend=false -input=false -no-color 2>&1 \
+      && TF_DATA_DIR="$data" terraform -chdir="$d" validate -no-color 2>&1); then
+    printf 'FAIL %s\n%s\n' "$d" "$out"; rm -rf "$data"; return 1
+  fi
+  rm -f "$d/.terraform.lock.hcl"; rm -rf "$data"
+  echo "ok   $d"
+}
+export -f validate
+echo "$dirs" | xargs -P 2 -I{} bash -c 'validate {}' || fail=1
+
+step "tflint (terraform + aws rulesets)"
+"$TFLINT" --recursive --config "$PWD/.tflint.hcl" --no-color || fail=1
+
+step "terraform-docs READMEs up to date"
+for m in modules/*/; do
+  "$TERRAFORM_DOCS" -c .terraform-docs.yml --output-check "$m" >/dev/null 2>&1 \
+    || { echo "README out of date: $m (run make docs)"; fail=1; }
+done
+
+if [ "$fail" -ne 0 ]; then echo; echo "lint: FAILED (see the steps above)"; exit 1; fi
+echo; echo "lint: ok"
