@@ -30,7 +30,7 @@ lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to dat
 	$(SETUP) && scripts/lint.sh
 
 docs: ## regenerate the module READMEs with terraform-docs
-	$(SETUP) && for m in modules/*/; do "$$TERRAFORM_DOCS" -c .terraform-docs.yml "$$m" >/dev/null; done
+	$(SETUP) && for m in modules/*/; do [ -f "$$m/versions.tf" ] || continue; "$$TERRAFORM_DOCS" -c .terraform-docs.yml "$$m" >/dev/null; done
 
 test-go: ## go test of every package, with per-test results and counts
 	@mkdir -p .cache

@@ -32,7 +32,7 @@ for the table name. Every action is appended to the audit log.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			fl := f.Flags
 			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
-				return fmt.Errorf("--output %q: use table or json", fl.Output)
+				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
 			}
 			path := fl.AuditLog
 			if path == "" {

@@ -1,0 +1,133 @@
+package guideline
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// compliant is a table as modules/dynamodb-table creates it by default.
+func compliant() TableState {
+	return TableState{
+		Table: types.TableDescription{
+			TableName:                 aws.String("prod-hoge-user"),
+			BillingModeSummary:        &types.BillingModeSummary{BillingMode: types.BillingModePayPerRequest},
+			DeletionProtectionEnabled: aws.Bool(true),
+			StreamSpecification:       &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndexDescription{
+				{IndexName: aws.String("gsi1"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude}},
+			},
+		},
+		PITR: &types.PointInTimeRecoveryDescription{PointInTimeRecoveryStatus: types.PointInTimeRecoveryStatusEnabled, RecoveryPeriodInDays: aws.Int32(35)},
+		TTL:  &types.TimeToLiveDescription{TimeToLiveStatus: types.TimeToLiveStatusEnabled, AttributeName: aws.String("ttl")},
+		Tags: map[string]string{},
+	}
+}
+
+func statusOf(fs []Finding, rule, resource string) (Status, Finding) {
+	for _, f := range fs {
+		if f.Rule == rule && f.Resource == resource {
+			return f.Status, f
+		}
+	}
+	return "", Finding{}
+}
+
+func TestEvaluateCompliantTablePassesEveryRule(t *testing.T) {
+	fs := Evaluate(compliant())
+	seen := map[string]bool{}
+	for _, f := range fs {
+		seen[f.Rule] = true
+		if f.Status != Pass {
+			t.Errorf("%s on %s: %s (%s), want pass", f.Rule, f.Resource, f.Status, f.Message)
+		}
+	}
+	for _, r := range Rules() {
+		if !seen[r.ID] {
+			t.Errorf("rule %s was not evaluated", r.ID)
+		}
+	}
+}
+
+func TestEvaluateFindsEachViolation(t *testing.T) {
+	cases := []struct {
+		rule, resource string
+		mutate         func(*TableState)
+		failing        bool // error-level: fails `dynops check`
+	}{
+		{"DDB-NAME-01", "Users", func(s *TableState) { s.Table.TableName = aws.String("Users") }, true},
+		{"DDB-NAME-01", "qa-hoge-user", func(s *TableState) { s.Table.TableName = aws.String("qa-hoge-user") }, true},
+		{"DDB-NAME-01", "prod-user", func(s *TableState) { s.Table.TableName = aws.String("prod-user") }, true},
+		{"DDB-NAME-02", "prod-hoge-user/index/user_id-index", func(s *TableState) {
+			s.Table.GlobalSecondaryIndexes[0].IndexName = aws.String("user_id-index")
+		}, true},
+		{"DDB-NAME-02", "prod-hoge-user/index/by_date", func(s *TableState) {
+			s.Table.LocalSecondaryIndexes = []types.LocalSecondaryIndexDescription{{IndexName: aws.String("by_date"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}}
+		}, true},
+		{"DDB-IDX-02", "prod-hoge-user/index/gsi1", func(s *TableState) {
+			s.Table.GlobalSecondaryIndexes[0].Projection.ProjectionType = types.ProjectionTypeAll
+		}, true},
+		{"DDB-NAME-03", "prod-hoge-user", func(s *TableState) { s.TTL.TimeToLiveStatus = types.TimeToLiveStatusDisabled }, false},
+		{"DDB-NAME-03", "prod-hoge-user", func(s *TableState) { s.TTL.AttributeName = aws.String("expires_at") }, false},
+		{"DDB-CAP-01", "prod-hoge-user", func(s *TableState) { s.Table.BillingModeSummary = nil }, true},
+		{"DDB-STREAM-01", "prod-hoge-user", func(s *TableState) { s.Table.StreamSpecification.StreamViewType = types.StreamViewTypeKeysOnly }, true},
+		{"DDB-PROT-01", "prod-hoge-user", func(s *TableState) { s.Table.DeletionProtectionEnabled = aws.Bool(false) }, true},
+		{"DDB-PITR-01", "prod-hoge-user", func(s *TableState) { s.PITR.PointInTimeRecoveryStatus = types.PointInTimeRecoveryStatusDisabled }, true},
+		{"DDB-PITR-01", "prod-hoge-user", func(s *TableState) { s.PITR = nil }, true},
+		{"DDB-PITR-01", "prod-hoge-user", func(s *TableState) { s.PITR.RecoveryPeriodInDays = aws.Int32(7) }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.rule+" "+c.resource, func(t *testing.T) {
+			s := compliant()
+			c.mutate(&s)
+			st, f := statusOf(Evaluate(s), c.rule, c.resource)
+			if st != Fail {
+				t.Fatalf("%s on %s: status %q, want fail", c.rule, c.resource, st)
+			}
+			if f.Failing() != c.failing {
+				t.Errorf("Failing() = %v, want %v (severity %s)", f.Failing(), c.failing, f.Severity)
+			}
+			if f.Message == "" {
+				t.Error("a failing finding must say what is wrong")
+			}
+		})
+	}
+}
+
+func TestEvaluateTaggedExceptionIsNotAFailure(t *testing.T) {
+	s := compliant()
+	s.PITR.RecoveryPeriodInDays = aws.Int32(7)
+	s.Tags[ExceptionTagPrefix+"DDB-PITR-01"] = "compliance: user data gone in 7 days"
+	st, f := statusOf(Evaluate(s), "DDB-PITR-01", "prod-hoge-user")
+	if st != Exception || f.Failing() {
+		t.Fatalf("status %s failing %v, want an exception that does not fail", st, f.Failing())
+	}
+	if f.Reason != "compliance: user data gone in 7 days" {
+		t.Errorf("reason %q", f.Reason)
+	}
+}
+
+func TestEvaluateCustomerManagedKeyIsReported(t *testing.T) {
+	s := compliant()
+	s.Table.SSEDescription = &types.SSEDescription{SSEType: types.SSETypeKms, KMSMasterKeyArn: aws.String("arn:aws:kms:eu-west-1:123456789012:key/k")}
+	_, f := statusOf(Evaluate(s), "DDB-SEC-04", "prod-hoge-user")
+	if f.Message != "encrypted at rest with the KMS key arn:aws:kms:eu-west-1:123456789012:key/k" {
+		t.Errorf("message %q", f.Message)
+	}
+}
+
+func TestValidTableNameAndEnvOf(t *testing.T) {
+	envs := DefaultEnvs()
+	for name, want := range map[string]bool{
+		"stg-fuga-user": true, "prod-hoge-user-access-log": true, "local-hoge-order": true,
+		"prod-user": false, "prod-Hoge-user": false, "prod_hoge_user": false, "qa-hoge-user": false, "prod-hoge-": false,
+	} {
+		if got := ValidTableName(name, envs); got != want {
+			t.Errorf("ValidTableName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if EnvOf("prod-hoge-user") != "prod" || EnvOf("users") != "" {
+		t.Error("EnvOf must return the first word, or empty without one")
+	}
+}
