@@ -1,0 +1,94 @@
+// Package envs tests the environment roots: offline plans of every env
+// (names, replicas, guideline defaults) and an apply of envs/local on the
+// emulator followed by `dynops check --env local`.
+package envs
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/harness"
+)
+
+var target *harness.Target
+
+func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+func tablesInPlan(t *testing.T, p *terraform.PlanStruct) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for addr, rc := range p.ResourcePlannedValuesMap {
+		if rc.Type == "aws_dynamodb_table" {
+			out[rc.AttributeValues["name"].(string)] = rc.AttributeValues
+			t.Logf("%s -> %s", addr, rc.AttributeValues["name"])
+		}
+	}
+	return out
+}
+
+func TestPlanEveryEnv(t *testing.T) {
+	for _, env := range []string{"local", "dev", "stg", "prod"} {
+		t.Run(env, func(t *testing.T) {
+			t.Parallel()
+			vars := map[string]any{}
+			if env == "local" {
+				vars["endpoint"] = "http://127.0.0.1:1"
+			}
+			p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, filepath.Join("envs", env), vars))
+			tables := tablesInPlan(t, p)
+			names := make([]string, 0, len(tables))
+			for n := range tables {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			assert.Equal(t, []string{env + "-hoge-order", env + "-hoge-session", env + "-hoge-user"}, names, "DDB-NAME-01")
+
+			for name, tbl := range tables {
+				assert.Equal(t, "PAY_PER_REQUEST", tbl["billing_mode"], "%s DDB-CAP-01", name)
+				assert.Equal(t, true, tbl["deletion_protection_enabled"], "%s DDB-PROT-01", name)
+				pitr := tbl["point_in_time_recovery"].([]any)[0].(map[string]any)
+				assert.EqualValues(t, 35, pitr["recovery_period_in_days"], "%s DDB-PITR-01", name)
+			}
+			replicas, _ := tables[env+"-hoge-session"]["replica"].([]any)
+			if env == "prod" {
+				require.Len(t, replicas, 1, "prod's session table is a global table (DDB-DR-01)")
+				r := replicas[0].(map[string]any)
+				assert.Equal(t, "eu-central-1", r["region_name"])
+				assert.Equal(t, true, r["point_in_time_recovery"])
+			} else {
+				assert.Empty(t, replicas, "only prod has replicas")
+			}
+			_, ci := p.ResourcePlannedValuesMap[`module.stack.module.table["user"].aws_dynamodb_contributor_insights.table[0]`]
+			assert.Equal(t, env != "local", ci, "Contributor Insights everywhere but on the emulator")
+		})
+	}
+}
+
+func TestApplyLocalThenCheck(t *testing.T) {
+	if !target.OnEmulator() {
+		t.Skip("envs/local is the emulator's environment; on AWS the dev/stg/prod roots are applied by their pipelines")
+	}
+	opts := target.Options(t, "envs/local", map[string]any{"endpoint": target.Endpoint()})
+	terraform.InitAndApply(t, opts)
+	// No destroy: deletion protection is on (DDB-PROT-01); the emulator is discarded with the package.
+
+	var names []string
+	require.NoError(t, json.Unmarshal([]byte(terraform.OutputJson(t, opts, "table_names")), &names))
+	assert.Len(t, names, 3)
+
+	out, _, code := target.Dynops(t, filepath.Join(t.TempDir(), "audit.jsonl"), "check", "--env", "local", "-o", "json")
+	require.Equal(t, 0, code, "every guideline rule passes on envs/local")
+	var rep struct {
+		Tables  []string
+		Summary struct{ Pass, Fail int }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.ElementsMatch(t, names, rep.Tables)
+	assert.Zero(t, rep.Summary.Fail)
+}
