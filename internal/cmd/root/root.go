@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -83,7 +84,8 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 		return exit.Code
 	default:
 		fmt.Fprintf(f.IOStreams.ErrOut, "error: %v\n", err)
-		if cmd == nil || factory.IsUsageError(err) {
+		// cobra reports an unknown command as a plain error.
+		if cmd == nil || factory.IsUsageError(err) || strings.HasPrefix(err.Error(), "unknown command") {
 			return 2
 		}
 		return 1
