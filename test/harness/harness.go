@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/gruntwork-io/terratest/modules/files"
@@ -132,7 +133,8 @@ func (tg *Target) Options(t *testing.T, dir string, vars map[string]any) *terraf
 	} else {
 		env["AWS_REGION"] = tg.Region
 	}
-	return &terraform.Options{TerraformDir: tmp, Vars: vars, EnvVars: env, NoColor: true}
+	return &terraform.Options{TerraformDir: tmp, Vars: vars, EnvVars: env, NoColor: true,
+		RetryableTerraformErrors: transientErrors, MaxRetries: 2, TimeBetweenRetries: 3 * time.Second}
 }
 
 // PlanOptions returns terraform.Options for an offline plan of the root at dir:
@@ -207,6 +209,13 @@ func copyRoot(t *testing.T, dir string) string {
 	return filepath.Join(dest, dir)
 }
 
+// transientErrors are network failures worth another terraform run (the
+// emulator is one Python process; on a loaded machine it drops a connection).
+var transientErrors = map[string]string{
+	"use of closed network connection": "emulator dropped a connection",
+	"connection reset by peer":         "emulator reset a connection",
+}
+
 // Services the override points at the emulator; every service a module here uses.
 var overrideServices = []string{
 	"applicationautoscaling", "backup", "cloudwatch", "cloudwatchlogs", "dynamodb", "events", "iam", "kms",
@@ -224,8 +233,9 @@ func writeOverride(t *testing.T, dir, region, endpoint string, offline bool) {
 	b.WriteString("  access_key                  = \"testing\"\n  secret_key                  = \"testing\"\n")
 	b.WriteString("  skip_credentials_validation = true\n  skip_metadata_api_check     = true\n  skip_region_validation      = true\n")
 	b.WriteString("  s3_use_path_style           = true\n")
-	// Unsupported calls fail in seconds instead of minutes of retried 500s.
-	b.WriteString("  max_retries                 = 1\n")
+	// Few retries: unsupported calls fail in seconds instead of minutes of
+	// retried 500s, while a dropped connection on a loaded machine is retried.
+	b.WriteString("  max_retries                 = 3\n")
 	if offline {
 		b.WriteString("  skip_requesting_account_id  = true\n")
 	}
