@@ -9,8 +9,9 @@ provider "aws" {
   skip_credentials_validation = true
   skip_metadata_api_check     = true
   s3_use_path_style           = true
-  # Unsupported calls fail in seconds instead of minutes of retried 500s.
-  max_retries = 1
+  # Few retries: unsupported calls fail in seconds instead of minutes of
+  # retried 500s, while a dropped connection is still retried.
+  max_retries = 3
 
   endpoints {
     applicationautoscaling = var.endpoint
