@@ -38,7 +38,7 @@ type KeyRecord struct {
 	TargetSum string          `json:"target_sum,omitempty"`
 }
 
-// keysFile is the on-disk form: one JSON document per line, the header first.
+// keysLine is a line of the on-disk form: one JSON document per line, the header first.
 type keysLine struct {
 	Header *Header `json:"diff,omitempty"`
 	KeyRecord
@@ -58,7 +58,9 @@ func createKeys(path string, h Header) (*keysWriter, error) {
 	}
 	w := bufio.NewWriter(f)
 	kw := &keysWriter{f: f, w: w, enc: json.NewEncoder(w)}
-	if err := kw.enc.Encode(keysLine{Header: &h}); err != nil {
+	if err := kw.enc.Encode(struct {
+		Header Header `json:"diff"`
+	}{h}); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing keys file %s: %w", path, err)
 	}
