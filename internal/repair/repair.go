@@ -315,6 +315,10 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
 		r.equal.Add(1) // already deleted
 		return nil
 	}
+	if rec.Kind != tablediff.OnlyInTarget && cur != nil && tablediff.Checksum(cur, nil) == tablediff.Checksum(src, nil) {
+		r.equal.Add(1) // already repaired (e.g. a second run)
+		return nil
+	}
 	if r.sum(cur) != rec.TargetSum {
 		r.conflict(rec.Key, "changed in "+r.opts.To+" since the diff")
 		return nil
@@ -336,10 +340,6 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
 		default:
 			r.deleted.Add(1)
 		}
-		return nil
-	}
-	if cur != nil && tablediff.Checksum(cur, nil) == tablediff.Checksum(src, nil) {
-		r.equal.Add(1)
 		return nil
 	}
 	_, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.opts.To, Item: src,
