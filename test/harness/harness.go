@@ -21,8 +21,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/gruntwork-io/terratest/modules/files"
+	"github.com/gruntwork-io/terratest/modules/terraform"
 
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -96,7 +96,7 @@ func (tg *Target) RequireAWS(t *testing.T, emulatorLacks string) {
 
 // AWSConfig returns the configuration the tests read back with: the same
 // loader dynops uses, pointed at the target.
-func (tg *Target) AWSConfig(t *testing.T) aws.Config {
+func (tg *Target) AWSConfig(t testing.TB) aws.Config {
 	t.Helper()
 	o := awsconfig.Options{Region: tg.Region}
 	if tg.Emulator != nil {
