@@ -21,13 +21,6 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-func tableNames(t *testing.T, db *dynamodb.Client) []string {
-	t.Helper()
-	out, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{})
-	require.NoError(t, err)
-	return out.TableNames
-}
-
 func TestPrepareRefuses(t *testing.T) {
 	ctx := context.Background()
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
@@ -36,7 +29,7 @@ func TestPrepareRefuses(t *testing.T) {
 	fixture.Create(t, db, fixture.Table{Name: on, HashKey: "user_id", PITR: true})
 	fixture.Create(t, db, fixture.Table{Name: off, HashKey: "user_id"})
 	fixture.Create(t, db, fixture.Table{Name: existing, HashKey: "user_id"})
-	before := tableNames(t, db)
+	before := fixture.TableNames(t, db)
 	w, err := restore.Status(ctx, db, on)
 	require.NoError(t, err)
 	require.True(t, w.Enabled())
@@ -61,7 +54,7 @@ func TestPrepareRefuses(t *testing.T) {
 	}
 	_, err = restore.Prepare(ctx, db, restore.Request{Source: "dev-" + id + "-missing", Latest: true})
 	assert.ErrorContains(t, err, "describing source table dev-"+id+"-missing")
-	assert.Equal(t, before, tableNames(t, db), "nothing was created")
+	assert.Equal(t, before, fixture.TableNames(t, db), "nothing was created")
 }
 
 // The restored table gets the source's indexes and, after Run, every setting
@@ -88,8 +81,8 @@ func TestRunRestoresAndReappliesSettings_DDB_PITR_02(t *testing.T) {
 	require.Equal(t, dst, plan.Target)
 	fixture.Cleanup(t, db, dst)
 	assert.Equal(t, src, plan.Settings.Tags[restore.TagRestoredFrom])
-	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, whats(plan.Changes))
-	assert.NotContains(t, tableNames(t, db), dst, "Prepare creates nothing")
+	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, fixture.Whats(plan.Changes))
+	assert.NotContains(t, fixture.TableNames(t, db), dst, "Prepare creates nothing")
 
 	var waited, applied []string
 	var restoredArn string
@@ -101,7 +94,7 @@ func TestRunRestoresAndReappliesSettings_DDB_PITR_02(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, waited)
 	assert.Equal(t, res.TargetArn, restoredArn)
-	assert.Equal(t, whats(res.Applied), applied)
+	assert.Equal(t, fixture.Whats(res.Applied), applied)
 
 	got, err := tablesettings.Capture(ctx, db, dst)
 	require.NoError(t, err)
@@ -161,12 +154,4 @@ func TestRestoreToNotedTimeDropsLaterWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(0)), "the write before the noted time is there")
 	assert.Nil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(1)), "the write after the noted time is not")
-}
-
-func whats(cs []tablesettings.Change) []string {
-	var w []string
-	for _, c := range cs {
-		w = append(w, c.What)
-	}
-	return w
 }

@@ -20,14 +20,6 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-func whats(cs []tablesettings.Change) []string {
-	var w []string
-	for _, c := range cs {
-		w = append(w, c.What)
-	}
-	return w
-}
-
 // The restore path of DDB-PITR-02 in small: capture a table's settings, plan
 // them onto a bare table, apply, and read them back.
 func TestCapturePlanApplyRoundTrip_DDB_PITR_02(t *testing.T) {
@@ -76,11 +68,11 @@ func TestCapturePlanApplyRoundTrip_DDB_PITR_02(t *testing.T) {
 	assert.Equal(t, tablesettings.Settings{Tags: map[string]string{}}, have, "a new table has none of the settings")
 
 	plan := tablesettings.Plan(have, want)
-	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "resource-policy", "deletion-protection"}, whats(plan),
+	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "resource-policy", "deletion-protection"}, fixture.Whats(plan),
 		"stream first (needs ACTIVE), deletion protection last (a failed step leaves the table deletable)")
 	var done []string
 	require.NoError(t, tablesettings.Apply(ctx, db, dst, plan, func(c tablesettings.Change) { done = append(done, c.What) }))
-	assert.Equal(t, whats(plan), done, "Apply reports every change, in order")
+	assert.Equal(t, fixture.Whats(plan), done, "Apply reports every change, in order")
 
 	got, err := tablesettings.Capture(ctx, db, dst)
 	require.NoError(t, err)
@@ -105,7 +97,7 @@ func TestApplyChangesStreamViewType_DDB_STREAM_01(t *testing.T) {
 	require.Equal(t, "KEYS_ONLY", have.StreamViewType)
 	want := tablesettings.Guideline(map[string]string{"owner": "hoge-team"})
 	plan := tablesettings.Plan(have, want)
-	require.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, whats(plan))
+	require.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, fixture.Whats(plan))
 	require.NoError(t, tablesettings.Apply(ctx, db, name, plan, nil))
 
 	got, err := tablesettings.Capture(ctx, db, name)

@@ -29,13 +29,6 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-func tableNames(t *testing.T, db *dynamodb.Client) []string {
-	t.Helper()
-	out, err := db.ListTables(context.Background(), &dynamodb.ListTablesInput{})
-	require.NoError(t, err)
-	return out.TableNames
-}
-
 func lastRecord(t *testing.T, log string) audit.Record {
 	t.Helper()
 	recs, err := audit.Read(log)
@@ -69,7 +62,7 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	src := source(t, db, "dev")
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	before := tableNames(t, db)
+	before := fixture.TableNames(t, db)
 
 	out, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest")
 	require.Equal(t, 0, code, errOut)
@@ -79,7 +72,7 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 	assert.Contains(t, out, "restored-from="+src)
 	assert.Contains(t, out, "Dry run: nothing was changed")
 	assert.Contains(t, errOut, "audit: record appended to "+log)
-	assert.Equal(t, before, tableNames(t, db), "a dry run creates no table")
+	assert.Equal(t, before, fixture.TableNames(t, db), "a dry run creates no table")
 
 	rec := lastRecord(t, log)
 	assert.Equal(t, "dynops pitr restore", rec.Command)
@@ -98,7 +91,7 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 		assert.True(t, doc.DryRun)
 		assert.Equal(t, src, doc.Plan.Source)
 		assert.Equal(t, "PAY_PER_REQUEST", string(doc.Plan.Input.BillingModeOverride))
-		assert.Equal(t, before, tableNames(t, db))
+		assert.Equal(t, before, fixture.TableNames(t, db))
 	})
 }
 
@@ -106,7 +99,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	src := source(t, db, "dev")
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	before := tableNames(t, db)
+	before := fixture.TableNames(t, db)
 	cases := map[string]struct {
 		args []string
 		msg  string
@@ -125,7 +118,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 			assert.Contains(t, errOut, c.msg)
 		})
 	}
-	assert.Equal(t, before, tableNames(t, db), "nothing was created")
+	assert.Equal(t, before, fixture.TableNames(t, db), "nothing was created")
 	rec := lastRecord(t, log)
 	assert.Equal(t, "failed", rec.Result)
 }
@@ -136,7 +129,7 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	dst := src + "-restored-drill"
 	fixture.Cleanup(t, db, dst)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	before := tableNames(t, db)
+	before := fixture.TableNames(t, db)
 
 	_, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes")
 	assert.Equal(t, 1, code)
@@ -144,7 +137,7 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	_, errOut, code = target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes", "--confirm", dst)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "does not match")
-	assert.Equal(t, before, tableNames(t, db), "a non-interactive prod run without the right --confirm changes nothing")
+	assert.Equal(t, before, fixture.TableNames(t, db), "a non-interactive prod run without the right --confirm changes nothing")
 
 	out, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes", "--confirm", src, "-o", "json")
 	require.Equal(t, 0, code, errOut)
@@ -155,7 +148,7 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	assert.True(t, res.Settings.DeletionProtection)
 	assert.Equal(t, src, res.Settings.Tags[restore.TagRestoredFrom])
 	assert.Contains(t, res.Terraform, `to = module.stack.module.table["`)
-	assert.Contains(t, tableNames(t, db), dst)
+	assert.Contains(t, fixture.TableNames(t, db), dst)
 
 	rec := lastRecord(t, log)
 	assert.False(t, rec.DryRun)
