@@ -7,13 +7,16 @@
 PITR_TABLE=local-hoge-user
 PITR_RESTORED=$PITR_TABLE-restored-$(date -u +%Y%m%dt%H%M%Sz)
 PITR_KEYS=$DEMO_DIR/pitr-keys.jsonl
-ddb() { run aws dynamodb --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" "$@"; }
+ddb() { # the AWS CLI on the emulator; prints the command, not its JSON
+  printf '$ aws dynamodb %s\n' "$*"
+  aws dynamodb --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" "$@" >/dev/null
+}
 pitr_user() { # id status: one PutRequest line
   printf '{"PutRequest":{"Item":{"user_id":{"S":"user_%03d"},"email":{"S":"user%d@example.com"},"display_name":{"S":"User %d"},"status":{"S":"%s"}}}}\n' "$1" "$1" "$1" "$2"
 }
 pitr_put() { # file of PutRequest lines: one BatchWriteItem (at most 25)
   printf '{"%s":[%s]}' "$PITR_TABLE" "$(paste -sd, "$1")" >"$1.json"
-  ddb batch-write-item --request-items "file://$1.json" >/dev/null
+  ddb batch-write-item --request-items "file://$1.json"
 }
 
 step "PITR drill 1/7: $PITR_TABLE holds 20 users; its PITR window"
@@ -43,6 +46,6 @@ dynops table diff --source "$PITR_RESTORED" --target "$PITR_TABLE" --exit-code
 echo "PITR drill result: 2 deleted and 3 corrupted users are back in $PITR_TABLE; 0 differences"
 
 step "PITR drill 7/7: clean up the restored table (deletion protection first: it was re-applied)"
-ddb update-table --table-name "$PITR_RESTORED" --no-deletion-protection-enabled >/dev/null
-ddb delete-table --table-name "$PITR_RESTORED" >/dev/null
+ddb update-table --table-name "$PITR_RESTORED" --no-deletion-protection-enabled
+ddb delete-table --table-name "$PITR_RESTORED"
 echo "deleted $PITR_RESTORED"
