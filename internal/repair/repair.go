@@ -42,8 +42,8 @@ type DynamoDB interface {
 	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
-// ErrKeysFile marks a keys file that does not fit the repair asked for.
-var ErrKeysFile = errors.New("keys file does not fit")
+// ErrKeysFile marks a keys file that cannot be read or does not fit the repair asked for.
+var ErrKeysFile = errors.New("bad keys file")
 
 // Options of a repair.
 type Options struct {
@@ -103,11 +103,11 @@ const conflictSampleSize = 100
 
 // MakePlan reads the keys file and says what a repair would do; it makes no AWS call.
 func MakePlan(opts Options) (*Plan, error) {
-	p, _, err := readPlan(opts, nil)
+	p, _, err := readPlan(opts)
 	return p, err
 }
 
-func readPlan(opts Options, fn func(tablediff.KeyRecord) error) (*Plan, tablediff.Header, error) {
+func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 	p := &Plan{From: opts.From, To: opts.To, KeysFile: opts.KeysFile, Mode: "conditional", DeleteExtra: opts.DeleteExtra}
 	if opts.Unconditional {
 		p.Mode = "batch"
@@ -121,13 +121,10 @@ func readPlan(opts Options, fn func(tablediff.KeyRecord) error) (*Plan, tabledif
 		case tablediff.OnlyInTarget:
 			p.Extra++
 		}
-		if fn != nil {
-			return fn(r)
-		}
 		return nil
 	})
 	if err != nil {
-		return nil, h, err
+		return nil, h, fmt.Errorf("%w: %w", ErrKeysFile, err)
 	}
 	if h.Source != opts.From || h.Target != opts.To {
 		return nil, h, fmt.Errorf("%w: %s is a diff of --source %s --target %s, not of %s -> %s; run `dynops table diff --source %s --target %s --keys-out FILE`",
@@ -147,7 +144,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		opts.Backoff = DefaultBackoff()
 	}
 	// A first pass checks the whole file and counts before anything is touched.
-	plan, header, err := readPlan(opts, nil)
+	plan, header, err := readPlan(opts)
 	if err != nil {
 		return nil, err
 	}

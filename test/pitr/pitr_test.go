@@ -255,5 +255,8 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 		_, errOut, code := target.Dynops(t, log, "pitr", "repair", "--from", src, "--to", dst, "--keys", keys)
 		assert.Equal(t, 2, code)
 		assert.Contains(t, errOut, "is a diff of --source "+dst+" --target "+src)
+		_, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--keys", keys+".missing")
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, "bad keys file: opening keys file")
 	})
 }

@@ -133,7 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Done()
 	if err != nil {
 		if res != nil && res.TargetArn != "" {
-			return fmt.Errorf("%w (the restored table %s exists; re-run the settings with `dynops pitr restore` into a new target, or fix by hand)", err, plan.Target)
+			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; apply the rest by hand, or delete it and restore again)", err, plan.Target)
 		}
 		return usage(err)
 	}
