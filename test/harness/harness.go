@@ -97,7 +97,7 @@ func (tg *Target) RequireAWS(t *testing.T, emulatorLacks string) {
 
 // AWSConfig returns the configuration the tests read back with: the same
 // loader dynops uses, pointed at the target.
-func (tg *Target) AWSConfig(t *testing.T) aws.Config {
+func (tg *Target) AWSConfig(t testing.TB) aws.Config {
 	t.Helper()
 	o := awsconfig.Options{Region: tg.Region}
 	if tg.Emulator != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
+	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
 )
 
@@ -58,6 +60,8 @@ for the table name. Every action is appended to the audit log.`,
 
 	cmd.AddCommand(versionCmd.NewCmdVersion(f, version))
 	cmd.AddCommand(checkCmd.NewCmdCheck(f, nil))
+	cmd.AddCommand(pitrCmd.NewCmdPitr(f))
+	cmd.AddCommand(tableCmd.NewCmdTable(f))
 	return cmd
 }
 

@@ -1,0 +1,194 @@
+// Package repair implements `dynops pitr repair`.
+package repair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/tablediff"
+)
+
+// Options of `dynops pitr repair`.
+type Options struct {
+	Repair         repair.Options
+	AllDifferences bool
+	Segments       int // for --all-differences
+	Yes            bool
+	Confirm        string
+}
+
+// Report is the --output json document.
+type Report struct {
+	DryRun bool              `json:"dry_run"`
+	Diff   *tablediff.Report `json:"diff,omitempty"` // with --all-differences
+	Plan   *repair.Plan      `json:"plan"`
+	Result *repair.Result    `json:"result,omitempty"`
+}
+
+// NewCmdRepair returns `dynops pitr repair`. runF replaces the run function in tests of flag parsing.
+func NewCmdRepair(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	r := &opts.Repair
+	cmd := &cobra.Command{
+		Use:   "repair --from RESTORED --to ORIGINAL (--keys FILE | --all-differences) [--yes]",
+		Short: "Copy items back from a restored table to the original",
+		Long: `Repair copies the items a diff found missing or changed from the restored table
+(--from) back to the original (--to). The keys come from
+` + "`dynops table diff --source RESTORED --target ORIGINAL --keys-out FILE`" + ` (--keys FILE),
+or from a fresh diff (--all-differences).
+
+Each item is written with a condition that the original still holds what the
+diff saw (its checksum, then a condition on its whole image in the write), so a
+write the application made since is never overwritten: it is reported as a
+conflict and left alone. --unconditional uses BatchWriteItem (25 items per call,
+unprocessed items retried with backoff) without conditions: faster, and safe
+only while writes to the original are stopped.
+
+Items only in the original are never deleted unless --delete-extra is given.
+Without --yes it prints what it would do and changes nothing; for prod tables
+it also needs the original's name typed (or --confirm NAME).
+Exit status 1 when some keys were left alone as conflicts.`,
+		Example: `  dynops pitr repair --from prod-hoge-user-restored-20261121t094500z --to prod-hoge-user --keys keys.jsonl
+  dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if r.From == "" || r.To == "" {
+				return factory.UsageErrorf("pitr repair needs --from RESTORED and --to ORIGINAL")
+			}
+			if r.From == r.To {
+				return factory.UsageErrorf("--from and --to are both %s: repair copies from a restored table to the original", r.From)
+			}
+			if (r.KeysFile == "") == !opts.AllDifferences {
+				return factory.UsageErrorf("pitr repair needs exactly one of --keys FILE (from table diff --keys-out) or --all-differences")
+			}
+			if r.Workers < 1 || r.Workers > 256 {
+				return factory.UsageErrorf("--workers %d: use 1 to 256", r.Workers)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&r.From, "from", "", "the restored table to copy from")
+	fl.StringVar(&r.To, "to", "", "the original table to repair")
+	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
+	fl.BoolVar(&opts.AllDifferences, "all-differences", false, "diff the tables now and repair every difference")
+	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments for --all-differences")
+	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
+	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
+	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
+	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
+	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm a prod repair without a terminal")
+	return cmd
+}
+
+// Run plans the repair, and with --yes (and the prod confirmation) runs it.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	ro := opts.Repair
+	rep := Report{}
+	if opts.AllDifferences {
+		dir, err := os.MkdirTemp("", "dynops-repair-")
+		if err != nil {
+			return fmt.Errorf("creating a temp dir for the keys: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
+		rep.Diff, err = tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
+			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) {
+				f.IOStreams.Progress("diff: %d items of %s, %d of %s", a, ro.From, b, ro.To)
+			}})
+		f.IOStreams.Done()
+		if err != nil {
+			return err
+		}
+	}
+	rep.Plan, err = repair.MakePlan(ro)
+	if errors.Is(err, repair.ErrKeysFile) {
+		return factory.UsageErrorf("%w", err)
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(ro.To), Target: ro.To, Typed: opts.Confirm})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		rep.DryRun = true
+		f.Audit.Act("repair-items", ro.To, rep.Plan)
+		if f.JSON() {
+			return f.IOStreams.PrintJSON(rep)
+		}
+		printPlan(f, rep.Plan)
+		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to repair.\n")
+		return nil
+	}
+	ro.Progress = func(done int64) {
+		f.IOStreams.Progress("repairing %s: %d keys handled", ro.To, done)
+	}
+	rep.Result, err = repair.Run(ctx, db, ro)
+	f.IOStreams.Done()
+	if err != nil {
+		return err
+	}
+	f.Audit.Act("repair-items", ro.To, rep.Result)
+	if f.JSON() {
+		err = f.IOStreams.PrintJSON(rep)
+	} else {
+		printResult(f, rep.Result)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Result.Conflicts > 0 {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+func printPlan(f *factory.Factory, p *repair.Plan) {
+	out := f.IOStreams.Out
+	fmt.Fprintf(out, "Repair plan: %s -> %s (%s writes), keys from the diff of %s\n", p.From, p.To, p.Mode, p.DiffTime.Format(time.RFC3339))
+	extra := fmt.Sprintf("keep %d item(s) only in %s (add --delete-extra to delete them)", p.Extra, p.To)
+	if p.DeleteExtra {
+		extra = fmt.Sprintf("delete %d item(s) only in %s", p.Extra, p.To)
+	}
+	fmt.Fprintf(out, "  copy back %d missing item(s)\n  copy back %d changed item(s)\n  %s\n", p.Missing, p.Changed, extra)
+}
+
+func printResult(f *factory.Factory, r *repair.Result) {
+	out := f.IOStreams.Out
+	fmt.Fprintf(out, "Repaired %s from %s (%s writes) in %.1fs, %.0f items/s\n", r.To, r.From, r.Mode, r.Seconds, r.ItemsPerSec)
+	rows := [][]string{
+		{"copied", fmt.Sprint(r.Copied)},
+		{"deleted", fmt.Sprint(r.Deleted)},
+		{"already equal", fmt.Sprint(r.AlreadyEqual)},
+		{"gone from source", fmt.Sprint(r.GoneFromSource)},
+		{"kept extra", fmt.Sprint(r.KeptExtra)},
+		{"conflicts (left alone)", fmt.Sprint(r.Conflicts)},
+	}
+	_ = f.IOStreams.Table([]string{"OUTCOME", "ITEMS"}, rows)
+	for _, c := range r.ConflictSample {
+		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
+	}
+	if r.Conflicts > 0 {
+		fmt.Fprintf(out, "\n%d key(s) changed since the diff were left alone: diff again and decide per key.\n", r.Conflicts)
+	}
+}

@@ -1,0 +1,58 @@
+package repair
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+func parse(args ...string) (*Options, error) {
+	ios, _, _, _ := iostreams.Test()
+	var got *Options
+	cmd := NewCmdRepair(factory.New(ios), func(_ context.Context, o *Options) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.ErrOut)
+	return got, cmd.Execute()
+}
+
+func TestRepairFlags(t *testing.T) {
+	o, err := parse("--from", "a-restored", "--to", "a", "--keys", "k.jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, "a-restored", o.Repair.From)
+	assert.Equal(t, "k.jsonl", o.Repair.KeysFile)
+	assert.False(t, o.Yes, "a dry run unless --yes")
+	assert.False(t, o.Repair.DeleteExtra, "never deletes unless --delete-extra")
+	assert.False(t, o.Repair.Unconditional, "conditional writes by default")
+	assert.Equal(t, 8, o.Repair.Workers)
+
+	o, err = parse("--from", "a-restored", "--to", "a", "--all-differences", "--delete-extra", "--unconditional", "--yes", "--confirm", "a", "--workers", "2")
+	require.NoError(t, err)
+	assert.True(t, o.AllDifferences && o.Repair.DeleteExtra && o.Repair.Unconditional && o.Yes)
+	assert.Equal(t, "a", o.Confirm)
+	assert.Equal(t, 2, o.Repair.Workers)
+}
+
+func TestRepairFlagsRefused(t *testing.T) {
+	cases := map[string][]string{
+		"needs exactly one of --keys FILE": {"--from", "b", "--to", "a"},
+		"exactly one of --keys":            {"--from", "b", "--to", "a", "--keys", "k", "--all-differences"},
+		"needs --from RESTORED and --to":   {"--to", "a", "--keys", "k"},
+		"--from and --to are both a":       {"--from", "a", "--to", "a", "--keys", "k"},
+		"--workers 0: use 1 to 256":        {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
+	}
+	for msg, args := range cases {
+		t.Run(msg, func(t *testing.T) {
+			o, err := parse(args...)
+			require.Error(t, err)
+			assert.True(t, factory.IsUsageError(err), "exit 2")
+			assert.Contains(t, err.Error(), msg)
+			assert.Nil(t, o, "the run function is not called")
+		})
+	}
+}

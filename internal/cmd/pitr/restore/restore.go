@@ -1,0 +1,221 @@
+// Package restore implements `dynops pitr restore`.
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/restore"
+	"github.com/dynops/dynops/internal/tablesettings"
+)
+
+// Options of `dynops pitr restore`.
+type Options struct {
+	Table   string
+	Time    time.Time
+	Latest  bool
+	Target  string
+	Yes     bool
+	Confirm string
+}
+
+// DryRun is the --output json document of a dry run.
+type DryRun struct {
+	DryRun    bool          `json:"dry_run"`
+	Plan      *restore.Plan `json:"plan"`
+	Terraform string        `json:"terraform"`
+}
+
+// NewCmdRestore returns `dynops pitr restore`. runF replaces the run function in tests of flag parsing.
+func NewCmdRestore(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	var timeFlag string
+	cmd := &cobra.Command{
+		Use:   "restore --table NAME (--time RFC3339 | --latest) [--target NAME] [--yes]",
+		Short: "Restore a table to a point in time into a new table, and re-apply what the restore drops",
+		Long: `Restore creates a NEW table from the source's point-in-time recovery, with the
+source's billing mode, indexes and encryption, waits until it is ACTIVE, then
+re-applies what a restore does not carry over (DDB-PITR-02): PITR and its period,
+TTL, stream, tags (plus restored-from and restored-to-time), resource policy and,
+last, deletion protection. It prints a Terraform import block to adopt the table.
+
+Without --yes it prints the plan and changes nothing. For prod tables it also
+needs the source table's name typed (or --confirm NAME).`,
+		Example: `  dynops pitr restore --table prod-hoge-user --time 2026-11-21T09:30:00Z
+  dynops pitr restore --table prod-hoge-user --latest --yes --confirm prod-hoge-user`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Table == "" {
+				return factory.UsageErrorf("pitr restore needs --table NAME (the table to restore from)")
+			}
+			if (timeFlag == "") == !opts.Latest {
+				return factory.UsageErrorf("pitr restore needs exactly one of --time RFC3339 (e.g. --time 2026-11-21T09:30:00Z) or --latest")
+			}
+			if timeFlag != "" {
+				t, err := time.Parse(time.RFC3339, timeFlag)
+				if err != nil {
+					return factory.UsageErrorf("--time %q is not an RFC3339 time: write it like 2026-11-21T09:30:00Z", timeFlag)
+				}
+				opts.Time = t
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Table, "table", "t", "", "table to restore from")
+	cmd.Flags().StringVar(&timeFlag, "time", "", "point in time to restore to, RFC3339 (e.g. 2026-11-21T09:30:00Z)")
+	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "restore to the latest restorable time")
+	cmd.Flags().StringVar(&opts.Target, "target", "", "name of the new table (default: {table}-restored-{UTC timestamp})")
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
+	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm a prod restore without a terminal")
+	return cmd
+}
+
+// usage marks the restore errors that are the caller's to fix (exit 2).
+func usage(err error) error {
+	switch {
+	case errors.Is(err, restore.ErrOutsideWindow), errors.Is(err, restore.ErrPITROff),
+		errors.Is(err, restore.ErrTargetExists), errors.Is(err, restore.ErrBadTarget):
+		return factory.UsageErrorf("%w", err)
+	}
+	return err
+}
+
+// Run plans the restore, and with --yes (and the prod confirmation) runs it.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	plan, err := restore.Prepare(ctx, db, restore.Request{Source: opts.Table, Target: opts.Target,
+		Time: opts.Time, Latest: opts.Latest, Now: f.Now()})
+	if err != nil {
+		return usage(err)
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(opts.Table), Target: opts.Table, Typed: opts.Confirm})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
+		if f.JSON() {
+			return f.IOStreams.PrintJSON(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
+		}
+		printPlan(f, plan)
+		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to restore.\n")
+		return nil
+	}
+
+	res, err := restore.Run(ctx, db, plan, restore.Hooks{
+		Restoring: func(status string, waited time.Duration) {
+			f.IOStreams.Progress("restoring %s: %s (%s)", plan.Target, status, waited.Round(time.Second))
+		},
+		Restored: func(arn string, at time.Time) {
+			f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
+		},
+		Applied: func(c tablesettings.Change) {
+			f.IOStreams.Progress("applied %s to %s", c.What, plan.Target)
+			f.Audit.Act("apply-setting", plan.Target, c)
+		},
+	})
+	f.IOStreams.Done()
+	if err != nil {
+		if res != nil && res.TargetArn != "" {
+			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; apply the rest by hand, or delete it and restore again)", err, plan.Target)
+		}
+		return usage(err)
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(res)
+	}
+	printResult(f, res)
+	return nil
+}
+
+func printPlan(f *factory.Factory, p *restore.Plan) {
+	out := f.IOStreams.Out
+	when := p.RestoreTime.Format(time.RFC3339)
+	if p.Latest {
+		when = "latest restorable (now " + when + ")"
+	}
+	in := p.Input
+	var idx []string
+	for _, g := range in.GlobalSecondaryIndexOverride {
+		idx = append(idx, aws.ToString(g.IndexName)+" (GSI)")
+	}
+	for _, l := range in.LocalSecondaryIndexOverride {
+		idx = append(idx, aws.ToString(l.IndexName)+" (LSI)")
+	}
+	if len(idx) == 0 {
+		idx = []string{"none"}
+	}
+	sse := "AWS owned key"
+	if s := in.SSESpecificationOverride; s != nil && aws.ToBool(s.Enabled) {
+		sse = string(s.SSEType) + " " + aws.ToString(s.KMSMasterKeyId)
+	}
+	fmt.Fprintf(out, "Restore plan\n")
+	for _, kv := range [][2]string{
+		{"source", p.Source},
+		{"target", p.Target + " (new table)"},
+		{"restore time", when},
+		{"restorable window", p.Window.String()},
+		{"billing mode", string(in.BillingModeOverride)},
+		{"indexes", strings.Join(idx, ", ")},
+		{"encryption", sse},
+	} {
+		fmt.Fprintf(out, "  %-18s %s\n", kv[0], kv[1])
+	}
+	fmt.Fprintf(out, "\nThen re-apply what the restore drops (DDB-PITR-02), in this order:\n")
+	printChanges(f, p.Changes)
+}
+
+func printChanges(f *factory.Factory, cs []tablesettings.Change) {
+	rows := make([][]string, 0, len(cs))
+	for i, c := range cs {
+		rows = append(rows, []string{fmt.Sprint(i + 1), c.What, c.Detail})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(f.IOStreams.Out, "  nothing")
+		return
+	}
+	_ = f.IOStreams.Table([]string{"STEP", "SETTING", "DETAIL"}, rows)
+}
+
+func printResult(f *factory.Factory, res *restore.Result) {
+	out := f.IOStreams.Out
+	p := res.Plan
+	fmt.Fprintf(out, "Restored %s to %s (point in time %s).\n\nApplied:\n", p.Source, p.Target, res.RestoreTime.Format(time.RFC3339))
+	printChanges(f, res.Applied)
+	s := res.Settings
+	fmt.Fprintf(out, "\nRead back from %s: PITR %s, deletion protection %s, TTL %s, stream %s, %d tag(s), resource policy %s.\n",
+		p.Target, onOff(s.PITR, fmt.Sprintf(" (%d days)", s.RecoveryPeriodInDays)), onOff(s.DeletionProtection, ""),
+		orOff(s.TTLAttribute), orOff(s.StreamViewType), len(s.Tags), onOff(s.ResourcePolicy != "", ""))
+	fmt.Fprintf(out, "\n%s\nNext: compare with the original:\n  dynops table diff --source %s --target %s --keys-out keys.jsonl\n",
+		res.Terraform, p.Target, p.Source)
+}
+
+func onOff(on bool, detail string) string {
+	if on {
+		return "on" + detail
+	}
+	return "off"
+}
+
+func orOff(s string) string {
+	if s == "" {
+		return "off"
+	}
+	return s
+}

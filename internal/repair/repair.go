@@ -1,0 +1,432 @@
+// Package repair copies items from a restored table back to the original,
+// for the keys a diff found different (internal/tablediff's keys file).
+//
+// By default every item is written on its own with a condition that the
+// original is still as the diff saw it: the current item's checksum must
+// match the one in the keys file, and the PutItem (or DeleteItem) carries a
+// condition on the item's full current image (attribute_not_exists of the
+// key when it was absent), so a write the application makes in between is
+// never overwritten: it is reported as a conflict instead (DDB-API-01/02).
+// With Unconditional, items are read with BatchGetItem and written with
+// BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
+// (DDB-API-02): much faster, and safe only while writes to the original are
+// stopped. Items only in the original are deleted only with DeleteExtra.
+package repair
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dynops/dynops/internal/tablediff"
+)
+
+// DynamoDB is the part of the API a repair uses.
+type DynamoDB interface {
+	tablediff.Describer
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// ErrKeysFile marks a keys file that cannot be read or does not fit the repair asked for.
+var ErrKeysFile = errors.New("bad keys file")
+
+// Options of a repair.
+type Options struct {
+	From string // the restored table: the items to copy
+	To   string // the original table: where they go
+	// KeysFile is a keys file from `dynops table diff --source From --target To --keys-out`.
+	KeysFile string
+	// DeleteExtra deletes items only in To; without it they are kept and counted.
+	DeleteExtra bool
+	// Unconditional writes with BatchWriteItem and no conditions.
+	Unconditional bool
+	// Workers is the number of parallel writers (default 8).
+	Workers int
+	// Backoff for unprocessed batch items (default DefaultBackoff()).
+	Backoff Backoff
+	// Progress, when set, is called with the number of keys handled so far.
+	Progress func(done int64)
+}
+
+// Plan is what a repair would do, read from the keys file alone.
+type Plan struct {
+	From        string    `json:"from"`
+	To          string    `json:"to"`
+	KeysFile    string    `json:"keys_file"`
+	DiffTime    time.Time `json:"diff_time"`
+	Mode        string    `json:"mode"`    // conditional or batch
+	Missing     int64     `json:"missing"` // only in From: to copy back
+	Changed     int64     `json:"changed"` // in both, different: to copy back
+	Extra       int64     `json:"extra"`   // only in To
+	DeleteExtra bool      `json:"delete_extra"`
+}
+
+// Copies is the number of items the plan copies back.
+func (p *Plan) Copies() int64 { return p.Missing + p.Changed }
+
+// Result is what a repair did.
+type Result struct {
+	Plan
+	Copied         int64      `json:"copied"`
+	Deleted        int64      `json:"deleted"`
+	AlreadyEqual   int64      `json:"already_equal"`
+	GoneFromSource int64      `json:"gone_from_source"`
+	KeptExtra      int64      `json:"kept_extra"`
+	Conflicts      int64      `json:"conflicts"`
+	ConflictSample []Conflict `json:"conflict_sample"`
+	Seconds        float64    `json:"seconds"`
+	ItemsPerSec    float64    `json:"items_per_second"`
+}
+
+// Conflict is a key left alone because an item changed since the diff.
+type Conflict struct {
+	Key    json.RawMessage `json:"key"`
+	Reason string          `json:"reason"`
+}
+
+const conflictSampleSize = 100
+
+// MakePlan reads the keys file and says what a repair would do; it makes no AWS call.
+func MakePlan(opts Options) (*Plan, error) {
+	p, _, err := readPlan(opts)
+	return p, err
+}
+
+func readPlan(opts Options) (*Plan, tablediff.Header, error) {
+	p := &Plan{From: opts.From, To: opts.To, KeysFile: opts.KeysFile, Mode: "conditional", DeleteExtra: opts.DeleteExtra}
+	if opts.Unconditional {
+		p.Mode = "batch"
+	}
+	h, err := tablediff.ReadKeys(opts.KeysFile, func(r tablediff.KeyRecord) error {
+		switch r.Kind {
+		case tablediff.OnlyInSource:
+			p.Missing++
+		case tablediff.Changed:
+			p.Changed++
+		case tablediff.OnlyInTarget:
+			p.Extra++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, h, fmt.Errorf("%w: %w", ErrKeysFile, err)
+	}
+	if h.Source != opts.From || h.Target != opts.To {
+		return nil, h, fmt.Errorf("%w: %s is a diff of --source %s --target %s, not of %s -> %s; run `dynops table diff --source %s --target %s --keys-out FILE`",
+			ErrKeysFile, opts.KeysFile, h.Source, h.Target, opts.From, opts.To, opts.From, opts.To)
+	}
+	p.DiffTime = h.Time
+	return p, h, nil
+}
+
+// Run repairs opts.To from opts.From.
+func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
+	start := time.Now()
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.Backoff.Attempts <= 0 {
+		opts.Backoff = DefaultBackoff()
+	}
+	// A first pass checks the whole file and counts before anything is touched.
+	plan, header, err := readPlan(opts)
+	if err != nil {
+		return nil, err
+	}
+	keyNames, _, err := tablediff.SameKey(ctx, db, opts.From, opts.To)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(keyNames, header.KeyNames) {
+		return nil, fmt.Errorf("%w: %s has key %v, the tables have %v", ErrKeysFile, opts.KeysFile, header.KeyNames, keyNames)
+	}
+	r := &runner{db: db, opts: opts, keyNames: keyNames, attrs: header.Attributes,
+		res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
+
+	// Second pass: stream the keys to the workers, one key (conditional) or
+	// up to 25 keys of one kind (batch) per unit of work.
+	per := 1
+	if opts.Unconditional {
+		per = 25
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	work := make(chan []tablediff.KeyRecord, opts.Workers)
+	g.Go(func() error {
+		defer close(work)
+		var puts, dels []tablediff.KeyRecord
+		send := func(q *[]tablediff.KeyRecord) error {
+			if len(*q) == 0 {
+				return nil
+			}
+			select {
+			case work <- *q:
+				*q = nil
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		_, err := tablediff.ReadKeys(opts.KeysFile, func(rec tablediff.KeyRecord) error {
+			q := &puts
+			if rec.Kind == tablediff.OnlyInTarget {
+				q = &dels
+			}
+			*q = append(*q, rec)
+			if len(*q) >= per {
+				return send(q)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := send(&puts); err != nil {
+			return err
+		}
+		return send(&dels)
+	})
+	for w := 0; w < opts.Workers; w++ {
+		g.Go(func() error {
+			for recs := range work {
+				var err error
+				if opts.Unconditional {
+					err = r.batch(gctx, recs)
+				} else {
+					err = r.one(gctx, recs[0])
+				}
+				if err != nil {
+					return err
+				}
+				if opts.Progress != nil {
+					opts.Progress(r.done.Add(int64(len(recs))))
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	res := r.result()
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.ItemsPerSec = float64(res.Copied+res.Deleted) / res.Seconds
+	}
+	return res, nil
+}
+
+// runner holds the state of one repair; its counters are shared by the workers.
+type runner struct {
+	db       DynamoDB
+	opts     Options
+	keyNames []string
+	attrs    []string // the attributes the diff compared (checksums cover only these)
+	done     atomic.Int64
+
+	copied, deleted, equal, gone, kept atomic.Int64
+	mu                                 sync.Mutex
+	conflicts                          int64
+	res                                *Result
+}
+
+func (r *runner) conflict(key json.RawMessage, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.conflicts++
+	if len(r.res.ConflictSample) < conflictSampleSize {
+		r.res.ConflictSample = append(r.res.ConflictSample, Conflict{Key: key, Reason: reason})
+	}
+}
+
+func (r *runner) result() *Result {
+	res := r.res
+	res.Copied, res.Deleted, res.AlreadyEqual = r.copied.Load(), r.deleted.Load(), r.equal.Load()
+	res.GoneFromSource, res.KeptExtra, res.Conflicts = r.gone.Load(), r.kept.Load(), r.conflicts
+	sort.Slice(res.ConflictSample, func(i, j int) bool {
+		return string(res.ConflictSample[i].Key) < string(res.ConflictSample[j].Key)
+	})
+	return res
+}
+
+// get reads one item with a consistent read (a write-then-read, DDB-API-05); nil when absent.
+func (r *runner) get(ctx context.Context, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := r.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("reading an item of %s: %w", table, err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	return out.Item, nil
+}
+
+func (r *runner) sum(item map[string]types.AttributeValue) string {
+	if item == nil {
+		return ""
+	}
+	return tablediff.Checksum(item, r.attrs)
+}
+
+// one repairs one key with a conditional write.
+func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
+	key, err := tablediff.DecodeKey(rec.Key)
+	if err != nil {
+		return err
+	}
+	if rec.Kind == tablediff.OnlyInTarget && !r.opts.DeleteExtra {
+		r.kept.Add(1)
+		return nil
+	}
+	src, err := r.get(ctx, r.opts.From, key)
+	if err != nil {
+		return err
+	}
+	if r.sum(src) != rec.SourceSum {
+		if src == nil {
+			r.gone.Add(1)
+			return nil
+		}
+		r.conflict(rec.Key, "changed in "+r.opts.From+" since the diff")
+		return nil
+	}
+	cur, err := r.get(ctx, r.opts.To, key)
+	if err != nil {
+		return err
+	}
+	if cur == nil && rec.Kind == tablediff.OnlyInTarget {
+		r.equal.Add(1) // already deleted
+		return nil
+	}
+	if rec.Kind != tablediff.OnlyInTarget && cur != nil && tablediff.Checksum(cur, nil) == tablediff.Checksum(src, nil) {
+		r.equal.Add(1) // already repaired (e.g. a second run)
+		return nil
+	}
+	if r.sum(cur) != rec.TargetSum {
+		r.conflict(rec.Key, "changed in "+r.opts.To+" since the diff")
+		return nil
+	}
+	cond, err := unchanged(cur, r.keyNames)
+	if err != nil {
+		r.conflict(rec.Key, err.Error())
+		return nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if rec.Kind == tablediff.OnlyInTarget {
+		_, err = r.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &r.opts.To, Key: key,
+			ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
+		switch {
+		case errors.As(err, &ccf):
+			r.conflict(rec.Key, "changed in "+r.opts.To+" while deleting")
+		case err != nil:
+			return fmt.Errorf("deleting an item from %s: %w", r.opts.To, err)
+		default:
+			r.deleted.Add(1)
+		}
+		return nil
+	}
+	_, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.opts.To, Item: src,
+		ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
+	switch {
+	case errors.As(err, &ccf):
+		r.conflict(rec.Key, "changed in "+r.opts.To+" while writing")
+	case err != nil:
+		return fmt.Errorf("writing an item to %s: %w", r.opts.To, err)
+	default:
+		r.copied.Add(1)
+	}
+	return nil
+}
+
+// batch repairs up to 25 keys of one kind with BatchGetItem and BatchWriteItem, no conditions.
+func (r *runner) batch(ctx context.Context, recs []tablediff.KeyRecord) error {
+	keys := make([]map[string]types.AttributeValue, 0, len(recs))
+	for _, rec := range recs {
+		k, err := tablediff.DecodeKey(rec.Key)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+	}
+	var reqs []types.WriteRequest
+	if recs[0].Kind == tablediff.OnlyInTarget {
+		if !r.opts.DeleteExtra {
+			r.kept.Add(int64(len(recs)))
+			return nil
+		}
+		for _, k := range keys {
+			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
+		}
+		if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
+			return err
+		}
+		r.deleted.Add(int64(len(reqs)))
+		return nil
+	}
+	items, err := getBatch(ctx, r.db, r.opts.From, keys, r.opts.Backoff)
+	if err != nil {
+		return err
+	}
+	r.gone.Add(int64(len(keys) - len(items)))
+	if len(items) == 0 {
+		return nil
+	}
+	for _, it := range items {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
+		return err
+	}
+	r.copied.Add(int64(len(reqs)))
+	return nil
+}
+
+// condition is a ConditionExpression with its placeholders (DDB-API-04).
+type condition struct {
+	expr   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// maxExpression is DynamoDB's limit on an expression string.
+const maxExpression = 4096
+
+// unchanged returns a condition that holds only while the item is still
+// cur: every attribute equal, or the key absent when cur is nil.
+func unchanged(cur map[string]types.AttributeValue, keyNames []string) (condition, error) {
+	if cur == nil {
+		return condition{expr: "attribute_not_exists(#k0)", names: map[string]string{"#k0": keyNames[0]}}, nil
+	}
+	c := condition{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+	names := make([]string, 0, len(cur))
+	for n := range cur {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if i > 0 {
+			c.expr += " AND "
+		}
+		c.expr += fmt.Sprintf("#c%d = :c%d", i, i)
+		c.names[fmt.Sprintf("#c%d", i)] = n
+		c.values[fmt.Sprintf(":c%d", i)] = cur[n]
+	}
+	if len(c.expr) > maxExpression {
+		return condition{}, fmt.Errorf("too many attributes (%d) for a condition on the whole item (4 KB expression limit): repair it with --unconditional while writes are stopped", len(cur))
+	}
+	return c, nil
+}

@@ -1,0 +1,128 @@
+package restore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/guideline"
+)
+
+func TestDefaultTargetIsAValidName_DDB_NAME_01(t *testing.T) {
+	now := time.Date(2026, 11, 21, 21, 47, 5, 0, time.FixedZone("JST", 9*3600))
+	name, err := DefaultTarget("prod-hoge-user", now)
+	require.NoError(t, err)
+	assert.Equal(t, "prod-hoge-user-restored-20261121t124705z", name, "UTC, lower case")
+	assert.NoError(t, ValidTableName(name))
+	assert.True(t, guideline.ValidTableName(name, guideline.DefaultEnvs()), "still {env}-{product}-{usage}")
+
+	_, err = DefaultTarget(strings.Repeat("a", 240), now)
+	assert.ErrorIs(t, err, ErrBadTarget)
+	assert.ErrorContains(t, err, "pass --target")
+}
+
+func TestValidTableName(t *testing.T) {
+	for _, ok := range []string{"abc", "prod-hoge-user.v2", "A_b-1"} {
+		assert.NoError(t, ValidTableName(ok), ok)
+	}
+	for _, bad := range []string{"ab", "has space", "slash/name", strings.Repeat("a", 256)} {
+		assert.ErrorIs(t, ValidTableName(bad), ErrBadTarget, bad)
+	}
+}
+
+func TestWindowCheck(t *testing.T) {
+	early := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	late := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	w := Window{Table: "prod-hoge-user", Status: "ENABLED", RecoveryPeriodInDays: 35, Earliest: &early, Latest: &late}
+	assert.NoError(t, w.Check(early))
+	assert.NoError(t, w.Check(late))
+	assert.NoError(t, w.Check(early.Add(time.Hour)))
+
+	err := w.Check(late.Add(time.Second))
+	assert.ErrorIs(t, err, ErrOutsideWindow)
+	assert.ErrorContains(t, err, "--time 2026-11-21T12:00:01Z is outside the restorable window of prod-hoge-user, 2026-11-01T00:00:00Z .. 2026-11-21T12:00:00Z (UTC)")
+	assert.ErrorIs(t, w.Check(early.Add(-time.Second)), ErrOutsideWindow)
+
+	off := Window{Table: "dev-hoge-work", Status: "DISABLED"}
+	assert.ErrorIs(t, off.Check(early), ErrPITROff)
+	assert.ErrorContains(t, off.Check(early), "DDB-PITR-01")
+	assert.Equal(t, "none (PITR disabled)", off.String())
+}
+
+func TestRestoreInputKeepsBillingIndexesAndEncryption(t *testing.T) {
+	keys := func(names ...string) []types.KeySchemaElement {
+		var ks []types.KeySchemaElement
+		for i, n := range names {
+			kt := types.KeyTypeHash
+			if i > 0 {
+				kt = types.KeyTypeRange
+			}
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(n), KeyType: kt})
+		}
+		return ks
+	}
+	pt := &types.ProvisionedThroughputDescription{ReadCapacityUnits: aws.Int64(5), WriteCapacityUnits: aws.Int64(7)}
+	kms := "arn:aws:kms:eu-west-1:123456789012:key/abc"
+	src := &types.TableDescription{
+		BillingModeSummary:    &types.BillingModeSummary{BillingMode: types.BillingModeProvisioned},
+		ProvisionedThroughput: pt,
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndexDescription{{IndexName: aws.String("gsi1"), KeySchema: keys("email"),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}, ProvisionedThroughput: pt}},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndexDescription{{IndexName: aws.String("lsi1"), KeySchema: keys("tenant_key", "created_at"),
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}}},
+		SSEDescription: &types.SSEDescription{Status: types.SSEStatusEnabled, SSEType: types.SSETypeKms, KMSMasterKeyArn: &kms},
+	}
+	when := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	in := restoreInput(src, &Plan{Source: "prod-hoge-order", Target: "prod-hoge-order-restored-x", RestoreTime: when})
+	assert.Equal(t, "prod-hoge-order", aws.ToString(in.SourceTableName))
+	assert.Equal(t, "prod-hoge-order-restored-x", aws.ToString(in.TargetTableName))
+	assert.Equal(t, when, *in.RestoreDateTime)
+	assert.Nil(t, in.UseLatestRestorableTime)
+	assert.Equal(t, types.BillingModeProvisioned, in.BillingModeOverride)
+	assert.Equal(t, &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(5), WriteCapacityUnits: aws.Int64(7)}, in.ProvisionedThroughputOverride)
+	require.Len(t, in.GlobalSecondaryIndexOverride, 1)
+	assert.Equal(t, "gsi1", aws.ToString(in.GlobalSecondaryIndexOverride[0].IndexName))
+	assert.NotNil(t, in.GlobalSecondaryIndexOverride[0].ProvisionedThroughput)
+	require.Len(t, in.LocalSecondaryIndexOverride, 1)
+	assert.Equal(t, "lsi1", aws.ToString(in.LocalSecondaryIndexOverride[0].IndexName))
+	assert.Equal(t, &types.SSESpecification{Enabled: aws.Bool(true), SSEType: types.SSETypeKms, KMSMasterKeyId: &kms}, in.SSESpecificationOverride,
+		"the customer managed key stays (DDB-SEC-04)")
+
+	onDemand := restoreInput(&types.TableDescription{BillingModeSummary: &types.BillingModeSummary{BillingMode: types.BillingModePayPerRequest}},
+		&Plan{Source: "a", Target: "b", Latest: true})
+	assert.Equal(t, types.BillingModePayPerRequest, onDemand.BillingModeOverride, "DDB-CAP-01")
+	assert.True(t, aws.ToBool(onDemand.UseLatestRestorableTime))
+	assert.Nil(t, onDemand.RestoreDateTime)
+	assert.Nil(t, onDemand.ProvisionedThroughputOverride)
+	assert.Equal(t, &types.SSESpecification{Enabled: aws.Bool(false)}, onDemand.SSESpecificationOverride, "AWS owned key")
+}
+
+func TestRetargetResourcePolicy(t *testing.T) {
+	src := "arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user"
+	policy := `{"Statement":[{"Resource":["` + src + `","` + src + `/index/*","arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user-access-log"]}]}`
+	got := retarget(policy, src, "prod-hoge-user-restored-x")
+	assert.Equal(t, `{"Statement":[{"Resource":["arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user-restored-x",`+
+		`"arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user-restored-x/index/*",`+
+		`"arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user-access-log"]}]}`, got,
+		"the table and its indexes are renamed; a table whose name only starts the same is not")
+	assert.Equal(t, "", retarget("", src, "x"))
+}
+
+func TestAdoptionImportBlock(t *testing.T) {
+	hcl := Adoption("prod-hoge-user", "prod-hoge-user-restored-20261121t124705z")
+	assert.Contains(t, hcl, `import {
+  to = module.stack.module.table["user-restored-20261121t124705z"].aws_dynamodb_table.this
+  id = "prod-hoge-user-restored-20261121t124705z"
+}`)
+	assert.Contains(t, hcl, "envs/prod")
+	assert.Contains(t, hcl, "`moved` block cannot rename")
+	assert.Contains(t, hcl, `terraform state rm 'module.stack.module.table["user"]'`)
+
+	other := Adoption("legacy_users", "legacy_users_restored")
+	assert.Contains(t, other, "import {\n  to = aws_dynamodb_table.restored\n  id = \"legacy_users_restored\"\n}")
+}

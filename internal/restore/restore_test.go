@@ -1,0 +1,157 @@
+package restore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/restore"
+	"github.com/dynops/dynops/internal/tablesettings"
+	"github.com/dynops/dynops/test/fixture"
+	"github.com/dynops/dynops/test/harness"
+)
+
+var target *harness.Target
+
+func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+func TestPrepareRefuses(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	on, off, existing := "dev-"+id+"-user", "dev-"+id+"-work", "dev-"+id+"-user-restored"
+	fixture.Create(t, db, fixture.Table{Name: on, HashKey: "user_id", PITR: true})
+	fixture.Create(t, db, fixture.Table{Name: off, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: existing, HashKey: "user_id"})
+	before := fixture.TableNames(t, db)
+	w, err := restore.Status(ctx, db, on)
+	require.NoError(t, err)
+	require.True(t, w.Enabled())
+
+	cases := map[string]struct {
+		req  restore.Request
+		want error
+		msg  string
+	}{
+		"time before the window": {restore.Request{Source: on, Time: w.Earliest.Add(-time.Hour)}, restore.ErrOutsideWindow, "outside the restorable window of " + on},
+		"time after the window":  {restore.Request{Source: on, Time: w.Latest.Add(time.Hour)}, restore.ErrOutsideWindow, "pick a time inside it or use --latest"},
+		"PITR off":               {restore.Request{Source: off, Latest: true}, restore.ErrPITROff, "DDB-PITR-01"},
+		"target exists":          {restore.Request{Source: on, Latest: true, Target: existing}, restore.ErrTargetExists, existing},
+		"bad target name":        {restore.Request{Source: on, Latest: true, Target: "x/y"}, restore.ErrBadTarget, "3-255 characters"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := restore.Prepare(ctx, db, c.req)
+			assert.ErrorIs(t, err, c.want)
+			assert.ErrorContains(t, err, c.msg)
+		})
+	}
+	_, err = restore.Prepare(ctx, db, restore.Request{Source: "dev-" + id + "-missing", Latest: true})
+	assert.ErrorContains(t, err, "describing source table dev-"+id+"-missing")
+	assert.Equal(t, before, fixture.TableNames(t, db), "nothing was created")
+}
+
+// The restored table gets the source's indexes and, after Run, every setting
+// the restore dropped (DDB-PITR-02), read back from the new table.
+func TestRunRestoresAndReappliesSettings_DDB_PITR_02(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	src := "dev-" + id + "-order"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id", RangeKey: "order_no", GSI: "email", LSI: "created_at", PITR: true})
+	fixture.Put(t, db, src, []map[string]types.AttributeValue{
+		{"user_id": &types.AttributeValueMemberS{Value: "u1"}, "order_no": &types.AttributeValueMemberN{Value: "1"},
+			"email": &types.AttributeValueMemberS{Value: "a@example.com"}, "created_at": &types.AttributeValueMemberN{Value: "100"}},
+	})
+	srcSettings := tablesettings.Guideline(map[string]string{"owner": "hoge-team"})
+	have, err := tablesettings.Capture(ctx, db, src)
+	require.NoError(t, err)
+	require.NoError(t, tablesettings.Apply(ctx, db, src, tablesettings.Plan(have, srcSettings), nil))
+
+	now := time.Date(2026, 11, 21, 21, 0, 0, 0, time.UTC)
+	plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Now: now})
+	require.NoError(t, err)
+	dst := src + "-restored-20261121t210000z"
+	require.Equal(t, dst, plan.Target)
+	fixture.Cleanup(t, db, dst)
+	assert.Equal(t, src, plan.Settings.Tags[restore.TagRestoredFrom])
+	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, fixture.Whats(plan.Changes))
+	assert.NotContains(t, fixture.TableNames(t, db), dst, "Prepare creates nothing")
+
+	var waited, applied []string
+	var restoredArn string
+	res, err := restore.Run(ctx, db, plan, restore.Hooks{
+		Restoring: func(status string, _ time.Duration) { waited = append(waited, status) },
+		Restored:  func(arn string, _ time.Time) { restoredArn = arn },
+		Applied:   func(c tablesettings.Change) { applied = append(applied, c.What) },
+	})
+	require.NoError(t, err)
+	assert.NotEmpty(t, waited)
+	assert.Equal(t, res.TargetArn, restoredArn)
+	assert.Equal(t, fixture.Whats(res.Applied), applied)
+
+	got, err := tablesettings.Capture(ctx, db, dst)
+	require.NoError(t, err)
+	assert.Equal(t, res.Settings, got)
+	assert.True(t, got.PITR)
+	assert.Equal(t, int32(35), got.RecoveryPeriodInDays)
+	assert.True(t, got.DeletionProtection, "DDB-PROT-01: on, last")
+	assert.Equal(t, "ttl", got.TTLAttribute)
+	assert.Equal(t, "NEW_AND_OLD_IMAGES", got.StreamViewType)
+	assert.Equal(t, "hoge-team", got.Tags["owner"])
+	assert.Equal(t, src, got.Tags[restore.TagRestoredFrom])
+	assert.Equal(t, res.RestoreTime.Format(time.RFC3339), got.Tags[restore.TagRestoredToTime])
+
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &dst})
+	require.NoError(t, err)
+	require.Len(t, dt.Table.GlobalSecondaryIndexes, 1)
+	assert.Equal(t, "gsi1", aws.ToString(dt.Table.GlobalSecondaryIndexes[0].IndexName))
+	require.Len(t, dt.Table.LocalSecondaryIndexes, 1)
+	assert.Equal(t, "lsi1", aws.ToString(dt.Table.LocalSecondaryIndexes[0].IndexName))
+	assert.NotNil(t, fixture.Get(t, db, dst, map[string]types.AttributeValue{
+		"user_id": &types.AttributeValueMemberS{Value: "u1"}, "order_no": &types.AttributeValueMemberN{Value: "1"}}))
+	assert.Contains(t, res.Terraform, `id = "`+dst+`"`)
+
+	_, err = restore.Run(ctx, db, plan, restore.Hooks{})
+	assert.ErrorIs(t, err, restore.ErrTargetExists, "running the same plan twice is refused (TableAlreadyExistsException)")
+}
+
+// On AWS only: the restore really goes back in time.
+func TestRestoreToNotedTimeDropsLaterWrites(t *testing.T) {
+	target.RequireAWS(t, "ignores the restore time (RestoreTableToPointInTime copies the current items)")
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
+	users := fixture.Users(2)
+	fixture.Put(t, db, src, users[:1])
+	time.Sleep(5 * time.Second)
+	noted := time.Now().UTC().Truncate(time.Second)
+	time.Sleep(5 * time.Second)
+	fixture.Put(t, db, src, users[1:])
+
+	// The latest restorable time trails real time by about five minutes.
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		w, err := restore.Status(ctx, db, src)
+		require.NoError(t, err)
+		if w.Enabled() && !w.Latest.Before(noted) && !w.Earliest.After(noted) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "latest restorable time did not pass %s in 15 minutes: %s", noted, w)
+		time.Sleep(20 * time.Second)
+	}
+	plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Time: noted, Now: time.Now()})
+	require.NoError(t, err)
+	fixture.Cleanup(t, db, plan.Target)
+	_, err = restore.Run(ctx, db, plan, restore.Hooks{})
+	require.NoError(t, err)
+	assert.NotNil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(0)), "the write before the noted time is there")
+	assert.Nil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(1)), "the write after the noted time is not")
+}
