@@ -1,9 +1,10 @@
 package redrive
 
 import (
-	"encoding/json"
+	"encoding/base64"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -72,12 +73,16 @@ func KeyString(keys map[string]types.AttributeValue) string {
 	sort.Strings(names)
 	parts := make([]string, 0, len(names))
 	for _, k := range names {
-		v, err := convert(keys[k])
-		s := "?"
-		if err == nil {
-			if b, err := json.Marshal(v); err == nil {
-				s = string(b)
-			}
+		var s string
+		switch v := keys[k].(type) {
+		case *types.AttributeValueMemberS:
+			s = strconv.Quote(v.Value)
+		case *types.AttributeValueMemberN:
+			s = v.Value
+		case *types.AttributeValueMemberB:
+			s = "b64:" + base64.StdEncoding.EncodeToString(v.Value)
+		default:
+			s = fmt.Sprintf("%T", v)
 		}
 		parts = append(parts, k+"="+s)
 	}

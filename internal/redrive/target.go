@@ -60,25 +60,46 @@ func (f Function) Deliver(ctx context.Context, rec onfailure.Record, event []byt
 		return name, fmt.Errorf("invoking %s: %w", name, err)
 	}
 	if fe := aws.ToString(out.FunctionError); fe != "" {
-		var e struct {
-			Message string `json:"errorMessage"`
-			Type    string `json:"errorType"`
-		}
-		_ = json.Unmarshal(out.Payload, &e)
-		return name, fmt.Errorf("%s returned a function error (%s): %s: %s", name, fe, e.Type, e.Message)
+		e := &FunctionError{Function: name, Kind: fe}
+		_ = json.Unmarshal(out.Payload, e)
+		return name, e
 	}
 	if out.StatusCode/100 != 2 {
 		return name, fmt.Errorf("%s answered status %d", name, out.StatusCode)
 	}
 	var resp streamsResponse
 	if json.Unmarshal(out.Payload, &resp) == nil && len(resp.BatchItemFailures) > 0 {
-		first := aws.ToString(resp.BatchItemFailures[0].ItemIdentifier)
-		if first == "" {
-			first = "(empty itemIdentifier: the whole batch)"
-		}
-		return name, fmt.Errorf("%s reported %d batch item failure(s), the first at sequence number %s", name, len(resp.BatchItemFailures), first)
+		return name, &BatchItemFailures{Function: name, Count: len(resp.BatchItemFailures), First: aws.ToString(resp.BatchItemFailures[0].ItemIdentifier)}
 	}
 	return name, nil
+}
+
+// FunctionError is an invocation that ended in a function error.
+type FunctionError struct {
+	Function string
+	Kind     string // the FunctionError header: Unhandled, Handled
+	Type     string `json:"errorType"`
+	Message  string `json:"errorMessage"`
+}
+
+func (e *FunctionError) Error() string {
+	return fmt.Sprintf("%s returned a function error (%s): %s: %s", e.Function, e.Kind, e.Type, e.Message)
+}
+
+// BatchItemFailures is a partial batch response: the function reported
+// records it did not process, from First (a sequence number) on.
+type BatchItemFailures struct {
+	Function string
+	Count    int
+	First    string // "" means the whole batch
+}
+
+func (e *BatchItemFailures) Error() string {
+	first := e.First
+	if first == "" {
+		first = "(empty itemIdentifier: the whole batch)"
+	}
+	return fmt.Sprintf("%s reported %d batch item failure(s), the first at sequence number %s", e.Function, e.Count, first)
 }
 
 // FunctionFor is the function a record is replayed to: override, or the
