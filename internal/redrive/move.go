@@ -90,7 +90,7 @@ func Move(ctx context.Context, c MoveAPI, o MoveOptions) (MoveReport, error) {
 	rep.Method = MethodMoveTask
 	if o.Max > 0 {
 		rep.Method, rep.FallbackReason = MethodCopy, "--max needs receive/send/delete (a message move task moves everything)"
-	} else if _, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn}); err != nil {
+	} else if _, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn}, noRetry); err != nil {
 		if !moveTasksUnavailable(err) {
 			return rep, fmt.Errorf("ListMessageMoveTasks on %s: %w", srcArn, err)
 		}
@@ -212,6 +212,11 @@ func queueInfo(ctx context.Context, c MoveAPI, url string) (arn string, visible 
 	visible, _ = strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
 	return out.Attributes[string(types.QueueAttributeNameQueueArn)], visible, nil
 }
+
+// noRetry makes the availability probe answer at once: falling back on a
+// transient error is safe (receive/send/delete loses nothing), waiting on
+// retried 500s from a service that lacks the API is not useful.
+func noRetry(o *sqs.Options) { o.RetryMaxAttempts = 1 }
 
 // moveTasksUnavailable tells an API the service lacks (moto answers 500; some
 // endpoints say UnsupportedOperation or InvalidAction) from other errors.

@@ -182,10 +182,14 @@ func (d *drill) processedIDs() map[string]bool {
 	return ids
 }
 
-// dynops runs the CLI in-process with the Lambda endpoint and the drill's audit log.
+// dynops runs the CLI in-process with the drill's audit log; redrive goes to
+// the local Lambda endpoint.
 func (d *drill) dynops(args ...string) (string, string, int) {
 	d.t.Helper()
-	return target.Dynops(d.t, d.auditLog, append(args, "--lambda-endpoint-url", d.endpoint.URL)...)
+	if len(args) > 1 && args[1] == "redrive" {
+		args = append(args, "--lambda-endpoint-url", d.endpoint.URL)
+	}
+	return target.Dynops(d.t, d.auditLog, args...)
 }
 
 // invokedEvents decodes the events the consumer received, per invocation.
