@@ -48,7 +48,7 @@ const (
 // drill is one test's world: a source table with a stream, the consumer's
 // processed table, a DLQ, and the local Lambda endpoint.
 type drill struct {
-	t         *testing.T
+	t         testing.TB
 	ctx       context.Context
 	db        *dynamodb.Client
 	streams   *dynamodbstreams.Client
@@ -62,7 +62,7 @@ type drill struct {
 	auditLog  string
 }
 
-func newDrill(t *testing.T) *drill {
+func newDrill(t testing.TB) *drill {
 	t.Helper()
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
