@@ -51,10 +51,16 @@ func ReadBatch(ctx context.Context, s Streams, b onfailure.BatchInfo) ([]types.R
 	if err != nil {
 		return nil, err
 	}
+	// Pages of the batch's size: the batch in one page when it is whole,
+	// rather than up to 1,000 records past its end.
+	var limit *int32
+	if b.BatchSize > 0 && b.BatchSize < 1000 {
+		limit = aws.Int32(int32(b.BatchSize))
+	}
 	var recs []types.Record
 	empty := 0
 	for it != nil {
-		out, err := s.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it}, inRegion)
+		out, err := s.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: limit}, inRegion)
 		var expiredIt *types.ExpiredIteratorException
 		if errors.As(err, &expiredIt) { // a slow page: continue after what was read
 			typ, seq := types.ShardIteratorTypeAtSequenceNumber, b.StartSequenceNumber
