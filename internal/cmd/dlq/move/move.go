@@ -4,24 +4,20 @@ package move
 import (
 	"context"
 	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/redrive"
 )
 
 // Options of `dynops dlq move`.
 type Options struct {
-	Queue             string
+	dlqcmd.Target
 	ToQueue           string
-	Yes               bool
-	Confirm           string
 	Max               int
 	VisibilityTimeout time.Duration
 }
@@ -63,10 +59,8 @@ it would move how many messages.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
+	opts.AddFlags(fl)
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
-	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: dry run)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the DLQ's name, to confirm a prod-* queue without a terminal")
 	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
 	return cmd
@@ -74,8 +68,7 @@ it would move how many messages.`,
 
 // Run moves the messages and prints the outcome.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	name := path.Base(strings.TrimRight(opts.Queue, "/"))
-	apply, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(name), Target: name, Typed: opts.Confirm})
+	apply, err := opts.Apply(f)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ package redrive
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -14,20 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
 
 // Options of `dynops dlq redrive`.
 type Options struct {
-	Queue             string
+	dlqcmd.Target
 	Function          string
 	ToQueue           string
 	LambdaEndpointURL string
-	Yes               bool
-	Confirm           string
 	Max               int
 	Concurrency       int
 	DiscardExpired    bool
@@ -88,12 +85,10 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
+	opts.AddFlags(fl)
 	fl.StringVar(&opts.Function, "function", "", "function to invoke, name or ARN (default: the one in each on-failure record)")
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "send the rebuilt events to this queue URL instead of invoking a function")
 	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA)")
-	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: dry run)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the DLQ's name, to confirm a prod-* queue without a terminal")
 	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
@@ -103,8 +98,7 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 
 // Run redrives the DLQ and prints the outcome; exit status 1 when messages were kept.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	name := path.Base(strings.TrimRight(opts.Queue, "/"))
-	apply, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(name), Target: name, Typed: opts.Confirm})
+	apply, err := opts.Apply(f)
 	if err != nil {
 		return err
 	}
