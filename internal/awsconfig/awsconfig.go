@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -57,14 +58,20 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	return cfg, nil
 }
 
-// ServiceEndpoint checks raw, the value of flag (e.g. --lambda-endpoint-url),
-// as the endpoint of one service, for that client's BaseEndpoint option: one
-// service can go elsewhere than the rest (a local Lambda Invoke endpoint beside
-// the emulator). "" gives nil: the client keeps the configuration's endpoint,
-// which also honours AWS_ENDPOINT_URL_<SERVICE> (e.g. AWS_ENDPOINT_URL_LAMBDA).
-func ServiceEndpoint(flag, raw string) (*string, error) {
+// ServiceEndpoint returns the endpoint of one service, for that client's
+// BaseEndpoint option, so that one service can go elsewhere than the rest (a
+// local Lambda Invoke endpoint beside the emulator): raw, the value of flag
+// (e.g. --lambda-endpoint-url), else AWS_ENDPOINT_URL_<SERVICE> (e.g.
+// AWS_ENDPOINT_URL_LAMBDA for service "LAMBDA"). Either wins over
+// --endpoint-url (the SDK alone lets --endpoint-url win over the variable).
+// nil: the client keeps the configuration's endpoint.
+func ServiceEndpoint(service, flag, raw string) (*string, error) {
 	if raw == "" {
-		return nil, nil
+		env := "AWS_ENDPOINT_URL_" + service
+		if raw = os.Getenv(env); raw == "" {
+			return nil, nil
+		}
+		flag = env
 	}
 	if _, err := parseEndpoint(flag, raw); err != nil {
 		return nil, err

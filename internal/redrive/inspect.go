@@ -36,18 +36,18 @@ type Entry struct {
 
 // Batch is what an on-failure record says about the failed batch.
 type Batch struct {
-	Table      string         `json:"table,omitempty"`
-	Shard      string         `json:"shard,omitempty"`
-	Start      string         `json:"start_sequence_number,omitempty"`
-	End        string         `json:"end_sequence_number,omitempty"`
-	BatchSize  int            `json:"batch_size,omitempty"`
-	Condition  string         `json:"condition,omitempty"`
-	Function   string         `json:"function,omitempty"`
-	FailedAt   *time.Time     `json:"failed_at,omitempty"`
-	ExpiresAt  *time.Time     `json:"expires_at,omitempty"`
-	TimeLeft   *time.Duration `json:"time_left_ns,omitempty"`
-	StreamArn  string         `json:"stream_arn,omitempty"`
-	FuncErrTyp string         `json:"function_error,omitempty"`
+	Table         string         `json:"table,omitempty"`
+	Shard         string         `json:"shard,omitempty"`
+	Start         string         `json:"start_sequence_number,omitempty"`
+	End           string         `json:"end_sequence_number,omitempty"`
+	BatchSize     int            `json:"batch_size,omitempty"`
+	Condition     string         `json:"condition,omitempty"`
+	Function      string         `json:"function,omitempty"`
+	FailedAt      *time.Time     `json:"failed_at,omitempty"`
+	ExpiresAt     *time.Time     `json:"expires_at,omitempty"`
+	TimeLeft      *time.Duration `json:"time_left_ns,omitempty"`
+	StreamArn     string         `json:"stream_arn,omitempty"`
+	FunctionError string         `json:"function_error,omitempty"`
 }
 
 func batchOf(r onfailure.Record, now time.Time) Batch {
@@ -57,7 +57,7 @@ func batchOf(r onfailure.Record, now time.Time) Batch {
 	return Batch{
 		Table: b.Table(), Shard: b.ShardID, Start: b.StartSequenceNumber, End: b.EndSequenceNumber,
 		BatchSize: b.BatchSize, Condition: r.RequestContext.Condition, Function: r.RequestContext.FunctionArn,
-		FailedAt: &ts, ExpiresAt: &exp, TimeLeft: &left, StreamArn: b.StreamArn, FuncErrTyp: r.ResponseContext.FunctionError,
+		FailedAt: &ts, ExpiresAt: &exp, TimeLeft: &left, StreamArn: b.StreamArn, FunctionError: r.ResponseContext.FunctionError,
 	}
 }
 

@@ -187,7 +187,7 @@ func redriveOne(ctx context.Context, q Queue, s Streams, target Target, o Option
 	var recs []RecordRef
 	var event []byte
 	if left := b.TimeLeft(now); left <= 0 {
-		err = fmt.Errorf("%w: first record arrived %s, %s past the %s retention: keys unknown",
+		err = fmt.Errorf("%w: first record arrived %s, %s past the %s stream retention (DDB-STREAM-05): keys unknown",
 			ErrExpired, b.ApproximateArrivalOfFirstRecord.Format(time.RFC3339), (-left).Round(time.Second), onfailure.Retention)
 	} else {
 		recs, event, err = rebuild(ctx, s, b)

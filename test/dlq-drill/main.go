@@ -89,7 +89,7 @@ func serve(ctx context.Context, cfg aws.Config, args []string) error {
 	}
 	defer srv.Close()
 	h := &handler.Handler{DB: db, ProcessedTable: *processed, AcceptPoison: os.Getenv("ACCEPT_POISON") == "true"}
-	srv.Register(Function, lambda.NewHandler(h.Handle))
+	srv.Register(Function, func() lambda.Handler { return lambda.NewHandler(h.Handle) })
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
@@ -97,7 +97,7 @@ func serve(ctx context.Context, cfg aws.Config, args []string) error {
 		}
 		defer f.Close()
 		enc := json.NewEncoder(f)
-		srv.OnInvoke = func(inv lambdaendpoint.Invocation) { _ = enc.Encode(inv) }
+		srv.OnInvoke(func(inv lambdaendpoint.Invocation) { _ = enc.Encode(inv) })
 	}
 	if err := os.WriteFile(*urlFile, []byte(srv.URL), 0o600); err != nil {
 		return err

@@ -30,7 +30,7 @@ func BenchmarkRedrive(b *testing.B) {
 func benchmarkRedrive(b *testing.B, c int, fnTime time.Duration) {
 	b.Run(fmt.Sprintf("function=%s/concurrency=%d", fnTime, c), func(b *testing.B) {
 		d := newDrill(b)
-		d.endpoint.Delay = fnTime
+		d.endpoint.SetDelay(fnTime)
 		cfg := target.AWSConfig(b)
 		fn := redrive.Function{Name: consumerFn, Client: lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.BaseEndpoint = &d.endpoint.URL })}
 		q := redrive.Queue{Client: d.sqs, URL: d.dlq, VisibilityTimeout: 5 * time.Minute}

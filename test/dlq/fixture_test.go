@@ -86,10 +86,12 @@ func newDrill(t testing.TB) *drill {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.endpoint.Close() })
 	d.consumer = &handler.Handler{DB: d.db, ProcessedTable: d.processed}
-	d.endpoint.Register(consumerFn, lambda.NewHandler(d.consumer.Handle))
-	d.endpoint.Register(crashingFn, lambda.NewHandler(func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		return events.DynamoDBEventResponse{}, errors.New("consumer crashed: cannot reach its downstream")
-	}))
+	d.endpoint.Register(consumerFn, func() lambda.Handler { return lambda.NewHandler(d.consumer.Handle) })
+	d.endpoint.Register(crashingFn, func() lambda.Handler {
+		return lambda.NewHandler(func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			return events.DynamoDBEventResponse{}, errors.New("consumer crashed: cannot reach its downstream")
+		})
+	})
 	return d
 }
 

@@ -33,15 +33,23 @@ func buildDynops(t *testing.T) string {
 	return bin
 }
 
-// redriveProcess starts `dynops dlq redrive --yes` as a subprocess.
-func (d *drill) redriveProcess(bin string) *exec.Cmd {
+// redriveProcess starts `dynops dlq redrive --yes` as a subprocess. The
+// Lambda endpoint is given by --lambda-endpoint-url, or with lambdaEnv by
+// AWS_ENDPOINT_URL_LAMBDA (which the SDK honours over --endpoint-url).
+func (d *drill) redriveProcess(bin string, lambdaEnv bool) *exec.Cmd {
 	args := []string{"dlq", "redrive", "--queue", d.dlq, "--yes", "--concurrency", "4", "--visibility-timeout", "10s",
-		"--lambda-endpoint-url", d.endpoint.URL, "--region", target.Region, "--audit-log", d.auditLog, "-o", "json"}
+		"--region", target.Region, "--audit-log", d.auditLog, "-o", "json"}
 	if target.Endpoint() != "" {
 		args = append(args, "--endpoint-url", target.Endpoint())
 	}
+	env := append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	if lambdaEnv {
+		env = append(env, "AWS_ENDPOINT_URL_LAMBDA="+d.endpoint.URL)
+	} else {
+		args = append(args, "--lambda-endpoint-url", d.endpoint.URL)
+	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	cmd.Env = env
 	return cmd
 }
 
@@ -59,20 +67,20 @@ func interruptDrill(t *testing.T, sig syscall.Signal) (d *drill, all []string, f
 		d.fail(recs[i:i+1], nil)
 	}
 	all = ids(recs)
-	d.endpoint.Delay = 150 * time.Millisecond // the function's own duration
+	d.endpoint.SetDelay(150 * time.Millisecond) // the function's own duration
 
-	cmd := d.redriveProcess(bin)
+	cmd := d.redriveProcess(bin, false)
 	var once sync.Once
 	signalled := make(chan struct{})
-	d.endpoint.OnInvoke = func(lambdaendpoint.Invocation) {
+	require.NoError(t, cmd.Start())
+	d.endpoint.OnInvoke(func(lambdaendpoint.Invocation) {
 		if len(d.endpoint.Invocations()) >= interruptAfter {
 			once.Do(func() { _ = cmd.Process.Signal(sig); close(signalled) })
 		}
-	}
-	require.NoError(t, cmd.Start())
+	})
 	err := cmd.Wait()
 	<-signalled
-	d.endpoint.OnInvoke = nil
+	d.endpoint.OnInvoke(nil)
 	t.Logf("first run ended by %s: %v", sig, err)
 
 	firstRun = invokedIDs(d)
@@ -112,7 +120,7 @@ func TestRedriveKilledMidRun(t *testing.T) {
 	deletedFirst := interruptMessages - visible
 	assert.LessOrEqual(t, deletedFirst, len(first), "nothing was deleted that was not replayed")
 
-	out, err := d.redriveProcess(buildDynops(t)).Output()
+	out, err := d.redriveProcess(buildDynops(t), false).Output()
 	require.NoError(t, err, "the re-run: %s", out)
 
 	all2 := invokedIDs(d)
@@ -143,8 +151,8 @@ func TestRedriveInterruptedMidRun(t *testing.T) {
 	assert.Zero(t, inFlight, "Ctrl-C left nothing hidden")
 	assert.Equal(t, interruptMessages-len(first), visible, "every replayed message was deleted, every other one kept")
 
-	out, err := d.redriveProcess(buildDynops(t)).Output()
-	require.NoError(t, err, "the re-run: %s", out)
+	out, err := d.redriveProcess(buildDynops(t), true).Output()
+	require.NoError(t, err, "the re-run, with AWS_ENDPOINT_URL_LAMBDA: %s", out)
 	got := invokedIDs(d)
 	for _, id := range all {
 		assert.Equal(t, 1, got[id], "record %s replayed exactly once", id)

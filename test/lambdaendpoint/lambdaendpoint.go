@@ -10,9 +10,14 @@
 // X-Amz-Function-Error: Unhandled header and the AWS error JSON
 // ({"errorMessage", "errorType"}); an unknown function is a 404
 // ResourceNotFoundException. Every invocation is recorded, payload included.
+//
+// As on Lambda, each execution environment serves one invocation at a time
+// (aws-lambda-go's handler adapter is not safe for concurrent use):
+// concurrent invocations get environments of their own, created on demand.
 package lambdaendpoint
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,14 +45,11 @@ type Invocation struct {
 type Server struct {
 	// URL is the endpoint, e.g. http://127.0.0.1:41234 (for --lambda-endpoint-url).
 	URL string
-	// Delay is added to every invocation (a function's own duration), for
-	// interrupt tests and benchmarks.
-	Delay time.Duration
-	// OnInvoke, when set, is called with each invocation as it is recorded.
-	OnInvoke func(Invocation)
 
 	mu          sync.Mutex
-	functions   map[string]lambda.Handler
+	delay       time.Duration
+	onInvoke    func(Invocation)
+	functions   map[string]*function
 	invocations []Invocation
 	srv         *http.Server
 	ln          net.Listener
@@ -59,7 +61,7 @@ func Start(addr string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lambda endpoint: listening on %s: %w", addr, err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), functions: map[string]lambda.Handler{}, ln: ln}
+	s := &Server{URL: "http://" + ln.Addr().String(), functions: map[string]*function{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", s.invoke)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -67,12 +69,52 @@ func Start(addr string) (*Server, error) {
 	return s, nil
 }
 
-// Register serves h as the function name (invoked by name or by any ARN
-// ending in :function:name).
-func (s *Server) Register(name string, h lambda.Handler) {
+// Register serves the function name (invoked by name or by any ARN ending
+// in :function:name); newEnv starts one execution environment, e.g.
+// func() lambda.Handler { return lambda.NewHandler(h.Handle) }.
+func (s *Server) Register(name string, newEnv func() lambda.Handler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.functions[name] = h
+	s.functions[name] = &function{newEnv: newEnv}
+}
+
+// function is a registered function and its idle execution environments.
+type function struct {
+	newEnv func() lambda.Handler
+	mu     sync.Mutex
+	idle   []lambda.Handler
+}
+
+func (f *function) acquire() lambda.Handler {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.idle); n > 0 {
+		h := f.idle[n-1]
+		f.idle = f.idle[:n-1]
+		return h
+	}
+	return f.newEnv()
+}
+
+func (f *function) release(h lambda.Handler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.idle = append(f.idle, h)
+}
+
+// SetDelay adds d to every invocation (a function's own duration), for
+// interrupt tests and benchmarks.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// OnInvoke has f called with each invocation as it is recorded (nil: none).
+func (s *Server) OnInvoke(f func(Invocation)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onInvoke = f
 }
 
 // Invocations returns what was served so far.
@@ -107,7 +149,8 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	h, ok := s.functions[name]
+	fn, ok := s.functions[name]
+	delay := s.delay
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
@@ -118,10 +161,11 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequestContentException", err.Error())
 		return
 	}
-	if s.Delay > 0 {
-		time.Sleep(s.Delay)
-	}
-	resp, herr := h.Invoke(r.Context(), payload)
+	time.Sleep(delay)
+	env := fn.acquire()
+	resp, herr := env.Invoke(r.Context(), payload)
+	resp = bytes.Clone(resp) // the adapter reuses its buffer on the environment's next invocation
+	fn.release(env)
 	inv := Invocation{Time: time.Now().UTC(), Function: name, Payload: json.RawMessage(payload)}
 	status, body := http.StatusOK, resp
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
@@ -136,7 +180,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	// killed meanwhile still counts as an invocation (its side effects happened).
 	s.mu.Lock()
 	s.invocations = append(s.invocations, inv)
-	on := s.OnInvoke
+	on := s.onInvoke
 	s.mu.Unlock()
 	if on != nil {
 		on(inv)

@@ -75,7 +75,7 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
 				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h, longer than the function's timeout", opts.VisibilityTimeout)
 			}
-			if _, err := awsconfig.ServiceEndpoint("--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
+			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
 				return factory.UsageErrorf("%v", err)
 			}
 			if runF != nil {
@@ -88,7 +88,7 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 	opts.AddFlags(fl)
 	fl.StringVar(&opts.Function, "function", "", "function to invoke, name or ARN (default: the one in each on-failure record)")
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "send the rebuilt events to this queue URL instead of invoking a function")
-	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA)")
+	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA, which also wins over --endpoint-url)")
 	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
@@ -109,7 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	sqsClient := sqs.NewFromConfig(cfg)
 	var target redrive.Target = redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}
 	if opts.ToQueue == "" {
-		endpoint, err := awsconfig.ServiceEndpoint("--lambda-endpoint-url", opts.LambdaEndpointURL)
+		endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
 		if err != nil {
 			return factory.UsageErrorf("%v", err)
 		}
