@@ -30,7 +30,7 @@ stop_consumer() {
 }
 trap 'stop_consumer; rm -rf "$DEMO_DIR"' EXIT
 
-step "6. DLQ drill: a poison record in $DLQ_TABLE makes the stream consumer fail"
+step "DLQ drill 1/5: a poison record in $DLQ_TABLE makes the stream consumer fail"
 start_consumer false
 echo "local Lambda endpoint (pid $LAMBDA_PID) at $LAMBDA_URL serves the example consumer's real handler"
 run "$DLQ_DRILL" write --table "$DLQ_TABLE" --items 3 --poison 1
@@ -41,21 +41,21 @@ DLQ_URL=$("$DLQ_DRILL" poll --table "$DLQ_TABLE" --dlq local-hoge-user-drill-dlq
   --lambda-endpoint-url "$LAMBDA_URL" --batch-size 2 --retries 2)
 echo "DLQ: $DLQ_URL"
 
-step "7. Before: dynops dlq inspect (reads without consuming)"
+step "DLQ drill 2/5: before: dynops dlq inspect (reads without consuming)"
 dynops dlq inspect --queue "$DLQ_URL"
 
-step "8. Is the consumer fixed? A sample redrive says no: the message is kept"
+step "DLQ drill 3/5: is the consumer fixed? A sample redrive says no: the message is kept"
 dynops dlq redrive --queue "$DLQ_URL" --lambda-endpoint-url "$LAMBDA_URL" --max 1 --yes \
   || echo "(exit $?: kept, as it should be while the consumer still refuses the poison record)"
 
-step "9. Deploy the fix (the consumer accepts the record), dry run, then redrive"
+step "DLQ drill 4/5: deploy the fix (the consumer accepts the record), dry run, then redrive"
 stop_consumer
 start_consumer true
 echo "consumer redeployed with ACCEPT_POISON=true (pid $LAMBDA_PID)"
 dynops dlq redrive --queue "$DLQ_URL" --lambda-endpoint-url "$LAMBDA_URL"
 dynops dlq redrive --queue "$DLQ_URL" --lambda-endpoint-url "$LAMBDA_URL" --yes
 
-step "10. After: the DLQ is empty"
+step "DLQ drill 5/5: after: the DLQ is empty"
 dynops dlq inspect --queue "$DLQ_URL"
 if command -v jq >/dev/null; then
   echo "the event the consumer received on the replay (as an event source mapping delivers it):"
