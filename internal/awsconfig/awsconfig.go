@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -36,9 +37,9 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 		}))
 	}
 	if o.EndpointURL != "" {
-		u, err := url.Parse(o.EndpointURL)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return aws.Config{}, fmt.Errorf("--endpoint-url %q is not a URL; pass e.g. http://127.0.0.1:5000", o.EndpointURL)
+		u, err := parseEndpoint("--endpoint-url", o.EndpointURL)
+		if err != nil {
+			return aws.Config{}, err
 		}
 		opts = append(opts, config.WithBaseEndpoint(o.EndpointURL))
 		if isLoopback(u.Hostname()) {
@@ -55,6 +56,35 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 		return aws.Config{}, fmt.Errorf("no AWS region: pass --region or set AWS_REGION")
 	}
 	return cfg, nil
+}
+
+// ServiceEndpoint returns the endpoint of one service, for that client's
+// BaseEndpoint option, so that one service can go elsewhere than the rest (a
+// local Lambda Invoke endpoint beside the emulator): raw, the value of flag
+// (e.g. --lambda-endpoint-url), else AWS_ENDPOINT_URL_<SERVICE> (e.g.
+// AWS_ENDPOINT_URL_LAMBDA for service "LAMBDA"). Either wins over
+// --endpoint-url (the SDK alone lets --endpoint-url win over the variable).
+// nil: the client keeps the configuration's endpoint.
+func ServiceEndpoint(service, flag, raw string) (*string, error) {
+	if raw == "" {
+		env := "AWS_ENDPOINT_URL_" + service
+		if raw = os.Getenv(env); raw == "" {
+			return nil, nil
+		}
+		flag = env
+	}
+	if _, err := parseEndpoint(flag, raw); err != nil {
+		return nil, err
+	}
+	return &raw, nil
+}
+
+func parseEndpoint(flag, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("%s %q is not a URL; pass e.g. http://127.0.0.1:5000", flag, raw)
+	}
+	return u, nil
 }
 
 // ForRegion returns a copy of cfg that talks to region.

@@ -311,7 +311,7 @@ func firstNonEmpty(s ...string) string {
 // Dynops runs the dynops CLI in-process, exactly as the binary would, against
 // the target: --endpoint-url and --region are added, and the audit log goes to
 // auditLog. It returns stdout, stderr and the exit code.
-func (tg *Target) Dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr string, code int) {
+func (tg *Target) Dynops(t testing.TB, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := factory.New(ios)

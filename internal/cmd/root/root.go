@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
+	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
@@ -62,6 +63,7 @@ for the table name. Every action is appended to the audit log.`,
 	cmd.AddCommand(checkCmd.NewCmdCheck(f, nil))
 	cmd.AddCommand(pitrCmd.NewCmdPitr(f))
 	cmd.AddCommand(tableCmd.NewCmdTable(f))
+	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	return cmd
 }
 

@@ -1,0 +1,129 @@
+// Package inspect implements `dynops dlq inspect`.
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/redrive"
+)
+
+// Options of `dynops dlq inspect`.
+type Options struct {
+	Queue             string
+	Max               int
+	Critical          time.Duration
+	VisibilityTimeout time.Duration
+}
+
+// Report is what --output json prints.
+type Report struct {
+	Queue    string          `json:"queue"`
+	Messages []redrive.Entry `json:"messages"`
+	Counts   map[string]int  `json:"counts"`
+}
+
+// NewCmdInspect returns `dynops dlq inspect`. runF replaces the run function in tests of flag parsing.
+func NewCmdInspect(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "inspect --queue URL",
+		Short: "List the failed stream batches in a DLQ without consuming them",
+		Long: `Inspect reads the DLQ's messages without consuming them and decodes each
+on-failure record: table, shard, sequence range, batch size, why Lambda gave up
+(condition), the function, and the time left before the records fall out of the
+24 h stream retention: "critical" under --critical, "lost" past it.
+
+SQS has no peek: inspect receives each message with a short visibility
+timeout (--visibility-timeout: other consumers do not see it meanwhile), never
+deletes, and sets the visibility back to 0 as soon as the listing is done. If
+inspect is killed, the messages come back by themselves when the timeout ends.
+Each receive counts towards the queue's own maxReceiveCount, if it has one.
+
+Messages that are not on-failure records are listed as malformed, with their body.`,
+		Example: `  dynops dlq inspect --queue https://sqs.eu-west-1.amazonaws.com/123456789012/prod-hoge-user-dlq
+  dynops dlq inspect --queue URL --critical 6h -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Queue == "" {
+				return factory.UsageErrorf("inspect needs --queue URL (the DLQ's queue URL)")
+			}
+			if opts.Max < 0 {
+				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
+			}
+			if opts.VisibilityTimeout < time.Second || opts.VisibilityTimeout > 12*time.Hour {
+				return factory.UsageErrorf("--visibility-timeout %s: pass between 1s and 12h", opts.VisibilityTimeout)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
+	cmd.Flags().IntVar(&opts.Max, "max", 0, "list at most N messages (0: all)")
+	cmd.Flags().DurationVar(&opts.Critical, "critical", 4*time.Hour, "a batch with less time left than this before it leaves the stream is critical")
+	cmd.Flags().DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 30*time.Second, "how long a listed message stays hidden if inspect is killed")
+	return cmd
+}
+
+// Run lists the DLQ and prints it.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	q := redrive.Queue{Client: sqs.NewFromConfig(cfg), URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
+	f.IOStreams.Progress("reading %s", opts.Queue)
+	entries, err := redrive.Inspect(ctx, q, opts.Max, f.Now(), opts.Critical)
+	f.IOStreams.Done()
+	if err != nil {
+		return err
+	}
+	rep := Report{Queue: opts.Queue, Messages: entries, Counts: map[string]int{}}
+	for _, e := range entries {
+		rep.Counts[e.State]++
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(rep)
+	}
+	return printTable(f.IOStreams, rep)
+}
+
+func printTable(ios *iostreams.IOStreams, rep Report) error {
+	var rows [][]string
+	for _, e := range rep.Messages {
+		state := e.State
+		switch e.State {
+		case redrive.StateLost, redrive.StateMalformed:
+			state = ios.Colour(iostreams.Red, state)
+		case redrive.StateCritical:
+			state = ios.Colour(iostreams.Red, "CRITICAL")
+		default:
+			state = ios.Colour(iostreams.Green, state)
+		}
+		if e.State == redrive.StateMalformed {
+			rows = append(rows, []string{e.MessageID, "-", "-", "-", "-", "-", "-", "-", state + ": " + e.Problem})
+			continue
+		}
+		left := "gone " + (-*e.TimeLeft).Round(time.Minute).String() + " ago"
+		if *e.TimeLeft > 0 {
+			left = e.TimeLeft.Round(time.Minute).String()
+		}
+		rows = append(rows, []string{e.MessageID, e.Table, e.Shard, e.Start + ".." + e.End, fmt.Sprint(e.BatchSize),
+			e.Condition, e.Function, left, state})
+	}
+	if err := ios.Table([]string{"MESSAGE", "TABLE", "SHARD", "SEQUENCE RANGE", "BATCH", "CONDITION", "FUNCTION", "TIME LEFT", "STATE"}, rows); err != nil {
+		return err
+	}
+	c := rep.Counts
+	fmt.Fprintf(ios.Out, "\n%d message(s) in %s: %d ok, %d critical, %d lost, %d malformed; nothing was consumed\n",
+		len(rep.Messages), rep.Queue, c[redrive.StateOK], c[redrive.StateCritical], c[redrive.StateLost], c[redrive.StateMalformed])
+	return nil
+}

@@ -1,0 +1,116 @@
+// Package move implements `dynops dlq move`.
+package move
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/redrive"
+)
+
+// Options of `dynops dlq move`.
+type Options struct {
+	dlqcmd.Target
+	ToQueue           string
+	Max               int
+	VisibilityTimeout time.Duration
+}
+
+// NewCmdMove returns `dynops dlq move`. runF replaces the run function in tests of flag parsing.
+func NewCmdMove(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "move --queue URL [--to-queue URL] [--yes]",
+		Short: "Move the messages of a plain SQS DLQ back to a queue",
+		Long: `Move is for DLQs of SQS consumers, whose messages are the messages themselves
+(for the on-failure records of stream consumers, use redrive).
+
+It starts an SQS message move task (StartMessageMoveTask) where the service has
+one, to --to-queue or, without it, to each message's original source queue, and
+follows it to the end. Where the service has none (or with --max), dynops moves
+each message itself: receive, send to --to-queue, and delete from the DLQ only
+after the send succeeded. A message is never lost; one interrupted between send
+and delete is in both queues. Without --yes it is a dry run that says which way
+it would move how many messages.`,
+		Example: `  dynops dlq move --queue URL --to-queue URL2            # dry run
+  dynops dlq move --queue URL --to-queue URL2 --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.Queue == "":
+				return factory.UsageErrorf("move needs --queue URL (the DLQ's queue URL)")
+			case opts.ToQueue == opts.Queue:
+				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the queue to move to")
+			case opts.Max < 0:
+				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
+			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
+				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h", opts.VisibilityTimeout)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	opts.AddFlags(fl)
+	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
+	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
+	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
+	return cmd
+}
+
+// Run moves the messages and prints the outcome.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	apply, err := opts.Apply(f)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	client := sqs.NewFromConfig(cfg)
+	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
+		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},
+		Dest:   opts.ToQueue, Apply: apply, Max: opts.Max, Act: f.Audit.Act,
+		Progress: func(moved int) { f.IOStreams.Progress("%d message(s) moved", moved) },
+	})
+	f.IOStreams.Done()
+	if rep.FallbackReason != "" {
+		f.IOStreams.Infof("note: %s: moving with receive/send/delete\n", rep.FallbackReason)
+	}
+	if err != nil {
+		return err
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(rep)
+	}
+	out := f.IOStreams.Out
+	dest := rep.Dest
+	if dest == "" {
+		dest = "each message's source queue"
+	}
+	if rep.DryRun {
+		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s; nothing was moved (pass --yes)\n", rep.Visible, rep.Source, dest, rep.Method)
+		return nil
+	}
+	fmt.Fprintf(out, "moved %d message(s) from %s to %s by %s", rep.Moved, rep.Source, dest, rep.Method)
+	if rep.TaskHandle != "" {
+		fmt.Fprintf(out, " (task %s: %s)", rep.TaskHandle, rep.TaskStatus)
+	}
+	fmt.Fprintf(out, "; %d kept\n", rep.Kept)
+	for _, e := range rep.Errors {
+		fmt.Fprintln(out, "  "+e)
+	}
+	if len(rep.Errors) > 0 {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}

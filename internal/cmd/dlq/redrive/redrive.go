@@ -1,0 +1,179 @@
+// Package redrive implements `dynops dlq redrive`.
+package redrive
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/redrive"
+)
+
+// Options of `dynops dlq redrive`.
+type Options struct {
+	dlqcmd.Target
+	Function          string
+	ToQueue           string
+	LambdaEndpointURL string
+	Max               int
+	Concurrency       int
+	DiscardExpired    bool
+	VisibilityTimeout time.Duration
+}
+
+// NewCmdRedrive returns `dynops dlq redrive`. runF replaces the run function in tests of flag parsing.
+func NewCmdRedrive(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "redrive --queue URL [--function NAME|ARN | --to-queue URL] [--yes]",
+		Short: "Replay failed stream batches from the stream to the consumer, then delete them from the DLQ",
+		Long: `Redrive takes each on-failure record from the DLQ, re-reads its batch from the
+shard (GetShardIterator AT_SEQUENCE_NUMBER, GetRecords up to the end sequence
+number), rebuilds the event an event source mapping delivers, and invokes the
+function synchronously: the record's own function, or --function. With
+--to-queue it sends the event to that queue instead.
+
+A message is deleted only after the delivery succeeded: no invocation error,
+no FunctionError, no batchItemFailures in the response. Anything else keeps the
+message (visible again at the end of the run), says why, and goes on. Batches
+past the 24 h retention are reported with their keys unknown and kept, unless
+--discard-expired. Without --yes it is a dry run: it reads the records and
+prints what it would replay.
+
+Safe to interrupt and re-run. Ctrl-C stops taking messages, finishes the ones
+in flight and makes the rest visible again. A deleted message is what "done"
+means, so a second run never replays it. The one window is a kill between a
+successful invocation and its delete: that message is replayed again on the
+next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.`,
+		Example: `  dynops dlq redrive --queue URL                      # dry run: what would be replayed
+  dynops dlq redrive --queue URL --max 1 --yes        # a sample first
+  dynops dlq redrive --queue URL --yes --concurrency 4
+  dynops dlq redrive --queue URL --to-queue URL2 --yes  # consumers that are not Lambda`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.Queue == "":
+				return factory.UsageErrorf("redrive needs --queue URL (the DLQ's queue URL)")
+			case opts.Function != "" && opts.ToQueue != "":
+				return factory.UsageErrorf("redrive takes --function or --to-queue, not both")
+			case opts.ToQueue == opts.Queue:
+				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the consumer's queue")
+			case opts.Max < 0:
+				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
+			case opts.Concurrency < 1 || opts.Concurrency > 64:
+				return factory.UsageErrorf("--concurrency %d: pass 1 to 64", opts.Concurrency)
+			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
+				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h, longer than the function's timeout", opts.VisibilityTimeout)
+			}
+			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
+				return factory.UsageErrorf("%v", err)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	opts.AddFlags(fl)
+	fl.StringVar(&opts.Function, "function", "", "function to invoke, name or ARN (default: the one in each on-failure record)")
+	fl.StringVar(&opts.ToQueue, "to-queue", "", "send the rebuilt events to this queue URL instead of invoking a function")
+	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA, which also wins over --endpoint-url)")
+	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
+	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
+	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
+	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 5*time.Minute, "how long a message taken stays hidden: longer than one replay")
+	return cmd
+}
+
+// Run redrives the DLQ and prints the outcome; exit status 1 when messages were kept.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	apply, err := opts.Apply(f)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	sqsClient := sqs.NewFromConfig(cfg)
+	var target redrive.Target = redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}
+	if opts.ToQueue == "" {
+		endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
+		if err != nil {
+			return factory.UsageErrorf("%v", err)
+		}
+		target = redrive.Function{Name: opts.Function, Client: lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+			if endpoint != nil {
+				o.BaseEndpoint = endpoint
+			}
+		})}
+	}
+	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
+	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
+		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
+		Now: f.Now, Act: f.Audit.Act,
+		Progress: func(done int, o redrive.Outcome) {
+			f.IOStreams.Progress("%d message(s) done; last %s: %s", done, o.MessageID, o.Status)
+		},
+	})
+	f.IOStreams.Done()
+	if perr := printReport(f, rep); perr != nil {
+		return perr
+	}
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: the messages in flight finished, the rest are back in the queue; run again to go on")
+	}
+	if apply && rep.Kept() > 0 {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+func printReport(f *factory.Factory, rep redrive.Report) error {
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(rep)
+	}
+	ios := f.IOStreams
+	var rows [][]string
+	for _, o := range rep.Outcomes {
+		status := o.Status
+		switch o.Status {
+		case redrive.Replayed, redrive.WouldReplay, redrive.Discarded:
+			status = ios.Colour(iostreams.Green, status)
+		default:
+			status = ios.Colour(iostreams.Red, status)
+		}
+		detail := o.Reason
+		if detail == "" {
+			var keys []string
+			for _, r := range o.Records {
+				keys = append(keys, r.EventName+" "+r.Keys)
+			}
+			detail = fmt.Sprintf("%d record(s): %s", len(o.Records), strings.Join(keys, "; "))
+		}
+		rows = append(rows, []string{o.MessageID, o.Table, o.Start + ".." + o.End, o.Target, status, detail})
+	}
+	if err := ios.Table([]string{"MESSAGE", "TABLE", "SEQUENCE RANGE", "TARGET", "STATUS", "DETAIL"}, rows); err != nil {
+		return err
+	}
+	verdict := fmt.Sprintf("%d replayed and deleted, %d kept in the queue", rep.Counts[redrive.Replayed], rep.Kept())
+	if rep.DryRun {
+		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept; nothing was invoked or deleted (pass --yes)", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
+	}
+	fmt.Fprintf(ios.Out, "\n%d message(s) from %s in %.1fs: %s\n", len(rep.Outcomes), rep.Queue, rep.Seconds, verdict)
+	return nil
+}

@@ -1,0 +1,244 @@
+package redrive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+)
+
+// MoveAPI is the SQS API `dynops dlq move` uses.
+type MoveAPI interface {
+	SQS
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	StartMessageMoveTask(context.Context, *sqs.StartMessageMoveTaskInput, ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
+	ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTasksInput, ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
+}
+
+// Move methods.
+const (
+	MethodMoveTask = "message-move-task"   // SQS moves the messages itself (StartMessageMoveTask)
+	MethodCopy     = "receive-send-delete" // dynops moves them: delete only after the send succeeded
+)
+
+// MoveOptions of a move from a plain SQS DLQ.
+type MoveOptions struct {
+	Source Queue
+	// Dest is the queue URL to move to; "" means each message's original
+	// source queue (only a message move task can do that).
+	Dest  string
+	Apply bool
+	// Max bounds the messages moved (0: all); it needs receive/send/delete.
+	Max  int
+	Poll time.Duration // how often a move task's progress is read (default 2 s)
+	Act  func(what, target string, detail any)
+	// Progress is told the messages moved so far.
+	Progress func(moved int)
+}
+
+// MoveReport is the result of a move.
+type MoveReport struct {
+	Source         string   `json:"source"`
+	Dest           string   `json:"dest"`
+	DryRun         bool     `json:"dry_run"`
+	Method         string   `json:"method"`
+	FallbackReason string   `json:"fallback_reason,omitempty"`
+	Visible        int      `json:"visible_messages"` // in the source when the move began
+	TaskHandle     string   `json:"task_handle,omitempty"`
+	TaskStatus     string   `json:"task_status,omitempty"`
+	Moved          int      `json:"moved"`
+	Kept           int      `json:"kept"`
+	Errors         []string `json:"errors,omitempty"`
+}
+
+// Move moves a plain SQS DLQ's messages to Dest. It uses StartMessageMoveTask
+// where the service has it (SQS does the move), and otherwise moves each
+// message itself: receive, send to Dest, and delete from the source only after
+// the send succeeded (a message is never lost; if interrupted between send and
+// delete it is in both queues, at-least-once). A dry run says which method it
+// would use and how many messages are waiting; ListMessageMoveTasks tells,
+// without changing anything, whether the service has message move tasks.
+func Move(ctx context.Context, c MoveAPI, o MoveOptions) (MoveReport, error) {
+	if o.Act == nil {
+		o.Act = func(string, string, any) {}
+	}
+	if o.Poll == 0 {
+		o.Poll = 2 * time.Second
+	}
+	rep := MoveReport{Source: o.Source.URL, Dest: o.Dest, DryRun: !o.Apply}
+	srcArn, visible, err := queueInfo(ctx, c, o.Source.URL)
+	if err != nil {
+		return rep, err
+	}
+	rep.Visible = visible
+	destArn := ""
+	if o.Dest != "" {
+		if destArn, _, err = queueInfo(ctx, c, o.Dest); err != nil {
+			return rep, err
+		}
+	}
+
+	rep.Method = MethodMoveTask
+	if o.Max > 0 {
+		rep.Method, rep.FallbackReason = MethodCopy, "--max needs receive/send/delete (a message move task moves everything)"
+	} else if _, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn}, noRetry); err != nil {
+		if !moveTasksUnavailable(err) {
+			return rep, fmt.Errorf("ListMessageMoveTasks on %s: %w", srcArn, err)
+		}
+		rep.Method, rep.FallbackReason = MethodCopy, "the service has no message move tasks here ("+shortErr(err)+")"
+	}
+	if rep.Method == MethodCopy && o.Dest == "" {
+		return rep, fmt.Errorf("%s; moving with receive/send/delete needs a destination: pass --to-queue URL", rep.FallbackReason)
+	}
+	if !o.Apply {
+		o.Act("dlq.would-move", o.Source.URL, map[string]any{"dest": o.Dest, "method": rep.Method, "visible": visible})
+		return rep, nil
+	}
+	if rep.Method == MethodMoveTask {
+		return moveWithTask(ctx, c, o, srcArn, destArn, rep)
+	}
+	return moveByCopy(ctx, c, o, rep)
+}
+
+func moveWithTask(ctx context.Context, c MoveAPI, o MoveOptions, srcArn, destArn string, rep MoveReport) (MoveReport, error) {
+	in := &sqs.StartMessageMoveTaskInput{SourceArn: &srcArn}
+	if destArn != "" {
+		in.DestinationArn = &destArn
+	}
+	out, err := c.StartMessageMoveTask(ctx, in)
+	if err != nil {
+		return rep, fmt.Errorf("StartMessageMoveTask on %s: %w", srcArn, err)
+	}
+	rep.TaskHandle = aws.ToString(out.TaskHandle)
+	o.Act("dlq.move-task", o.Source.URL, map[string]any{"dest": o.Dest, "task_handle": rep.TaskHandle})
+	for {
+		tasks, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn})
+		if err != nil {
+			return rep, fmt.Errorf("reading the move task's progress (it goes on without dynops; handle %s): %w", rep.TaskHandle, err)
+		}
+		for _, t := range tasks.Results {
+			if aws.ToString(t.TaskHandle) != rep.TaskHandle && len(tasks.Results) > 1 {
+				continue
+			}
+			rep.TaskStatus, rep.Moved = aws.ToString(t.Status), int(t.ApproximateNumberOfMessagesMoved)
+			if o.Progress != nil {
+				o.Progress(rep.Moved)
+			}
+			switch rep.TaskStatus {
+			case "COMPLETED":
+				return rep, nil
+			case "FAILED", "CANCELLED":
+				return rep, fmt.Errorf("move task %s: %s %s", rep.TaskHandle, rep.TaskStatus, aws.ToString(t.FailureReason))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return rep, fmt.Errorf("stopped watching move task %s (it goes on; dynops dlq move does not cancel it): %w", rep.TaskHandle, ctx.Err())
+		case <-time.After(o.Poll):
+		}
+	}
+}
+
+func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (MoveReport, error) {
+	var kept []types.Message
+	defer func() { _ = o.Source.release(context.WithoutCancel(ctx), kept) }()
+	fifo := strings.HasSuffix(o.Dest, ".fifo")
+	seen := map[string]bool{}
+	for o.Max == 0 || rep.Moved+rep.Kept < o.Max {
+		want := 10
+		if o.Max > 0 {
+			want = min(want, o.Max-rep.Moved-rep.Kept)
+		}
+		msgs, err := o.Source.receive(ctx, want)
+		if err != nil {
+			return rep, err
+		}
+		fresh := 0
+		for _, m := range msgs {
+			id := aws.ToString(m.MessageId)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			fresh++
+			in := &sqs.SendMessageInput{QueueUrl: &o.Dest, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
+			if fifo {
+				group := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+				if group == "" {
+					group = "dynops-dlq-move"
+				}
+				in.MessageGroupId, in.MessageDeduplicationId = &group, &id
+			}
+			if _, err := c.SendMessage(ctx, in); err != nil {
+				kept = append(kept, m)
+				rep.Kept++
+				rep.Errors = append(rep.Errors, fmt.Sprintf("message %s kept: sending to %s: %v", id, o.Dest, err))
+				continue
+			}
+			if err := o.Source.delete(ctx, m); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("message %s sent but not deleted (it will be in both queues): %v", id, err))
+				continue
+			}
+			rep.Moved++
+			o.Act("dlq.move", id, map[string]string{"from": o.Source.URL, "to": o.Dest})
+			if o.Progress != nil {
+				o.Progress(rep.Moved)
+			}
+		}
+		if fresh == 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	return rep, nil
+}
+
+func queueInfo(ctx context.Context, c MoveAPI, url string) (arn string, visible int, err error) {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       &url,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn, types.QueueAttributeNameApproximateNumberOfMessages},
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("reading queue %s: %w", url, err)
+	}
+	visible, _ = strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+	return out.Attributes[string(types.QueueAttributeNameQueueArn)], visible, nil
+}
+
+// noRetry makes the availability probe answer at once: falling back on a
+// transient error is safe (receive/send/delete loses nothing), waiting on
+// retried 500s from a service that lacks the API is not useful.
+func noRetry(o *sqs.Options) { o.RetryMaxAttempts = 1 }
+
+// moveTasksUnavailable tells an API the service lacks (moto answers 500; some
+// endpoints say UnsupportedOperation or InvalidAction) from other errors.
+func moveTasksUnavailable(err error) bool {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusInternalServerError || re.HTTPStatusCode() == http.StatusNotImplemented) {
+		return true
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "UnsupportedOperation", "AWS.SimpleQueueService.UnsupportedOperation", "InvalidAction", "NotImplemented":
+			return true
+		}
+	}
+	return false
+}
+
+func shortErr(err error) string {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("ListMessageMoveTasks answered HTTP %d", re.HTTPStatusCode())
+	}
+	return err.Error()
+}
