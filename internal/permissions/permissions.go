@@ -30,13 +30,13 @@ func Commands() []Command {
 	}
 }
 
-// unscoped lists the actions IAM cannot scope to a resource: they need
+// Unscoped lists the actions IAM cannot scope to a resource: they need
 // Resource "*" (the Service Authorization Reference lists no resource type).
-func unscoped() []string {
+func Unscoped() []string {
 	return []string{
 		"dynamodb:ListTables", "dynamodb:ListBackups", "dynamodb:ListExports", "dynamodb:ListImports",
 		"dynamodb:ListGlobalTables", "dynamodb:ListContributorInsights", "dynamodb:DescribeLimits",
-		"dynamodb:DescribeEndpoints",
+		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings",
 		"s3:ListAllMyBuckets", "sqs:ListQueues", "lambda:ListEventSourceMappings", "lambda:ListFunctions",
 		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics",
 		"backup:ListBackupVaults", "tag:GetResources",
@@ -47,7 +47,7 @@ func unscoped() []string {
 // scope, otherwise the service prefix, which the module maps to env-scoped
 // ARNs (DDB-SEC-03), e.g. dynamodb -> table/${env}-*.
 func Scope(action string) string {
-	if slices.Contains(unscoped(), action) {
+	if slices.Contains(Unscoped(), action) {
 		return "*"
 	}
 	service, _, _ := strings.Cut(action, ":")

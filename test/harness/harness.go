@@ -21,8 +21,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/gruntwork-io/terratest/modules/files"
+	"github.com/gruntwork-io/terratest/modules/terraform"
 
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -141,6 +141,7 @@ func PlanOptions(t *testing.T, dir string, vars map[string]any) *terraform.Optio
 	t.Helper()
 	tmp := copyRoot(t, dir)
 	writeOverride(t, tmp, DefaultRegion, offlineEndpoint, true)
+	writeLocalBackend(t, tmp)
 	return &terraform.Options{
 		TerraformDir: tmp,
 		Vars:         vars,
@@ -245,6 +246,29 @@ func writeOverride(t *testing.T, dir, region, endpoint string, offline bool) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
 		t.Fatalf("writing provider override: %v", err)
+	}
+}
+
+// writeLocalBackend overrides a remote backend (the env roots' S3 state) with
+// local state, so an offline plan needs neither the bucket nor credentials.
+func writeLocalBackend(t *testing.T, dir string) {
+	t.Helper()
+	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatalf("listing %s: %v", dir, err)
+	}
+	for _, f := range tfs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		if regexp.MustCompile(`(?m)^\s*backend\s+"`).Match(b) {
+			override := "# Written by test/harness: local state for an offline plan.\nterraform {\n  backend \"local\" {}\n}\n"
+			if err := os.WriteFile(filepath.Join(dir, "zz_harness_backend_override.tf"), []byte(override), 0o644); err != nil {
+				t.Fatalf("writing backend override: %v", err)
+			}
+			return
+		}
 	}
 }
 
