@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,7 +132,9 @@ func TestUnscopedActionsAgree(t *testing.T) {
 // plan returns `terraform show -json` of an offline plan of the root at dir.
 func plan(t *testing.T, dir string, vars map[string]any) []byte {
 	t.Helper()
-	return []byte(terraform.InitAndPlanAndShow(t, harness.PlanOptions(t, dir, vars)))
+	opts := harness.PlanOptions(t, dir, vars)
+	opts.Logger = logger.Discard // the deny messages are the output
+	return []byte(terraform.InitAndPlanAndShow(t, opts))
 }
 
 // roots lists every env root and every module example (directories with .tf files).
