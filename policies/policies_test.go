@@ -171,9 +171,24 @@ func TestRootsPass(t *testing.T) {
 				// The access policies need the account ID (no STS call at plan time).
 				vars = map[string]any{"account_id": "123456789012"}
 			}
-			msgs, err := e.Deny(context.Background(), plan(t, dir, vars))
+			planJSON := plan(t, dir, vars)
+			var p struct {
+				ResourceChanges []struct {
+					Type string `json:"type"`
+				} `json:"resource_changes"`
+			}
+			require.NoError(t, json.Unmarshal(planJSON, &p))
+			tables := 0
+			for _, rc := range p.ResourceChanges {
+				if rc.Type == "aws_dynamodb_table" {
+					tables++
+				}
+			}
+			require.Positive(t, tables, "%s: the plan has no table; nothing would be checked", dir)
+			msgs, err := e.Deny(context.Background(), planJSON)
 			require.NoError(t, err)
 			assert.Empty(t, msgs, "%s must pass every guard rule", dir)
+			t.Logf("%s: %d resources, %d tables, no deny", dir, len(p.ResourceChanges), tables)
 		})
 	}
 }

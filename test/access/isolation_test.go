@@ -260,7 +260,11 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(got.policies[role.name]), &policy), role.name)
 		m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/dev-example-dynamodb-" + role.name + "/s", policy: policy}
 		role.cases(m)
-		cells = append(cells, m.cells...)
+		for _, c := range m.cells {
+			// One row per request: the roles ask different questions.
+			c.row, c.col = c.row+": "+c.col, "decision"
+			cells = append(cells, c)
+		}
 	}
 	evaluate(t, cells)
 	report(t, "application, investigator, data-patch, dynops-operator", cells)
@@ -290,28 +294,31 @@ func report(t *testing.T, title string, cells []cell) {
 		if !slices.Contains(cols, c.col) {
 			cols = append(cols, c.col)
 		}
-		mark := "ok"
+		mark := ""
 		if !c.ok() {
-			mark = "WRONG"
+			mark = " WRONG"
 		}
-		grid[c.row][c.col] = fmt.Sprintf("%s %s", short(c.got.OverallResult), mark)
+		grid[c.row][c.col] = short(c.got.OverallResult) + mark
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "IAM evaluator matrix: %s (%d cells)\n", title, len(cells))
-	width := 20
-	fmt.Fprintf(&b, "%-20s", "")
+	fmt.Fprintf(&b, "IAM evaluator matrix: %s (%d cells; ALLOW, deny = implicit, DENY! = explicit deny)\n", title, len(cells))
+	first := 0
+	for _, r := range rows {
+		first = max(first, len(r))
+	}
+	fmt.Fprintf(&b, "%-*s", first, "")
 	for _, c := range cols {
-		fmt.Fprintf(&b, " | %-*s", width, c)
+		fmt.Fprintf(&b, " | %s", c)
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-20s", r)
+		fmt.Fprintf(&b, "%-*s", first, r)
 		for _, c := range cols {
 			v := grid[r][c]
 			if v == "" {
 				v = "-"
 			}
-			fmt.Fprintf(&b, " | %-*s", width, v)
+			fmt.Fprintf(&b, " | %-*s", len(c), v)
 		}
 		b.WriteString("\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,7 +54,9 @@ type planned struct {
 // policy and trust documents, exactly as terraform would send them to IAM.
 func planExample(t *testing.T, vars map[string]any) planned {
 	t.Helper()
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, example, vars))
+	opts := harness.PlanOptions(t, example, vars)
+	opts.Logger = logger.Discard // the matrix is the output
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
 	out := planned{policies: map[string]string{}, trust: map[string]string{}, boundary: map[string]any{}}
 	for addr, r := range p.ResourcePlannedValuesMap {
 		role := between(addr, `["`, `"]`)
