@@ -37,7 +37,7 @@ generate: ## regenerate files rendered from Go (dynops-operator actions JSON + R
 	go generate ./internal/permissions
 
 policy: ## guard rules (Rego, OPA embedded) over plans: fixtures, every env root and example, the bad env denied
-	$(SETUP) && go test -count=1 -v -timeout $(TEST_TIMEOUT) ./policies/ | grep -vE '^=== (RUN|PAUSE|CONT)'
+	$(SETUP) && go test -count=1 -v -timeout $(TEST_TIMEOUT) ./policies/ | grep -vE '^=== (RUN|PAUSE|CONT|NAME)|retry\.go:[0-9]+: terraform '
 
 test-go: ## go test of every package, with per-test results and counts
 	@mkdir -p .cache
