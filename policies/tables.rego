@@ -27,7 +27,7 @@ deny contains msg if {
 deny contains msg if {
 	some r in tables
 	r.change.after.billing_mode == "PROVISIONED"
-	not exception(r, "DDB-CAP-01")
+	not has_exception(r, "DDB-CAP-01")
 	msg := sprintf("DDB-CAP-01: %s: PROVISIONED billing needs a reason (tag dynops:exception:DDB-CAP-01, the module's provisioned_reason); otherwise use PAY_PER_REQUEST", [r.address])
 }
 
@@ -58,7 +58,7 @@ deny contains msg if {
 	some kind in ["global_secondary_index", "local_secondary_index"]
 	some idx in object.get(r.change.after, kind, [])
 	idx.projection_type == "ALL"
-	not exception(r, "DDB-IDX-02")
+	not has_exception(r, "DDB-IDX-02")
 	msg := sprintf("DDB-IDX-02: %s: index %q projects ALL without approval; use INCLUDE with non_key_attributes or KEYS_ONLY, or set allow_projection_all with projection_all_reason", [r.address, idx.name])
 }
 
@@ -75,7 +75,7 @@ deny contains msg if {
 deny contains msg if {
 	some r in tables
 	object.get(r.change.after, "deletion_protection_enabled", false) != true
-	not exception(r, "DDB-PROT-01")
+	not has_exception(r, "DDB-PROT-01")
 	msg := sprintf("DDB-PROT-01: %s: deletion protection is off without a reason; set deletion_protection_enabled = true (or the module's deletion_protection_disabled_reason)", [r.address])
 }
 
@@ -83,7 +83,7 @@ deny contains msg if {
 deny contains msg if {
 	some r in tables
 	not pitr_35_days(r)
-	not exception(r, "DDB-PITR-01")
+	not has_exception(r, "DDB-PITR-01")
 	msg := sprintf("DDB-PITR-01: %s: point-in-time recovery must be on with 35 days; turn it on, or give the module's point_in_time_recovery.reason (tag dynops:exception:DDB-PITR-01)", [r.address])
 }
 
@@ -98,6 +98,6 @@ deny contains msg if {
 	some r in tables
 	r.change.after.stream_enabled == true
 	r.change.after.stream_view_type != "NEW_AND_OLD_IMAGES"
-	not exception(r, "DDB-STREAM-01")
+	not has_exception(r, "DDB-STREAM-01")
 	msg := sprintf("DDB-STREAM-01: %s: stream view type %q must be NEW_AND_OLD_IMAGES, or give the module's stream_view_type_reason", [r.address, r.change.after.stream_view_type])
 }
