@@ -6,10 +6,11 @@ SHELL := bash
 
 # Every target that needs the tools gets them from setup (built once, cached).
 SETUP = eval "$$(scripts/setup.sh --print-env)"
-GO_PACKAGES ?= ./...
+# The policies package runs in its own stage (make policy), not twice.
+GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build lint docs test-go test-unit bench clean
+.PHONY: help demo test setup build lint docs generate policy test-go test-unit bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -17,7 +18,7 @@ help: ## list the targets
 demo: build ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
 	$(SETUP) && bin/with-emulator -- bash scripts/demo.sh
 
-test: setup lint test-go ## everything: setup, lint, unit, plan and emulator tests
+test: setup lint policy test-go ## everything: setup, lint, policies, unit, plan and emulator tests
 
 setup: ## detect and install the tools (go tools at pinned versions)
 	scripts/setup.sh
@@ -31,6 +32,12 @@ lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to dat
 
 docs: ## regenerate the module READMEs with terraform-docs
 	$(SETUP) && for m in modules/*/; do [ -f "$$m/versions.tf" ] || continue; "$$TERRAFORM_DOCS" -c .terraform-docs.yml "$$m" >/dev/null; done
+
+generate: ## regenerate files rendered from Go (dynops-operator actions JSON + README table)
+	go generate ./internal/permissions
+
+policy: ## guard rules (Rego, OPA embedded) over plans: fixtures, every env root and example, the bad env denied
+	$(SETUP) && go test -count=1 -v -timeout $(TEST_TIMEOUT) ./policies/ | grep -vE '^=== (RUN|PAUSE|CONT|NAME)|retry\.go:[0-9]+: terraform '
 
 test-go: ## go test of every package, with per-test results and counts
 	@mkdir -p .cache

@@ -14,7 +14,7 @@ step "go vet"
 go vet ./... || fail=1
 
 step "terraform fmt"
-terraform fmt -check -recursive -diff modules envs || fail=1
+terraform fmt -check -recursive -diff modules envs policies || fail=1
 
 step "terraform validate (every module, example and env root)"
 dirs=$(find modules envs -name '*.tf' -not -path '*/.terraform/*' -exec dirname {} \; | sort -u)

@@ -11,6 +11,9 @@ TFLINT_VERSION=v0.64.0
 TFLINT_AWS_VERSION=v0.48.0
 TERRAFORM_DOCS_VERSION=v0.24.0
 GOTESTSUM_VERSION=v1.12.3
+# IAM policy evaluator for the tenant-isolation tests (test/access). AGPL-3.0:
+# a test-only tool in the tool cache, never shipped with dynops.
+IAM_SIMULATE_VERSION=0.1.173
 TERRAFORM_MIN=1.11.0
 AWS_PROVIDER_VERSION=5.100.0
 MIRROR_DIR=${DYNOPS_PROVIDER_MIRROR:-/opt/tf-plugins}
@@ -29,6 +32,8 @@ need go "Go 1.26 from https://go.dev/dl; on this machine kind it is at /usr/loca
 need terraform "terraform >= $TERRAFORM_MIN; no Debian package exists, install the HashiCorp binary" || true
 need moto_server "moto[server] 5.2.1: pip install 'moto[server]==5.2.1'" || true
 need git "apt-get install git" || true
+need node "Node.js >= 18 (apt-get install nodejs), for the IAM policy evaluator of the access tests" || true
+need npm "npm (apt-get install npm), to install @cloud-copilot/iam-simulate $IAM_SIMULATE_VERSION" || true
 
 if command -v terraform >/dev/null 2>&1; then
   tfv=$(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p')
@@ -73,6 +78,18 @@ ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
 
+# The IAM evaluator: npm package into $TOOLS/iam-simulate-VERSION, reached by
+# the tests through the stable link $TOOLS/iam-simulate.
+iamsim="$TOOLS/iam-simulate-$IAM_SIMULATE_VERSION"
+if [ ! -d "$iamsim/node_modules/@cloud-copilot/iam-simulate" ]; then
+  log "installing @cloud-copilot/iam-simulate $IAM_SIMULATE_VERSION with npm (once; cached in $iamsim)"
+  mkdir -p "$iamsim"
+  [ -f "$iamsim/package.json" ] || echo '{"private": true}' >"$iamsim/package.json"
+  (cd "$iamsim" && npm install --no-audit --no-fund --silent "@cloud-copilot/iam-simulate@$IAM_SIMULATE_VERSION") >"$iamsim/install.log" 2>&1 \
+    || { log "npm install @cloud-copilot/iam-simulate@$IAM_SIMULATE_VERSION failed; see $iamsim/install.log"; exit 1; }
+fi
+ln -sfn "iam-simulate-$IAM_SIMULATE_VERSION" "$TOOLS/iam-simulate"
+
 # tflint looks for plugins in TFLINT_PLUGIN_DIR/<name>; keep a folder with only the plugin.
 plugin_dir="$TOOLS/tflint-plugins"
 mkdir -p "$plugin_dir"
@@ -104,5 +121,6 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export TERRAFORM_DOCS=$tfdocs"
   echo "export GOTESTSUM=$gotestsum"
   echo "export TF_CLI_CONFIG_FILE=$rc"
+  echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"

@@ -15,3 +15,12 @@ output "table_names" {
   description = "Table names, for `dynops check --table`."
   value       = [for t in module.table : t.table_name]
 }
+
+output "access" {
+  description = "IAM policy ARNs and documents, and role ARNs, per role (null when access is off)."
+  value = var.access == null ? null : {
+    policy_arns      = module.access[0].policy_arns
+    policy_documents = module.access[0].policy_documents
+    role_arns        = module.access[0].role_arns
+  }
+}

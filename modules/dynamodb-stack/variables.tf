@@ -62,3 +62,26 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "access" {
+  description = <<-EOT
+    IAM policies (and optionally roles) for the tables (modules/dynamodb-access, DDB-SEC-01..03); null: none.
+    tenant_tables is keyed by usage, e.g. `{ order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }` (DDB-SEC-02).
+  EOT
+  type = object({
+    account_id = string
+    tenant_tables = optional(map(object({
+      key_prefix          = optional(string, "")
+      index_key_delimiter = optional(string)
+    })), {})
+    create_roles             = optional(bool, false)
+    trusted_principal_arns   = optional(list(string), [])
+    permissions_boundary_arn = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.access == null || alltrue([for u in keys(try(var.access.tenant_tables, {})) : contains(keys(var.tables), u)])
+    error_message = "DDB-SEC-02: access.tenant_tables must be keyed by usages listed in tables (e.g. \"order\")."
+  }
+}

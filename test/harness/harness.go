@@ -166,16 +166,21 @@ func RepoRoot() string {
 // (provider mirror when the machine has one); it fails t when setup has not run.
 func CLIConfig(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("DYNOPS_TOOLS_DIR")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "dynops", "tools")
-	}
-	rc := filepath.Join(dir, "terraform.rc")
+	rc := filepath.Join(ToolsDir(), "terraform.rc")
 	if _, err := os.Stat(rc); err != nil {
 		t.Fatalf("terraform CLI config %s is missing: run `make setup` (scripts/setup.sh) first", rc)
 	}
 	return rc
+}
+
+// ToolsDir is where scripts/setup.sh installs the tools: DYNOPS_TOOLS_DIR,
+// default ~/.cache/dynops/tools.
+func ToolsDir() string {
+	if dir := os.Getenv("DYNOPS_TOOLS_DIR"); dir != "" {
+		return dir
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "dynops", "tools")
 }
 
 // UniqueID returns a short random lower-case id for names that must not
@@ -188,7 +193,8 @@ func UniqueID() string {
 
 func copyRoot(t *testing.T, dir string) string {
 	t.Helper()
-	// Copy the repository's Terraform (modules/ and envs/) so that relative
+	// Copy the repository's Terraform (modules/, envs/ and the policy test
+	// roots under policies/) so that relative
 	// module sources resolve; leave out state, caches and everything else.
 	root := RepoRoot()
 	dest, err := files.CopyFolderToDest(root, t.TempDir(), "tf", func(path string) bool {
@@ -197,7 +203,7 @@ func copyRoot(t *testing.T, dir string) string {
 			return false
 		}
 		top := strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]
-		if top != "modules" && top != "envs" && rel != "." {
+		if top != "modules" && top != "envs" && top != "policies" && rel != "." {
 			return false
 		}
 		base := filepath.Base(path)

@@ -1,0 +1,23 @@
+variable "env" {
+  description = "Environment (DDB-NAME-01, DDB-SEC-03)."
+  type        = string
+  default     = "dev"
+}
+
+variable "product" {
+  description = "Product name."
+  type        = string
+  default     = "example"
+}
+
+variable "account_id" {
+  description = "AWS account ID of the tables."
+  type        = string
+  default     = "123456789012"
+}
+
+variable "permissions_boundary_arn" {
+  description = "Optional permissions boundary for the roles."
+  type        = string
+  default     = null
+}

@@ -1,0 +1,24 @@
+output "policy_arns" {
+  description = "Policy ARN per role: application, tenant, investigator, data-patch, dynops-operator (only those created)."
+  value       = { for k, p in aws_iam_policy.this : k => p.arn }
+}
+
+output "policy_documents" {
+  description = "Policy JSON per role, as attached (for review and for the isolation tests)."
+  value       = local.policies
+}
+
+output "role_arns" {
+  description = "Role ARN per role; empty unless create_roles = true."
+  value       = { for k, r in aws_iam_role.this : k => r.arn }
+}
+
+output "role_names" {
+  description = "Role name per role; empty unless create_roles = true."
+  value       = { for k, r in aws_iam_role.this : k => r.name }
+}
+
+output "trust_policies" {
+  description = "Trust policy JSON per role (the tenant role requires the tenant session tag)."
+  value       = var.create_roles ? local.trust : {}
+}

@@ -1,0 +1,22 @@
+# IAM for the stack's tables (DDB-SEC-01..03): modules/dynamodb-access with the
+# application policy on every table, tenant isolation on the tables listed in
+# access.tenant_tables, and the investigator, data-patch and dynops-operator
+# policies scoped to {env}-* tables. Off unless access is given (it needs the
+# account ID, which a plan must not ask STS for).
+module "access" {
+  source = "../dynamodb-access"
+  count  = var.access == null ? 0 : 1
+
+  env        = var.env
+  product    = var.product
+  account_id = var.access.account_id
+
+  application_tables = [for t in module.table : t.table_name]
+  tenant_tables      = { for usage, cfg in var.access.tenant_tables : module.table[usage].table_name => cfg }
+
+  create_roles             = var.access.create_roles
+  trusted_principal_arns   = var.access.trusted_principal_arns
+  permissions_boundary_arn = var.access.permissions_boundary_arn
+
+  tags = var.tags
+}

@@ -1,0 +1,72 @@
+package dynops.plan
+
+# IAM policy documents in the plan: identity policies and table resource policies.
+policy_types := {"aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy", "aws_dynamodb_resource_policy"}
+
+allow_statements contains [r.address, s] if {
+	some r in resources
+	r.type in policy_types
+	doc := json.unmarshal(r.change.after.policy)
+	some s in as_array(doc.Statement)
+	s.Effect == "Allow"
+}
+
+actions(s) := {lower(a) | some a in as_array(object.get(s, "Action", []))}
+
+# An Allow with NotResource reaches everything it does not name.
+statement_resources(s) := {"*"} if s.NotResource
+
+statement_resources(s) := {r | some r in as_array(object.get(s, "Resource", []))} if not s.NotResource
+
+# DDB-SEC-01: no dynamodb:* (or *) on every resource.
+deny contains msg if {
+	some [addr, s] in allow_statements
+	some a in actions(s)
+	a in {"*", "dynamodb:*"}
+	some res in statement_resources(s)
+	every_table(res)
+	msg := sprintf("DDB-SEC-01: %s: statement %q allows %q on %q; grant the exact actions on this env's tables (modules/dynamodb-access)", [addr, object.get(s, "Sid", ""), a, res])
+}
+
+every_table(res) if res == "*"
+
+every_table(res) if regex.match(`^arn:[^:]*:dynamodb:[^:]*:[^:]*:(\*|table/\*)$`, res)
+
+# DDB-SEC-03: DynamoDB actions only on table/{env}-* resources; "*" only for
+# actions IAM cannot scope (ListTables, ...).
+deny contains msg if {
+	some [addr, s] in allow_statements
+	dynamodb_statement(s)
+	some res in statement_resources(s)
+	not env_scoped(res)
+	not unscoped_only(s, res)
+	not other_service(res)
+	msg := sprintf("DDB-SEC-03: %s: statement %q grants DynamoDB actions on %q, which is not scoped to one environment; use arn:PARTITION:dynamodb:REGION:ACCOUNT:table/{env}-* (env one of %v)", [addr, object.get(s, "Sid", ""), res, allowed_envs])
+}
+
+dynamodb_statement(s) if {
+	some a in actions(s)
+	a in {"*", "dynamodb:*"}
+}
+
+dynamodb_statement(s) if {
+	some a in actions(s)
+	startswith(a, "dynamodb:")
+}
+
+env_scoped(res) if {
+	some env in allowed_envs
+	regex.match(sprintf(`^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/%s-`, [env]), res)
+}
+
+unscoped_only(s, "*") if {
+	unscoped := {lower(a) | some a in data.guideline.unscoped_dynamodb_actions}
+	every a in actions(s) {
+		a in unscoped
+	}
+}
+
+other_service(res) if {
+	res != "*"
+	not regex.match(`^arn:[^:]*:dynamodb:`, res)
+}

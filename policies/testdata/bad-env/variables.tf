@@ -1,0 +1,1 @@
+# The bad env takes no inputs.

@@ -1,0 +1,194 @@
+// Package access tests modules/dynamodb-access offline: the planned policies
+// and their validations, and tenant isolation (DDB-SEC-02) proven by a real
+// IAM policy evaluator over the policies in the plan.
+package access
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/logger"
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/permissions"
+	"github.com/dynops/dynops/test/harness"
+)
+
+const (
+	example   = "modules/dynamodb-access/examples/complete"
+	module    = "modules/dynamodb-access"
+	accountID = "123456789012"
+	region    = harness.DefaultRegion
+)
+
+// Policy is an IAM policy document.
+type Policy struct {
+	Version   string      `json:"Version"`
+	Statement []Statement `json:"Statement"`
+}
+
+// Statement is one IAM statement; Action and Resource are always lists here.
+type Statement struct {
+	Sid       string         `json:"Sid"`
+	Effect    string         `json:"Effect"`
+	Principal map[string]any `json:"Principal,omitempty"`
+	Action    []string       `json:"Action"`
+	Resource  []string       `json:"Resource,omitempty"`
+	Condition map[string]any `json:"Condition,omitempty"`
+}
+
+// planned is what the plan of the example holds, per role.
+type planned struct {
+	policies map[string]string // role -> policy JSON as planned
+	trust    map[string]string // role -> trust policy JSON as planned
+	boundary map[string]any    // role -> permissions_boundary
+}
+
+// planExample plans the complete example offline and returns the planned
+// policy and trust documents, exactly as terraform would send them to IAM.
+func planExample(t *testing.T, vars map[string]any) planned {
+	t.Helper()
+	opts := harness.PlanOptions(t, example, vars)
+	opts.Logger = logger.Discard // the matrix is the output
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	out := planned{policies: map[string]string{}, trust: map[string]string{}, boundary: map[string]any{}}
+	for addr, r := range p.ResourcePlannedValuesMap {
+		role := between(addr, `["`, `"]`)
+		switch {
+		case strings.HasPrefix(addr, "module.access.aws_iam_policy.this["):
+			out.policies[role] = r.AttributeValues["policy"].(string)
+		case strings.HasPrefix(addr, "module.access.aws_iam_role.this["):
+			out.trust[role] = r.AttributeValues["assume_role_policy"].(string)
+			out.boundary[role] = r.AttributeValues["permissions_boundary"]
+		}
+	}
+	return out
+}
+
+func between(s, open, close string) string {
+	_, rest, _ := strings.Cut(s, open)
+	in, _, _ := strings.Cut(rest, close)
+	return in
+}
+
+func decode(t *testing.T, doc string) Policy {
+	t.Helper()
+	var p Policy
+	require.NoError(t, json.Unmarshal([]byte(doc), &p), "policy JSON: %s", doc)
+	return p
+}
+
+func TestPlanExample(t *testing.T) {
+	t.Parallel()
+	boundary := "arn:aws:iam::" + accountID + ":policy/dev-boundary"
+	got := planExample(t, map[string]any{"permissions_boundary_arn": boundary})
+
+	roles := []string{"application", "data-patch", "dynops-operator", "investigator", "tenant"}
+	require.ElementsMatch(t, roles, keys(got.policies), "one policy per role")
+	require.ElementsMatch(t, roles, keys(got.trust), "one role per policy with create_roles = true")
+
+	t.Run("DDB-SEC-03 every DynamoDB resource is under table/dev-", func(t *testing.T) {
+		prefix := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/dev-", region, accountID)
+		for role, doc := range got.policies {
+			for _, s := range decode(t, doc).Statement {
+				for _, r := range s.Resource {
+					if r == "*" {
+						for _, a := range s.Action {
+							assert.Equal(t, "*", permissions.Scope(a), "%s: %s on * but IAM can scope it", role, a)
+						}
+						continue
+					}
+					assert.True(t, strings.HasPrefix(r, prefix), "%s: resource %s is not under %s", role, r, prefix)
+				}
+			}
+		}
+	})
+	t.Run("DDB-SEC-01 investigator reads, data-patch writes only Put/Update", func(t *testing.T) {
+		inv := decode(t, got.policies["investigator"])
+		require.Len(t, inv.Statement, 1)
+		assert.ElementsMatch(t, []string{"dynamodb:GetItem", "dynamodb:Query"}, inv.Statement[0].Action)
+		dp := decode(t, got.policies["data-patch"])
+		require.Len(t, dp.Statement, 1)
+		assert.ElementsMatch(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}, dp.Statement[0].Action)
+	})
+	t.Run("DDB-SEC-01 application has no Scan and no wildcard", func(t *testing.T) {
+		for _, s := range decode(t, got.policies["application"]).Statement {
+			assert.NotContains(t, s.Action, "dynamodb:Scan")
+			for _, a := range s.Action {
+				assert.NotContains(t, a, "*")
+			}
+		}
+	})
+	t.Run("dynops-operator is exactly operator-actions.json", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), permissions.JSONFile))
+		require.NoError(t, err)
+		var doc permissions.Document
+		require.NoError(t, json.Unmarshal(b, &doc))
+		var want, have []string
+		for _, s := range doc.Statements {
+			want = append(want, s.Actions...)
+		}
+		for _, s := range decode(t, got.policies["dynops-operator"]).Statement {
+			have = append(have, s.Action...)
+		}
+		assert.ElementsMatch(t, want, have)
+	})
+	t.Run("DDB-SEC-02 tenant trust requires the tag at TagSession", func(t *testing.T) {
+		trust := decode(t, got.trust["tenant"])
+		require.Len(t, trust.Statement, 1)
+		assert.ElementsMatch(t, []string{"sts:AssumeRole", "sts:TagSession"}, trust.Statement[0].Action)
+		assert.Contains(t, got.trust["tenant"], `"aws:RequestTag/tenant_id":"false"`)
+	})
+	t.Run("permissions boundary on every role", func(t *testing.T) {
+		for role, b := range got.boundary {
+			assert.Equal(t, boundary, b, role)
+		}
+	})
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestPlanValidations: bad inputs fail the plan with the rule ID and the fix.
+func TestPlanValidations(t *testing.T) {
+	t.Parallel()
+	base := func() map[string]any {
+		return map[string]any{"env": "dev", "product": "hoge", "account_id": accountID}
+	}
+	cases := []struct {
+		name string
+		vars map[string]any
+		want string
+	}{
+		{"DDB-SEC-03 application table of another env", map[string]any{"application_tables": []string{"prod-hoge-user"}}, "DDB-SEC-03: every application_tables entry must be a table of this env"},
+		{"DDB-SEC-03 tenant table of another env", map[string]any{"tenant_tables": map[string]any{"stg-hoge-order": map[string]any{}}}, "DDB-SEC-03: every tenant_tables key"},
+		{"DDB-SEC-03 account id", map[string]any{"account_id": "12345"}, "DDB-SEC-03: account_id must be the 12-digit"},
+		{"DDB-SEC-02 wildcard in key prefix", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"key_prefix": "TENANT*"}}}, "DDB-SEC-02: key_prefix must not contain"},
+		{"DDB-SEC-02 letter as delimiter", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"index_key_delimiter": "x"}}}, "DDB-SEC-02: key_prefix must not contain"},
+		{"DDB-SEC-01 roles without principals", map[string]any{"create_roles": true}, "DDB-SEC-01: create_roles = true needs trusted_principal_arns"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			vars := base()
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			opts := harness.PlanOptions(t, module, vars)
+			out, err := terraform.InitAndPlanE(t, opts)
+			require.Error(t, err, "plan should fail")
+			assert.Contains(t, strings.Join(strings.Fields(out), " "), tc.want)
+		})
+	}
+}
