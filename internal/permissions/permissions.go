@@ -27,6 +27,14 @@ type Command struct {
 func Commands() []Command {
 	return []Command{
 		{"check", []string{"dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource"}},
+		{"pitr status", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
+		// A restore writes the new table's items: AWS checks the item actions on the target too.
+		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},
+		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
+		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
+		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},
+		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction"}},
+		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks"}},
 	}
 }
 
