@@ -104,14 +104,14 @@ const (
 // the client token, so a crash between the two re-requests the same export
 // (the token makes the request idempotent) instead of starting another.
 type InFlight struct {
-	Type       string    `json:"type"`                  // Full or Incremental
-	ExportTime time.Time `json:"export_time,omitzero"`  // Full: the snapshot time
-	Window     Window    `json:"window,omitzero"`       // Incremental: the period
-	Token      string    `json:"client_token"`          // ClientToken of the request
-	ExportArn  string    `json:"export_arn,omitempty"`  // "" until the request returned
-	Status     string    `json:"status,omitempty"`      // last known status
-	Failure    string    `json:"failure,omitempty"`     // FailureMessage of a failed export
-	StartedAt  time.Time `json:"started_at,omitzero"`   // when it was requested
+	Type       string    `json:"type"`                 // Full or Incremental
+	ExportTime time.Time `json:"export_time,omitzero"` // Full: the snapshot time
+	Window     Window    `json:"window,omitzero"`      // Incremental: the period
+	Token      string    `json:"client_token"`         // ClientToken of the request
+	ExportArn  string    `json:"export_arn,omitempty"` // "" until the request returned
+	Status     string    `json:"status,omitempty"`     // last known status
+	Failure    string    `json:"failure,omitempty"`    // FailureMessage of a failed export
+	StartedAt  time.Time `json:"started_at,omitzero"`  // when it was requested
 }
 
 // End is the time the checkpoint moves to once this export completes.
