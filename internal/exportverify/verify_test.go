@@ -40,7 +40,7 @@ func verify(t *testing.T, root string, o exportverify.Options) exportverify.Repo
 
 func TestVerifyGoodExports(t *testing.T) {
 	cases := map[string]exporttest.Spec{
-		"full":                            {FileItems: []int{10, 7, 0, 3}},
+		"full":                             {FileItems: []int{10, 7, 0, 3}},
 		"incremental (shared data folder)": {Incremental: true, FileItems: []int{4, 5}},
 		"manifest keys without the prefix": {FileItems: []int{2, 2}, KeysWithoutPrefix: true},
 	}
