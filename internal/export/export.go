@@ -9,15 +9,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/dynops/dynops/internal/exportwindow"
 )
@@ -76,15 +77,24 @@ type Table struct {
 // ErrNoPITR: exports read from PITR, which is off.
 var ErrNoPITR = errors.New("point-in-time recovery is off")
 
+// TableArn returns the table's ARN.
+func TableArn(ctx context.Context, db DynamoDB, table string) (string, error) {
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return "", fmt.Errorf("describing %s: %w", table, err)
+	}
+	return aws.ToString(dt.Table.TableArn), nil
+}
+
 // DescribeTable returns the table's ARN and PITR window; exports need PITR
 // (DDB-EXP-01, DDB-PITR-01).
 func DescribeTable(ctx context.Context, db DynamoDB, table string) (Table, error) {
 	t := Table{Name: table}
-	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	arn, err := TableArn(ctx, db, table)
 	if err != nil {
-		return t, fmt.Errorf("describing %s: %w", table, err)
+		return t, err
 	}
-	t.Arn = aws.ToString(dt.Table.TableArn)
+	t.Arn = arn
 	cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &table})
 	if err != nil {
 		return t, fmt.Errorf("describing continuous backups of %s: %w", table, err)
@@ -215,4 +225,10 @@ func decodeJSON(r io.Reader, v any) error {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
 	return nil
+}
+
+// NewS3 returns an S3 client for cfg; path-style addressing when an endpoint
+// is set (a local emulator has no per-bucket host names).
+func NewS3(cfg aws.Config) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = cfg.BaseEndpoint != nil })
 }

@@ -204,3 +204,25 @@ func WaitImport(ctx context.Context, db ImportDB, arn string, progress func(i Im
 		delay = min(delay*2, 30*time.Second)
 	}
 }
+
+// Scanner is the part of the API CountTableItems uses.
+type Scanner interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// CountTableItems counts a table's items with a paged COUNT scan, following
+// LastEvaluatedKey (DDB-API-03): the check after an import.
+func CountTableItems(ctx context.Context, db Scanner, table string) (int64, error) {
+	var n int64
+	in := &dynamodb.ScanInput{TableName: &table, Select: types.SelectCount}
+	for {
+		out, err := db.Scan(ctx, in)
+		if err != nil {
+			return n, fmt.Errorf("counting the items of %s: %w", table, err)
+		}
+		n += int64(out.Count)
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; len(in.ExclusiveStartKey) == 0 {
+			return n, nil
+		}
+	}
+}

@@ -97,6 +97,12 @@ func (c CheckpointStore) Save(ctx context.Context, prev, next exportwindow.State
 	return next, nil
 }
 
+// SeriesDB is what a series needs: exports and the checkpoint table.
+type SeriesDB interface {
+	DynamoDB
+	CheckpointDB
+}
+
 // Series runs the gap-free export series of one table: a full export, then
 // contiguous incremental windows from the checkpoint.
 type Series struct {
