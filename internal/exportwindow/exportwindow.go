@@ -46,9 +46,10 @@ var ErrTooShort = errors.New("shorter than the 15-minute minimum of an increment
 // Split divides [from, to) into contiguous windows of at most 24 hours, none
 // shorter than 15 minutes: full 24-hour windows from `from`, and when the
 // remainder would be under 15 minutes the last two windows are rebalanced.
-// Times are truncated to whole seconds (the API's granularity).
+// Times are kept as given (not rounded), so a series that starts each window
+// where the last ended stays contiguous.
 func Split(from, to time.Time) ([]Window, error) {
-	from, to = from.Truncate(time.Second).UTC(), to.Truncate(time.Second).UTC()
+	from, to = from.UTC(), to.UTC()
 	if !to.After(from) {
 		return nil, fmt.Errorf("range %s..%s: the end must be after the start", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
@@ -183,10 +184,10 @@ func Decide(s State, p PITR) Decision {
 		}
 	}
 	if s.Checkpoint.IsZero() {
-		return Decision{Action: StartFull, ExportTime: p.Latest.Truncate(time.Second).UTC(), Reason: "no checkpoint yet: a full export is the baseline"}
+		return Decision{Action: StartFull, ExportTime: p.Latest.UTC(), Reason: "no checkpoint yet: a full export is the baseline"}
 	}
 	if s.Checkpoint.Before(p.Earliest) {
-		return Decision{Action: StartFull, ExportTime: p.Latest.Truncate(time.Second).UTC(), Gap: true,
+		return Decision{Action: StartFull, ExportTime: p.Latest.UTC(), Gap: true,
 			Reason: fmt.Sprintf("GAP: checkpoint %s fell out of the PITR window (earliest %s); changes in between cannot be exported: a new full export re-baselines",
 				s.Checkpoint.UTC().Format(time.RFC3339), p.Earliest.UTC().Format(time.RFC3339))}
 	}

@@ -42,14 +42,14 @@ func TestSplit(t *testing.T) {
 		{"24 h + 15 min", t0, at(24*time.Hour + 15*time.Minute), 2},
 		{"3 days of catch-up after downtime", t0, at(72 * time.Hour), 3},
 		{"35 days (the whole PITR window)", t0, at(35 * 24 * time.Hour), 35},
-		{"sub-second times are truncated", t0.Add(300 * time.Millisecond), at(2*time.Hour + 700*time.Millisecond), 1},
+		{"sub-second times are kept", t0.Add(300 * time.Millisecond), at(2*time.Hour + 700*time.Millisecond), 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws, err := Split(c.from, c.to)
 			require.NoError(t, err)
 			assert.Len(t, ws, c.count)
-			contiguous(t, ws, c.from.Truncate(time.Second), c.to.Truncate(time.Second))
+			contiguous(t, ws, c.from, c.to)
 		})
 	}
 	t.Run("rebalanced split keeps full windows first", func(t *testing.T) {
