@@ -192,7 +192,7 @@ resource "aws_scheduler_schedule" "table" {
     role_arn = aws_iam_role.scheduler[0].arn
     input = jsonencode({
       table  = each.value
-      bucket = aws_s3_bucket.this.id
+      bucket = local.bucket_name
       prefix = "${var.exports_prefix}/${each.value}"
     })
     retry_policy {
