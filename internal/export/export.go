@@ -45,8 +45,8 @@ type Export struct {
 	To         time.Time `json:"to,omitzero"`
 	StartTime  time.Time `json:"start_time,omitzero"`
 	EndTime    time.Time `json:"end_time,omitzero"`
-	Items      int64     `json:"items"`
-	Bytes      int64     `json:"billed_bytes"`
+	Items      *int64    `json:"items,omitempty"` // nil when unknown (ListExports does not say)
+	Bytes      int64     `json:"billed_bytes,omitempty"`
 	Manifest   string    `json:"manifest,omitempty"`
 	Failure    string    `json:"failure,omitempty"`
 }
@@ -56,7 +56,7 @@ func fromDescription(d *types.ExportDescription) Export {
 		Arn: aws.ToString(d.ExportArn), Status: string(d.ExportStatus), Type: string(d.ExportType),
 		TableArn: aws.ToString(d.TableArn), Bucket: aws.ToString(d.S3Bucket), Prefix: aws.ToString(d.S3Prefix),
 		ExportTime: aws.ToTime(d.ExportTime), StartTime: aws.ToTime(d.StartTime), EndTime: aws.ToTime(d.EndTime),
-		Items: aws.ToInt64(d.ItemCount), Bytes: aws.ToInt64(d.BilledSizeBytes), Manifest: aws.ToString(d.ExportManifest),
+		Items: d.ItemCount, Bytes: aws.ToInt64(d.BilledSizeBytes), Manifest: aws.ToString(d.ExportManifest),
 	}
 	if spec := d.IncrementalExportSpecification; spec != nil {
 		e.From, e.To = aws.ToTime(spec.ExportFromTime), aws.ToTime(spec.ExportToTime)

@@ -69,10 +69,11 @@ type FileEntry struct {
 
 // File statuses.
 const (
-	StatusOK       = "ok"
-	StatusMissing  = "missing"
-	StatusCorrupt  = "corrupt"  // does not decode
-	StatusMismatch = "mismatch" // decodes, but differs from the manifest
+	StatusOK         = "ok"
+	StatusMissing    = "missing"
+	StatusUnreadable = "unreadable" // exists, but could not be read (e.g. access denied)
+	StatusCorrupt    = "corrupt"    // does not decode
+	StatusMismatch   = "mismatch"   // decodes, but differs from the manifest
 )
 
 // FileResult is the verdict on one data file.
@@ -277,7 +278,7 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 	} else {
 		key, err := resolve(ctx, store, sum, j.key, "")
 		if err != nil {
-			r.Status, r.Detail = StatusMissing, err.Error()
+			r.Status, r.Detail = unreadable(err)
 			if errors.Is(err, ErrNotFound) {
 				r.Detail = "listed in " + FilesName + " but not in the bucket"
 			}
@@ -285,13 +286,13 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		}
 		r.Key = key
 		if obj, err = store.Stat(ctx, key); err != nil {
-			r.Status, r.Detail = StatusMissing, err.Error()
+			r.Status, r.Detail = unreadable(err)
 			return r
 		}
 	}
 	body, err := store.Open(ctx, r.Key)
 	if err != nil {
-		r.Status, r.Detail = StatusMissing, err.Error()
+		r.Status, r.Detail = unreadable(err)
 		return r
 	}
 	defer body.Close()
@@ -327,6 +328,14 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		r.Status, r.Detail = StatusMismatch, strings.Join(diffs, "; ")
 	}
 	return r
+}
+
+// unreadable classifies a failure to read a file: missing, or there but unreadable.
+func unreadable(err error) (string, string) {
+	if errors.Is(err, ErrNotFound) {
+		return StatusMissing, err.Error()
+	}
+	return StatusUnreadable, err.Error()
 }
 
 // resolve finds a key named in a manifest. AWS writes keys that include the

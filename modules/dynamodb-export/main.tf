@@ -20,12 +20,13 @@ locals {
 
   exporter_arns = concat(var.exporter_principal_arns, var.schedule_enabled ? [local.scheduler_lambda_role_arn] : [])
   tags          = merge(var.tags, { env = var.env, product = var.product, "managed-by" = "terraform" })
+  bucket_tags   = merge(local.tags, var.tls_only_disabled_reason == "" ? {} : { "dynops:exception:tls-only" = var.tls_only_disabled_reason })
 }
 
 resource "aws_s3_bucket" "this" {
   bucket        = local.bucket_name
   force_destroy = var.force_destroy
-  tags          = local.tags
+  tags          = local.bucket_tags
 }
 
 resource "aws_s3_bucket_versioning" "this" {
@@ -110,19 +111,22 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
 }
 
 data "aws_iam_policy_document" "bucket" {
-  statement {
-    sid     = "DenyInsecureTransport"
-    effect  = "Deny"
-    actions = ["s3:*"]
-    principals {
-      type        = "*"
-      identifiers = ["*"]
-    }
-    resources = [local.bucket_arn, "${local.bucket_arn}/*"]
-    condition {
-      test     = "Bool"
-      variable = "aws:SecureTransport"
-      values   = ["false"]
+  dynamic "statement" {
+    for_each = var.tls_only_disabled_reason == "" ? [1] : []
+    content {
+      sid     = "DenyInsecureTransport"
+      effect  = "Deny"
+      actions = ["s3:*"]
+      principals {
+        type        = "*"
+        identifiers = ["*"]
+      }
+      resources = [local.bucket_arn, "${local.bucket_arn}/*"]
+      condition {
+        test     = "Bool"
+        variable = "aws:SecureTransport"
+        values   = ["false"]
+      }
     }
   }
 

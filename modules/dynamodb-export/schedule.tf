@@ -224,33 +224,31 @@ resource "aws_cloudwatch_metric_alarm" "lag" {
   tags                = local.tags
 }
 
-resource "aws_cloudwatch_metric_alarm" "failed" {
-  for_each = var.schedule_enabled ? toset(local.table_names) : toset([])
-
-  alarm_name          = "${each.value}-export-failed"
-  alarm_description   = "An export of ${each.value} ended FAILED; the series retries the window from the same checkpoint. Runbook: runbooks/export-and-cross-region-restore.md"
-  namespace           = "dynops/Export"
-  metric_name         = "FailedExports"
-  dimensions          = { TableName = each.value }
-  statistic           = "Sum"
-  period              = 900
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanThreshold"
-  threshold           = 0
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-  tags                = local.tags
+# One alarm per table and event: an export ended FAILED, or a gap.
+locals {
+  series_events = {
+    failed = {
+      metric      = "FailedExports"
+      description = "An export of %s ended FAILED; the series retries the window from the same checkpoint."
+    }
+    gap = {
+      metric      = "Gaps"
+      description = "The checkpoint of %s fell out of the PITR window: changes were lost to the series, which re-baselined with a full export."
+    }
+  }
+  table_events = var.schedule_enabled ? {
+    for pair in setproduct(local.table_names, keys(local.series_events)) : "${pair[0]}/${pair[1]}" => { table = pair[0], event = pair[1] }
+  } : {}
 }
 
-resource "aws_cloudwatch_metric_alarm" "gap" {
-  for_each = var.schedule_enabled ? toset(local.table_names) : toset([])
+resource "aws_cloudwatch_metric_alarm" "series_event" {
+  for_each = local.table_events
 
-  alarm_name          = "${each.value}-export-gap"
-  alarm_description   = "The checkpoint of ${each.value} fell out of the PITR window: changes were lost to the series, which re-baselined with a full export. Runbook: runbooks/export-and-cross-region-restore.md"
+  alarm_name          = "${each.value.table}-export-${each.value.event}"
+  alarm_description   = "${format(local.series_events[each.value.event].description, each.value.table)} Runbook: runbooks/export-and-cross-region-restore.md"
   namespace           = "dynops/Export"
-  metric_name         = "Gaps"
-  dimensions          = { TableName = each.value }
+  metric_name         = local.series_events[each.value.event].metric
+  dimensions          = { TableName = each.value.table }
   statistic           = "Sum"
   period              = 900
   evaluation_periods  = 1

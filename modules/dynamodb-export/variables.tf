@@ -115,6 +115,12 @@ variable "lifecycle_rules" {
   }
 }
 
+variable "tls_only_disabled_reason" {
+  description = "Why the bucket may be reached without TLS; empty (the default) keeps the TLS-only deny. Only for the local emulator, which speaks plain HTTP (and enforces the deny). Shows as the bucket tag dynops:exception:tls-only."
+  type        = string
+  default     = ""
+}
+
 variable "force_destroy" {
   description = "Let `terraform destroy` delete a bucket that still holds exports. Only for throw-away environments (the local emulator, tests)."
   type        = bool

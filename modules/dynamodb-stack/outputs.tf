@@ -15,3 +15,13 @@ output "table_names" {
   description = "Table names, for `dynops check --table`."
   value       = [for t in module.table : t.table_name]
 }
+
+output "export_bucket" {
+  description = "The export bucket, for `dynops export --bucket`; null when export_enabled is false."
+  value       = var.export_enabled ? module.export[0].bucket_name : null
+}
+
+output "export_checkpoint_table" {
+  description = "The export series checkpoint table; null without a schedule."
+  value       = var.export_enabled ? module.export[0].checkpoint_table_name : null
+}

@@ -54,7 +54,9 @@ func newFixture(t *testing.T, items int) fixture {
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}}})
 	require.NoError(t, err)
 	require.NoError(t, tablesettings.WaitActive(ctx, fx.db, fx.table, nil))
-	t.Cleanup(func() { _, _ = fx.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &fx.table}) })
+	t.Cleanup(func() {
+		_, _ = fx.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &fx.table})
+	})
 	for i := 0; i < items; i++ {
 		_, err := fx.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &fx.table, Item: map[string]types.AttributeValue{
 			"user_id": &types.AttributeValueMemberS{Value: fmt.Sprintf("u%03d", i)},
@@ -86,7 +88,8 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &started))
 	require.Len(t, started, 1)
 	assert.Equal(t, exportwindow.Completed, started[0].Status)
-	assert.EqualValues(t, fx.items, started[0].Items)
+	require.NotNil(t, started[0].Items)
+	assert.EqualValues(t, fx.items, *started[0].Items)
 
 	out, _, code = fx.dynops(t, "export", "list", "--table", fx.table)
 	require.Equal(t, 0, code)

@@ -129,6 +129,17 @@ func TestPlanBucketHardening(t *testing.T) {
 	}
 }
 
+func TestPlanTLSOnlyException(t *testing.T) {
+	t.Parallel()
+	p := planOf(t, vars(map[string]any{"tls_only_disabled_reason": "local emulator speaks HTTP"}))
+	pol := parsePolicy(t, attrs(t, p, "aws_s3_bucket_policy.this")["policy"])
+	for _, s := range pol.Statement {
+		assert.NotEqual(t, "DenyInsecureTransport", s.Sid)
+	}
+	assert.Equal(t, "local emulator speaks HTTP", attrs(t, p, "aws_s3_bucket.this")["tags"].(map[string]any)["dynops:exception:tls-only"],
+		"the exception is visible in the plan")
+}
+
 func TestPlanKMSAndLifecycleInputs(t *testing.T) {
 	t.Parallel()
 	key := "arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555"
@@ -251,8 +262,8 @@ func TestPlanSchedule(t *testing.T) {
 		assert.EqualValues(t, 10800, lag["threshold"])
 		assert.Equal(t, "breaching", lag["treat_missing_data"], "a stopped scheduler alarms")
 		assert.Equal(t, []any{"arn:aws:sns:eu-west-1:123456789012:dev-hoge-alerts"}, lag["alarm_actions"])
-		assert.Equal(t, "FailedExports", attrs(t, p, `aws_cloudwatch_metric_alarm.failed["dev-hoge-order"]`)["metric_name"])
-		assert.Equal(t, "Gaps", attrs(t, p, `aws_cloudwatch_metric_alarm.gap["dev-hoge-order"]`)["metric_name"])
+		assert.Equal(t, "FailedExports", attrs(t, p, `aws_cloudwatch_metric_alarm.series_event["dev-hoge-order/failed"]`)["metric_name"])
+		assert.Equal(t, "Gaps", attrs(t, p, `aws_cloudwatch_metric_alarm.series_event["dev-hoge-order/gap"]`)["metric_name"])
 		assert.Equal(t, "Errors", attrs(t, p, "aws_cloudwatch_metric_alarm.scheduler_errors[0]")["metric_name"])
 	})
 }

@@ -65,10 +65,10 @@ func period(e export.Export) string {
 }
 
 func count(e export.Export) string {
-	if e.Status != "COMPLETED" {
+	if e.Status != "COMPLETED" || e.Items == nil {
 		return "-"
 	}
-	return fmt.Sprint(e.Items)
+	return fmt.Sprint(*e.Items)
 }
 
 func shortArn(arn string) string {

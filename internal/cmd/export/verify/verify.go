@@ -119,9 +119,15 @@ func printReport(ios *iostreams.IOStreams, rep exportverify.Report) error {
 		if !ex.OK {
 			verdict = ios.Colour(iostreams.Red, "FAILED")
 		}
+		good := 0
+		for _, fr := range ex.Files {
+			if fr.Status == exportverify.StatusOK {
+				good++
+			}
+		}
 		switch rep.Mode {
 		case "data-only":
-			fmt.Fprintf(ios.Out, "%s: %s, %d data files decode, %d items (data-only: no manifest to compare with)\n", ex.Dir, verdict, len(ex.Files), ex.Items)
+			fmt.Fprintf(ios.Out, "%s: %s, %d of %d data files decode, %d items (data-only: no manifest to compare with)\n", ex.Dir, verdict, good, len(ex.Files), ex.Items)
 		default:
 			fmt.Fprintf(ios.Out, "%s (%s %s): %s, %d items in %d files; manifest-summary says %d\n", ex.Dir, ex.ExportType, ex.ExportArn, verdict, ex.Items, len(ex.Files), ex.SummaryItems)
 		}
