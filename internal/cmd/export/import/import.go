@@ -81,6 +81,11 @@ a prod-* table also needs its name typed (or --confirm NAME).`,
 			if opts.RangeKey != "" && opts.HashKey == "" {
 				return factory.UsageErrorf("--range-key needs --hash-key")
 			}
+			for flag, v := range map[string]string{"--hash-key": opts.HashKey, "--range-key": opts.RangeKey} {
+				if _, err := export.ParseKey(v); v != "" && err != nil {
+					return factory.UsageErrorf("%s: %v", flag, err)
+				}
+			}
 			if !guideline.ValidTableName(opts.Table, guideline.DefaultEnvs()) {
 				return factory.UsageErrorf("--table %q: DDB-NAME-01 wants {env}-{product}-{usage}, e.g. dev-hoge-user", opts.Table)
 			}
