@@ -228,7 +228,12 @@ func decodeJSON(r io.Reader, v any) error {
 }
 
 // NewS3 returns an S3 client for cfg; path-style addressing when an endpoint
-// is set (a local emulator has no per-bucket host names).
+// is set (a local emulator has no per-bucket host names). Checksums are
+// validated when S3 sends them; their absence is not logged (verify computes
+// its own MD5s).
 func NewS3(cfg aws.Config) *s3.Client {
-	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = cfg.BaseEndpoint != nil })
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = cfg.BaseEndpoint != nil
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
 }
