@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build lint docs generate policy test-go test-unit bench clean
+.PHONY: help demo test setup build lint docs generate policy test-go test-unit bench clean export-scheduler-zip
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,11 @@ setup: ## detect and install the tools (go tools at pinned versions)
 build: ## build bin/dynops and bin/with-emulator
 	go build -o bin/dynops ./cmd/dynops
 	go build -o bin/with-emulator ./test/with-emulator
+
+export-scheduler-zip: ## build bin/export-scheduler.zip, the Lambda of modules/dynamodb-export's schedule
+	@mkdir -p .cache/export-scheduler bin
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -o .cache/export-scheduler/bootstrap ./cmd/export-scheduler
+	rm -f bin/export-scheduler.zip && zip -q -j bin/export-scheduler.zip .cache/export-scheduler/bootstrap
 
 lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to date
 	$(SETUP) && scripts/lint.sh

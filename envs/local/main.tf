@@ -37,4 +37,8 @@ module "stack" {
 
   replicas_enabled             = false # moto has no global tables
   contributor_insights_enabled = false # moto: 500 Not Implemented
+
+  export_enabled                  = true # the export bucket; no schedule (moto cannot run the Lambda)
+  export_force_destroy            = true
+  export_tls_only_disabled_reason = "local emulator: plain HTTP on loopback, and moto enforces the TLS-only deny"
 }

@@ -23,4 +23,12 @@ output "access" {
     policy_documents = module.access[0].policy_documents
     role_arns        = module.access[0].role_arns
   }
+output "export_bucket" {
+  description = "The export bucket, for `dynops export --bucket`; null when export_enabled is false."
+  value       = var.export_enabled ? module.export[0].bucket_name : null
+}
+
+output "export_checkpoint_table" {
+  description = "The export series checkpoint table; null without a schedule."
+  value       = var.export_enabled ? module.export[0].checkpoint_table_name : null
 }

@@ -84,4 +84,38 @@ variable "access" {
     condition     = var.access == null || alltrue([for u in keys(try(var.access.tenant_tables, {})) : contains(keys(var.tables), u)])
     error_message = "DDB-SEC-02: access.tenant_tables must be keyed by usages listed in tables (e.g. \"order\")."
   }
+variable "export_enabled" {
+  description = "Create the export bucket (modules/dynamodb-export) for the stack's tables (DDB-EXP-01)."
+  type        = bool
+  default     = false
+}
+
+variable "export_schedule_enabled" {
+  description = "Scheduled gap-free incremental exports of every table (needs export_enabled and export_scheduler_zip_path)."
+  type        = bool
+  default     = false
+}
+
+variable "export_scheduler_zip_path" {
+  description = "The scheduler Lambda zip from `make export-scheduler-zip`, when export_schedule_enabled."
+  type        = string
+  default     = null
+}
+
+variable "export_alarm_actions" {
+  description = "SNS topic ARNs for the export alarms (behind, failed, gap, scheduler errors)."
+  type        = list(string)
+  default     = []
+}
+
+variable "export_force_destroy" {
+  description = "Let destroy delete an export bucket that still holds exports (throw-away environments only)."
+  type        = bool
+  default     = false
+}
+
+variable "export_tls_only_disabled_reason" {
+  description = "Why the export bucket may be reached without TLS (the local emulator only); empty keeps the TLS-only deny."
+  type        = string
+  default     = ""
 }

@@ -319,10 +319,17 @@ func firstNonEmpty(s ...string) string {
 // auditLog. It returns stdout, stderr and the exit code.
 func (tg *Target) Dynops(t testing.TB, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return tg.DynopsInRegion(t, tg.Region, auditLog, args...)
+}
+
+// DynopsInRegion is Dynops with --region region instead of the target's
+// (e.g. a cross-region import into a DR region).
+func (tg *Target) DynopsInRegion(t testing.TB, region, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := factory.New(ios)
 	full := append([]string{}, args...)
-	full = append(full, "--region", tg.Region, "--audit-log", auditLog)
+	full = append(full, "--region", region, "--audit-log", auditLog)
 	if tg.Emulator != nil {
 		full = append(full, "--endpoint-url", tg.Emulator.URL)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
 	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
+	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
@@ -64,6 +65,7 @@ for the table name. Every action is appended to the audit log.`,
 	cmd.AddCommand(pitrCmd.NewCmdPitr(f))
 	cmd.AddCommand(tableCmd.NewCmdTable(f))
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
+	cmd.AddCommand(exportCmd.NewCmdExport(f))
 	return cmd
 }
 

@@ -1,0 +1,240 @@
+// Package importcmd implements `dynops export import`: ImportTable from an
+// export into a new table (another region for DR, DDB-DR-01), then the
+// guideline settings an import does not set (DDB-PITR-02).
+package importcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/tablesettings"
+)
+
+// Options of `dynops export import`.
+type Options struct {
+	Bucket       string
+	BucketRegion string
+	Prefix       string
+	Table        string
+	HashKey      string
+	RangeKey     string
+	SchemaFrom   string
+	SourceRegion string
+	Tags         map[string]string
+	Yes          bool
+	Confirm      string
+}
+
+// Result is what the import did (or would do, in a dry run).
+type Result struct {
+	DryRun        bool                   `json:"dry_run"`
+	Source        export.Source          `json:"source"`
+	Table         string                 `json:"table"`
+	Region        string                 `json:"region"`
+	Schema        export.Schema          `json:"schema"`
+	Settings      []tablesettings.Change `json:"settings"`
+	Import        *export.Import         `json:"import,omitempty"`
+	TableItems    int64                  `json:"table_items"`
+	SourceItems   int64                  `json:"source_items"` // -1: no manifest to say
+	SettingsError string                 `json:"settings_error,omitempty"`
+}
+
+// NewCmdImport returns `dynops export import`. runF replaces Run in tests of flag parsing.
+func NewCmdImport(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "import --bucket B --prefix P --table NEW (--hash-key K:T [--range-key K:T] | --schema-from T) [--region R] [--yes]",
+		Short: "Import a full export into a new table (e.g. in another region), then apply the guideline settings",
+		Long: `Import creates table NEW with ImportTable from the one full export under
+--prefix (its data/ folder), in the region of --region: the DR "backup &
+restore" pattern (DDB-DR-01). The keys and GSIs come from --hash-key and
+--range-key, or from the live table --schema-from (in --source-region).
+
+An imported table has none of the guideline settings (DDB-PITR-02): after
+the import, dynops enables the stream (NEW_AND_OLD_IMAGES), PITR (35 days),
+TTL on ttl, the --tag tags, and deletion protection last.
+
+It creates a table: without --yes it prints the plan and changes nothing;
+a prod-* table also needs its name typed (or --confirm NAME).`,
+		Example: `  dynops export import --bucket prod-hoge-exports --bucket-region eu-west-1 --prefix dr/prod-hoge-user/full \
+      --table prod-hoge-user --schema-from prod-hoge-user --source-region eu-west-1 --region eu-central-1 \
+      --tag env=prod --tag product=hoge --tag usage=user --yes --confirm prod-hoge-user`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Bucket == "" || opts.Table == "" {
+				return factory.UsageErrorf("export import needs --bucket BUCKET, --prefix PREFIX and --table NEW")
+			}
+			if (opts.HashKey == "") == (opts.SchemaFrom == "") {
+				return factory.UsageErrorf("give the new table's keys: --hash-key NAME:TYPE [--range-key NAME:TYPE], or --schema-from SOURCE_TABLE (not both)")
+			}
+			if opts.RangeKey != "" && opts.HashKey == "" {
+				return factory.UsageErrorf("--range-key needs --hash-key")
+			}
+			for flag, v := range map[string]string{"--hash-key": opts.HashKey, "--range-key": opts.RangeKey} {
+				if _, err := export.ParseKey(v); v != "" && err != nil {
+					return factory.UsageErrorf("%s: %v", flag, err)
+				}
+			}
+			if !guideline.ValidTableName(opts.Table, guideline.DefaultEnvs()) {
+				return factory.UsageErrorf("--table %q: DDB-NAME-01 wants {env}-{product}-{usage}, e.g. dev-hoge-user", opts.Table)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the export")
+	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --source-region, else --region)")
+	fl.StringVar(&opts.Prefix, "prefix", "", "prefix of one full export")
+	fl.StringVar(&opts.Table, "table", "", "the NEW table to create (must not exist)")
+	fl.StringVar(&opts.HashKey, "hash-key", "", "partition key, NAME:TYPE (S, N or B)")
+	fl.StringVar(&opts.RangeKey, "range-key", "", "sort key, NAME:TYPE")
+	fl.StringVar(&opts.SchemaFrom, "schema-from", "", "copy keys and GSIs from this live table")
+	fl.StringVar(&opts.SourceRegion, "source-region", "", "region of --schema-from (default: --region)")
+	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
+	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
+	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod import without a terminal")
+	return cmd
+}
+
+// Run plans the import; with --yes (and the prod confirmation) it imports,
+// waits, applies the settings and counts the items.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	sourceRegion := firstOf(opts.SourceRegion, cfg.Region)
+	bucketRegion := firstOf(opts.BucketRegion, opts.SourceRegion, cfg.Region)
+	store := exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, bucketRegion)), Bucket: opts.Bucket}
+	src, err := export.FindSource(ctx, store, opts.Bucket, opts.Prefix)
+	if err != nil {
+		return err
+	}
+	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items}
+	if res.Schema, err = schema(ctx, cfg, sourceRegion, opts); err != nil {
+		return err
+	}
+	tags := map[string]string{"dynops:imported-from": "s3://" + src.Bucket + "/" + src.DataPrefix}
+	for k, v := range opts.Tags {
+		tags[k] = v
+	}
+	want := tablesettings.Guideline(tags)
+	res.Settings = tablesettings.Plan(tablesettings.Settings{}, want)
+
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(opts.Table), Target: opts.Table, Typed: opts.Confirm})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		res.DryRun = true
+		f.Audit.Act("plan-import", opts.Table, map[string]any{"source": src, "region": cfg.Region})
+		return printResult(f, res)
+	}
+
+	db := dynamodb.NewFromConfig(cfg)
+	imp, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
+	if err != nil {
+		return err
+	}
+	f.Audit.Act("import-table", opts.Table, map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region})
+	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
+		f.IOStreams.Progress("import into %s (%s): %s, %d items, %s", opts.Table, cfg.Region, i.Status, i.Imported, waited.Round(time.Second))
+	})
+	f.IOStreams.Done()
+	res.Import = &done
+	if err != nil {
+		_ = printResult(f, res)
+		return err
+	}
+	if err := tablesettings.WaitActive(ctx, db, opts.Table, nil); err != nil {
+		return err
+	}
+	// Re-plan against what the new table has: only what is missing is applied.
+	have, err := tablesettings.Capture(ctx, db, opts.Table)
+	if err != nil {
+		return err
+	}
+	res.Settings = tablesettings.Plan(have, want)
+	err = tablesettings.Apply(ctx, db, opts.Table, res.Settings, func(c tablesettings.Change) {
+		f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
+		f.Audit.Act("apply-setting", opts.Table, c)
+	})
+	f.IOStreams.Done()
+	if err != nil {
+		res.SettingsError = err.Error()
+		_ = printResult(f, res)
+		return fmt.Errorf("%w; the table exists with the data: re-run the settings with the runbook's step", err)
+	}
+	if res.TableItems, err = export.CountTableItems(ctx, db, opts.Table); err != nil {
+		return err
+	}
+	return printResult(f, res)
+}
+
+func schema(ctx context.Context, cfg aws.Config, sourceRegion string, opts *Options) (export.Schema, error) {
+	if opts.SchemaFrom != "" {
+		return export.SchemaOf(ctx, dynamodb.NewFromConfig(awsconfig.ForRegion(cfg, sourceRegion)), opts.SchemaFrom)
+	}
+	hash, err := export.ParseKey(opts.HashKey)
+	if err != nil {
+		return export.Schema{}, factory.UsageErrorf("--hash-key: %v", err)
+	}
+	var rng *types.AttributeDefinition
+	if opts.RangeKey != "" {
+		r, err := export.ParseKey(opts.RangeKey)
+		if err != nil {
+			return export.Schema{}, factory.UsageErrorf("--range-key: %v", err)
+		}
+		rng = &r
+	}
+	return export.KeySchema(hash, rng), nil
+}
+
+func printResult(f *factory.Factory, r Result) error {
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(r)
+	}
+	out := f.IOStreams.Out
+	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)
+	if r.DryRun {
+		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would:\n")
+		fmt.Fprintf(out, "  1. ImportTable %s into NEW table %s in %s (on demand, %d key attribute(s), %d GSI(s))\n", src, r.Table, r.Region, len(r.Schema.KeySchema), len(r.Schema.GSIs))
+		for i, c := range r.Settings {
+			fmt.Fprintf(out, "  %d. %s: %s\n", i+2, c.What, c.Detail)
+		}
+		return nil
+	}
+	fmt.Fprintf(out, "imported %s into %s (%s): %s\n", src, r.Table, r.Region, r.Import.Status)
+	for _, c := range r.Settings {
+		fmt.Fprintf(out, "  applied %s: %s\n", c.What, c.Detail)
+	}
+	source := "no manifest (count with dynops export verify --data-only)"
+	if r.SourceItems >= 0 {
+		source = fmt.Sprint(r.SourceItems)
+	}
+	fmt.Fprintf(out, "items: export %s, imported %d, table %s holds %d\n", source, r.Import.Imported, r.Table, r.TableItems)
+	return nil
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,87 @@
+// Package shared holds what the `dynops export` verbs print and wait alike.
+package shared
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+// DynamoDB returns a DynamoDB client from the global flags.
+func DynamoDB(ctx context.Context, f *factory.Factory) (*dynamodb.Client, error) {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(cfg), nil
+}
+
+// Wait waits for an export, with progress on a terminal.
+func Wait(ctx context.Context, f *factory.Factory, db export.DynamoDB, arn string) (export.Export, error) {
+	e, err := export.Wait(ctx, db, arn, func(e export.Export, waited time.Duration) {
+		f.IOStreams.Progress("export %s: %s after %s", shortArn(e.Arn), e.Status, waited.Round(time.Second))
+	})
+	f.IOStreams.Done()
+	return e, err
+}
+
+// PrintExports prints exports as a table, or as JSON (a list).
+func PrintExports(f *factory.Factory, es []export.Export) error {
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(es)
+	}
+	rows := make([][]string, len(es))
+	for i, e := range es {
+		rows[i] = []string{e.Arn, e.Type, colour(f.IOStreams, e.Status), period(e), count(e), e.Failure}
+	}
+	return f.IOStreams.Table([]string{"EXPORT", "TYPE", "STATUS", "TIME", "ITEMS", "FAILURE"}, rows)
+}
+
+func colour(ios *iostreams.IOStreams, status string) string {
+	switch status {
+	case "COMPLETED":
+		return ios.Colour(iostreams.Green, status)
+	case "FAILED":
+		return ios.Colour(iostreams.Red, status)
+	}
+	return ios.Colour(iostreams.Yellow, status)
+}
+
+func period(e export.Export) string {
+	switch {
+	case !e.From.IsZero():
+		return e.From.UTC().Format(time.RFC3339) + ".." + e.To.UTC().Format(time.RFC3339)
+	case !e.ExportTime.IsZero():
+		return e.ExportTime.UTC().Format(time.RFC3339)
+	}
+	return "-"
+}
+
+func count(e export.Export) string {
+	if e.Status != "COMPLETED" || e.Items == nil {
+		return "-"
+	}
+	return fmt.Sprint(*e.Items)
+}
+
+func shortArn(arn string) string {
+	if len(arn) > 60 {
+		return "..." + arn[len(arn)-57:]
+	}
+	return arn
+}
+
+// OneExportArn is the Args rule of the verbs that take one export ARN.
+func OneExportArn(_ *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return factory.UsageErrorf("give one export ARN (from `dynops export list --table T`)")
+	}
+	return nil
+}

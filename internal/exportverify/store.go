@@ -1,0 +1,157 @@
+package exportverify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// Object is one stored object.
+type Object struct {
+	Key  string
+	Size int64
+	ETag string // without quotes; "" when the store cannot say
+}
+
+// ErrNotFound is returned by Stat for a missing object.
+var ErrNotFound = errors.New("not found")
+
+// Store is where an export lives: an S3 bucket, or a local copy of one
+// (e.g. after `aws s3 sync`). Keys are '/'-separated.
+type Store interface {
+	// List returns the objects whose keys start with prefix, sorted by key.
+	List(ctx context.Context, prefix string) ([]Object, error)
+	// Stat returns one object, or ErrNotFound.
+	Stat(ctx context.Context, key string) (Object, error)
+	// Open streams one object's bytes.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	// Describe names a key for messages (s3://bucket/key or a path).
+	Describe(key string) string
+}
+
+// S3API is the part of the S3 API the S3 store uses.
+type S3API interface {
+	ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	HeadObject(context.Context, *s3.HeadObjectInput, ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// S3Store reads an export from a bucket.
+type S3Store struct {
+	Client S3API
+	Bucket string
+}
+
+// List pages through ListObjectsV2.
+func (s S3Store) List(ctx context.Context, prefix string) ([]Object, error) {
+	var objs []Object
+	p := s3.NewListObjectsV2Paginator(s.Client, &s3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing s3://%s/%s: %w", s.Bucket, prefix, err)
+		}
+		for _, o := range page.Contents {
+			objs = append(objs, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`)})
+		}
+	}
+	return objs, nil
+}
+
+// Stat heads one object.
+func (s S3Store) Stat(ctx context.Context, key string) (Object, error) {
+	out, err := s.Client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		var nf *types.NotFound
+		var nsk *types.NoSuchKey
+		if errors.As(err, &nf) || errors.As(err, &nsk) {
+			return Object{}, fmt.Errorf("%s: %w", s.Describe(key), ErrNotFound)
+		}
+		return Object{}, fmt.Errorf("reading %s: %w", s.Describe(key), err)
+	}
+	return Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`)}, nil
+}
+
+// Open gets one object.
+func (s S3Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	out, err := s.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Describe(key), err)
+	}
+	return out.Body, nil
+}
+
+// Describe returns s3://bucket/key.
+func (s S3Store) Describe(key string) string { return "s3://" + s.Bucket + "/" + key }
+
+// DirStore reads an export from a local directory laid out like the bucket.
+type DirStore struct{ Root string }
+
+// List walks the directory.
+func (d DirStore) List(_ context.Context, prefix string) ([]Object, error) {
+	var objs []Object
+	err := filepath.WalkDir(d.Root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(d.Root, path)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		objs = append(objs, Object{Key: key, Size: info.Size()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", d.Root, err)
+	}
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
+	return objs, nil
+}
+
+// Stat reads the file's size. A local copy has no ETag: the MD5 check of
+// the manifest covers the content.
+func (d DirStore) Stat(_ context.Context, key string) (Object, error) {
+	info, err := os.Stat(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Object{}, fmt.Errorf("%s: %w", d.Describe(key), ErrNotFound)
+	}
+	if err != nil {
+		return Object{}, fmt.Errorf("reading %s: %w", d.Describe(key), err)
+	}
+	return Object{Key: key, Size: info.Size()}, nil
+}
+
+// Open opens the file.
+func (d DirStore) Open(_ context.Context, key string) (io.ReadCloser, error) {
+	f, err := os.Open(d.path(key))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", d.Describe(key), err)
+	}
+	return f, nil
+}
+
+// Describe returns the file path.
+func (d DirStore) Describe(key string) string { return d.path(key) }
+
+func (d DirStore) path(key string) string { return filepath.Join(d.Root, filepath.FromSlash(key)) }

@@ -1,0 +1,502 @@
+// Package exportverify checks a DynamoDB export in S3 against its manifests,
+// in the layout AWS documents (S3DataExport.Output):
+//
+//	<prefix>/AWSDynamoDB/<ExportId>/manifest-summary.json  (one JSON object)
+//	<prefix>/AWSDynamoDB/<ExportId>/manifest-files.json    (JSON lines: itemCount, md5Checksum, etag, dataFileS3Key)
+//	<prefix>/AWSDynamoDB/<ExportId>/data/<name>.json.gz    (full export: {"Item": {...}} per line)
+//	<prefix>/AWSDynamoDB/data/<name>.json.gz               (incremental: {"Metadata", "Keys", "OldImage", "NewImage"} per line)
+//
+// Every data file the files manifest lists must exist, have the listed MD5
+// (and ETag, where the store knows it), decode as gzip DynamoDB JSON, and
+// hold the listed number of items; the listed counts must add up to the
+// summary's itemCount. Data-only mode (for exports without manifests, such
+// as the local emulator's) decodes and counts every data file under the
+// prefix and can check nothing else.
+package exportverify
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+)
+
+// Manifest file names.
+const (
+	SummaryName = "manifest-summary.json"
+	FilesName   = "manifest-files.json"
+)
+
+// Summary is manifest-summary.json (full and incremental exports).
+type Summary struct {
+	Version            string `json:"version"`
+	ExportArn          string `json:"exportArn"`
+	StartTime          string `json:"startTime"`
+	EndTime            string `json:"endTime"`
+	TableArn           string `json:"tableArn"`
+	TableID            string `json:"tableId"`
+	ExportTime         string `json:"exportTime,omitempty"`     // full
+	ExportFromTime     string `json:"exportFromTime,omitempty"` // incremental
+	ExportToTime       string `json:"exportToTime,omitempty"`   // incremental
+	S3Bucket           string `json:"s3Bucket"`
+	S3Prefix           string `json:"s3Prefix"`
+	S3SseAlgorithm     string `json:"s3SseAlgorithm"`
+	S3SseKmsKeyID      any    `json:"s3SseKmsKeyId"`
+	ManifestFilesS3Key string `json:"manifestFilesS3Key"`
+	BilledSizeBytes    int64  `json:"billedSizeBytes"`
+	ItemCount          int64  `json:"itemCount"`
+	OutputFormat       string `json:"outputFormat"`
+	OutputView         string `json:"outputView,omitempty"` // incremental
+	ExportType         string `json:"exportType,omitempty"` // absent on full exports before incremental existed
+}
+
+// FileEntry is one line of manifest-files.json.
+type FileEntry struct {
+	ItemCount     int64  `json:"itemCount"`
+	MD5Checksum   string `json:"md5Checksum"`
+	ETag          string `json:"etag"`
+	DataFileS3Key string `json:"dataFileS3Key"`
+}
+
+// File statuses.
+const (
+	StatusOK         = "ok"
+	StatusMissing    = "missing"
+	StatusUnreadable = "unreadable" // exists, but could not be read (e.g. access denied)
+	StatusCorrupt    = "corrupt"    // does not decode
+	StatusMismatch   = "mismatch"   // decodes, but differs from the manifest
+)
+
+// FileResult is the verdict on one data file.
+type FileResult struct {
+	Key         string `json:"key"`
+	Status      string `json:"status"`
+	Bytes       int64  `json:"bytes"`
+	Items       int64  `json:"items"`                  // decoded
+	ListedItems int64  `json:"listed_items,omitempty"` // from the manifest
+	Detail      string `json:"detail,omitempty"`
+}
+
+// ExportResult is the verdict on one export (one manifest-summary.json, or
+// in data-only mode all the data files under the prefix).
+type ExportResult struct {
+	Dir          string       `json:"dir"`
+	ExportArn    string       `json:"export_arn,omitempty"`
+	ExportType   string       `json:"export_type,omitempty"`
+	SummaryItems int64        `json:"summary_items"` // manifest-summary itemCount (data-only: decoded)
+	ListedItems  int64        `json:"listed_items"`  // sum of manifest-files itemCount
+	Items        int64        `json:"items"`         // decoded from the data files
+	Bytes        int64        `json:"bytes"`         // compressed bytes read
+	Files        []FileResult `json:"files"`
+	Problems     []string     `json:"problems,omitempty"`
+	OK           bool         `json:"ok"`
+}
+
+// Report is what Verify found.
+type Report struct {
+	Location string         `json:"location"`
+	Mode     string         `json:"mode"` // "manifest" or "data-only"
+	Exports  []ExportResult `json:"exports"`
+	Items    int64          `json:"items"`
+	Bytes    int64          `json:"bytes"`
+	OK       bool           `json:"ok"`
+}
+
+// Options tune Verify.
+type Options struct {
+	// DataOnly decodes and counts every data file under the prefix without
+	// manifests (e.g. the local emulator's exports, which have none).
+	DataOnly bool
+	// Parallel is how many files are read at once (default 4).
+	Parallel int
+	// Progress, when set, is called after each file.
+	Progress func(done, total int)
+}
+
+// Verify checks every export under prefix in store. An error means the
+// check could not run (nothing to verify, S3 unreachable); a failed check is
+// a Report with OK false and the problem named per file.
+func Verify(ctx context.Context, store Store, prefix string, o Options) (Report, error) {
+	if o.Parallel <= 0 {
+		o.Parallel = 4
+	}
+	rep := Report{Location: store.Describe(prefix), Mode: "manifest"}
+	objs, err := store.List(ctx, prefix)
+	if err != nil {
+		return rep, err
+	}
+	if o.DataOnly {
+		rep.Mode = "data-only"
+		ex, err := verifyDataOnly(ctx, store, prefix, objs, o)
+		if err != nil {
+			return rep, err
+		}
+		rep.Exports = []ExportResult{ex}
+	} else {
+		var summaries []string
+		for _, obj := range objs {
+			if path.Base(obj.Key) == SummaryName {
+				summaries = append(summaries, obj.Key)
+			}
+		}
+		if len(summaries) == 0 {
+			return rep, fmt.Errorf("no %s under %s: not an export prefix, or the export has not finished (exports without manifests, such as the local emulator's, need --data-only)", SummaryName, store.Describe(prefix))
+		}
+		for _, key := range summaries {
+			rep.Exports = append(rep.Exports, verifyExport(ctx, store, key, o))
+		}
+	}
+	rep.OK = true
+	for _, ex := range rep.Exports {
+		rep.Items += ex.Items
+		rep.Bytes += ex.Bytes
+		rep.OK = rep.OK && ex.OK
+	}
+	return rep, nil
+}
+
+func verifyExport(ctx context.Context, store Store, summaryKey string, o Options) ExportResult {
+	dir := path.Dir(summaryKey)
+	ex := ExportResult{Dir: dir}
+	fail := func(format string, args ...any) ExportResult {
+		ex.Problems = append(ex.Problems, fmt.Sprintf(format, args...))
+		return ex
+	}
+	var sum Summary
+	if err := readJSON(ctx, store, summaryKey, &sum); err != nil {
+		return fail("%v", err)
+	}
+	ex.ExportArn, ex.ExportType, ex.SummaryItems = sum.ExportArn, sum.ExportType, sum.ItemCount
+	if ex.ExportType == "" {
+		ex.ExportType = "FULL_EXPORT"
+	}
+	filesKey, err := resolve(ctx, store, sum, sum.ManifestFilesS3Key, dir+"/"+FilesName)
+	if err != nil {
+		return fail("%s of %s: %v", FilesName, store.Describe(summaryKey), err)
+	}
+	entries, err := readFilesManifest(ctx, store, filesKey)
+	if err != nil {
+		return fail("%v", err)
+	}
+	jobs := make([]job, len(entries))
+	for i, e := range entries {
+		jobs[i] = job{entry: e, key: e.DataFileS3Key}
+		ex.ListedItems += e.ItemCount
+	}
+	ex.Files = runJobs(ctx, store, sum, jobs, o)
+	return finish(ex, sum.ItemCount)
+}
+
+func verifyDataOnly(ctx context.Context, store Store, prefix string, objs []Object, o Options) (ExportResult, error) {
+	ex := ExportResult{Dir: prefix}
+	var jobs []job
+	for _, obj := range objs {
+		if strings.Contains("/"+obj.Key, "/data/") && strings.HasSuffix(obj.Key, ".gz") {
+			jobs = append(jobs, job{key: obj.Key, dataOnly: true})
+		}
+	}
+	if len(jobs) == 0 {
+		return ex, fmt.Errorf("no data files (.../data/*.gz) under %s: nothing was exported there", store.Describe(prefix))
+	}
+	ex.Files = runJobs(ctx, store, Summary{}, jobs, o)
+	var items int64
+	for _, f := range ex.Files {
+		items += f.Items
+	}
+	ex.ListedItems = items
+	return finish(ex, items), nil
+}
+
+// finish adds up the files and checks the totals against the summary.
+func finish(ex ExportResult, summaryItems int64) ExportResult {
+	for _, f := range ex.Files {
+		ex.Items += f.Items
+		ex.Bytes += f.Bytes
+		if f.Status != StatusOK {
+			ex.Problems = append(ex.Problems, fmt.Sprintf("%s: %s (%s)", f.Key, f.Status, f.Detail))
+		}
+	}
+	if ex.ListedItems != summaryItems {
+		ex.Problems = append(ex.Problems, fmt.Sprintf("%s lists %d items but %s says itemCount %d", FilesName, ex.ListedItems, SummaryName, summaryItems))
+	}
+	if ex.Items != summaryItems {
+		ex.Problems = append(ex.Problems, fmt.Sprintf("the data files hold %d items but %s says itemCount %d", ex.Items, SummaryName, summaryItems))
+	}
+	ex.OK = len(ex.Problems) == 0
+	return ex
+}
+
+type job struct {
+	entry    FileEntry
+	key      string
+	dataOnly bool
+}
+
+func runJobs(ctx context.Context, store Store, sum Summary, jobs []job, o Options) []FileResult {
+	results := make([]FileResult, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < min(o.Parallel, len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = checkFile(ctx, store, sum, jobs[i])
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, len(jobs))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult {
+	r := FileResult{Key: j.key, ListedItems: j.entry.ItemCount}
+	var obj Object
+	if j.dataOnly {
+		r.Key = j.key
+	} else {
+		key, err := resolve(ctx, store, sum, j.key, "")
+		if err != nil {
+			r.Status, r.Detail = unreadable(err)
+			if errors.Is(err, ErrNotFound) {
+				r.Detail = "listed in " + FilesName + " but not in the bucket"
+			}
+			return r
+		}
+		r.Key = key
+		if obj, err = store.Stat(ctx, key); err != nil {
+			r.Status, r.Detail = unreadable(err)
+			return r
+		}
+	}
+	body, err := store.Open(ctx, r.Key)
+	if err != nil {
+		r.Status, r.Detail = unreadable(err)
+		return r
+	}
+	defer body.Close()
+	h := md5.New()
+	counter := &countingReader{r: io.TeeReader(body, h)}
+	items, err := CountItems(counter)
+	if err == nil {
+		_, err = io.Copy(io.Discard, counter) // the whole object goes into the MD5
+	}
+	r.Bytes, r.Items = counter.n, items
+	if err != nil {
+		r.Status, r.Detail = StatusCorrupt, err.Error()
+		return r
+	}
+	r.Status = StatusOK
+	if j.dataOnly {
+		return r
+	}
+	var diffs []string
+	if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); j.entry.MD5Checksum != "" && got != j.entry.MD5Checksum {
+		diffs = append(diffs, fmt.Sprintf("MD5 %s, manifest says %s", got, j.entry.MD5Checksum))
+	}
+	if obj.ETag != "" && j.entry.ETag != "" && obj.ETag != j.entry.ETag {
+		diffs = append(diffs, fmt.Sprintf("ETag %s, manifest says %s", obj.ETag, j.entry.ETag))
+	}
+	if obj.Size != r.Bytes {
+		diffs = append(diffs, fmt.Sprintf("read %d bytes of %d", r.Bytes, obj.Size))
+	}
+	if items != j.entry.ItemCount {
+		diffs = append(diffs, fmt.Sprintf("%d items, manifest says %d", items, j.entry.ItemCount))
+	}
+	if len(diffs) > 0 {
+		r.Status, r.Detail = StatusMismatch, strings.Join(diffs, "; ")
+	}
+	return r
+}
+
+// unreadable classifies a failure to read a file: missing, or there but unreadable.
+func unreadable(err error) (string, string) {
+	if errors.Is(err, ErrNotFound) {
+		return StatusMissing, err.Error()
+	}
+	return StatusUnreadable, err.Error()
+}
+
+// resolve finds a key named in a manifest. AWS writes keys that include the
+// export prefix; the documented examples leave it out, so a key is tried as
+// written, then under the summary's s3Prefix, then fallback (if any).
+func resolve(ctx context.Context, store Store, sum Summary, key, fallback string) (string, error) {
+	candidates := []string{key}
+	if p := strings.Trim(sum.S3Prefix, "/"); p != "" && key != "" && !strings.HasPrefix(key, p+"/") {
+		candidates = append(candidates, p+"/"+key)
+	}
+	if fallback != "" {
+		candidates = append(candidates, fallback)
+	}
+	var firstErr error
+	for _, k := range candidates {
+		if k == "" {
+			continue
+		}
+		_, err := store.Stat(ctx, k)
+		if err == nil {
+			return k, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr == nil {
+		firstErr = fmt.Errorf("no key given: %w", ErrNotFound)
+	}
+	return "", firstErr
+}
+
+func readJSON(ctx context.Context, store Store, key string, v any) error {
+	body, err := store.Open(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if err := json.NewDecoder(body).Decode(v); err != nil {
+		return fmt.Errorf("%s is not valid JSON: %w", store.Describe(key), err)
+	}
+	return nil
+}
+
+func readFilesManifest(ctx context.Context, store Store, key string) ([]FileEntry, error) {
+	body, err := store.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	var entries []FileEntry
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e FileEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("%s line %d is not valid JSON: %w", store.Describe(key), n, err)
+		}
+		if e.DataFileS3Key == "" {
+			return nil, fmt.Errorf("%s line %d has no dataFileS3Key", store.Describe(key), n)
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", store.Describe(key), err)
+	}
+	return entries, nil
+}
+
+// maxLine bounds one line of DynamoDB JSON: a 400 KB item marshals to well
+// under this.
+const maxLine = 8 << 20
+
+// attribute type keys of DynamoDB JSON.
+var attrTypes = map[string]bool{"S": true, "N": true, "B": true, "SS": true, "NS": true, "BS": true, "M": true, "L": true, "NULL": true, "BOOL": true}
+
+// exportLine is one line of a full ("Item") or incremental ("Keys",
+// "NewImage", "OldImage") export.
+type exportLine struct {
+	Item     map[string]map[string]json.RawMessage `json:"Item"`
+	Keys     map[string]map[string]json.RawMessage `json:"Keys"`
+	NewImage map[string]map[string]json.RawMessage `json:"NewImage"`
+	OldImage map[string]map[string]json.RawMessage `json:"OldImage"`
+}
+
+// CountItems decodes gzip DynamoDB JSON lines from r and counts them. Each
+// line must be an object with a non-empty "Item" (full export) or "Keys"
+// (incremental export), whose attributes are DynamoDB JSON values. A zero-byte
+// file counts as empty (AWS writes empty files for empty partitions).
+func CountItems(r io.Reader) (int64, error) {
+	br := bufio.NewReader(r)
+	if _, err := br.Peek(1); err == io.EOF {
+		return 0, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return 0, fmt.Errorf("not gzip: %w", err)
+	}
+	defer zr.Close()
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 256*1024), maxLine)
+	var n int64
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var l exportLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return n, fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
+		}
+		if err := l.check(); err != nil {
+			return n, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("after %d items: %w", n, err)
+	}
+	return n, nil
+}
+
+func (l exportLine) check() error {
+	var maps []map[string]map[string]json.RawMessage
+	switch {
+	case len(l.Item) > 0:
+		maps = append(maps, l.Item)
+	case len(l.Keys) > 0:
+		maps = append(maps, l.Keys, l.NewImage, l.OldImage)
+	default:
+		return errors.New(`neither "Item" (full export) nor "Keys" (incremental export)`)
+	}
+	for _, m := range maps {
+		for name, v := range m {
+			if len(v) != 1 {
+				return fmt.Errorf("attribute %q is not one typed DynamoDB JSON value", name)
+			}
+			for t := range v {
+				if !attrTypes[t] {
+					return fmt.Errorf("attribute %q has unknown type %q", name, t)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

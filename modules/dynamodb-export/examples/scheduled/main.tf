@@ -1,0 +1,49 @@
+# Two guideline tables, the hardened export bucket, and scheduled gap-free
+# incremental exports with alarms to an SNS topic. Build the Lambda first:
+#   make export-scheduler-zip   # bin/export-scheduler.zip
+provider "aws" {
+  region = var.region
+}
+
+module "user_table" {
+  source   = "../../../dynamodb-table"
+  env      = "dev"
+  product  = "hoge"
+  usage    = "user"
+  hash_key = "user_id"
+  attributes = [
+    { name = "user_id", type = "S" },
+  ]
+}
+
+module "order_table" {
+  source    = "../../../dynamodb-table"
+  env       = "dev"
+  product   = "hoge"
+  usage     = "order"
+  hash_key  = "tenant_key"
+  range_key = "order_key"
+  attributes = [
+    { name = "tenant_key", type = "S" },
+    { name = "order_key", type = "S" },
+  ]
+}
+
+resource "aws_sns_topic" "alerts" {
+  name = "dev-hoge-export-alerts"
+}
+
+module "export" {
+  source = "../.."
+
+  env     = "dev"
+  product = "hoge"
+  tables = [
+    { name = module.user_table.table_name, arn = module.user_table.table_arn },
+    { name = module.order_table.table_name, arn = module.order_table.table_arn },
+  ]
+
+  schedule_enabled   = true
+  scheduler_zip_path = var.scheduler_zip_path
+  alarm_actions      = [aws_sns_topic.alerts.arn]
+}

@@ -1,0 +1,10 @@
+variable "region" {
+  description = "AWS region of the tables and the bucket."
+  type        = string
+  default     = "eu-west-1"
+}
+
+variable "scheduler_zip_path" {
+  description = "The scheduler Lambda zip from `make export-scheduler-zip` (bin/export-scheduler.zip)."
+  type        = string
+}
