@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
+	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
 )
@@ -57,6 +58,7 @@ for the table name. Every action is appended to the audit log.`,
 
 	cmd.AddCommand(versionCmd.NewCmdVersion(f, version))
 	cmd.AddCommand(checkCmd.NewCmdCheck(f, nil))
+	cmd.AddCommand(drCmd.NewCmdDR(f))
 	return cmd
 }
 
