@@ -88,7 +88,7 @@ func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.
 	}
 	clients := func(region string) failover.Clients {
 		c := awsconfig.ForRegion(cfg, region)
-		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c)}
+		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
 	}
 	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
 	if target.Pointer == "" {
