@@ -40,6 +40,7 @@ const (
 
 // Step is one named step of a switch and how it went.
 type Step struct {
+	Mode     Mode          `json:"-"` // the switch the step belongs to (a drill runs two)
 	Name     string        `json:"name"`
 	Plan     string        `json:"plan"`
 	Status   StepStatus    `json:"status"`
@@ -200,6 +201,7 @@ func (r *Runner) before(name string) error {
 }
 
 func (r *Runner) finish(res *Result, st Step, req Request) {
+	st.Mode = req.Rules.Mode
 	res.Steps = append(res.Steps, st)
 	if st.Status != StepNotRun && r.Record != nil {
 		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table,

@@ -187,6 +187,9 @@ func StreamSteps(f *factory.Factory, r *failover.Runner) {
 	}
 	ios := f.IOStreams
 	r.OnStep = func(st failover.Step) {
+		if st.Name == "preflight" {
+			fmt.Fprintf(ios.Out, "%s:\n", st.Mode)
+		}
 		fmt.Fprintf(ios.Out, "  %-18s %-8s %8s  %s\n", st.Name, colourStep(ios, st.Status), roundDuration(st.Duration), stepText(st))
 	}
 }
@@ -233,7 +236,7 @@ func Header(f *factory.Factory, mode failover.Mode, req failover.Request) {
 	}
 	to := req.Rules.To
 	if to == "" {
-		to = "(from the state)"
+		to = "(the region the state names)"
 	}
 	fmt.Fprintf(f.IOStreams.Out, "dynops dr %s %s -> %s: %s\n", mode, req.Target.Table, to, run)
 }
