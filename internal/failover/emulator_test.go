@@ -15,19 +15,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/failover"
+	"github.com/dynops/dynops/test/drpair"
 	"github.com/dynops/dynops/test/harness"
 )
 
@@ -36,104 +32,24 @@ var target *harness.Target
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
 const (
-	home = "eu-west-1"
-	away = "eu-central-1"
+	home = drpair.Home
+	away = drpair.Away
 )
 
-// pair is a same-name table in two regions of the emulator with its pointer.
-type pair struct {
-	table   string
-	target  failover.Target
-	clients failover.Regional
-	cfg     aws.Config
-}
+type pair struct{ drpair.Pair }
 
-func onEmulator(t *testing.T) {
-	t.Helper()
-	if !target.OnEmulator() {
-		t.Skip("stand-in tables in two regions: emulator only; on AWS test/dr drills a real global table")
-	}
-}
-
-// newPair creates the table in both regions (or only in home when missingAway)
-// and sets the pointer to home in both.
-func newPair(t *testing.T, missingAway bool) pair {
-	t.Helper()
-	onEmulator(t)
-	ctx := context.Background()
-	cfg := target.AWSConfig(t)
-	p := pair{table: "dev-" + harness.UniqueID() + "-session", cfg: cfg}
-	p.clients = func(region string) failover.Clients {
-		c := awsconfig.ForRegion(cfg, region)
-		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
-	}
-	p.target = failover.Target{Table: p.table, Regions: []string{home, away}, Pointer: failover.DefaultPointer(p.table)}
-	for _, r := range []string{home, away} {
-		if r == away && missingAway {
-			continue
-		}
-		db := dynamodb.NewFromConfig(awsconfig.ForRegion(cfg, r))
-		_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-			TableName:            &p.table,
-			BillingMode:          types.BillingModePayPerRequest,
-			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("session_id"), KeyType: types.KeyTypeHash}},
-			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("session_id"), AttributeType: types.ScalarAttributeTypeS}},
-		})
-		require.NoError(t, err)
-	}
-	for _, r := range []string{home, away} {
-		_, err := ssm.NewFromConfig(awsconfig.ForRegion(cfg, r)).PutParameter(ctx, &ssm.PutParameterInput{
-			Name: &p.target.Pointer, Value: aws.String(home), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true),
-		})
-		require.NoError(t, err)
-	}
-	return p
-}
-
-// publishLatency puts ReplicationLatency datapoints (milliseconds) as the
-// source region would publish them for receiving.
-func (p pair) publishLatency(t *testing.T, source, receiving string, ms ...float64) {
-	t.Helper()
-	var data []cwtypes.MetricDatum
-	for _, v := range ms {
-		data = append(data, cwtypes.MetricDatum{
-			MetricName: aws.String("ReplicationLatency"), Value: aws.Float64(v), Unit: cwtypes.StandardUnitMilliseconds,
-			Dimensions: []cwtypes.Dimension{{Name: aws.String("TableName"), Value: &p.table}, {Name: aws.String("ReceivingRegion"), Value: aws.String(receiving)}},
-		})
-	}
-	_, err := cloudwatch.NewFromConfig(awsconfig.ForRegion(p.cfg, source), awsconfig.CloudWatchQueryProtocol).PutMetricData(context.Background(),
-		&cloudwatch.PutMetricDataInput{Namespace: aws.String("AWS/DynamoDB"), MetricData: data})
-	require.NoError(t, err)
-}
-
-func (p pair) pointer(t *testing.T, region string) string {
-	t.Helper()
-	out, err := p.clients(region).SSM.GetParameter(context.Background(), &ssm.GetParameterInput{Name: &p.target.Pointer})
-	require.NoError(t, err)
-	return aws.ToString(out.Parameter.Value)
-}
-
-// fenced reads the table's resource policy back in region.
-func (p pair) fenced(t *testing.T, region string) bool {
-	t.Helper()
-	db := p.clients(region).DynamoDB
-	dt, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &p.table})
-	require.NoError(t, err)
-	doc, _, err := failover.ResourcePolicy(context.Background(), db, aws.ToString(dt.Table.TableArn))
-	require.NoError(t, err)
-	return failover.HasFence(doc)
-}
+func newPair(t *testing.T, missingAway bool) pair { return pair{drpair.New(t, target, missingAway)} }
 
 func (p pair) runner(record *[]string) *failover.Runner {
 	return &failover.Runner{
-		Clients: p.clients, Now: time.Now, PollInterval: 100 * time.Millisecond,
+		Clients: p.Clients, Now: time.Now, PollInterval: 100 * time.Millisecond,
 		Record: func(what, target string, detail any) { *record = append(*record, what) },
 	}
 }
 
 func (p pair) request(mode failover.Mode, from, to string, execute bool) failover.Request {
 	return failover.Request{
-		Target: p.target,
+		Target: p.Target,
 		Rules: failover.Rules{Mode: mode, From: from, To: to, FromGiven: from != "", MaxLatency: 30 * time.Second,
 			Window: 15 * time.Minute, AllowUnreplicated: true},
 		ReplicationTimeout: 2 * time.Second, Execute: execute,
@@ -157,21 +73,13 @@ func check(res failover.Result, name string) failover.Check {
 	return failover.Check{}
 }
 
-// assertUnchanged checks that a refused or dry run left the pair as it was.
-func (p pair) assertUnchanged(t *testing.T) {
-	t.Helper()
-	assert.Equal(t, home, p.pointer(t, home))
-	assert.Equal(t, home, p.pointer(t, away))
-	assert.False(t, p.fenced(t, home), "home must not be fenced")
-}
-
 func TestPreflightRefusals_DDB_DR_01(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("latency too high", func(t *testing.T) {
 		p := newPair(t, false)
-		p.publishLatency(t, home, away, 800, 45000)
+		p.PublishLatency(t, home, away, 800, 45000)
 		var rec []string
 		res, err := p.runner(&rec).Run(ctx, p.request(failover.Failover, "", away, true))
 		require.ErrorIs(t, err, failover.ErrRefused)
@@ -180,11 +88,11 @@ func TestPreflightRefusals_DDB_DR_01(t *testing.T) {
 		assert.Contains(t, c.Detail, "max 45s")
 		assert.Equal(t, failover.StepNotRun, statuses(res)["fence-old"])
 		assert.Equal(t, []string{"nothing was changed: the preflight runs before any step"}, res.Rollback)
-		p.assertUnchanged(t)
+		p.AssertUnchanged(t)
 	})
 	t.Run("latency under the threshold passes", func(t *testing.T) {
 		p := newPair(t, false)
-		p.publishLatency(t, home, away, 120, 480)
+		p.PublishLatency(t, home, away, 120, 480)
 		res, err := p.runner(new([]string)).Run(ctx, p.request(failover.Failover, "", away, false))
 		require.NoError(t, err)
 		c := check(res, "replication-latency")
@@ -200,12 +108,12 @@ func TestPreflightRefusals_DDB_DR_01(t *testing.T) {
 		require.NoError(t, err)
 		_, err = p.runner(new([]string)).Run(ctx, p.request(failover.Failover, home, away, true))
 		require.NoError(t, err)
-		require.True(t, p.fenced(t, home))
+		require.True(t, p.Fenced(t, home))
 		res, err := p.runner(new([]string)).Run(ctx, p.request(failover.Failover, "", home, true))
 		require.ErrorIs(t, err, failover.ErrRefused)
 		c := check(res, "target-fence")
 		assert.Equal(t, failover.CheckFail, c.Status)
-		assert.Contains(t, c.Detail, "dynops dr failback --table "+p.table+" --to "+home)
+		assert.Contains(t, c.Detail, "dynops dr failback --table "+p.Table+" --to "+home)
 	})
 	t.Run("target missing", func(t *testing.T) {
 		p := newPair(t, true)
@@ -214,7 +122,7 @@ func TestPreflightRefusals_DDB_DR_01(t *testing.T) {
 		c := check(res, "target-table")
 		assert.Equal(t, failover.CheckFail, c.Status)
 		assert.Contains(t, c.Detail, "does not exist in "+away)
-		p.assertUnchanged(t)
+		p.AssertUnchanged(t)
 	})
 	t.Run("not a global table without --allow-unreplicated", func(t *testing.T) {
 		p := newPair(t, false)
@@ -223,7 +131,7 @@ func TestPreflightRefusals_DDB_DR_01(t *testing.T) {
 		res, err := p.runner(new([]string)).Run(ctx, req)
 		require.ErrorIs(t, err, failover.ErrRefused)
 		assert.Equal(t, failover.CheckFail, check(res, "target-replica").Status)
-		p.assertUnchanged(t)
+		p.AssertUnchanged(t)
 	})
 }
 
@@ -240,29 +148,29 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 	assert.Equal(t, []string{"dr failover: preflight", "dr failover: fence-old", "dr failover: flip-pointer",
 		"dr failover: route53", "dr failover: canary", "dr failover: replication-check"}, rec, "every planned step is audited")
-	p.assertUnchanged(t)
+	p.AssertUnchanged(t)
 }
 
 func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := newPair(t, false)
-	p.publishLatency(t, home, away, 150)
-	p.publishLatency(t, away, home, 150)
+	p.PublishLatency(t, home, away, 150)
+	p.PublishLatency(t, away, home, 150)
 
 	// Route 53 failover records: one health check per region.
-	r53 := route53.NewFromConfig(p.cfg)
+	r53 := route53.NewFromConfig(p.Config)
 	hc := map[string]string{}
 	for _, r := range []string{home, away} {
 		out, err := r53.CreateHealthCheck(ctx, &route53.CreateHealthCheckInput{
-			CallerReference: aws.String(p.table + r),
+			CallerReference: aws.String(p.Table + r),
 			HealthCheckConfig: &r53types.HealthCheckConfig{Type: r53types.HealthCheckTypeHttps,
 				FullyQualifiedDomainName: aws.String(r + ".api.example.com"), Port: aws.Int32(443), ResourcePath: aws.String("/health")},
 		})
 		require.NoError(t, err)
 		hc[r] = aws.ToString(out.HealthCheck.Id)
 	}
-	p.target.HealthChecks = hc
+	p.Target.HealthChecks = hc
 	inverted := func(region string) bool {
 		out, err := r53.GetHealthCheck(ctx, &route53.GetHealthCheckInput{HealthCheckId: aws.String(hc[region])})
 		require.NoError(t, err)
@@ -277,12 +185,12 @@ func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 	assert.Equal(t, home, res.From, "from is what the pointer named")
 
 	t.Run("fence applied in the old region, read back", func(t *testing.T) {
-		assert.True(t, p.fenced(t, home))
-		assert.False(t, p.fenced(t, away))
+		assert.True(t, p.Fenced(t, home))
+		assert.False(t, p.Fenced(t, away))
 	})
 	t.Run("pointer flipped in both regions", func(t *testing.T) {
-		assert.Equal(t, away, p.pointer(t, home))
-		assert.Equal(t, away, p.pointer(t, away))
+		assert.Equal(t, away, p.Pointer(t, home))
+		assert.Equal(t, away, p.Pointer(t, away))
 	})
 	t.Run("route53: the old region's health check inverted", func(t *testing.T) {
 		assert.True(t, inverted(home))
@@ -298,7 +206,7 @@ func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 				assert.Contains(t, s.Detail, "canary deleted")
 			}
 		}
-		out, err := dynamodb.NewFromConfig(awsconfig.ForRegion(p.cfg, away)).Scan(ctx, &dynamodb.ScanInput{TableName: &p.table})
+		out, err := p.DynamoDB(away).Scan(ctx, &dynamodb.ScanInput{TableName: &p.Table})
 		require.NoError(t, err)
 		assert.Zero(t, out.Count, "the canary is deleted")
 	})
@@ -311,10 +219,10 @@ func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 	require.NoError(t, err, "%+v", back.Steps)
 	assert.Equal(t, home, back.To, "failback goes to the one fenced region")
 	t.Run("failback removes every fence and flips the pointer back", func(t *testing.T) {
-		assert.False(t, p.fenced(t, home))
-		assert.False(t, p.fenced(t, away))
-		assert.Equal(t, home, p.pointer(t, home))
-		assert.Equal(t, home, p.pointer(t, away))
+		assert.False(t, p.Fenced(t, home))
+		assert.False(t, p.Fenced(t, away))
+		assert.Equal(t, home, p.Pointer(t, home))
+		assert.Equal(t, home, p.Pointer(t, away))
 		assert.False(t, inverted(home))
 		assert.False(t, inverted(away))
 		st := statuses(back)
@@ -328,8 +236,8 @@ func TestFenceKeepsOtherStatements(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := newPair(t, false)
-	db := p.clients(home).DynamoDB
-	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.table})
+	db := p.Clients(home).DynamoDB
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Table})
 	require.NoError(t, err)
 	arn := aws.ToString(dt.Table.TableArn)
 	own := `{"Version":"2012-10-17","Statement":[{"Sid":"AppReads","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:role/app"},"Action":"dynamodb:GetItem","Resource":"` + arn + `"}]}`
@@ -359,9 +267,9 @@ func deadRegion(t *testing.T, p pair, region string) failover.Regional {
 	require.NoError(t, err)
 	return func(r string) failover.Clients {
 		if r != region {
-			return p.clients(r)
+			return p.Clients(r)
 		}
-		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(dead), SSM: ssm.NewFromConfig(dead), CloudWatch: cloudwatch.NewFromConfig(dead, awsconfig.CloudWatchQueryProtocol)}
+		return drpair.Clients(dead)(region)
 	}
 }
 
@@ -378,7 +286,7 @@ func TestForceWhenTheOldRegionIsDown(t *testing.T) {
 		c := check(res, "old-region")
 		assert.Equal(t, failover.CheckFail, c.Status)
 		assert.Contains(t, c.Detail, "--force")
-		assert.Equal(t, home, p.pointer(t, away))
+		assert.Equal(t, home, p.Pointer(t, away))
 	})
 	t.Run("with --force: skips only what the old region cannot answer, and says so", func(t *testing.T) {
 		req := p.request(failover.Failover, home, away, true)
@@ -402,8 +310,8 @@ func TestForceWhenTheOldRegionIsDown(t *testing.T) {
 				assert.Contains(t, s.Detail, "NOT set in "+home)
 			}
 		}
-		assert.Equal(t, away, p.pointer(t, away))
-		assert.Equal(t, home, p.pointer(t, home), "the real home region was never reached")
+		assert.Equal(t, away, p.Pointer(t, away))
+		assert.Equal(t, home, p.Pointer(t, home), "the real home region was never reached")
 	})
 }
 
@@ -428,22 +336,22 @@ func TestInjectedFailureStopsAndPrintsRollback(t *testing.T) {
 			"preflight": failover.StepDone, "fence-old": failover.StepDone, "flip-pointer": failover.StepDone,
 			"route53": failover.StepSkipped, "canary": failover.StepFailed, "replication-check": failover.StepNotRun,
 		}, statuses(res))
-		assert.True(t, p.fenced(t, home), "the fence stays: the run stopped, it did not undo")
-		assert.Equal(t, away, p.pointer(t, home))
-		assert.Equal(t, away, p.pointer(t, away))
+		assert.True(t, p.Fenced(t, home), "the fence stays: the run stopped, it did not undo")
+		assert.Equal(t, away, p.Pointer(t, home))
+		assert.Equal(t, away, p.Pointer(t, away))
 	})
 	t.Run("rollback undoes the changes, last first", func(t *testing.T) {
 		require.GreaterOrEqual(t, len(res.Rollback), 4, "%v", res.Rollback)
 		assert.True(t, strings.HasPrefix(res.Rollback[0], "aws ssm put-parameter --region "+away), res.Rollback[0])
 		assert.True(t, strings.HasPrefix(res.Rollback[1], "aws ssm put-parameter --region "+home), res.Rollback[1])
 		assert.Contains(t, res.Rollback[2], "aws dynamodb delete-resource-policy --region "+home)
-		assert.Contains(t, res.Rollback[3], "dynops dr failback --table "+p.table+" --regions "+home+","+away+" --allow-unreplicated --to "+home+" --from "+away+" --yes")
+		assert.Contains(t, res.Rollback[3], "dynops dr failback --table "+p.Table+" --regions "+home+","+away+" --allow-unreplicated --to "+home+" --from "+away+" --yes")
 	})
 	t.Run("the printed dynops rollback restores the pair", func(t *testing.T) {
 		back, err := p.runner(new([]string)).Run(ctx, p.request(failover.Failback, away, home, true))
 		require.NoError(t, err, "%+v", back.Checks)
-		p.assertUnchanged(t)
-		assert.False(t, p.fenced(t, away))
+		p.AssertUnchanged(t)
+		assert.False(t, p.Fenced(t, away))
 	})
 }
 
@@ -463,5 +371,5 @@ func TestDrillTimesEveryStep(t *testing.T) {
 	}
 	assert.Equal(t, d.Failover.Duration, d.RTO)
 	assert.GreaterOrEqual(t, d.Total, d.Failover.Duration+d.Failback.Duration)
-	p.assertUnchanged(t)
+	p.AssertUnchanged(t)
 }
