@@ -38,7 +38,9 @@ const (
 
 type pair struct{ drpair.Pair }
 
-func newPair(t *testing.T, missingAway bool) pair { return pair{drpair.New(t, target, missingAway)} }
+func newPair(t *testing.T, missingAway bool) pair {
+	return pair{drpair.New(t, target, drpair.Options{MissingAway: missingAway})}
+}
 
 func (p pair) runner(record *[]string) *failover.Runner {
 	return &failover.Runner{

@@ -37,10 +37,16 @@ type Pair struct {
 	Config  aws.Config
 }
 
-// New creates a dev-* table in both regions (only in Home when missingAway)
-// and sets the pointer to Home in both. It skips t off the emulator: on AWS,
-// test/dr drills a real global table instead.
-func New(t *testing.T, tg *harness.Target, missingAway bool) Pair {
+// Options shape a pair.
+type Options struct {
+	MissingAway bool // create the table in Home only
+	NoPointer   bool // leave the pointer to Terraform (modules/dr)
+}
+
+// New creates a dev-* table in both regions and sets the pointer to Home in
+// both. It skips t off the emulator: on AWS, test/dr drills a real global
+// table instead.
+func New(t *testing.T, tg *harness.Target, o Options) Pair {
 	t.Helper()
 	if !tg.OnEmulator() {
 		t.Skip("stand-in tables in two regions: emulator only; on AWS test/dr drills a real global table")
@@ -50,7 +56,7 @@ func New(t *testing.T, tg *harness.Target, missingAway bool) Pair {
 	p := Pair{Table: "dev-" + harness.UniqueID() + "-session", Config: cfg, Clients: Clients(cfg)}
 	p.Target = failover.Target{Table: p.Table, Regions: []string{Home, Away}, Pointer: failover.DefaultPointer(p.Table)}
 	for _, r := range []string{Home, Away} {
-		if r == Away && missingAway {
+		if r == Away && o.MissingAway {
 			continue
 		}
 		_, err := p.DynamoDB(r).CreateTable(ctx, &dynamodb.CreateTableInput{
@@ -62,6 +68,9 @@ func New(t *testing.T, tg *harness.Target, missingAway bool) Pair {
 		require.NoError(t, err)
 	}
 	for _, r := range []string{Home, Away} {
+		if o.NoPointer {
+			break
+		}
 		_, err := ssm.NewFromConfig(awsconfig.ForRegion(cfg, r)).PutParameter(ctx, &ssm.PutParameterInput{
 			Name: &p.Target.Pointer, Value: aws.String(Home), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true),
 		})

@@ -31,7 +31,7 @@ module "dr" {
   tables = var.global_tables
 
   failover_role = {
-    trusted_principal_arns = ["arn:aws:iam::${data.aws_caller_identity.this.account_id}:root"]
+    trusted_principal_arns = var.trusted_principal_arns != null ? var.trusted_principal_arns : ["arn:aws:iam::${data.aws_caller_identity.this.account_id}:root"]
   }
 
   route53 = var.route53_enabled ? {
@@ -44,6 +44,7 @@ module "dr" {
   backup = {
     enabled           = length(var.regional_tables) > 0
     tables            = var.regional_tables
+    schedule          = var.backup_schedule
     selection_enabled = var.backup_selection_enabled
   }
 }

@@ -39,3 +39,15 @@ variable "backup_selection_enabled" {
   type        = bool
   default     = true
 }
+
+variable "trusted_principal_arns" {
+  description = "Who may assume the failover role (default: this account's root, i.e. its IAM policies decide)."
+  type        = list(string)
+  default     = null
+}
+
+variable "backup_schedule" {
+  description = "When the regional tables are backed up."
+  type        = string
+  default     = "cron(0 3 * * ? *)"
+}
