@@ -80,6 +80,15 @@ func (t *TargetFlags) Rules() failover.Rules {
 	return failover.Rules{MaxLatency: t.MaxLatency, Window: t.Window, AllowUnreplicated: t.AllowUnreplicated}
 }
 
+// Target is what the flags name; Regions is empty until Resolve discovers them.
+func (t *TargetFlags) Target() failover.Target {
+	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
+	if target.Pointer == "" {
+		target.Pointer = failover.DefaultPointer(t.Table)
+	}
+	return target
+}
+
 // Resolve loads AWS configuration, builds clients per region and returns the target.
 func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.Target, *failover.Runner, error) {
 	cfg, err := f.AWSConfig(ctx)
@@ -90,10 +99,7 @@ func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.
 		c := awsconfig.ForRegion(cfg, region)
 		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
 	}
-	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
-	if target.Pointer == "" {
-		target.Pointer = failover.DefaultPointer(t.Table)
-	}
+	target := t.Target()
 	if len(target.Regions) == 0 {
 		target.Regions, err = failover.DiscoverRegions(ctx, clients(cfg.Region).DynamoDB, t.Table, cfg.Region)
 		if err != nil {
