@@ -80,20 +80,3 @@ module "dr" {
     selection_enabled = false # moto: aws_backup_selection answers 500
   }
 }
-
-output "dr" {
-  description = "DR pair on the emulator: regions, pointer parameters, failover role."
-  value = {
-    regions            = module.dr.regions
-    pointer_parameters = module.dr.pointer_parameters
-    failover_role_arn  = module.dr.failover_role_arn
-    health_check_ids   = module.dr.health_check_ids
-    stand_in_tables    = [for m in module.replica_standin : m.table_name]
-  }
-}
-
-variable "secondary_region" {
-  description = "Second region on the emulator, standing in for the DR region."
-  type        = string
-  default     = "eu-central-1"
-}
