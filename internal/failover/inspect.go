@@ -3,7 +3,6 @@ package failover
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -255,14 +254,4 @@ func (rs RegionState) LatencyInto(dst string) (Latency, bool) {
 		}
 	}
 	return Latency{}, false
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,8 @@ package failover
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -166,7 +168,7 @@ func pointerCheck(s State, r Rules) Check {
 		return c
 	}
 	var others []string
-	for _, reg := range sortedKeys(s.Pointers()) {
+	for _, reg := range slices.Sorted(maps.Keys(s.Pointers())) {
 		if v := s.Pointers()[reg]; v != r.From {
 			others = append(others, reg+"="+v)
 		}

@@ -19,8 +19,8 @@ func globalState() State {
 		return RegionState{Region: name, Answers: true, TableExists: true, TableStatus: "ACTIVE",
 			TableARN: "arn:aws:dynamodb:" + name + ":111122223333:table/prod-hoge-session",
 			Replicas: map[string]string{other: "ACTIVE"}, Pointer: "eu-west-1",
-			HashKey:  KeyAttr{Name: "session_id", Type: "S"},
-			Latency:  []Latency{{Receiving: other, Max: 900 * time.Millisecond, Avg: 400 * time.Millisecond, Datapoints: 10}}}
+			HashKey: KeyAttr{Name: "session_id", Type: "S"},
+			Latency: []Latency{{Receiving: other, Max: 900 * time.Millisecond, Avg: 400 * time.Millisecond, Datapoints: 10}}}
 	}
 	return State{
 		Target:  Target{Table: "prod-hoge-session", Regions: []string{"eu-west-1", "eu-central-1"}, Pointer: DefaultPointer("prod-hoge-session")},
@@ -64,7 +64,10 @@ func TestPreflightDecisions(t *testing.T) {
 		{"CloudWatch error refuses without --force", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Error = "timeout" }, "replication-latency", CheckFail},
 		{"CloudWatch error skipped with --force", func(s *State, r *Rules) { s.Regions[0].Latency[0].Error = "timeout"; r.Force = true }, "replication-latency", CheckSkipped},
 		{"old region down refuses without --force", func(s *State, _ *Rules) { s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"} }, "old-region", CheckFail},
-		{"old region down skipped with --force", func(s *State, r *Rules) { s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"}; r.Force = true }, "old-region", CheckSkipped},
+		{"old region down skipped with --force", func(s *State, r *Rules) {
+			s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"}
+			r.Force = true
+		}, "old-region", CheckSkipped},
 		{"--force does not skip a latency the old region reports", func(s *State, r *Rules) { s.Regions[0].Latency[0].Max = time.Minute; r.Force = true }, "replication-latency", CheckFail},
 		{"target fenced refuses a failover", func(s *State, _ *Rules) { s.Regions[1].Fenced = true }, "target-fence", CheckFail},
 		{"target fenced is expected by a failback", func(s *State, r *Rules) { s.Regions[1].Fenced = true; r.Mode = Failback }, "target-fence", CheckOK},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -247,7 +249,7 @@ func commonFlags(req Request) string {
 	if t.Pointer != DefaultPointer(t.Table) {
 		parts = append(parts, "--pointer "+t.Pointer)
 	}
-	for _, reg := range sortedKeys(t.HealthChecks) {
+	for _, reg := range slices.Sorted(maps.Keys(t.HealthChecks)) {
 		parts = append(parts, "--health-check "+reg+"="+t.HealthChecks[reg])
 	}
 	if req.Rules.AllowUnreplicated {
@@ -469,7 +471,7 @@ func (r *Runner) flipHealthChecks(ctx context.Context, st *Step, req Request) er
 		return nil
 	}
 	var changed []string
-	for _, region := range sortedKeys(req.Target.HealthChecks) {
+	for _, region := range slices.Sorted(maps.Keys(req.Target.HealthChecks)) {
 		id := req.Target.HealthChecks[region]
 		want := req.Rules.Mode == Failover && region != req.Rules.To
 		hc, err := r.Route53.GetHealthCheck(ctx, &route53.GetHealthCheckInput{HealthCheckId: &id})

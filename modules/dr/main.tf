@@ -19,7 +19,8 @@ locals {
   account   = data.aws_caller_identity.this.account_id
   partition = data.aws_partition.this.partition
 
-  pointer_names = { for t in var.tables : t => "${var.pointer_prefix}/${t}/active-region" }
+  pointer_names       = { for t in var.tables : t => "${var.pointer_prefix}/${t}/active-region" }
+  pointer_description = { for t in var.tables : t => "Active region of ${t}: applications send writes there. Changed only by dynops dr failover/failback." }
 
   tags = merge(var.tags, { env = var.env, "managed-by" = "terraform" })
 }
@@ -32,7 +33,7 @@ resource "aws_ssm_parameter" "primary" {
   for_each = local.pointer_names
 
   name        = each.value
-  description = "Active region of ${each.key}: applications send writes there. Changed only by dynops dr failover/failback."
+  description = local.pointer_description[each.key]
   type        = "String"
   value       = local.primary
   tags        = local.tags
@@ -47,7 +48,7 @@ resource "aws_ssm_parameter" "secondary" {
   provider = aws.secondary
 
   name        = each.value
-  description = "Active region of ${each.key}: applications send writes there. Changed only by dynops dr failover/failback."
+  description = local.pointer_description[each.key]
   type        = "String"
   value       = local.primary
   tags        = local.tags
