@@ -64,7 +64,7 @@ func Refused(checks []Check) []string {
 
 // Preflight decides whether writes may move from r.From to r.To, check by check.
 func Preflight(s State, r Rules) []Check {
-	from, _ := s.Region(r.From)
+	from, fromKnown := s.Region(r.From)
 	to, toKnown := s.Region(r.To)
 	var checks []Check
 	add := func(name string, st CheckStatus, format string, args ...any) {
@@ -72,6 +72,10 @@ func Preflight(s State, r Rules) []Check {
 	}
 	if !toKnown {
 		add("target-table", CheckFail, "%s is not one of the table's regions (%s); pass --regions to list them", r.To, strings.Join(s.Target.Regions, ", "))
+		return checks
+	}
+	if !fromKnown {
+		add("old-region", CheckFail, "%s is not one of the table's regions (%s); pass --from with one of them", r.From, strings.Join(s.Target.Regions, ", "))
 		return checks
 	}
 	if r.From == r.To {

@@ -69,6 +69,7 @@ func TestPreflightDecisions(t *testing.T) {
 			r.Force = true
 		}, "old-region", CheckSkipped},
 		{"--force does not skip a latency the old region reports", func(s *State, r *Rules) { s.Regions[0].Latency[0].Max = time.Minute; r.Force = true }, "replication-latency", CheckFail},
+		{"--from outside the regions", func(_ *State, r *Rules) { r.From = "us-east-1" }, "old-region", CheckFail},
 		{"target fenced refuses a failover", func(s *State, _ *Rules) { s.Regions[1].Fenced = true }, "target-fence", CheckFail},
 		{"target fenced is expected by a failback", func(s *State, r *Rules) { s.Regions[1].Fenced = true; r.Mode = Failback }, "target-fence", CheckOK},
 		{"pointers disagree", func(s *State, _ *Rules) { s.Regions[1].Pointer = "eu-central-1" }, "pointer", CheckFail},
