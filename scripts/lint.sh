@@ -20,6 +20,9 @@ step "terraform validate (every module, example and env root)"
 dirs=$(find modules envs -name '*.tf' -not -path '*/.terraform/*' -exec dirname {} \; | sort -u)
 validate() {
   local d=$1 data
+  # terraform cannot validate a module that takes aliased providers
+  # (configuration_aliases) as a root; its examples validate it as called.
+  if grep -qs configuration_aliases "$d"/*.tf; then echo "ok   $d (through its examples)"; return 0; fi
   data=$(mktemp -d)
   if ! out=$(TF_DATA_DIR="$data" terraform -chdir="$d" init -backend=false -input=false -no-color 2>&1 \
       && TF_DATA_DIR="$data" terraform -chdir="$d" validate -no-color 2>&1); then

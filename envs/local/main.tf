@@ -15,11 +15,13 @@ provider "aws" {
 
   endpoints {
     applicationautoscaling = var.endpoint
+    backup                 = var.endpoint
     cloudwatch             = var.endpoint
     dynamodb               = var.endpoint
     iam                    = var.endpoint
     kms                    = var.endpoint
     lambda                 = var.endpoint
+    route53                = var.endpoint
     s3                     = var.endpoint
     sns                    = var.endpoint
     sqs                    = var.endpoint

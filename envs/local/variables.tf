@@ -13,3 +13,9 @@ variable "region" {
   type        = string
   default     = "eu-west-1"
 }
+
+variable "secondary_region" {
+  description = "Second region on the emulator, standing in for the DR region."
+  type        = string
+  default     = "eu-central-1"
+}

@@ -31,4 +31,12 @@ output "export_bucket" {
 output "export_checkpoint_table" {
   description = "The export series checkpoint table; null without a schedule."
   value       = var.export_enabled ? module.export[0].checkpoint_table_name : null
+output "global_table_names" {
+  description = "Tables with replica_regions: global tables (DDB-DR-01 pattern 4), for modules/dr `tables`."
+  value       = [for usage, t in module.table : t.table_name if length(var.tables[usage].replica_regions) > 0]
+}
+
+output "regional_table_names" {
+  description = "Tables without replica_regions, for modules/dr `backup.tables` (DDB-DR-01 pattern 1)."
+  value       = [for usage, t in module.table : t.table_name if length(var.tables[usage].replica_regions) == 0]
 }

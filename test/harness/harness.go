@@ -236,6 +236,22 @@ func writeOverride(t *testing.T, dir, region, endpoint string, offline bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by test/harness: points the provider at %s.\n", endpoint)
 	fmt.Fprintf(&b, "provider \"aws\" {\n  region                      = %q\n", region)
+	writeProviderSettings(&b, endpoint, offline)
+	name := "zz_harness_provider.tf"
+	if hasProviderBlock(t, dir) {
+		name = "zz_harness_override.tf"
+		// Aliased providers (e.g. a second region) keep their region and get the same endpoints.
+		for _, alias := range providerAliases(t, dir) {
+			fmt.Fprintf(&b, "\nprovider \"aws\" {\n  alias                       = %q\n", alias)
+			writeProviderSettings(&b, endpoint, offline)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+		t.Fatalf("writing provider override: %v", err)
+	}
+}
+
+func writeProviderSettings(b *strings.Builder, endpoint string, offline bool) {
 	b.WriteString("  access_key                  = \"testing\"\n  secret_key                  = \"testing\"\n")
 	b.WriteString("  skip_credentials_validation = true\n  skip_metadata_api_check     = true\n  skip_region_validation      = true\n")
 	b.WriteString("  s3_use_path_style           = true\n")
@@ -247,16 +263,9 @@ func writeOverride(t *testing.T, dir, region, endpoint string, offline bool) {
 	}
 	b.WriteString("  endpoints {\n")
 	for _, s := range overrideServices {
-		fmt.Fprintf(&b, "    %s = %q\n", s, endpoint)
+		fmt.Fprintf(b, "    %s = %q\n", s, endpoint)
 	}
 	b.WriteString("  }\n}\n")
-	name := "zz_harness_provider.tf"
-	if hasProviderBlock(t, dir) {
-		name = "zz_harness_override.tf"
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
-		t.Fatalf("writing provider override: %v", err)
-	}
 }
 
 // writeLocalBackend overrides a remote backend (the env roots' S3 state) with
@@ -285,24 +294,46 @@ func writeLocalBackend(t *testing.T, dir string) {
 // providerBlock matches a top-level provider "aws" block up to its closing brace.
 var providerBlock = regexp.MustCompile(`(?ms)^provider\s+"aws"\s*\{.*?^\}`)
 
+// aliasLine matches the alias of a provider block.
+var aliasLine = regexp.MustCompile(`(?m)^\s*alias\s*=\s*"([^"]+)"`)
+
 func hasProviderBlock(t *testing.T, dir string) bool {
+	t.Helper()
+	for _, block := range providerBlocks(t, dir) {
+		if !aliasLine.MatchString(block) {
+			return true
+		}
+	}
+	return false
+}
+
+// providerAliases returns the aliases of the root's aws provider blocks.
+func providerAliases(t *testing.T, dir string) []string {
+	t.Helper()
+	var aliases []string
+	for _, block := range providerBlocks(t, dir) {
+		if m := aliasLine.FindStringSubmatch(block); m != nil {
+			aliases = append(aliases, m[1])
+		}
+	}
+	return aliases
+}
+
+func providerBlocks(t *testing.T, dir string) []string {
 	t.Helper()
 	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		t.Fatalf("listing %s: %v", dir, err)
 	}
+	var blocks []string
 	for _, f := range tfs {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatalf("reading %s: %v", f, err)
 		}
-		for _, block := range providerBlock.FindAllString(string(b), -1) {
-			if !regexp.MustCompile(`(?m)^\s*alias\s*=`).MatchString(block) {
-				return true
-			}
-		}
+		blocks = append(blocks, providerBlock.FindAllString(string(b), -1)...)
 	}
-	return false
+	return blocks
 }
 
 func firstNonEmpty(s ...string) string {

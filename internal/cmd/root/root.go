@@ -15,6 +15,7 @@ import (
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
 	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
+	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
@@ -66,6 +67,7 @@ for the table name. Every action is appended to the audit log.`,
 	cmd.AddCommand(tableCmd.NewCmdTable(f))
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	cmd.AddCommand(exportCmd.NewCmdExport(f))
+	cmd.AddCommand(drCmd.NewCmdDR(f))
 	return cmd
 }
 

@@ -1,0 +1,28 @@
+# DR for prod (DDB-DR-01): the global tables (replica_regions in
+# envs/tables.yaml) get the active-region pointer in both regions and the
+# failover role; the others get backups copied to the secondary region.
+provider "aws" {
+  alias  = "secondary"
+  region = var.secondary_region
+}
+
+module "dr" {
+  source = "../../modules/dr"
+
+  providers = {
+    aws           = aws
+    aws.secondary = aws.secondary
+  }
+
+  env    = "prod"
+  tables = module.stack.global_table_names
+
+  failover_role = {
+    trusted_principal_arns = var.failover_trusted_principal_arns
+  }
+
+  backup = {
+    enabled = length(module.stack.regional_table_names) > 0
+    tables  = module.stack.regional_table_names
+  }
+}

@@ -1,0 +1,64 @@
+// Package failback implements `dynops dr failback`: return a global table's
+// writes to the region an earlier failover fenced, and remove every fence.
+package failback
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/dr/shared"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/failover"
+)
+
+// Options of `dynops dr failback`.
+type Options struct {
+	Target shared.TargetFlags
+	Switch shared.SwitchFlags
+}
+
+// NewCmdFailback returns `dynops dr failback`. runF replaces the run function in tests of flag parsing.
+func NewCmdFailback(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "failback --table NAME [--to REGION] [--yes]",
+		Short: "Return a global table's writes to the region a failover left, and remove the fences",
+		Long: `Failback returns writes to --to (default: the one fenced region) in named steps:
+
+  preflight          as for failover; the target's fence is expected
+  fence-old          the region writes leave is fenced while the pointer moves,
+                     so that no two regions take writes at once
+  unfence-target     the target's fence is removed, read back
+  flip-pointer       the SSM pointer names --to in every region, read back
+  route53            every health check back to not inverted (automatic failover again)
+  canary             an item written in --to and read back
+  replication-check  the canary seen in the region writes left, then deleted
+  unfence-old        the fence of the region writes left is removed
+
+Without --yes it is a dry run. A failed step stops the run and prints how to roll back.`,
+		Example: `  dynops dr failback --table prod-hoge-session
+  dynops dr failback --table prod-hoge-session --to eu-west-1 --yes --confirm prod-hoge-session`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Target.Validate(); err != nil {
+				return err
+			}
+			if err := opts.Switch.Validate(&opts.Target); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	shared.AddTargetFlags(cmd, &opts.Target)
+	shared.AddSwitchFlags(cmd, &opts.Switch, "the region writes return to (default: the one fenced region)")
+	return cmd
+}
+
+// Run runs (or, without --yes, plans) the failback.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	return shared.RunSwitch(ctx, f, failover.Failback, &opts.Target, &opts.Switch)
+}

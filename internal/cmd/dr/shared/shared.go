@@ -1,0 +1,311 @@
+// Package shared holds what the `dynops dr` commands have in common: the
+// flags that name a table's regions and pointer, the clients per region, and
+// the printing of a switch.
+package shared
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/failover"
+	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+// TargetFlags name the table, its regions, its pointer and its health checks.
+type TargetFlags struct {
+	Table        string
+	Regions      []string
+	Pointer      string
+	HealthChecks map[string]string
+	// MaxLatency and Window judge ReplicationLatency.
+	MaxLatency        time.Duration
+	Window            time.Duration
+	AllowUnreplicated bool
+}
+
+// AddTargetFlags registers the flags of TargetFlags on cmd.
+func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
+	fl := cmd.Flags()
+	fl.StringVarP(&t.Table, "table", "t", "", "the table (its name is the same in every region)")
+	fl.StringSliceVar(&t.Regions, "regions", nil, "regions of the table (default: --region and the replicas DescribeTable lists there)")
+	fl.StringVar(&t.Pointer, "pointer", "", "SSM parameter naming the active region (default: /dynops/dr/TABLE/active-region, as modules/dr creates it)")
+	fl.StringToStringVar(&t.HealthChecks, "health-check", nil, "Route 53 health check of a region's failover record, REGION=ID (repeatable; modules/dr output health_check_ids)")
+	fl.DurationVar(&t.MaxLatency, "max-replication-latency", 30*time.Second, "refuse a failover while ReplicationLatency into the target is above this")
+	fl.DurationVar(&t.Window, "latency-window", 15*time.Minute, "how far back ReplicationLatency is read")
+	fl.BoolVar(&t.AllowUnreplicated, "allow-unreplicated", false, "accept same-name tables that are not replicas of one global table (stand-ins, e.g. on the local emulator); nothing replicates")
+}
+
+// Validate checks the flags; errors are usage errors naming the flag.
+func (t *TargetFlags) Validate() error {
+	if t.Table == "" {
+		return factory.UsageErrorf("--table is required (e.g. --table prod-hoge-session)")
+	}
+	if t.MaxLatency <= 0 || t.Window <= 0 {
+		return factory.UsageErrorf("--max-replication-latency and --latency-window must be positive durations (e.g. 30s, 15m)")
+	}
+	seen := map[string]bool{}
+	for _, r := range t.Regions {
+		if r == "" || seen[r] {
+			return factory.UsageErrorf("--regions %q: list each region once, e.g. --regions eu-west-1,eu-central-1", strings.Join(t.Regions, ","))
+		}
+		seen[r] = true
+	}
+	if len(t.Regions) == 1 {
+		return factory.UsageErrorf("--regions needs at least two regions (the table's replicas)")
+	}
+	for r, id := range t.HealthChecks {
+		if r == "" || id == "" {
+			return factory.UsageErrorf("--health-check takes REGION=ID, e.g. --health-check eu-west-1=abcd-1234")
+		}
+	}
+	return nil
+}
+
+// Env is the environment of the table (guideline.EnvOf).
+func (t *TargetFlags) Env() string { return guideline.EnvOf(t.Table) }
+
+// Rules returns the preflight rules of the flags.
+func (t *TargetFlags) Rules() failover.Rules {
+	return failover.Rules{MaxLatency: t.MaxLatency, Window: t.Window, AllowUnreplicated: t.AllowUnreplicated}
+}
+
+// Target is what the flags name; Regions is empty until Resolve discovers them.
+func (t *TargetFlags) Target() failover.Target {
+	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
+	if target.Pointer == "" {
+		target.Pointer = failover.DefaultPointer(t.Table)
+	}
+	return target
+}
+
+// Resolve loads AWS configuration, builds clients per region and returns the target.
+func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.Target, *failover.Runner, error) {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return failover.Target{}, nil, err
+	}
+	clients := func(region string) failover.Clients {
+		c := awsconfig.ForRegion(cfg, region)
+		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
+	}
+	target := t.Target()
+	if len(target.Regions) == 0 {
+		target.Regions, err = failover.DiscoverRegions(ctx, clients(cfg.Region).DynamoDB, t.Table, cfg.Region)
+		if err != nil {
+			return target, nil, fmt.Errorf("%w; if %s is down, pass --regions with the table's regions", err, cfg.Region)
+		}
+		if len(target.Regions) < 2 {
+			return target, nil, fmt.Errorf("%s in %s lists no replicas: it is not a global table (see runbooks/dr-restore-in-region.md), or pass --regions to name same-name tables", t.Table, cfg.Region)
+		}
+	}
+	for r := range target.HealthChecks {
+		if !contains(target.Regions, r) {
+			return target, nil, factory.UsageErrorf("--health-check %s=...: %s is not one of the table's regions (%s)", r, r, strings.Join(target.Regions, ", "))
+		}
+	}
+	runner := &failover.Runner{
+		Clients: clients,
+		Route53: route53.NewFromConfig(cfg),
+		Now:     f.Now,
+		Record:  f.Audit.Act,
+	}
+	return target, runner, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SwitchFlags are the flags of failover, failback and drill.
+type SwitchFlags struct {
+	To                 string
+	From               string
+	Yes                bool
+	Force              bool
+	Confirm            string
+	BreakGlassRoleARN  string
+	ReplicationTimeout time.Duration
+}
+
+// AddSwitchFlags registers the flags of SwitchFlags on cmd.
+func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.To, "to", "", toHelp)
+	fl.StringVar(&s.From, "from", "", "the region that takes writes now (default: the one the pointer names everywhere)")
+	fl.BoolVar(&s.Yes, "yes", false, "do it (without --yes: a dry run that runs the preflight and prints every step)")
+	fl.BoolVar(&s.Force, "force", false, "the old region is down: skip only the checks and steps it cannot answer, and say so")
+	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a prod switch without a terminal")
+	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
+	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
+}
+
+// Validate checks the switch flags.
+func (s *SwitchFlags) Validate(t *TargetFlags) error {
+	if s.To != "" && s.To == s.From {
+		return factory.UsageErrorf("--to and --from are both %s: name the region writes move to", s.To)
+	}
+	if s.BreakGlassRoleARN != "" && !strings.HasPrefix(s.BreakGlassRoleARN, "arn:") {
+		return factory.UsageErrorf("--break-glass-role-arn %q is not an ARN (arn:aws:iam::ACCOUNT:role/NAME)", s.BreakGlassRoleARN)
+	}
+	if s.ReplicationTimeout <= 0 {
+		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")
+	}
+	for _, r := range []string{s.To, s.From} {
+		if r != "" && len(t.Regions) > 0 && !contains(t.Regions, r) {
+			return factory.UsageErrorf("%s is not in --regions %s", r, strings.Join(t.Regions, ","))
+		}
+	}
+	return nil
+}
+
+// Request builds the switch request; execute is the outcome of f.Confirm.
+func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *TargetFlags, execute bool) failover.Request {
+	rules := t.Rules()
+	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
+	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
+}
+
+// ConfirmSwitch applies the dry-run / prod confirmation rule to a switch of t.
+func (s *SwitchFlags) ConfirmSwitch(f *factory.Factory, t *TargetFlags) (bool, error) {
+	return f.Confirm(factory.Confirmation{Yes: s.Yes, Env: t.Env(), Target: t.Table, Typed: s.Confirm})
+}
+
+// StreamSteps prints each step as it ends (table output only).
+func StreamSteps(f *factory.Factory, r *failover.Runner) {
+	if f.JSON() {
+		return
+	}
+	ios := f.IOStreams
+	r.OnStep = func(st failover.Step) {
+		if st.Name == "preflight" {
+			fmt.Fprintf(ios.Out, "%s:\n", st.Mode)
+		}
+		fmt.Fprintf(ios.Out, "  %-18s %-8s %8s  %s\n", st.Name, colourStep(ios, st.Status), roundDuration(st.Duration), stepText(st))
+	}
+}
+
+func stepText(st failover.Step) string {
+	switch st.Status {
+	case failover.StepPlanned, failover.StepNotRun:
+		return st.Plan
+	}
+	if st.Detail == "" {
+		return st.Plan
+	}
+	return st.Detail
+}
+
+func colourStep(ios *iostreams.IOStreams, s failover.StepStatus) string {
+	text := strings.ToUpper(string(s))
+	switch s {
+	case failover.StepDone:
+		return ios.Colour(iostreams.Green, text)
+	case failover.StepFailed:
+		return ios.Colour(iostreams.Red, text)
+	case failover.StepSkipped:
+		return ios.Colour(iostreams.Yellow, text)
+	}
+	return text
+}
+
+func roundDuration(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// Header prints what is about to run (table output only).
+func Header(f *factory.Factory, mode failover.Mode, req failover.Request) {
+	if f.JSON() {
+		return
+	}
+	run := "DRY RUN (pass --yes to do it)"
+	if req.Execute {
+		run = "running"
+	}
+	to := req.Rules.To
+	if to == "" {
+		to = "(the region the state names)"
+	}
+	fmt.Fprintf(f.IOStreams.Out, "dynops dr %s %s -> %s: %s\n", mode, req.Target.Table, to, run)
+}
+
+// PrintChecks prints preflight checks as a table.
+func PrintChecks(ios *iostreams.IOStreams, checks []failover.Check) error {
+	rows := make([][]string, 0, len(checks))
+	for _, c := range checks {
+		st := strings.ToUpper(string(c.Status))
+		switch c.Status {
+		case failover.CheckFail:
+			st = ios.Colour(iostreams.Red, st)
+		case failover.CheckWarn, failover.CheckSkipped:
+			st = ios.Colour(iostreams.Yellow, st)
+		default:
+			st = ios.Colour(iostreams.Green, st)
+		}
+		rows = append(rows, []string{"  " + c.Name, st, c.Detail})
+	}
+	return ios.Table([]string{"  CHECK", "STATUS", "DETAIL"}, rows)
+}
+
+// PrintResult prints the end of a switch: preflight, outcome and rollback.
+func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
+	fmt.Fprintf(ios.Out, "\npreflight %s -> %s:\n", res.From, res.To)
+	if err := PrintChecks(ios, res.Checks); err != nil {
+		return err
+	}
+	switch {
+	case res.OK && res.DryRun:
+		fmt.Fprintf(ios.Out, "\ndry run: nothing was changed; pass --yes to %s %s to %s\n", res.Mode, res.Table, res.To)
+	case res.OK:
+		fmt.Fprintf(ios.Out, "\n%s of %s to %s done in %s\n", res.Mode, res.Table, res.To, roundDuration(res.Duration))
+	default:
+		fmt.Fprintf(ios.Out, "\n%s STOPPED: %s\nTo roll back, run in this order:\n", res.Mode, res.Error)
+		for i, c := range res.Rollback {
+			fmt.Fprintf(ios.Out, "  %d. %s\n", i+1, c)
+		}
+	}
+	return nil
+}
+
+// RunSwitch confirms, runs and prints a failover or failback.
+func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *TargetFlags, s *SwitchFlags) error {
+	execute, err := s.ConfirmSwitch(f, t)
+	if err != nil {
+		return err
+	}
+	target, runner, err := Resolve(ctx, f, t)
+	if err != nil {
+		return err
+	}
+	req := s.Request(mode, target, t, execute)
+	Header(f, mode, req)
+	StreamSteps(f, runner)
+	res, runErr := runner.Run(ctx, req)
+	if f.JSON() {
+		err = f.IOStreams.PrintJSON(res)
+	} else {
+		err = PrintResult(f.IOStreams, res)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return err
+}

@@ -1,0 +1,91 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// CanaryPrefix starts the partition key of every canary item; the failover
+// role of modules/dr may write only items whose partition key starts with it
+// (a dynamodb:LeadingKeys condition).
+const CanaryPrefix = "dynops-dr-canary#"
+
+// canary is the item a switch writes in the new region to prove it takes writes.
+type canary struct {
+	hashKey string
+	key     map[string]types.AttributeValue
+	nonce   string
+}
+
+// newCanary builds the canary item's key for a table with the given key
+// schema. The partition key must be a string (see CanaryPrefix).
+func newCanary(hash KeyAttr, rng *KeyAttr, runID string) (canary, error) {
+	if hash.Type != "S" {
+		return canary{}, fmt.Errorf("the canary needs a string partition key; %s is of type %q", hash.Name, hash.Type)
+	}
+	c := canary{hashKey: hash.Name, nonce: runID, key: map[string]types.AttributeValue{
+		hash.Name: &types.AttributeValueMemberS{Value: CanaryPrefix + runID},
+	}}
+	if rng != nil {
+		switch rng.Type {
+		case "S":
+			c.key[rng.Name] = &types.AttributeValueMemberS{Value: CanaryPrefix + runID}
+		case "N":
+			c.key[rng.Name] = &types.AttributeValueMemberN{Value: "0"}
+		case "B":
+			c.key[rng.Name] = &types.AttributeValueMemberB{Value: []byte(CanaryPrefix)}
+		default:
+			return canary{}, fmt.Errorf("sort key %s has unknown type %q", rng.Name, rng.Type)
+		}
+	}
+	return c, nil
+}
+
+func (c canary) describe() string { return c.hashKey + "=" + CanaryPrefix + c.nonce }
+
+// write puts the canary (a new item only, DDB-API-01) with a TTL of an hour,
+// so that a canary a failed run leaves behind expires.
+func (c canary) write(ctx context.Context, db DynamoDB, table string, now time.Time) error {
+	item := map[string]types.AttributeValue{
+		"dynops_canary": &types.AttributeValueMemberS{Value: c.nonce},
+		"written_at":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+		"ttl":           &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(time.Hour).Unix(), 10)},
+	}
+	for k, v := range c.key {
+		item[k] = v
+	}
+	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                &table,
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": c.hashKey},
+	})
+	if err != nil {
+		return fmt.Errorf("writing the canary item: %w", err)
+	}
+	return nil
+}
+
+// read reports whether the canary is in the table. consistent asks for a
+// strongly consistent read (write-then-read in one region, DDB-API-05).
+func (c canary) read(ctx context.Context, db DynamoDB, table string, consistent bool) (bool, error) {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: c.key, ConsistentRead: aws.Bool(consistent)})
+	if err != nil {
+		return false, fmt.Errorf("reading the canary item: %w", err)
+	}
+	v, ok := out.Item["dynops_canary"].(*types.AttributeValueMemberS)
+	return ok && v.Value == c.nonce, nil
+}
+
+func (c canary) delete(ctx context.Context, db DynamoDB, table string) error {
+	if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: c.key}); err != nil {
+		return fmt.Errorf("deleting the canary item: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+)
+
+// Target is what a DR command works on.
+type Target struct {
+	Table string `json:"table"`
+	// Regions holds the table in every region it has (the replicas).
+	Regions []string `json:"regions"`
+	// Pointer is the SSM parameter, in every region, that names the active region.
+	Pointer string `json:"pointer"`
+	// HealthChecks are Route 53 health checks by region (optional): the
+	// failover records of modules/dr.
+	HealthChecks map[string]string `json:"health_checks,omitempty"`
+}
+
+// DefaultPointer is the pointer parameter modules/dr creates for table.
+func DefaultPointer(table string) string { return "/dynops/dr/" + table + "/active-region" }
+
+// DiscoverRegions returns home and every replica region the table lists there.
+func DiscoverRegions(ctx context.Context, db DynamoDB, table, home string) ([]string, error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return nil, fmt.Errorf("describing %s in %s: %w", table, home, err)
+	}
+	regions := []string{home}
+	for _, r := range out.Table.Replicas {
+		if name := aws.ToString(r.RegionName); name != home {
+			regions = append(regions, name)
+		}
+	}
+	return regions, nil
+}
+
+// Latency is ReplicationLatency from one region into another over the window.
+type Latency struct {
+	Receiving  string        `json:"receiving_region"`
+	Max        time.Duration `json:"max_ns"`
+	Avg        time.Duration `json:"avg_ns"`
+	Datapoints int           `json:"datapoints"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// KeyAttr is one key attribute of the table.
+type KeyAttr struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // S, N or B
+}
+
+// RegionState is what one region says about the table.
+type RegionState struct {
+	Region string `json:"region"`
+	// Answers is false when the region's DynamoDB endpoint did not answer
+	// (a regional outage, or no network); Error says why.
+	Answers            bool              `json:"answers"`
+	Error              string            `json:"error,omitempty"`
+	TableExists        bool              `json:"table_exists"`
+	TableStatus        string            `json:"table_status,omitempty"`
+	TableARN           string            `json:"table_arn,omitempty"`
+	DeletionProtection bool              `json:"deletion_protection"`
+	Replicas           map[string]string `json:"replicas,omitempty"` // region -> ReplicaStatus, as this region lists them
+	HashKey            KeyAttr           `json:"hash_key"`
+	RangeKey           *KeyAttr          `json:"range_key,omitempty"`
+	Fenced             bool              `json:"fenced"`
+	Policy             string            `json:"-"`
+	PolicyError        string            `json:"policy_error,omitempty"`
+	Pointer            string            `json:"pointer,omitempty"`
+	PointerError       string            `json:"pointer_error,omitempty"`
+	Latency            []Latency         `json:"replication_latency,omitempty"`
+}
+
+// State is the table seen from every region.
+type State struct {
+	Target  Target        `json:"target"`
+	Regions []RegionState `json:"regions"`
+	// Active is the region every answering pointer names; "" when they disagree or none answers.
+	Active string `json:"active_region"`
+}
+
+// Region returns the state of region r.
+func (s State) Region(r string) (RegionState, bool) {
+	for _, rs := range s.Regions {
+		if rs.Region == r {
+			return rs, true
+		}
+	}
+	return RegionState{}, false
+}
+
+// Pointers returns the pointer value of every region where it could be read.
+func (s State) Pointers() map[string]string {
+	m := map[string]string{}
+	for _, rs := range s.Regions {
+		if rs.PointerError == "" && rs.Pointer != "" {
+			m[rs.Region] = rs.Pointer
+		}
+	}
+	return m
+}
+
+// Replicated reports whether the tables in a and b are replicas of one global table.
+func (s State) Replicated(a, b string) bool {
+	ra, _ := s.Region(a)
+	rb, _ := s.Region(b)
+	_, ab := ra.Replicas[b]
+	_, ba := rb.Replicas[a]
+	return ab || ba
+}
+
+// Inspect reads the table, its fence, the pointer and ReplicationLatency in
+// every region of t. A region that does not answer is recorded, not an error.
+func Inspect(ctx context.Context, clients Regional, t Target, window time.Duration, now time.Time) State {
+	s := State{Target: t}
+	for _, r := range t.Regions {
+		s.Regions = append(s.Regions, inspectRegion(ctx, clients(r), t, r, window, now))
+	}
+	seen := map[string]bool{}
+	for _, v := range s.Pointers() {
+		seen[v] = true
+	}
+	if len(seen) == 1 {
+		for v := range seen {
+			s.Active = v
+		}
+	}
+	return s
+}
+
+func inspectRegion(ctx context.Context, c Clients, t Target, region string, window time.Duration, now time.Time) RegionState {
+	rs := RegionState{Region: region, Answers: true}
+	dt, err := c.DynamoDB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &t.Table})
+	switch {
+	case apiCode(err) == "ResourceNotFoundException":
+		rs.Error = fmt.Sprintf("table %s does not exist in %s", t.Table, region)
+	case err != nil:
+		rs.Answers = false
+		rs.Error = fmt.Sprintf("DynamoDB in %s does not answer: %v", region, err)
+		return rs
+	default:
+		readTable(&rs, dt.Table)
+	}
+	if rs.TableExists {
+		rs.Policy, _, err = ResourcePolicy(ctx, c.DynamoDB, rs.TableARN)
+		if err != nil {
+			rs.PolicyError = err.Error()
+		}
+		rs.Fenced = HasFence(rs.Policy)
+	}
+	p, err := c.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &t.Pointer})
+	switch {
+	case apiCode(err) == "ParameterNotFound":
+		rs.PointerError = fmt.Sprintf("parameter %s does not exist in %s (apply modules/dr)", t.Pointer, region)
+	case err != nil:
+		rs.PointerError = fmt.Sprintf("reading %s in %s: %v", t.Pointer, region, err)
+	default:
+		rs.Pointer = aws.ToString(p.Parameter.Value)
+	}
+	for _, other := range t.Regions {
+		if other != region {
+			rs.Latency = append(rs.Latency, replicationLatency(ctx, c.CloudWatch, t.Table, other, window, now))
+		}
+	}
+	return rs
+}
+
+func readTable(rs *RegionState, t *types.TableDescription) {
+	rs.TableExists = true
+	rs.TableStatus = string(t.TableStatus)
+	rs.TableARN = aws.ToString(t.TableArn)
+	rs.DeletionProtection = aws.ToBool(t.DeletionProtectionEnabled)
+	attrTypes := map[string]string{}
+	for _, a := range t.AttributeDefinitions {
+		attrTypes[aws.ToString(a.AttributeName)] = string(a.AttributeType)
+	}
+	for _, k := range t.KeySchema {
+		ka := KeyAttr{Name: aws.ToString(k.AttributeName), Type: attrTypes[aws.ToString(k.AttributeName)]}
+		if k.KeyType == "HASH" {
+			rs.HashKey = ka
+		} else {
+			rs.RangeKey = &ka
+		}
+	}
+	if len(t.Replicas) > 0 {
+		rs.Replicas = map[string]string{}
+		for _, r := range t.Replicas {
+			rs.Replicas[aws.ToString(r.RegionName)] = string(r.ReplicaStatus)
+		}
+	}
+}
+
+// replicationLatency reads the ReplicationLatency metric the source region
+// publishes for receiving (namespace AWS/DynamoDB, dimensions TableName and
+// ReceivingRegion): the maximum and the average over window.
+func replicationLatency(ctx context.Context, cw CloudWatch, table, receiving string, window time.Duration, now time.Time) Latency {
+	l := Latency{Receiving: receiving}
+	metric := &cwtypes.Metric{
+		Namespace:  aws.String("AWS/DynamoDB"),
+		MetricName: aws.String("ReplicationLatency"),
+		Dimensions: []cwtypes.Dimension{
+			{Name: aws.String("TableName"), Value: aws.String(table)},
+			{Name: aws.String("ReceivingRegion"), Value: aws.String(receiving)},
+		},
+	}
+	q := func(id, stat string) cwtypes.MetricDataQuery {
+		return cwtypes.MetricDataQuery{Id: aws.String(id), MetricStat: &cwtypes.MetricStat{Metric: metric, Period: aws.Int32(60), Stat: aws.String(stat)}}
+	}
+	in := &cloudwatch.GetMetricDataInput{
+		StartTime:         aws.Time(now.Add(-window)),
+		EndTime:           aws.Time(now.Add(time.Minute)),
+		MetricDataQueries: []cwtypes.MetricDataQuery{q("maximum", "Maximum"), q("average", "Average")},
+	}
+	var sum float64
+	for p := cloudwatch.NewGetMetricDataPaginator(cw, in); p.HasMorePages(); {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			l.Error = fmt.Sprintf("reading ReplicationLatency into %s: %v", receiving, err)
+			return l
+		}
+		for _, r := range out.MetricDataResults {
+			for _, v := range r.Values {
+				d := time.Duration(v * float64(time.Millisecond)) // the metric is in milliseconds
+				switch aws.ToString(r.Id) {
+				case "maximum":
+					l.Max = max(l.Max, d)
+				case "average":
+					sum += v
+					l.Datapoints++
+				}
+			}
+		}
+	}
+	if l.Datapoints > 0 {
+		l.Avg = time.Duration(sum / float64(l.Datapoints) * float64(time.Millisecond))
+	}
+	return l
+}
+
+// LatencyInto returns the latency region src reports into dst.
+func (rs RegionState) LatencyInto(dst string) (Latency, bool) {
+	for _, l := range rs.Latency {
+		if l.Receiving == dst {
+			return l, true
+		}
+	}
+	return Latency{}, false
+}

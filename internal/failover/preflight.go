@@ -1,0 +1,189 @@
+package failover
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Mode is the direction of a switch.
+type Mode string
+
+// Modes of a switch.
+const (
+	// Failover moves writes away from the active region and leaves it fenced.
+	Failover Mode = "failover"
+	// Failback returns writes to a fenced region and removes every fence.
+	Failback Mode = "failback"
+)
+
+// CheckStatus is the outcome of one preflight check.
+type CheckStatus string
+
+// Check outcomes: only Fail refuses the switch.
+const (
+	CheckOK      CheckStatus = "ok"
+	CheckWarn    CheckStatus = "warn"
+	CheckSkipped CheckStatus = "skipped"
+	CheckFail    CheckStatus = "fail"
+)
+
+// Check is one preflight check.
+type Check struct {
+	Name   string      `json:"name"`
+	Status CheckStatus `json:"status"`
+	Detail string      `json:"detail"`
+}
+
+// Rules tune the preflight.
+type Rules struct {
+	Mode       Mode
+	From, To   string
+	FromGiven  bool          // --from was given: pointers that disagree only warn
+	MaxLatency time.Duration // --max-replication-latency
+	Window     time.Duration // how far back latency is read
+	// Force skips the checks the old region cannot answer (a regional outage).
+	Force bool
+	// AllowUnreplicated accepts tables that are not replicas of one global
+	// table (stand-ins, e.g. on the local emulator): nothing replicates.
+	AllowUnreplicated bool
+}
+
+// Refused returns the failing checks' details, or nil when the switch may go ahead.
+func Refused(checks []Check) []string {
+	var why []string
+	for _, c := range checks {
+		if c.Status == CheckFail {
+			why = append(why, c.Name+": "+c.Detail)
+		}
+	}
+	return why
+}
+
+// Preflight decides whether writes may move from r.From to r.To, check by check.
+func Preflight(s State, r Rules) []Check {
+	from, fromKnown := s.Region(r.From)
+	to, toKnown := s.Region(r.To)
+	var checks []Check
+	add := func(name string, st CheckStatus, format string, args ...any) {
+		checks = append(checks, Check{Name: name, Status: st, Detail: fmt.Sprintf(format, args...)})
+	}
+	if !toKnown {
+		add("target-table", CheckFail, "%s is not one of the table's regions (%s); pass --regions to list them", r.To, strings.Join(s.Target.Regions, ", "))
+		return checks
+	}
+	if !fromKnown {
+		add("old-region", CheckFail, "%s is not one of the table's regions (%s); pass --from with one of them", r.From, strings.Join(s.Target.Regions, ", "))
+		return checks
+	}
+	if r.From == r.To {
+		add("target-table", CheckFail, "writes are already meant to go to %s (the pointer names it)", r.To)
+		return checks
+	}
+
+	// The old region: the only checks --force may skip are the ones it cannot answer.
+	oldDown := !from.Answers
+	switch {
+	case oldDown && r.Force:
+		add("old-region", CheckSkipped, "%s does not answer (--force): it cannot be fenced or asked for its replication latency; writes it took and did not replicate are lost (RPO)", r.From)
+	case oldDown:
+		add("old-region", CheckFail, "%s; if the region is down, pass --force to fail over without it", from.Error)
+	case !from.TableExists:
+		add("old-region", CheckFail, "%s", from.Error)
+	default:
+		add("old-region", CheckOK, "%s answers; table %s", r.From, from.TableStatus)
+	}
+
+	// The target must answer whatever --force says.
+	switch {
+	case !to.Answers || !to.TableExists:
+		add("target-table", CheckFail, "%s", to.Error)
+		return checks
+	case to.TableStatus != "ACTIVE":
+		add("target-table", CheckFail, "table in %s is %s, not ACTIVE", r.To, to.TableStatus)
+	default:
+		add("target-table", CheckOK, "table in %s is ACTIVE", r.To)
+	}
+
+	replicated := s.Replicated(r.From, r.To)
+	switch {
+	case replicated:
+		status := from.Replicas[r.To]
+		if status == "" {
+			status = to.Replicas[r.To]
+		}
+		if status == "" || status == "ACTIVE" {
+			add("target-replica", CheckOK, "%s is a replica of the global table (ACTIVE)", r.To)
+		} else {
+			add("target-replica", CheckFail, "replica in %s is %s, not ACTIVE", r.To, status)
+		}
+	case r.AllowUnreplicated:
+		add("target-replica", CheckWarn, "the tables in %s and %s are not replicas of one global table (--allow-unreplicated): nothing replicates between them", r.From, r.To)
+	default:
+		add("target-replica", CheckFail, "the table in %s lists no replica in %s: it is not a global table, writes made in %s are not there; add the replica (modules/dynamodb-table replicas) or restore in the region (runbooks/dr-restore-in-region.md)", r.To, r.From, r.From)
+	}
+
+	checks = append(checks, latencyCheck(from, r, oldDown, replicated))
+
+	switch {
+	case to.PolicyError != "":
+		add("target-fence", CheckFail, "%s", to.PolicyError)
+	case to.Fenced && r.Mode == Failover:
+		add("target-fence", CheckFail, "%s carries the write fence (%s) from an earlier failover: to return there, run `dynops dr failback --table %s --to %s`", r.To, FenceSid, s.Target.Table, r.To)
+	case to.Fenced:
+		add("target-fence", CheckOK, "%s is fenced; this failback removes the fence", r.To)
+	default:
+		add("target-fence", CheckOK, "%s is not fenced", r.To)
+	}
+
+	checks = append(checks, pointerCheck(s, r))
+	return checks
+}
+
+func latencyCheck(from RegionState, r Rules, oldDown, replicated bool) Check {
+	c := Check{Name: "replication-latency"}
+	l, _ := from.LatencyInto(r.To)
+	switch {
+	case oldDown && r.Force:
+		c.Status, c.Detail = CheckSkipped, fmt.Sprintf("%s does not answer (--force): its ReplicationLatency into %s cannot be read", r.From, r.To)
+	case l.Error != "" && r.Force:
+		c.Status, c.Detail = CheckSkipped, fmt.Sprintf("CloudWatch in %s does not answer (--force): %s", r.From, l.Error)
+	case l.Error != "":
+		c.Status, c.Detail = CheckFail, l.Error+"; if the region is down, pass --force"
+	case l.Datapoints == 0 && !replicated:
+		c.Status, c.Detail = CheckSkipped, fmt.Sprintf("no ReplicationLatency from %s into %s in the last %s, and the tables are not replicas: nothing to measure", r.From, r.To, r.Window)
+	case l.Datapoints == 0:
+		c.Status, c.Detail = CheckWarn, fmt.Sprintf("no ReplicationLatency from %s into %s in the last %s (no writes replicated in that window)", r.From, r.To, r.Window)
+	case l.Max > r.MaxLatency:
+		c.Status, c.Detail = CheckFail, fmt.Sprintf("ReplicationLatency %s -> %s max %s (avg %s) over the last %s is above --max-replication-latency %s: writes made in %s may not be in %s yet; wait and retry", r.From, r.To, l.Max, l.Avg, r.Window, r.MaxLatency, r.From, r.To)
+	default:
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("ReplicationLatency %s -> %s max %s, avg %s (%d datapoints, last %s) <= %s", r.From, r.To, l.Max, l.Avg, l.Datapoints, r.Window, r.MaxLatency)
+	}
+	return c
+}
+
+func pointerCheck(s State, r Rules) Check {
+	c := Check{Name: "pointer"}
+	to, _ := s.Region(r.To)
+	if to.PointerError != "" {
+		c.Status, c.Detail = CheckFail, to.PointerError
+		return c
+	}
+	var others []string
+	for _, reg := range slices.Sorted(maps.Keys(s.Pointers())) {
+		if v := s.Pointers()[reg]; v != r.From {
+			others = append(others, reg+"="+v)
+		}
+	}
+	switch {
+	case len(others) == 0:
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s names %s in every region that answers", s.Target.Pointer, r.From)
+	case r.FromGiven:
+		c.Status, c.Detail = CheckWarn, fmt.Sprintf("%s does not name --from %s in %s; this switch sets it to %s everywhere", s.Target.Pointer, r.From, strings.Join(others, ", "), r.To)
+	default:
+		c.Status, c.Detail = CheckFail, fmt.Sprintf("%s does not name %s in %s (an earlier switch stopped midway?): roll that back, or pass --from with the region that takes writes", s.Target.Pointer, r.From, strings.Join(others, ", "))
+	}
+	return c
+}

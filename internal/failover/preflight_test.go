@@ -1,0 +1,169 @@
+package failover
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Unit tests of the decisions, on states built by hand: the replica states
+// the emulator cannot produce (a real global table, a replica not ACTIVE).
+
+const arnA = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
+
+func globalState() State {
+	region := func(name, other string) RegionState {
+		return RegionState{Region: name, Answers: true, TableExists: true, TableStatus: "ACTIVE",
+			TableARN: "arn:aws:dynamodb:" + name + ":111122223333:table/prod-hoge-session",
+			Replicas: map[string]string{other: "ACTIVE"}, Pointer: "eu-west-1",
+			HashKey: KeyAttr{Name: "session_id", Type: "S"},
+			Latency: []Latency{{Receiving: other, Max: 900 * time.Millisecond, Avg: 400 * time.Millisecond, Datapoints: 10}}}
+	}
+	return State{
+		Target:  Target{Table: "prod-hoge-session", Regions: []string{"eu-west-1", "eu-central-1"}, Pointer: DefaultPointer("prod-hoge-session")},
+		Regions: []RegionState{region("eu-west-1", "eu-central-1"), region("eu-central-1", "eu-west-1")},
+		Active:  "eu-west-1",
+	}
+}
+
+func rules() Rules {
+	return Rules{Mode: Failover, From: "eu-west-1", To: "eu-central-1", MaxLatency: 30 * time.Second, Window: 15 * time.Minute}
+}
+
+func statusOf(checks []Check, name string) CheckStatus {
+	for _, c := range checks {
+		if c.Name == name {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func TestPreflightGlobalTableReady(t *testing.T) {
+	checks := Preflight(globalState(), rules())
+	assert.Empty(t, Refused(checks), "%+v", checks)
+	for _, c := range checks {
+		assert.Equal(t, CheckOK, c.Status, "%s: %s", c.Name, c.Detail)
+	}
+}
+
+func TestPreflightDecisions(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(*State, *Rules)
+		check  string
+		status CheckStatus
+	}{
+		{"replica not ACTIVE", func(s *State, _ *Rules) { s.Regions[0].Replicas["eu-central-1"] = "UPDATING" }, "target-replica", CheckFail},
+		{"target table not ACTIVE", func(s *State, _ *Rules) { s.Regions[1].TableStatus = "UPDATING" }, "target-table", CheckFail},
+		{"no datapoints on a global table only warns", func(s *State, _ *Rules) { s.Regions[0].Latency[0] = Latency{Receiving: "eu-central-1"} }, "replication-latency", CheckWarn},
+		{"latency over the threshold", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Max = time.Minute }, "replication-latency", CheckFail},
+		{"CloudWatch error refuses without --force", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Error = "timeout" }, "replication-latency", CheckFail},
+		{"CloudWatch error skipped with --force", func(s *State, r *Rules) { s.Regions[0].Latency[0].Error = "timeout"; r.Force = true }, "replication-latency", CheckSkipped},
+		{"old region down refuses without --force", func(s *State, _ *Rules) { s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"} }, "old-region", CheckFail},
+		{"old region down skipped with --force", func(s *State, r *Rules) {
+			s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"}
+			r.Force = true
+		}, "old-region", CheckSkipped},
+		{"--force does not skip a latency the old region reports", func(s *State, r *Rules) { s.Regions[0].Latency[0].Max = time.Minute; r.Force = true }, "replication-latency", CheckFail},
+		{"--from outside the regions", func(_ *State, r *Rules) { r.From = "us-east-1" }, "old-region", CheckFail},
+		{"target fenced refuses a failover", func(s *State, _ *Rules) { s.Regions[1].Fenced = true }, "target-fence", CheckFail},
+		{"target fenced is expected by a failback", func(s *State, r *Rules) { s.Regions[1].Fenced = true; r.Mode = Failback }, "target-fence", CheckOK},
+		{"pointers disagree", func(s *State, _ *Rules) { s.Regions[1].Pointer = "eu-central-1" }, "pointer", CheckFail},
+		{"pointers disagree, --from given", func(s *State, r *Rules) { s.Regions[1].Pointer = "eu-central-1"; r.FromGiven = true }, "pointer", CheckWarn},
+		{"pointer missing in the target", func(s *State, _ *Rules) { s.Regions[1].PointerError = "parameter does not exist" }, "pointer", CheckFail},
+		{"not replicas", func(s *State, _ *Rules) { s.Regions[0].Replicas, s.Regions[1].Replicas = nil, nil }, "target-replica", CheckFail},
+		{"not replicas, --allow-unreplicated", func(s *State, r *Rules) {
+			s.Regions[0].Replicas, s.Regions[1].Replicas = nil, nil
+			r.AllowUnreplicated = true
+		}, "target-replica", CheckWarn},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, r := globalState(), rules()
+			tc.edit(&s, &r)
+			checks := Preflight(s, r)
+			assert.Equal(t, tc.status, statusOf(checks, tc.check), "%+v", checks)
+			assert.Equal(t, tc.status == CheckFail, len(Refused(checks)) > 0)
+		})
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	s := globalState()
+	vs := Verdicts(s, rules())
+	require.Len(t, vs, 1)
+	assert.Equal(t, "eu-central-1", vs[0].To)
+	assert.True(t, vs[0].Ready)
+
+	s.Regions[1].Pointer = "eu-central-1"
+	s.Active = ""
+	vs = Verdicts(s, rules())
+	require.Len(t, vs, 2)
+	for _, v := range vs {
+		assert.False(t, v.Ready)
+		assert.Contains(t, v.Why[0], "eu-west-1=eu-west-1, eu-central-1=eu-central-1")
+	}
+}
+
+func TestFencePolicy(t *testing.T) {
+	t.Run("on a table without a policy", func(t *testing.T) {
+		doc, err := WithFence("", arnA, "arn:aws:iam::111122223333:role/break-glass")
+		require.NoError(t, err)
+		assert.True(t, HasFence(doc))
+		var p struct {
+			Statement []struct {
+				Sid, Effect, Principal, Resource string
+				Action                           []string
+				Condition                        map[string]map[string][]string
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(doc), &p))
+		require.Len(t, p.Statement, 1)
+		st := p.Statement[0]
+		assert.Equal(t, "Deny", st.Effect)
+		assert.Equal(t, "*", st.Principal)
+		assert.Equal(t, arnA, st.Resource)
+		assert.Contains(t, st.Action, "dynamodb:PutItem")
+		assert.Contains(t, st.Action, "dynamodb:BatchWriteItem")
+		assert.NotContains(t, st.Action, "dynamodb:GetItem", "reads stay allowed")
+		assert.Equal(t, []string{
+			"arn:aws:iam::111122223333:role/break-glass",
+			"arn:aws:iam::111122223333:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication",
+		}, st.Condition["ArnNotLike"]["aws:PrincipalArn"], "the replication role is never fenced: that would stop replication")
+
+		back, err := WithoutFence(doc)
+		require.NoError(t, err)
+		assert.Empty(t, back, "nothing left: the policy is deleted")
+	})
+	t.Run("other statements are kept, a single statement object is read", func(t *testing.T) {
+		own := `{"Version":"2012-10-17","Statement":{"Sid":"AppReads","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:role/app"},"Action":"dynamodb:GetItem","Resource":"` + arnA + `"}}`
+		doc, err := WithFence(own, arnA, "")
+		require.NoError(t, err)
+		assert.True(t, HasFence(doc))
+		assert.Contains(t, doc, "AppReads")
+		again, err := WithFence(doc, arnA, "")
+		require.NoError(t, err)
+		assert.Equal(t, doc, again, "fencing twice changes nothing")
+		back, err := WithoutFence(doc)
+		require.NoError(t, err)
+		assert.False(t, HasFence(back))
+		assert.Contains(t, back, "AppReads")
+	})
+	t.Run("a broken policy is an error, not a silent overwrite", func(t *testing.T) {
+		_, err := WithFence("{not json", arnA, "")
+		assert.Error(t, err)
+	})
+}
+
+func TestCanaryKey(t *testing.T) {
+	c, err := newCanary(KeyAttr{Name: "tenant_key", Type: "S"}, &KeyAttr{Name: "created_at", Type: "N"}, "failover-1")
+	require.NoError(t, err)
+	assert.Equal(t, "tenant_key="+CanaryPrefix+"failover-1", c.describe())
+	assert.Len(t, c.key, 2)
+	_, err = newCanary(KeyAttr{Name: "id", Type: "N"}, nil, "x")
+	assert.ErrorContains(t, err, "string partition key")
+}

@@ -1,0 +1,553 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+)
+
+// Request is one switch of writes between regions.
+type Request struct {
+	Target Target
+	Rules  Rules
+	// BreakGlassRoleARN may still write in a fenced region ("" fences everyone).
+	BreakGlassRoleARN string
+	// ReplicationTimeout bounds the wait for the canary to show in the old region.
+	ReplicationTimeout time.Duration
+	// Execute runs the steps; false prints the plan (a dry run).
+	Execute bool
+}
+
+// StepStatus is how a step ended.
+type StepStatus string
+
+// Step outcomes.
+const (
+	StepDone    StepStatus = "done"
+	StepPlanned StepStatus = "planned" // dry run
+	StepSkipped StepStatus = "skipped" // could not or need not run; Detail says why
+	StepFailed  StepStatus = "failed"
+	StepNotRun  StepStatus = "not-run" // an earlier step failed
+)
+
+// Step is one named step of a switch and how it went.
+type Step struct {
+	Mode     Mode          `json:"-"` // the switch the step belongs to (a drill runs two)
+	Name     string        `json:"name"`
+	Plan     string        `json:"plan"`
+	Status   StepStatus    `json:"status"`
+	Detail   string        `json:"detail,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Undo are the commands that revert what the step changed, in order.
+	Undo []string `json:"undo,omitempty"`
+}
+
+// Result is the outcome of a switch.
+type Result struct {
+	Mode     Mode          `json:"mode"`
+	Table    string        `json:"table"`
+	From     string        `json:"from"`
+	To       string        `json:"to"`
+	DryRun   bool          `json:"dry_run"`
+	OK       bool          `json:"ok"`
+	Checks   []Check       `json:"preflight"`
+	Steps    []Step        `json:"steps"`
+	Error    string        `json:"error,omitempty"`
+	Rollback []string      `json:"rollback,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	State    State         `json:"state"`
+}
+
+// Runner runs switches.
+type Runner struct {
+	Clients Regional
+	Route53 Route53 // used only when the target has health checks
+	Now     func() time.Time
+	// Record notes a change (or a planned one, in a dry run) in the audit log.
+	Record func(what, target string, detail any)
+	// OnStep is told of every step as it ends, for printing.
+	OnStep func(Step)
+	// BeforeStep runs before each step when set; an error fails that step.
+	// It is the seam tests use to fail step N and check what is reported.
+	BeforeStep func(name string) error
+	// PollInterval is how often the old region is asked for the canary (default 2s).
+	PollInterval time.Duration
+}
+
+// ErrRefused is returned when the preflight refuses a switch.
+var ErrRefused = errors.New("preflight refused the switch")
+
+// stepDef is a step before it runs.
+type stepDef struct {
+	name string
+	plan string
+	run  func(ctx context.Context, st *Step) error
+}
+
+// Run switches writes from req.Rules.From (default: the region the pointer
+// names) to req.Rules.To. A dry run inspects, runs the preflight and reports
+// the plan. The error is non-nil when the switch was refused or a step failed;
+// the Result then says what changed and how to roll it back.
+func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
+	start := r.Now()
+	res := Result{Mode: req.Rules.Mode, Table: req.Target.Table, To: req.Rules.To, DryRun: !req.Execute}
+
+	pre := Step{Name: "preflight", Plan: "inspect every region and check the switch is safe"}
+	t0 := r.Now()
+	err := r.before(pre.Name)
+	if err == nil {
+		res.State = Inspect(ctx, r.Clients, req.Target, req.Rules.Window, start)
+		if req.Rules.From == "" {
+			req.Rules.From = res.State.Active
+		}
+		res.From = req.Rules.From
+		if req.Rules.To == "" {
+			req.Rules.To = defaultTo(res.State, req.Rules)
+			res.To = req.Rules.To
+		}
+		switch {
+		case req.Rules.To == "":
+			res.Checks = []Check{{Name: "target-table", Status: CheckFail, Detail: fmt.Sprintf("cannot tell which region to switch to (%s fenced: %v; pointer: %v): pass --to", req.Rules.Mode, res.State.Fenced(), res.State.Pointers())}}
+		case req.Rules.From == "":
+			res.Checks = []Check{{Name: "pointer", Status: CheckFail, Detail: fmt.Sprintf("%s does not name one region everywhere (%s): pass --from with the region that takes writes", req.Target.Pointer, describePointers(res.State))}}
+		default:
+			res.Checks = Preflight(res.State, req.Rules)
+		}
+		if why := Refused(res.Checks); len(why) > 0 {
+			err = fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
+		}
+	}
+	pre.Duration = r.Now().Sub(t0)
+	defs := r.steps(req, res.State)
+	if err != nil {
+		pre.Status, pre.Detail = StepFailed, err.Error()
+		r.finish(&res, pre, req)
+		for _, d := range defs {
+			r.finish(&res, Step{Name: d.name, Plan: d.plan, Status: StepNotRun}, req)
+		}
+		res.Error = err.Error()
+		res.Rollback = []string{"nothing was changed: the preflight runs before any step"}
+		res.Duration = r.Now().Sub(start)
+		return res, err
+	}
+	pre.Status, pre.Detail = StepDone, summary(res.Checks)
+	r.finish(&res, pre, req)
+
+	var failed error
+	for _, d := range defs {
+		st := Step{Name: d.name, Plan: d.plan}
+		switch {
+		case failed != nil:
+			st.Status = StepNotRun
+		case !req.Execute:
+			st.Status = StepPlanned
+		default:
+			t0 := r.Now()
+			err := r.before(d.name)
+			if err == nil {
+				st.Status = StepDone
+				err = d.run(ctx, &st)
+			}
+			st.Duration = r.Now().Sub(t0)
+			if err != nil {
+				st.Status, st.Detail = StepFailed, err.Error()
+				failed = fmt.Errorf("step %s failed: %w", d.name, err)
+			}
+		}
+		r.finish(&res, st, req)
+	}
+	res.Duration = r.Now().Sub(start)
+	if failed != nil {
+		res.Error = failed.Error()
+		res.Rollback = rollback(res, req)
+		return res, failed
+	}
+	res.OK = true
+	return res, nil
+}
+
+// defaultTo is the region a switch goes to when --to is not given: for a
+// failback the one fenced region, for a failover the one other region.
+func defaultTo(s State, r Rules) string {
+	var candidates []string
+	if r.Mode == Failback {
+		candidates = s.Fenced()
+	} else {
+		for _, reg := range s.Target.Regions {
+			if reg != r.From {
+				candidates = append(candidates, reg)
+			}
+		}
+	}
+	if len(candidates) == 1 {
+		return candidates[0]
+	}
+	return ""
+}
+
+func (r *Runner) before(name string) error {
+	if r.BeforeStep == nil {
+		return nil
+	}
+	return r.BeforeStep(name)
+}
+
+func (r *Runner) finish(res *Result, st Step, req Request) {
+	st.Mode = req.Rules.Mode
+	res.Steps = append(res.Steps, st)
+	if st.Status != StepNotRun && r.Record != nil {
+		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table,
+			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo})
+	}
+	if r.OnStep != nil {
+		r.OnStep(st)
+	}
+}
+
+func summary(checks []Check) string {
+	n := map[CheckStatus]int{}
+	for _, c := range checks {
+		n[c.Status]++
+	}
+	return fmt.Sprintf("%d checks: %d ok, %d warn, %d skipped", len(checks), n[CheckOK], n[CheckWarn], n[CheckSkipped])
+}
+
+// rollback lists the undo commands of every step that changed something,
+// last change first, then the dynops command that does the same.
+func rollback(res Result, req Request) []string {
+	var cmds []string
+	for i := len(res.Steps) - 1; i >= 0; i-- {
+		if st := res.Steps[i]; st.Status == StepDone || st.Status == StepFailed {
+			for j := len(st.Undo) - 1; j >= 0; j-- {
+				cmds = append(cmds, st.Undo[j])
+			}
+		}
+	}
+	if len(cmds) == 0 {
+		return []string{"nothing was changed before the failure"}
+	}
+	if req.Rules.Mode == Failover {
+		cmds = append(cmds, fmt.Sprintf("or, all of the above with dynops: dynops dr failback %s --to %s --from %s --yes", commonFlags(req), res.From, res.To))
+	}
+	return cmds
+}
+
+// commonFlags are the flags that name the same target in a follow-up command.
+func commonFlags(req Request) string {
+	t := req.Target
+	parts := []string{"--table " + t.Table, "--regions " + strings.Join(t.Regions, ",")}
+	if t.Pointer != DefaultPointer(t.Table) {
+		parts = append(parts, "--pointer "+t.Pointer)
+	}
+	for _, reg := range slices.Sorted(maps.Keys(t.HealthChecks)) {
+		parts = append(parts, "--health-check "+reg+"="+t.HealthChecks[reg])
+	}
+	if req.Rules.AllowUnreplicated {
+		parts = append(parts, "--allow-unreplicated")
+	}
+	if req.BreakGlassRoleARN != "" {
+		parts = append(parts, "--break-glass-role-arn "+req.BreakGlassRoleARN)
+	}
+	return strings.Join(parts, " ")
+}
+
+// steps returns the steps after the preflight. A failover fences the old
+// region and leaves the fence; a failback fences the region it leaves while
+// the pointer moves, so that no two regions take writes at once, then removes
+// every fence.
+func (r *Runner) steps(req Request, s State) []stepDef {
+	from, to := req.Rules.From, req.Rules.To
+	fromState, _ := s.Region(from)
+	toState, _ := s.Region(to)
+	table := req.Target.Table
+	exempt := "the replication role"
+	if req.BreakGlassRoleARN != "" {
+		exempt = req.BreakGlassRoleARN + " and the replication role"
+	}
+	defs := []stepDef{{
+		name: "fence-old",
+		plan: fmt.Sprintf("deny item writes on %s in %s to every principal but %s (resource policy statement %s)", table, from, exempt, FenceSid),
+		run: func(ctx context.Context, st *Step) error {
+			if !fromState.Answers {
+				st.Status = StepSkipped
+				st.Detail = fmt.Sprintf("%s does not answer (--force): NOT fenced; when it answers again, run `dynops dr failover %s --to %s --from %s --yes` again to fence it and set its pointer", from, commonFlags(req), to, from)
+				return nil
+			}
+			return r.fence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN)
+		},
+	}}
+	if req.Rules.Mode == Failback {
+		defs = append(defs, stepDef{
+			name: "unfence-target",
+			plan: fmt.Sprintf("remove the write fence from %s in %s", table, to),
+			run: func(ctx context.Context, st *Step) error {
+				return r.unfence(ctx, st, to, toState.TableARN)
+			},
+		})
+	}
+	defs = append(defs,
+		stepDef{
+			name: "flip-pointer",
+			plan: fmt.Sprintf("set %s to %s in %s", req.Target.Pointer, to, strings.Join(req.Target.Regions, ", ")),
+			run: func(ctx context.Context, st *Step) error {
+				return r.flipPointer(ctx, st, req, s)
+			},
+		},
+		stepDef{
+			name: "route53",
+			plan: r.route53Plan(req),
+			run: func(ctx context.Context, st *Step) error {
+				return r.flipHealthChecks(ctx, st, req)
+			},
+		},
+	)
+	c, canaryErr := newCanary(toState.HashKey, toState.RangeKey, fmt.Sprintf("%s-%d", req.Rules.Mode, r.Now().UnixNano()))
+	defs = append(defs,
+		stepDef{
+			name: "canary",
+			plan: fmt.Sprintf("write a canary item in %s and read it back (strongly consistent)", to),
+			run: func(ctx context.Context, st *Step) error {
+				if canaryErr != nil {
+					return canaryErr
+				}
+				db := r.Clients(to).DynamoDB
+				if err := c.write(ctx, db, table, r.Now()); err != nil {
+					return err
+				}
+				st.Undo = []string{fmt.Sprintf("aws dynamodb delete-item --region %s --table-name %s --key '%s' (or let it expire: ttl is one hour)", to, table, c.describe())}
+				ok, err := c.read(ctx, db, table, true)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("canary %s written in %s but not read back", c.describe(), to)
+				}
+				st.Detail = fmt.Sprintf("canary %s written in %s and read back", c.describe(), to)
+				return nil
+			},
+		},
+		stepDef{
+			name: "replication-check",
+			plan: fmt.Sprintf("wait up to %s for the canary to replicate to %s, then delete it", req.ReplicationTimeout, from),
+			run: func(ctx context.Context, st *Step) error {
+				return r.replicationCheck(ctx, st, req, s, c)
+			},
+		},
+	)
+	if req.Rules.Mode == Failback {
+		defs = append(defs, stepDef{
+			name: "unfence-old",
+			plan: fmt.Sprintf("remove the write fence from %s in %s", table, from),
+			run: func(ctx context.Context, st *Step) error {
+				if !fromState.Answers {
+					st.Status = StepSkipped
+					st.Detail = fmt.Sprintf("%s does not answer (--force): it was not fenced", from)
+					return nil
+				}
+				return r.unfence(ctx, st, from, fromState.TableARN)
+			},
+		})
+	}
+	return defs
+}
+
+func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
+	db := r.Clients(region).DynamoDB
+	before, _, err := ResourcePolicy(ctx, db, arn)
+	if err != nil {
+		return err
+	}
+	doc, err := WithFence(before, arn, breakGlass)
+	if err != nil {
+		return err
+	}
+	if err := setPolicy(ctx, db, arn, doc); err != nil {
+		return err
+	}
+	st.Undo = []string{restorePolicyCmd(region, arn, before)}
+	after, rev, err := ResourcePolicy(ctx, db, arn)
+	if err != nil {
+		return err
+	}
+	if !HasFence(after) {
+		return fmt.Errorf("the policy read back from %s has no %s statement", arn, FenceSid)
+	}
+	st.Detail = fmt.Sprintf("fence on %s, read back (policy revision %s)", arn, rev)
+	return nil
+}
+
+func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) error {
+	db := r.Clients(region).DynamoDB
+	before, _, err := ResourcePolicy(ctx, db, arn)
+	if err != nil {
+		return err
+	}
+	if !HasFence(before) {
+		st.Status, st.Detail = StepSkipped, fmt.Sprintf("%s carries no fence", arn)
+		return nil
+	}
+	doc, err := WithoutFence(before)
+	if err != nil {
+		return err
+	}
+	if err := setPolicy(ctx, db, arn, doc); err != nil {
+		return err
+	}
+	st.Undo = []string{restorePolicyCmd(region, arn, before)}
+	after, _, err := ResourcePolicy(ctx, db, arn)
+	if err != nil {
+		return err
+	}
+	if HasFence(after) {
+		return fmt.Errorf("the policy read back from %s still has the %s statement", arn, FenceSid)
+	}
+	st.Detail = fmt.Sprintf("fence removed from %s, read back", arn)
+	return nil
+}
+
+func restorePolicyCmd(region, arn, doc string) string {
+	if doc == "" {
+		return fmt.Sprintf("aws dynamodb delete-resource-policy --region %s --resource-arn %s", region, arn)
+	}
+	return fmt.Sprintf("aws dynamodb put-resource-policy --region %s --resource-arn %s --policy '%s'", region, arn, doc)
+}
+
+func (r *Runner) flipPointer(ctx context.Context, st *Step, req Request, s State) error {
+	var done, skipped []string
+	for _, region := range req.Target.Regions {
+		rs, _ := s.Region(region)
+		c := r.Clients(region).SSM
+		_, err := c.PutParameter(ctx, &ssm.PutParameterInput{
+			Name: &req.Target.Pointer, Value: &req.Rules.To, Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true),
+		})
+		if err == nil {
+			if rs.Pointer != "" {
+				st.Undo = append(st.Undo, fmt.Sprintf("aws ssm put-parameter --region %s --name %s --value %s --type String --overwrite", region, req.Target.Pointer, rs.Pointer))
+			}
+			var got *ssm.GetParameterOutput
+			if got, err = c.GetParameter(ctx, &ssm.GetParameterInput{Name: &req.Target.Pointer}); err == nil && aws.ToString(got.Parameter.Value) != req.Rules.To {
+				err = fmt.Errorf("read back %q", aws.ToString(got.Parameter.Value))
+			}
+		}
+		switch {
+		case err == nil:
+			done = append(done, region)
+		case req.Rules.Force && !rs.Answers:
+			skipped = append(skipped, region)
+		default:
+			return fmt.Errorf("setting %s to %s in %s: %w (set in: %v)", req.Target.Pointer, req.Rules.To, region, err, done)
+		}
+	}
+	st.Detail = fmt.Sprintf("%s = %s in %s, read back", req.Target.Pointer, req.Rules.To, strings.Join(done, ", "))
+	if len(skipped) > 0 {
+		st.Detail += fmt.Sprintf("; NOT set in %s (does not answer, --force): set it when the region is back", strings.Join(skipped, ", "))
+	}
+	return nil
+}
+
+func (r *Runner) route53Plan(req Request) string {
+	if len(req.Target.HealthChecks) == 0 {
+		return "no Route 53 failover records (no --health-check): nothing to do"
+	}
+	if req.Rules.Mode == Failback {
+		return "restore every Route 53 health check (not inverted): failover routing is automatic again"
+	}
+	return fmt.Sprintf("invert the Route 53 health checks of every region but %s, so the failover records answer with %s", req.Rules.To, req.Rules.To)
+}
+
+func (r *Runner) flipHealthChecks(ctx context.Context, st *Step, req Request) error {
+	if len(req.Target.HealthChecks) == 0 {
+		st.Status, st.Detail = StepSkipped, "no Route 53 health checks given"
+		return nil
+	}
+	var changed []string
+	for _, region := range slices.Sorted(maps.Keys(req.Target.HealthChecks)) {
+		id := req.Target.HealthChecks[region]
+		want := req.Rules.Mode == Failover && region != req.Rules.To
+		hc, err := r.Route53.GetHealthCheck(ctx, &route53.GetHealthCheckInput{HealthCheckId: &id})
+		if err != nil {
+			return fmt.Errorf("reading health check %s (%s): %w", id, region, err)
+		}
+		was := aws.ToBool(hc.HealthCheck.HealthCheckConfig.Inverted)
+		if was == want {
+			continue
+		}
+		if _, err := r.Route53.UpdateHealthCheck(ctx, &route53.UpdateHealthCheckInput{
+			HealthCheckId: &id, Inverted: aws.Bool(want), HealthCheckVersion: hc.HealthCheck.HealthCheckVersion,
+		}); err != nil {
+			return fmt.Errorf("updating health check %s (%s): %w", id, region, err)
+		}
+		flag := "--no-inverted"
+		if was {
+			flag = "--inverted"
+		}
+		st.Undo = append(st.Undo, fmt.Sprintf("aws route53 update-health-check --health-check-id %s %s", id, flag))
+		changed = append(changed, fmt.Sprintf("%s (%s) inverted=%t", id, region, want))
+	}
+	sort.Strings(changed)
+	st.Detail = "health checks already as wanted"
+	if len(changed) > 0 {
+		st.Detail = "set " + strings.Join(changed, ", ")
+	}
+	return nil
+}
+
+func (r *Runner) replicationCheck(ctx context.Context, st *Step, req Request, s State, c canary) error {
+	from, to, table := req.Rules.From, req.Rules.To, req.Target.Table
+	fromState, _ := s.Region(from)
+	toDB := r.Clients(to).DynamoDB
+	switch {
+	case !s.Replicated(from, to):
+		st.Status = StepSkipped
+		st.Detail = fmt.Sprintf("unverifiable: the tables in %s and %s are not replicas of one global table (e.g. stand-ins on the local emulator, which has no global tables), so nothing replicates; not checked", from, to)
+	case !fromState.Answers:
+		st.Status = StepSkipped
+		st.Detail = fmt.Sprintf("unverifiable: %s does not answer (--force)", from)
+	default:
+		seen, waited, err := r.waitFor(ctx, c, r.Clients(from).DynamoDB, table, req.ReplicationTimeout)
+		if err != nil {
+			return err
+		}
+		if !seen {
+			return fmt.Errorf("canary %s not seen in %s after %s: replication from %s is not working; the canary stays in %s until its ttl", c.describe(), from, req.ReplicationTimeout, to, to)
+		}
+		st.Detail = fmt.Sprintf("canary seen in %s after %s", from, waited.Round(time.Millisecond))
+	}
+	if err := c.delete(ctx, toDB, table); err != nil {
+		return err
+	}
+	st.Detail += "; canary deleted"
+	return nil
+}
+
+func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table string, timeout time.Duration) (bool, time.Duration, error) {
+	interval := r.PollInterval
+	if interval == 0 {
+		interval = 2 * time.Second
+	}
+	start := r.Now()
+	for {
+		ok, err := c.read(ctx, db, table, false)
+		if err != nil || ok {
+			return ok, r.Now().Sub(start), err
+		}
+		if r.Now().Sub(start) >= timeout {
+			return false, r.Now().Sub(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, r.Now().Sub(start), ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}

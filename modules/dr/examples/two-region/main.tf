@@ -1,0 +1,50 @@
+provider "aws" {
+  region = var.primary_region
+}
+
+provider "aws" {
+  alias  = "secondary"
+  region = var.secondary_region
+}
+
+data "aws_caller_identity" "this" {}
+
+# A zone for the failover record; in a real account, pass your own zone.
+resource "aws_route53_zone" "this" {
+  count = var.route53_enabled ? 1 : 0
+
+  name          = "${var.env}.dr.example.internal"
+  force_destroy = true
+}
+
+# The pointer, the failover role, Route 53 failover records and the backup
+# path for a pair of regions (DDB-DR-01).
+module "dr" {
+  source = "../.."
+
+  providers = {
+    aws           = aws
+    aws.secondary = aws.secondary
+  }
+
+  env    = var.env
+  tables = var.global_tables
+
+  failover_role = {
+    trusted_principal_arns = var.trusted_principal_arns != null ? var.trusted_principal_arns : ["arn:aws:iam::${data.aws_caller_identity.this.account_id}:root"]
+  }
+
+  route53 = var.route53_enabled ? {
+    zone_id            = aws_route53_zone.this[0].zone_id
+    record_name        = "api.${var.env}.dr.example.internal"
+    primary_endpoint   = "api.${var.primary_region}.example.com"
+    secondary_endpoint = "api.${var.secondary_region}.example.com"
+  } : null
+
+  backup = {
+    enabled           = length(var.regional_tables) > 0
+    tables            = var.regional_tables
+    schedule          = var.backup_schedule
+    selection_enabled = var.backup_selection_enabled
+  }
+}

@@ -1,0 +1,53 @@
+variable "env" {
+  description = "Environment (DDB-NAME-01)."
+  type        = string
+  default     = "dev"
+}
+
+variable "primary_region" {
+  description = "Primary region (the provider `aws`)."
+  type        = string
+  default     = "eu-west-1"
+}
+
+variable "secondary_region" {
+  description = "DR region (the provider `aws.secondary`)."
+  type        = string
+  default     = "eu-central-1"
+}
+
+variable "global_tables" {
+  description = "Global tables that get a pointer and may be failed over."
+  type        = list(string)
+  default     = ["dev-example-session"]
+}
+
+variable "regional_tables" {
+  description = "Tables that are not global: backed up with a copy to the secondary region."
+  type        = list(string)
+  default     = ["dev-example-user"]
+}
+
+variable "route53_enabled" {
+  description = "Create a zone and failover records."
+  type        = bool
+  default     = true
+}
+
+variable "backup_selection_enabled" {
+  description = "Create the aws_backup_selection; the local emulator answers it with 500."
+  type        = bool
+  default     = true
+}
+
+variable "trusted_principal_arns" {
+  description = "Who may assume the failover role (default: this account's root, i.e. its IAM policies decide)."
+  type        = list(string)
+  default     = null
+}
+
+variable "backup_schedule" {
+  description = "When the regional tables are backed up."
+  type        = string
+  default     = "cron(0 3 * * ? *)"
+}

@@ -1,0 +1,29 @@
+output "regions" {
+  description = "The pair of regions: primary (the provider `aws`) and secondary (`aws.secondary`)."
+  value       = { primary = local.primary, secondary = local.secondary }
+}
+
+output "pointer_parameters" {
+  description = "Per table, the SSM parameter (in both regions) naming its active region; `dynops dr --pointer` defaults to it."
+  value       = local.pointer_names
+}
+
+output "failover_role_arn" {
+  description = "ARN of the role to assume for `dynops dr`; null when not created."
+  value       = try(aws_iam_role.failover[0].arn, null)
+}
+
+output "health_check_ids" {
+  description = "Route 53 health check per region, for `dynops dr failover --health-check REGION=ID`; empty without route53."
+  value       = { for r, hc in aws_route53_health_check.this : r => hc.id }
+}
+
+output "backup_plan_id" {
+  description = "AWS Backup plan of the tables that are not global; null when backup is off."
+  value       = try(aws_backup_plan.this[0].id, null)
+}
+
+output "backup_copy_vault_arn" {
+  description = "Vault in the secondary region that holds the copies (runbooks/dr-restore-in-region.md restores from it)."
+  value       = try(aws_backup_vault.secondary[0].arn, null)
+}

@@ -1,0 +1,115 @@
+variable "env" {
+  description = "Environment (DDB-NAME-01); every table name must start with `{env}-` (DDB-SEC-03 scopes the failover role by it)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*$", var.env))
+    error_message = "DDB-NAME-01: env must be lower case letters and digits (e.g. \"prod\")."
+  }
+}
+
+variable "tables" {
+  description = "Global tables (DDB-DR-01 pattern 4) that get an active-region pointer in both regions and that the failover role may fence, e.g. modules/dynamodb-stack output `global_table_names`."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for t in var.tables : can(regex("^[a-z][a-z0-9]*-[a-z0-9-]+$", t))])
+    error_message = "DDB-NAME-01: tables must be table names {env}-{product}-{usage}, e.g. \"prod-hoge-session\"."
+  }
+}
+
+variable "pointer_prefix" {
+  description = "SSM path under which each table's pointer lives: `{prefix}/{table}/active-region`. `dynops dr` reads `/dynops/dr` unless given --pointer."
+  type        = string
+  default     = "/dynops/dr"
+
+  validation {
+    condition     = can(regex("^(/[A-Za-z0-9_.-]+)+$", var.pointer_prefix))
+    error_message = "DDB-DR-01: pointer_prefix must be an SSM path such as \"/dynops/dr\" (leading slash, no trailing slash)."
+  }
+}
+
+variable "failover_role" {
+  description = <<-EOF
+    The IAM role on-call engineers assume to run `dynops dr` (DDB-SEC-01: only what it needs).
+    trusted_principal_arns: who may assume it (required when enabled).
+  EOF
+  type = object({
+    enabled                = optional(bool, true)
+    name                   = optional(string)
+    trusted_principal_arns = optional(list(string), [])
+  })
+  default = {}
+
+  validation {
+    condition     = !var.failover_role.enabled || length(var.failover_role.trusted_principal_arns) > 0
+    error_message = "DDB-SEC-01: failover_role.trusted_principal_arns must name who may assume the failover role (e.g. the on-call SSO role ARN), or set failover_role.enabled = false."
+  }
+
+  validation {
+    condition     = alltrue([for a in var.failover_role.trusted_principal_arns : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:", a))])
+    error_message = "DDB-SEC-01: failover_role.trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME)."
+  }
+}
+
+variable "route53" {
+  description = <<-EOF
+    Optional Route 53 failover records: one name answering with the primary region's endpoint while its
+    health check passes, the secondary's otherwise. `dynops dr failover` inverts health checks to force it
+    (pass the output health_check_ids as --health-check REGION=ID). null: no records.
+  EOF
+  type = object({
+    zone_id            = string
+    record_name        = string
+    primary_endpoint   = string
+    secondary_endpoint = string
+    port               = optional(number, 443)
+    path               = optional(string, "/health")
+    ttl                = optional(number, 60)
+  })
+  default = null
+
+  validation {
+    condition     = var.route53 == null || try(var.route53.port > 0 && var.route53.port < 65536 && startswith(var.route53.path, "/"), false)
+    error_message = "DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with \"/\"."
+  }
+}
+
+variable "backup" {
+  description = <<-EOF
+    The backup path for tables that are not global (DDB-DR-01 pattern 1): an AWS Backup plan in the primary
+    region whose rule copies each recovery point to a vault in the secondary region.
+    selection_enabled = false leaves out the aws_backup_selection (the local emulator answers it with 500).
+  EOF
+  type = object({
+    enabled             = optional(bool, false)
+    tables              = optional(list(string), [])
+    schedule            = optional(string, "cron(0 3 * * ? *)")
+    retention_days      = optional(number, 35)
+    copy_retention_days = optional(number, 35)
+    selection_enabled   = optional(bool, true)
+  })
+  default = {}
+
+  validation {
+    condition     = !var.backup.enabled || length(var.backup.tables) > 0
+    error_message = "DDB-DR-01: backup.enabled needs backup.tables (the tables that are not global, e.g. modules/dynamodb-stack output regional_table_names)."
+  }
+
+  validation {
+    condition     = var.backup.retention_days >= 1 && var.backup.copy_retention_days >= 1
+    error_message = "DDB-DR-01: backup.retention_days and backup.copy_retention_days must be at least 1."
+  }
+
+  validation {
+    condition     = can(regex("^(cron|rate)\\(.+\\)$", var.backup.schedule))
+    error_message = "DDB-DR-01: backup.schedule must be an AWS Backup schedule expression, e.g. \"cron(0 3 * * ? *)\"."
+  }
+}
+
+variable "tags" {
+  description = "Tags added to every resource."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,115 @@
+package dr
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/failover"
+	"github.com/dynops/dynops/test/drpair"
+)
+
+// CLI tests of `dynops dr` on stand-in pairs: exit codes, refusals, JSON and
+// the audit record, through the same code as the binary.
+
+func pairFlags(p drpair.Pair) []string {
+	return []string{"--table", p.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated"}
+}
+
+func TestCLIStatusVerdict_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+
+	out, _, code := target.Dynops(t, log, append([]string{"dr", "status", "-o", "json"}, pairFlags(p)...)...)
+	require.Equal(t, 0, code)
+	var rep struct {
+		State    failover.State
+		Verdicts []failover.Verdict
+		Ready    bool
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.True(t, rep.Ready)
+	assert.Equal(t, drpair.Home, rep.State.Active)
+	home, _ := rep.State.Region(drpair.Home)
+	l, ok := home.LatencyInto(drpair.Away)
+	require.True(t, ok)
+	assert.Equal(t, 1, l.Datapoints, "both values fall in one 60 s period")
+	assert.Equal(t, "750ms", l.Max.String())
+	assert.Equal(t, "500ms", l.Avg.String())
+
+	_, _, code = target.Dynops(t, log, append([]string{"dr", "failover", "--to", drpair.Away, "--yes"}, pairFlags(p)...)...)
+	require.Equal(t, 0, code)
+	out, _, code = target.Dynops(t, log, append([]string{"dr", "status"}, pairFlags(p)...)...)
+	assert.Equal(t, 1, code, "after a failover the old region is fenced: not ready to fail over back (that is a failback)")
+	assert.Contains(t, out, "FENCED (DynopsDRFenceWrites)")
+	assert.Contains(t, out, "NOT READY to fail over to "+drpair.Home)
+	assert.Contains(t, out, "dynops dr failback --table "+p.Table+" --to "+drpair.Home)
+}
+
+func TestCLIRefusals(t *testing.T) {
+	t.Parallel()
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"drill refuses prod", []string{"dr", "drill", "--table", "prod-hoge-session", "--yes"}, 2, "drill refuses prod table prod-hoge-session"},
+		{"failover needs --to", []string{"dr", "failover", "--table", "dev-hoge-session"}, 2, "--to is required"},
+		{"failover needs --table", []string{"dr", "failover", "--to", "eu-central-1"}, 2, "--table is required"},
+		{"one region is not a pair", []string{"dr", "status", "--table", "dev-hoge-session", "--regions", "eu-west-1"}, 2, "at least two regions"},
+		{"--to outside --regions", []string{"dr", "failover", "--table", "dev-hoge-session", "--regions", "eu-west-1,eu-central-1", "--to", "us-east-1"}, 2, "us-east-1 is not in --regions"},
+		{"bad --health-check", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--health-check", "eu-west-1="}, 2, "--health-check takes REGION=ID"},
+		{"break-glass must be an ARN", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--break-glass-role-arn", "admin"}, 2, "is not an ARN"},
+		{"prod needs the typed name", []string{"dr", "failover", "--table", "prod-hoge-session", "--to", "eu-central-1", "--yes"}, 1, "--confirm prod-hoge-session"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := target.Dynops(t, log, tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}
+
+func TestCLIFailoverRefusedIsAudited(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	p.PublishLatency(t, drpair.Home, drpair.Away, 90000)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, errOut, code := target.Dynops(t, log, append([]string{"dr", "failover", "--to", drpair.Away, "--yes"}, pairFlags(p)...)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "replication-latency  FAIL")
+	assert.Contains(t, out, "nothing was changed")
+	assert.Contains(t, errOut, "preflight refused the switch")
+	p.AssertUnchanged(t)
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "failed", recs[0].Result)
+	require.Len(t, recs[0].Actions, 1, "only the preflight ran")
+	assert.Equal(t, "dr failover: preflight", recs[0].Actions[0].What)
+}
+
+func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, _, code := target.Dynops(t, log, append([]string{"dr", "failover", "--to", drpair.Away}, pairFlags(p)...)...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "DRY RUN")
+	assert.Contains(t, out, "fence-old          PLANNED")
+	p.AssertUnchanged(t)
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.True(t, recs[0].DryRun)
+	assert.Len(t, recs[0].Actions, 6, "preflight and five planned steps")
+}

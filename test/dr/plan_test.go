@@ -1,0 +1,156 @@
+package dr
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const example = "modules/dr/examples/two-region"
+
+// planOn plans root on the target. modules/dr reads the account id
+// (aws_caller_identity), so its plans need an API that answers: the emulator,
+// or AWS.
+func planOn(t *testing.T, root string, vars map[string]any) *terraform.PlanStruct {
+	t.Helper()
+	opts := target.Options(t, root, vars)
+	opts.PlanFilePath = filepath.Join(t.TempDir(), "plan.out")
+	if root == "envs/prod" {
+		// The S3 backend needs a bucket: plan with local state.
+		require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "zz_backend_override.tf"),
+			[]byte("terraform {\n  backend \"local\" {}\n}\n"), 0o644))
+	}
+	return terraform.InitAndPlanAndShowWithStruct(t, opts)
+}
+
+func values(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
+	t.Helper()
+	rc, ok := p.ResourcePlannedValuesMap[addr]
+	require.True(t, ok, "plan has no %s", addr)
+	return rc.AttributeValues
+}
+
+type statement struct {
+	Sid       string
+	Action    any
+	Resource  any
+	Condition map[string]map[string]any
+}
+
+func list(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out
+	}
+	return nil
+}
+
+func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p := planOn(t, "envs/prod", map[string]any{"failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}})
+
+	t.Run("session is a global table with a replica in eu-central-1, PITR on", func(t *testing.T) {
+		tbl := values(t, p, `module.stack.module.table["session"].aws_dynamodb_table.this`)
+		reps, ok := tbl["replica"].([]any)
+		require.True(t, ok && len(reps) == 1, "replicas: %v", tbl["replica"])
+		r := reps[0].(map[string]any)
+		assert.Equal(t, "eu-central-1", r["region_name"])
+		assert.Equal(t, true, r["point_in_time_recovery"])
+		assert.Equal(t, true, r["propagate_tags"])
+		for _, usage := range []string{"user", "order"} {
+			other := values(t, p, fmt.Sprintf(`module.stack.module.table[%q].aws_dynamodb_table.this`, usage))
+			assert.Empty(t, other["replica"], "%s is not global", usage)
+		}
+	})
+	t.Run("the pointer in both regions, for the global table only, naming the primary", func(t *testing.T) {
+		for _, side := range []string{"primary", "secondary"} {
+			v := values(t, p, fmt.Sprintf(`module.dr.aws_ssm_parameter.%s["prod-hoge-session"]`, side))
+			assert.Equal(t, "/dynops/dr/prod-hoge-session/active-region", v["name"])
+			assert.Equal(t, target.Region, v["value"])
+			assert.NotContains(t, p.ResourcePlannedValuesMap, fmt.Sprintf(`module.dr.aws_ssm_parameter.%s["prod-hoge-user"]`, side))
+		}
+	})
+	t.Run("the regional tables are backed up with a copy to the other region", func(t *testing.T) {
+		plan := values(t, p, "module.dr.aws_backup_plan.this[0]")
+		rules := plan["rule"].([]any)
+		require.Len(t, rules, 1)
+		rule := rules[0].(map[string]any)
+		assert.Len(t, rule["copy_action"], 1, "cross-region copy")
+		sel := values(t, p, "module.dr.aws_backup_selection.this[0]")
+		res := list(sel["resources"])
+		require.Len(t, res, 2)
+		for _, arn := range res {
+			assert.Regexp(t, `^arn:aws:dynamodb:`+target.Region+`:\d{12}:table/prod-hoge-(user|order)$`, arn)
+		}
+	})
+	t.Run("DDB-SEC-01 the failover role gets only what dynops dr calls", func(t *testing.T) {
+		v := values(t, p, "module.dr.aws_iam_role_policy.failover[0]")
+		doc, ok := v["policy"].(string)
+		require.True(t, ok, "policy known at plan: %v", v["policy"])
+		var pol struct{ Statement []statement }
+		require.NoError(t, json.Unmarshal([]byte(doc), &pol))
+		got := map[string]statement{}
+		for _, s := range pol.Statement {
+			got[s.Sid] = s
+		}
+		require.ElementsMatch(t, []string{"InspectAndFence", "Canary", "Pointer", "ReplicationLatency"}, keys(got))
+		assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(got["InspectAndFence"].Action))
+		assert.ElementsMatch(t, []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}, list(got["Canary"].Action))
+		assert.Equal(t, []string{"dynops-dr-canary#*"}, list(got["Canary"].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]))
+		tables := list(got["InspectAndFence"].Resource)
+		require.Len(t, tables, 2, "the global table in both regions, nothing else")
+		for _, arn := range tables {
+			assert.Regexp(t, `^arn:aws:dynamodb:(`+target.Region+`|eu-central-1):\d{12}:table/prod-hoge-session$`, arn)
+		}
+		for _, arn := range list(got["Pointer"].Resource) {
+			assert.Regexp(t, `^arn:aws:ssm:(`+target.Region+`|eu-central-1):\d{12}:parameter/dynops/dr/prod-hoge-session/active-region$`, arn)
+		}
+		assert.ElementsMatch(t, []string{"ssm:GetParameter", "ssm:PutParameter"}, list(got["Pointer"].Action))
+		assert.Equal(t, []string{"cloudwatch:GetMetricData"}, list(got["ReplicationLatency"].Action))
+		assert.NotContains(t, doc, `"dynamodb:*"`)
+	})
+}
+
+func keys(m map[string]statement) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestPlanValidations(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		vars map[string]any
+		want string
+	}{
+		{"DDB-SEC-01 failover role without principals", map[string]any{"trusted_principal_arns": []string{}}, "DDB-SEC-01: failover_role.trusted_principal_arns must name who may assume"},
+		{"DDB-SEC-01 principal that is not an ARN", map[string]any{"trusted_principal_arns": []string{"oncall"}}, "DDB-SEC-01: failover_role.trusted_principal_arns must be IAM ARNs"},
+		{"DDB-NAME-01 table name", map[string]any{"global_tables": []string{"Session_Table"}}, "DDB-NAME-01: tables must be table names"},
+		{"DDB-DR-01 backup schedule", map[string]any{"backup_schedule": "daily"}, "DDB-DR-01: backup.schedule must be an AWS Backup schedule expression"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := target.Options(t, example, tc.vars)
+			out, err := terraform.InitAndPlanE(t, opts)
+			require.Error(t, err)
+			assert.Contains(t, strings.Join(strings.Fields(out), " "), tc.want)
+		})
+	}
+}
