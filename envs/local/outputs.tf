@@ -11,6 +11,7 @@ output "table_names" {
 output "export_bucket" {
   description = "The export bucket, for `dynops export --bucket`."
   value       = module.stack.export_bucket
+}
 output "dr" {
   description = "DR pair on the emulator: regions, pointer parameters, failover role."
   value = {

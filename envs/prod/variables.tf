@@ -8,6 +8,7 @@ variable "account_id" {
   description = "AWS account ID of the environment, for the IAM policies of modules/dynamodb-access; null: no IAM policies."
   type        = string
   default     = null
+}
 variable "secondary_region" {
   description = "DR region: where the global tables' replicas are (replica_regions in envs/tables.yaml) and backups are copied."
   type        = string
