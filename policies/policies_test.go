@@ -170,8 +170,12 @@ func TestRootsPass(t *testing.T) {
 			switch {
 			case dir == "envs/local":
 				vars = map[string]any{"endpoint": "http://127.0.0.1:1"}
+			case dir == "envs/prod":
+				vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}}
 			case strings.HasPrefix(dir, "envs/"):
 				// The access policies need the account ID (no STS call at plan time).
+				vars = map[string]any{"account_id": "123456789012"}
+			case dir == "modules/dr/examples/two-region":
 				vars = map[string]any{"account_id": "123456789012"}
 			}
 			planJSON := plan(t, dir, vars)

@@ -60,8 +60,9 @@ module "dr" {
     aws.secondary = aws.secondary
   }
 
-  env    = "local"
-  tables = module.stack.global_table_names
+  env        = "local"
+  account_id = "123456789012" # the emulator's fixed account
+  tables     = module.stack.global_table_names
 
   failover_role = {
     trusted_principal_arns = ["arn:aws:iam::123456789012:root"]

@@ -12,6 +12,7 @@ output "export_bucket" {
   description = "The export bucket, for `dynops export --bucket`."
   value       = module.stack.export_bucket
 }
+
 output "dr" {
   description = "DR pair on the emulator: regions, pointer parameters, failover role."
   value = {

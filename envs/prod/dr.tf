@@ -14,8 +14,9 @@ module "dr" {
     aws.secondary = aws.secondary
   }
 
-  env    = "prod"
-  tables = module.stack.global_table_names
+  env        = "prod"
+  account_id = var.account_id
+  tables     = module.stack.global_table_names
 
   failover_role = {
     trusted_principal_arns = var.failover_trusted_principal_arns

@@ -21,8 +21,8 @@ module "stack" {
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))
 
-  # IAM (DDB-SEC-01..03) once the account is known; order is multi-tenant (DDB-SEC-02).
-  access = var.account_id == null ? null : {
+  # IAM (DDB-SEC-01..03); order is multi-tenant (DDB-SEC-02).
+  access = {
     account_id    = var.account_id
     tenant_tables = { order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }
   }

@@ -5,10 +5,15 @@ variable "region" {
 }
 
 variable "account_id" {
-  description = "AWS account ID of the environment, for the IAM policies of modules/dynamodb-access; null: no IAM policies."
+  description = "AWS account ID of prod: the IAM policies (modules/dynamodb-access) and the failover role (modules/dr) are scoped to it (DDB-SEC-03)."
   type        = string
-  default     = null
+
+  validation {
+    condition     = can(regex("^[0-9]{12}$", var.account_id))
+    error_message = "DDB-SEC-03: account_id must be the 12-digit AWS account ID of prod."
+  }
 }
+
 variable "secondary_region" {
   description = "DR region: where the global tables' replicas are (replica_regions in envs/tables.yaml) and backups are copied."
   type        = string

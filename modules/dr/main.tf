@@ -9,14 +9,12 @@ data "aws_region" "secondary" {
   provider = aws.secondary
 }
 
-data "aws_caller_identity" "this" {}
-
 data "aws_partition" "this" {}
 
 locals {
   primary   = data.aws_region.primary.name
   secondary = data.aws_region.secondary.name
-  account   = data.aws_caller_identity.this.account_id
+  account   = var.account_id
   partition = data.aws_partition.this.partition
 
   pointer_names       = { for t in var.tables : t => "${var.pointer_prefix}/${t}/active-region" }

@@ -1,3 +1,13 @@
+variable "account_id" {
+  description = "AWS account ID of the environment, for the failover role's ARNs (an input, so plans need no STS call)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[0-9]{12}$", var.account_id))
+    error_message = "DDB-SEC-03: account_id must be the 12-digit AWS account ID of the environment."
+  }
+}
+
 variable "env" {
   description = "Environment (DDB-NAME-01); every table name must start with `{env}-` (DDB-SEC-03 scopes the failover role by it)."
   type        = string

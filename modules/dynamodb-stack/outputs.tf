@@ -24,6 +24,7 @@ output "access" {
     role_arns        = module.access[0].role_arns
   }
 }
+
 output "export_bucket" {
   description = "The export bucket, for `dynops export --bucket`; null when export_enabled is false."
   value       = var.export_enabled ? module.export[0].bucket_name : null
@@ -33,6 +34,7 @@ output "export_checkpoint_table" {
   description = "The export series checkpoint table; null without a schedule."
   value       = var.export_enabled ? module.export[0].checkpoint_table_name : null
 }
+
 output "global_table_names" {
   description = "Tables with replica_regions: global tables (DDB-DR-01 pattern 4), for modules/dr `tables`."
   value       = [for usage, t in module.table : t.table_name if length(var.tables[usage].replica_regions) > 0]

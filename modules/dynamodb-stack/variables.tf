@@ -85,6 +85,7 @@ variable "access" {
     error_message = "DDB-SEC-02: access.tenant_tables must be keyed by usages listed in tables (e.g. \"order\")."
   }
 }
+
 variable "export_enabled" {
   description = "Create the export bucket (modules/dynamodb-export) for the stack's tables (DDB-EXP-01)."
   type        = bool

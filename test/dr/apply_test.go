@@ -33,7 +33,7 @@ func putSession(table string) *dynamodb.PutItemInput {
 // applyDR applies the two-region example for the given global tables.
 func applyDR(t *testing.T, vars map[string]any) *terraform.Options {
 	t.Helper()
-	all := map[string]any{"primary_region": target.Region, "secondary_region": drpair.Away, "env": "dev"}
+	all := map[string]any{"primary_region": target.Region, "secondary_region": drpair.Away, "env": "dev", "account_id": target.AccountID(t)}
 	if target.OnEmulator() {
 		all["backup_selection_enabled"] = false // moto: aws_backup_selection answers 500
 	}

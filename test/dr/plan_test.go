@@ -3,31 +3,26 @@ package dr
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/harness"
 )
 
 const example = "modules/dr/examples/two-region"
 
-// planOn plans root on the target. modules/dr reads the account id
-// (aws_caller_identity), so its plans need an API that answers: the emulator,
-// or AWS.
+// planOn plans root offline, with the account ID every DR root takes.
 func planOn(t *testing.T, root string, vars map[string]any) *terraform.PlanStruct {
 	t.Helper()
-	opts := target.Options(t, root, vars)
-	opts.PlanFilePath = filepath.Join(t.TempDir(), "plan.out")
-	if root == "envs/prod" {
-		// The S3 backend needs a bucket: plan with local state.
-		require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "zz_backend_override.tf"),
-			[]byte("terraform {\n  backend \"local\" {}\n}\n"), 0o644))
+	all := map[string]any{"account_id": "123456789012"}
+	for k, v := range vars {
+		all[k] = v
 	}
-	return terraform.InitAndPlanAndShowWithStruct(t, opts)
+	return terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, root, all))
 }
 
 func values(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
@@ -147,8 +142,11 @@ func TestPlanValidations(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := target.Options(t, example, tc.vars)
-			out, err := terraform.InitAndPlanE(t, opts)
+			vars := map[string]any{"account_id": "123456789012"}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			out, err := terraform.InitAndPlanE(t, harness.PlanOptions(t, example, vars))
 			require.Error(t, err)
 			assert.Contains(t, strings.Join(strings.Fields(out), " "), tc.want)
 		})

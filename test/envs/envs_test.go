@@ -37,8 +37,12 @@ func TestPlanEveryEnv(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			t.Parallel()
 			vars := map[string]any{}
-			if env == "local" {
+			switch env {
+			case "local":
 				vars["endpoint"] = "http://127.0.0.1:1"
+			case "prod":
+				vars["account_id"] = "123456789012"
+				vars["failover_trusted_principal_arns"] = []string{"arn:aws:iam::123456789012:role/oncall"}
 			}
 			p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, filepath.Join("envs", env), vars))
 			tables := tablesInPlan(t, p)

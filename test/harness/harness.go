@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/gruntwork-io/terratest/modules/files"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 
@@ -367,4 +368,14 @@ func (tg *Target) DynopsInRegion(t testing.TB, region, auditLog string, args ...
 	code = root.Execute(context.Background(), f, "test", full)
 	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	return out.String(), errOut.String(), code
+}
+
+// AccountID is the account the target runs in (the emulator's is 123456789012).
+func (tg *Target) AccountID(t testing.TB) string {
+	t.Helper()
+	out, err := sts.NewFromConfig(tg.AWSConfig(t)).GetCallerIdentity(context.Background(), &sts.GetCallerIdentityInput{})
+	if err != nil {
+		t.Fatalf("reading the account ID of the %s target: %v", tg.Kind, err)
+	}
+	return aws.ToString(out.Account)
 }

@@ -7,8 +7,6 @@ provider "aws" {
   region = var.secondary_region
 }
 
-data "aws_caller_identity" "this" {}
-
 # A zone for the failover record; in a real account, pass your own zone.
 resource "aws_route53_zone" "this" {
   count = var.route53_enabled ? 1 : 0
@@ -27,11 +25,12 @@ module "dr" {
     aws.secondary = aws.secondary
   }
 
-  env    = var.env
-  tables = var.global_tables
+  env        = var.env
+  account_id = var.account_id
+  tables     = var.global_tables
 
   failover_role = {
-    trusted_principal_arns = var.trusted_principal_arns != null ? var.trusted_principal_arns : ["arn:aws:iam::${data.aws_caller_identity.this.account_id}:root"]
+    trusted_principal_arns = var.trusted_principal_arns != null ? var.trusted_principal_arns : ["arn:aws:iam::${var.account_id}:root"]
   }
 
   route53 = var.route53_enabled ? {

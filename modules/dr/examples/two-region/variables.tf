@@ -1,3 +1,8 @@
+variable "account_id" {
+  description = "AWS account ID the example runs in (the emulator's is 123456789012)."
+  type        = string
+}
+
 variable "env" {
   description = "Environment (DDB-NAME-01)."
   type        = string
