@@ -9,12 +9,12 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= ./...
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build lint docs test-go test-unit bench clean
+.PHONY: help demo test setup build consumer-zip lint docs test-go test-unit bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-demo: build ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
+demo: build consumer-zip ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
 	$(SETUP) && bin/with-emulator -- bash scripts/demo.sh
 
 test: setup lint test-go ## everything: setup, lint, unit, plan and emulator tests
@@ -25,6 +25,9 @@ setup: ## detect and install the tools (go tools at pinned versions)
 build: ## build bin/dynops and bin/with-emulator
 	go build -o bin/dynops ./cmd/dynops
 	go build -o bin/with-emulator ./test/with-emulator
+
+consumer-zip: ## build bin/consumer.zip: the example stream consumer (Go, provided.al2023, arm64)
+	go run ./cmd/lambdazip -o bin/consumer.zip ./modules/stream-consumer/examples/go-consumer
 
 lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to date
 	$(SETUP) && scripts/lint.sh
