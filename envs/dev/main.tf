@@ -21,5 +21,8 @@ module "stack" {
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))
 
+  # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
+  stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
+
   replicas_enabled = false
 }

@@ -3,3 +3,9 @@ variable "region" {
   type        = string
   default     = "eu-west-1"
 }
+
+variable "consumer_zip" {
+  description = "Path of the stream consumer zip (`make consumer-zip` writes bin/consumer.zip); null: no stream consumers."
+  type        = string
+  default     = null
+}

@@ -147,7 +147,7 @@ resource "aws_lambda_event_source_mapping" "this" {
 
   destination_config {
     on_failure {
-      destination_arn = aws_sqs_queue.dlq.arn
+      destination_arn = local.dlq_arn
     }
   }
 
@@ -163,6 +163,6 @@ resource "aws_lambda_event_source_mapping" "this" {
     }
   }
 
-  # The role must allow stream reads and DLQ sends before the mapping starts.
-  depends_on = [aws_iam_role_policy.consumer]
+  # The DLQ must exist, and the role allow stream reads and DLQ sends, before the mapping starts.
+  depends_on = [aws_sqs_queue.dlq, aws_iam_role_policy.consumer]
 }
