@@ -11,7 +11,7 @@ locals {
 
   account_prefix = coalesce(var.account_alarm_prefix, "${local.env}-dynamodb-account")
 
-  topic_arn = var.sns_topic_arn != null ? var.sns_topic_arn : aws_sns_topic.this[0].arn
+  topic_arn = var.create_sns_topic ? aws_sns_topic.this[0].arn : var.sns_topic_arn
 
   # Defaults per alarm kind (documented in the `alarms` variable), overridden field by field.
   defaults = {
@@ -117,7 +117,7 @@ locals {
 }
 
 resource "aws_sns_topic" "this" {
-  count = var.sns_topic_arn == null ? 1 : 0
+  count = var.create_sns_topic ? 1 : 0
 
   name              = "${var.table_name}-alarms"
   kms_master_key_id = var.sns_kms_master_key_id

@@ -153,10 +153,21 @@ variable "account_alarm_prefix" {
 # Notification
 ################################################################################
 
+variable "create_sns_topic" {
+  description = "Create the topic `{table_name}-alarms` for the notifications; false: pass sns_topic_arn (e.g. one topic per env)."
+  type        = bool
+  default     = true
+}
+
 variable "sns_topic_arn" {
-  description = "SNS topic that receives alarm and OK notifications. null: the module creates `{table_name}-alarms`."
+  description = "SNS topic that receives alarm and OK notifications, with create_sns_topic = false."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.create_sns_topic || var.sns_topic_arn != null
+    error_message = "DDB-MON-01: with create_sns_topic = false, pass sns_topic_arn: alarms must notify someone."
+  }
 
   validation {
     condition     = var.sns_topic_arn == null || can(regex("^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$", coalesce(var.sns_topic_arn, "x")))

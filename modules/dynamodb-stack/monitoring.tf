@@ -27,6 +27,7 @@ module "alarms" {
     dlq_name      = c.dlq_name
   } if usage == each.key]
 
+  create_sns_topic       = false
   sns_topic_arn          = local.alarm_topic_arn
   account_alarms_enabled = var.account_alarms_enabled && each.key == local.first_table
   alarms                 = var.alarm_overrides
@@ -38,9 +39,10 @@ module "processed_alarms" {
   source = "../dynamodb-alarms"
   count  = length(module.processed)
 
-  table_name    = module.processed[0].table_name
-  sns_topic_arn = local.alarm_topic_arn
-  alarms        = var.alarm_overrides
+  table_name       = module.processed[0].table_name
+  create_sns_topic = false
+  sns_topic_arn    = local.alarm_topic_arn
+  alarms           = var.alarm_overrides
 
   tags = var.tags
 }

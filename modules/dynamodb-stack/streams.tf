@@ -28,16 +28,6 @@ module "processed" {
   tags = var.tags
 }
 
-data "aws_iam_policy_document" "consumer" {
-  count = var.stream_consumer == null ? 0 : 1
-
-  statement {
-    sid       = "RecordProcessedEvents"
-    actions   = ["dynamodb:PutItem"]
-    resources = [module.processed[0].table_arn]
-  }
-}
-
 module "consumer" {
   source   = "../stream-consumer"
   for_each = local.streamed
@@ -51,7 +41,11 @@ module "consumer" {
     PROCESSED_TABLE = module.processed[0].table_name
     ACCEPT_POISON   = tostring(var.stream_consumer.accept_poison)
   }
-  additional_policy_json = data.aws_iam_policy_document.consumer[0].json
+  handler_policy_statements = [{
+    sid       = "RecordProcessedEvents"
+    actions   = ["dynamodb:PutItem"]
+    resources = [module.processed[0].table_arn]
+  }]
 
   maximum_retry_attempts        = var.stream_consumer.maximum_retry_attempts
   maximum_record_age_in_seconds = var.stream_consumer.maximum_record_age_in_seconds

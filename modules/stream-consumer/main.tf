@@ -121,12 +121,23 @@ resource "aws_iam_role_policy" "consumer" {
   policy = data.aws_iam_policy_document.consumer.json
 }
 
-resource "aws_iam_role_policy" "additional" {
-  count = local.create_function && var.additional_policy_json != null ? 1 : 0
+data "aws_iam_policy_document" "handler" {
+  dynamic "statement" {
+    for_each = var.handler_policy_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "handler" {
+  count = local.create_function && length(var.handler_policy_statements) > 0 ? 1 : 0
 
   name   = "${var.name}-handler"
   role   = aws_iam_role.this[0].name
-  policy = var.additional_policy_json
+  policy = data.aws_iam_policy_document.handler.json
 }
 
 ################################################################################

@@ -59,10 +59,14 @@ variable "environment_variables" {
   default     = {}
 }
 
-variable "additional_policy_json" {
-  description = "IAM policy JSON for what the function itself does (e.g. PutItem on its idempotency table); attached to the role the module creates. The module grants only stream read, DLQ send and logs."
-  type        = string
-  default     = null
+variable "handler_policy_statements" {
+  description = "IAM statements for what the handler itself does (e.g. PutItem on its idempotency table), attached to the role the module creates. The module itself grants only stream read, DLQ send and logs."
+  type = list(object({
+    sid       = string
+    actions   = list(string)
+    resources = list(string)
+  }))
+  default = []
 }
 
 variable "timeout" {

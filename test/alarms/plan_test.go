@@ -22,13 +22,18 @@ func baseVars() map[string]any {
 		"table_name":      table,
 		"gsi_names":       []string{"gsi1"},
 		"replica_regions": []string{"eu-central-1"},
-		"sns_topic_arn":   topic,
+		"create_sns_topic": false,
+		"sns_topic_arn":    topic,
 	}
 }
 
 func with(overrides map[string]any) map[string]any {
 	v := baseVars()
 	for k, val := range overrides {
+		if val == nil {
+			delete(v, k)
+			continue
+		}
 		v[k] = val
 	}
 	return v
@@ -214,6 +219,7 @@ func TestPlanCreatesTopicWhenNoneGiven(t *testing.T) {
 	t.Parallel()
 	v := baseVars()
 	delete(v, "sns_topic_arn")
+	delete(v, "create_sns_topic")
 	p, _ := planAlarms(t, v)
 	rc, ok := p.ResourcePlannedValuesMap["aws_sns_topic.this[0]"]
 	require.True(t, ok, "a topic is created when sns_topic_arn is null")
@@ -249,6 +255,7 @@ func TestPlanValidations(t *testing.T) {
 		{"zero latency threshold", with(map[string]any{"latency_thresholds_ms": map[string]any{"GetItem": 0}}), "DDB-MON-01", "positive milliseconds"},
 		{"table name not env-product-usage", with(map[string]any{"table_name": "Users"}), "DDB-NAME-01", "module.table.table_name"},
 		{"topic not an ARN", with(map[string]any{"sns_topic_arn": "alerts"}), "DDB-MON-01", "arn:aws:sns"},
+		{"no topic at all", with(map[string]any{"sns_topic_arn": nil}), "DDB-MON-01", "pass sns_topic_arn"},
 		{"billing mode typo", with(map[string]any{"billing_mode": "ONDEMAND"}), "DDB-CAP-01", "PAY_PER_REQUEST"},
 	}
 	for _, c := range cases {

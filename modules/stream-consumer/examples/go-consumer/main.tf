@@ -44,13 +44,6 @@ resource "aws_sns_topic" "alarms" {
   name = "${var.env}-${var.product}-consumer-alarms"
 }
 
-data "aws_iam_policy_document" "handler" {
-  statement {
-    actions   = ["dynamodb:PutItem"]
-    resources = [module.processed.table_arn]
-  }
-}
-
 module "consumer" {
   source = "../.."
 
@@ -62,7 +55,11 @@ module "consumer" {
     PROCESSED_TABLE = module.processed.table_name
     ACCEPT_POISON   = tostring(var.accept_poison)
   }
-  additional_policy_json = data.aws_iam_policy_document.handler.json
+  handler_policy_statements = [{
+    sid       = "RecordProcessedEvents"
+    actions   = ["dynamodb:PutItem"]
+    resources = [module.processed.table_arn]
+  }]
 
   filter_patterns     = var.filter_patterns
   alarm_sns_topic_arn = aws_sns_topic.alarms.arn
