@@ -10,6 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
 // Options select the configuration; empty fields fall back to the SDK's
@@ -78,4 +81,12 @@ func (fallbackCredentials) Retrieve(context.Context) (aws.Credentials, error) {
 		return env.Credentials, nil
 	}
 	return aws.Credentials{AccessKeyID: "testing", SecretAccessKey: "testing", Source: "dynops-emulator"}, nil
+}
+
+// CloudWatchQueryProtocol makes a CloudWatch client speak awsQuery instead of
+// the SDK's default (Smithy RPC v2 CBOR): AWS accepts both, the local emulator
+// (moto 5.2.1) only awsQuery, so one code path serves both. Use it as
+// cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol).
+func CloudWatchQueryProtocol(o *cloudwatch.Options) {
+	o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/test/harness"
 )
 
@@ -61,7 +62,7 @@ func TestApplyBasicExample(t *testing.T) {
 	terraform.InitAndApply(t, opts)
 	table := terraform.Output(t, opts, "table_name")
 	topic := terraform.Output(t, opts, "sns_topic_arn")
-	cw := cloudwatch.NewFromConfig(target.AWSConfig(t))
+	cw := cloudwatch.NewFromConfig(target.AWSConfig(t), awsconfig.CloudWatchQueryProtocol)
 
 	byName := map[string]cwtypes.MetricAlarm{}
 	for _, prefix := range []string{table + "-", "dev-" + product + "-dynamodb-account-"} {

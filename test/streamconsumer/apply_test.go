@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/lambdazip"
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/test/harness"
 )
 
@@ -112,7 +113,7 @@ func TestApplyGoConsumerExample(t *testing.T) {
 		assert.Equal(t, "false", c.Environment.Variables["ACCEPT_POISON"])
 	})
 	t.Run("DDB-STREAM-05 alarms", func(t *testing.T) {
-		cw := cloudwatch.NewFromConfig(cfg)
+		cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
 		names := terraform.OutputMap(t, opts, "alarm_names")
 		require.Len(t, names, 5)
 		list := make([]string, 0, len(names))

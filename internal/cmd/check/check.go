@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -100,7 +101,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	sort.Strings(tables)
 	rep := Report{Tables: tables}
 	f.IOStreams.Progress("reading CloudWatch alarms")
-	alarms, err := guideline.ListAlarms(ctx, cloudwatch.NewFromConfig(cfg))
+	alarms, err := guideline.ListAlarms(ctx, cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol))
 	if err != nil {
 		return err
 	}
