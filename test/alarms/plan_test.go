@@ -19,9 +19,9 @@ const (
 
 func baseVars() map[string]any {
 	return map[string]any{
-		"table_name":      table,
-		"gsi_names":       []string{"gsi1"},
-		"replica_regions": []string{"eu-central-1"},
+		"table_name":       table,
+		"gsi_names":        []string{"gsi1"},
+		"replica_regions":  []string{"eu-central-1"},
 		"create_sns_topic": false,
 		"sns_topic_arn":    topic,
 	}
