@@ -52,14 +52,7 @@ func TestApplyBasicExample(t *testing.T) {
 	if target.OnEmulator() {
 		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
 	}
-	opts := target.Options(t, "modules/dynamodb-alarms/examples/basic", vars)
-	t.Cleanup(func() {
-		opts.Vars["deletion_protection_enabled"] = false
-		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-		terraform.Apply(t, opts)
-		terraform.Destroy(t, opts)
-	})
-	terraform.InitAndApply(t, opts)
+	opts := target.ApplyProtected(t, "modules/dynamodb-alarms/examples/basic", vars)
 	table := terraform.Output(t, opts, "table_name")
 	topic := terraform.Output(t, opts, "sns_topic_arn")
 	cw := cloudwatch.NewFromConfig(target.AWSConfig(t), awsconfig.CloudWatchQueryProtocol)

@@ -65,14 +65,7 @@ func TestApplyGoConsumerExample(t *testing.T) {
 	if target.OnEmulator() {
 		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
 	}
-	opts := target.Options(t, "modules/stream-consumer/examples/go-consumer", vars)
-	t.Cleanup(func() {
-		opts.Vars["deletion_protection_enabled"] = false
-		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-		terraform.Apply(t, opts)
-		terraform.Destroy(t, opts)
-	})
-	terraform.InitAndApply(t, opts)
+	opts := target.ApplyProtected(t, "modules/stream-consumer/examples/go-consumer", vars)
 	cfg := target.AWSConfig(t)
 	lm := lambda.NewFromConfig(cfg)
 	stream := terraform.Output(t, opts, "stream_arn")
