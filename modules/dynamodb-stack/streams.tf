@@ -21,7 +21,7 @@ module "processed" {
   stream_enabled = false
   point_in_time_recovery = {
     enabled = false
-    reason  = "work table: idempotency keys of stream consumers, rebuilt by replay"
+    reason  = "work table: idempotency keys of stream consumers rebuilt by replay"
   }
   contributor_insights_enabled = var.contributor_insights_enabled
 

@@ -2,8 +2,8 @@
 # (DDB-MON-01, DDB-STREAM-04/05), then `dynops check` failing with the rule ID
 # on a table created without alarms. Sourced by scripts/demo.sh (step, run,
 # dynops, $DEMO_DIR, $DEMO_STATE, $AWS_ENDPOINT_URL, $AWS_REGION).
-mon_aws() { # the AWS CLI on the emulator, printed as typed
-  printf '$ aws %s\n' "$*"
+mon_aws() { # the AWS CLI on the emulator, printed as typed (on stderr: the output may be discarded)
+  printf '$ aws %s\n' "$*" >&2
   aws --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" "$@"
 }
 
@@ -14,6 +14,9 @@ for t in $(terraform -chdir=envs/local output -state="$DEMO_STATE" -json table_n
   mon_aws cloudwatch describe-alarms --alarm-name-prefix "$t-" --output text \
     --query 'MetricAlarms[].[AlarmName, MetricName || Metrics[1].MetricStat.Metric.MetricName, Threshold, EvaluationPeriods, TreatMissingData]'
 done
+printf '\n-- account-level alarms, created once per env with the first table\n'
+mon_aws cloudwatch describe-alarms --alarm-name-prefix local-dynamodb-account- --output text \
+  --query 'MetricAlarms[].[AlarmName, MetricName, Threshold, Period, EvaluationPeriods]'
 
 step "Monitoring 2/4: the stream consumers (DDB-STREAM-04): bisect, bounded retries and age, SQS DLQ"
 mon_aws lambda list-event-source-mappings --output text \

@@ -32,7 +32,7 @@ module "processed" {
   stream_enabled = false
   point_in_time_recovery = {
     enabled = false
-    reason  = "work table: idempotency keys of stream consumers"
+    reason  = "work table: idempotency keys of stream consumers rebuilt by replay"
   }
 
   deletion_protection_enabled         = var.deletion_protection_enabled
