@@ -10,12 +10,12 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build lint docs generate policy test-go test-unit bench clean export-scheduler-zip
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-demo: build ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
+demo: build consumer-zip ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
 	$(SETUP) && bin/with-emulator -- bash scripts/demo.sh
 
 test: setup lint policy test-go ## everything: setup, lint, policies, unit, plan and emulator tests
@@ -28,9 +28,9 @@ build: ## build bin/dynops and bin/with-emulator
 	go build -o bin/with-emulator ./test/with-emulator
 
 export-scheduler-zip: ## build bin/export-scheduler.zip, the Lambda of modules/dynamodb-export's schedule
-	@mkdir -p .cache/export-scheduler bin
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -trimpath -o .cache/export-scheduler/bootstrap ./cmd/export-scheduler
-	rm -f bin/export-scheduler.zip && zip -q -j bin/export-scheduler.zip .cache/export-scheduler/bootstrap
+	go run ./cmd/lambdazip -o bin/export-scheduler.zip ./cmd/export-scheduler
+consumer-zip: ## build bin/consumer.zip: the example stream consumer (Go, provided.al2023, arm64)
+	go run ./cmd/lambdazip -o bin/consumer.zip ./modules/stream-consumer/examples/go-consumer
 
 lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to date
 	$(SETUP) && scripts/lint.sh

@@ -20,7 +20,7 @@ dynops() { run "$DYNOPS" --audit-log "$DYNOPS_AUDIT_LOG" "$@"; }
 step "1. Apply envs/local on the emulator at $AWS_ENDPOINT_URL"
 run terraform -chdir=envs/local init -input=false -no-color >/dev/null
 run terraform -chdir=envs/local apply -input=false -no-color -auto-approve \
-  -state="$DEMO_STATE" -var endpoint="$AWS_ENDPOINT_URL" | grep -E '^(Apply complete|Error)'
+  -state="$DEMO_STATE" -var endpoint="$AWS_ENDPOINT_URL" -var consumer_zip="$PWD/bin/consumer.zip" | grep -E '^(Apply complete|Error)'
 run terraform -chdir=envs/local output -state="$DEMO_STATE" table_names
 
 step "2. dynops check: every local table against the guideline"

@@ -7,3 +7,13 @@ output "table_names" {
   description = "Table names, for `dynops check --table`."
   value       = module.stack.table_names
 }
+
+output "alarms" {
+  description = "Per table usage: alarm names and dashboard name (DDB-MON-01)."
+  value       = module.stack.alarms
+}
+
+output "stream_consumers" {
+  description = "Per table usage: stream consumer function, mapping, DLQ and alarms (DDB-STREAM-04/05)."
+  value       = module.stack.stream_consumers
+}

@@ -22,6 +22,7 @@ provider "aws" {
     kms                    = var.endpoint
     lambda                 = var.endpoint
     route53                = var.endpoint
+    logs                   = var.endpoint
     s3                     = var.endpoint
     sns                    = var.endpoint
     sqs                    = var.endpoint
@@ -36,6 +37,9 @@ module "stack" {
   env     = "local"
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))
+
+  # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
+  stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
 
   replicas_enabled             = false # moto has no global tables
   contributor_insights_enabled = false # moto: 500 Not Implemented

@@ -23,3 +23,13 @@ output "dr" {
     stand_in_tables    = [for m in module.replica_standin : m.table_name]
   }
 }
+
+output "alarms" {
+  description = "Per table usage: alarm names and dashboard name (DDB-MON-01)."
+  value       = module.stack.alarms
+}
+
+output "stream_consumers" {
+  description = "Per table usage: stream consumer function, mapping, DLQ and alarms (DDB-STREAM-04/05)."
+  value       = module.stack.stream_consumers
+}

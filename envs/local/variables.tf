@@ -19,3 +19,9 @@ variable "secondary_region" {
   type        = string
   default     = "eu-central-1"
 }
+
+variable "consumer_zip" {
+  description = "Path of the stream consumer zip (`make consumer-zip` writes bin/consumer.zip); null: no stream consumers."
+  type        = string
+  default     = null
+}

@@ -17,3 +17,13 @@ output "dr" {
     backup_copy_vault_arn = module.dr.backup_copy_vault_arn
   }
 }
+
+output "alarms" {
+  description = "Per table usage: alarm names and dashboard name (DDB-MON-01)."
+  value       = module.stack.alarms
+}
+
+output "stream_consumers" {
+  description = "Per table usage: stream consumer function, mapping, DLQ and alarms (DDB-STREAM-04/05)."
+  value       = module.stack.stream_consumers
+}

@@ -24,3 +24,9 @@ variable "failover_trusted_principal_arns" {
   description = "Who may assume the failover role for `dynops dr` (e.g. the on-call SSO role ARN)."
   type        = list(string)
 }
+
+variable "consumer_zip" {
+  description = "Path of the stream consumer zip (`make consumer-zip` writes bin/consumer.zip); null: no stream consumers."
+  type        = string
+  default     = null
+}

@@ -27,5 +27,8 @@ module "stack" {
     tenant_tables = { order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }
   }
 
+  # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
+  stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
+
   replicas_enabled = false
 }

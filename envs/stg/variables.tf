@@ -6,6 +6,10 @@ variable "region" {
 
 variable "account_id" {
   description = "AWS account ID of the environment, for the IAM policies of modules/dynamodb-access; null: no IAM policies."
+}
+
+variable "consumer_zip" {
+  description = "Path of the stream consumer zip (`make consumer-zip` writes bin/consumer.zip); null: no stream consumers."
   type        = string
   default     = null
 }

@@ -40,6 +40,9 @@ type TableState struct {
 	TTL        *types.TimeToLiveDescription
 	Tags       map[string]string
 	AllowedEnv []string
+	// Monitoring around the table (DDB-MON-01, DDB-STREAM-04/05); nil: not
+	// gathered, and those rules are not evaluated.
+	Monitoring *Monitoring
 }
 
 // Exceptions returns the approved exceptions recorded in the table's tags: rule ID to reason.
@@ -172,6 +175,10 @@ func Evaluate(s TableState) []Finding {
 		key = "KMS key " + deref(sse.KMSMasterKeyArn)
 	}
 	add(Sec04, name, true, "encrypted at rest with the "+key)
+
+	if s.Monitoring != nil {
+		evaluateMonitoring(s, add)
+	}
 
 	sort.SliceStable(out, func(i, j int) bool { return ruleOrder(out[i].Rule) < ruleOrder(out[j].Rule) })
 	return out

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 )
 
 // DynamoDB is the part of the DynamoDB API the checks read.
@@ -68,4 +71,77 @@ func TablesWithPrefix(ctx context.Context, db DynamoDB, prefix string) ([]string
 		}
 	}
 	return out, nil
+}
+
+// CloudWatch is the part of the CloudWatch API the monitoring checks read.
+type CloudWatch interface {
+	DescribeAlarms(context.Context, *cloudwatch.DescribeAlarmsInput, ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
+}
+
+// Lambda is the part of the Lambda API the stream consumer checks read.
+type Lambda interface {
+	ListEventSourceMappings(context.Context, *lambda.ListEventSourceMappingsInput, ...func(*lambda.Options)) (*lambda.ListEventSourceMappingsOutput, error)
+}
+
+// ListAlarms reads every metric alarm of the account and region once, with
+// the metrics each watches (single metric or metric math).
+func ListAlarms(ctx context.Context, cw CloudWatch) ([]Alarm, error) {
+	var out []Alarm
+	p := cloudwatch.NewDescribeAlarmsPaginator(cw, &cloudwatch.DescribeAlarmsInput{AlarmTypes: []cwtypes.AlarmType{cwtypes.AlarmTypeMetricAlarm}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describing CloudWatch alarms: %w", err)
+		}
+		for _, a := range page.MetricAlarms {
+			al := Alarm{Name: deref(a.AlarmName), Actions: len(a.AlarmActions)}
+			if a.MetricName != nil {
+				al.Metrics = append(al.Metrics, Metric{Namespace: deref(a.Namespace), Name: deref(a.MetricName), Dimensions: dims(a.Dimensions)})
+			}
+			for _, q := range a.Metrics {
+				if q.MetricStat != nil && q.MetricStat.Metric != nil {
+					m := q.MetricStat.Metric
+					al.Metrics = append(al.Metrics, Metric{Namespace: deref(m.Namespace), Name: deref(m.MetricName), Dimensions: dims(m.Dimensions)})
+				}
+			}
+			out = append(out, al)
+		}
+	}
+	return out, nil
+}
+
+func dims(ds []cwtypes.Dimension) map[string]string {
+	out := make(map[string]string, len(ds))
+	for _, d := range ds {
+		out[deref(d.Name)] = deref(d.Value)
+	}
+	return out
+}
+
+// GatherMonitoring returns the monitoring around the table in s: the given
+// alarms (from ListAlarms) and the Lambda event source mappings on its stream.
+func GatherMonitoring(ctx context.Context, lm Lambda, alarms []Alarm, s TableState) (*Monitoring, error) {
+	m := &Monitoring{Alarms: alarms}
+	stream := deref(s.Table.LatestStreamArn)
+	if ss := s.Table.StreamSpecification; ss == nil || !isTrue(ss.StreamEnabled) || stream == "" {
+		return m, nil
+	}
+	p := lambda.NewListEventSourceMappingsPaginator(lm, &lambda.ListEventSourceMappingsInput{EventSourceArn: &stream})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing event source mappings of %s: %w", stream, err)
+		}
+		for _, e := range page.EventSourceMappings {
+			c := Consumer{
+				UUID: deref(e.UUID), FunctionArn: deref(e.FunctionArn), State: deref(e.State),
+				Bisect: isTrue(e.BisectBatchOnFunctionError), MaxRetries: e.MaximumRetryAttempts, MaxRecordAge: e.MaximumRecordAgeInSeconds,
+			}
+			if d := e.DestinationConfig; d != nil && d.OnFailure != nil {
+				c.OnFailureArn = deref(d.OnFailure.Destination)
+			}
+			m.Consumers = append(m.Consumers, c)
+		}
+	}
+	return m, nil
 }

@@ -36,6 +36,9 @@ const (
 	Prot01   = "DDB-PROT-01"
 	Pitr01   = "DDB-PITR-01"
 	Sec04    = "DDB-SEC-04"
+	Mon01    = "DDB-MON-01"
+	Stream04 = "DDB-STREAM-04"
+	Stream05 = "DDB-STREAM-05"
 )
 
 // Rules returns the rules `dynops check` evaluates, in report order.
@@ -49,6 +52,9 @@ func Rules() []Rule {
 		{Stream01, "stream view type NEW_AND_OLD_IMAGES", Error},
 		{Prot01, "deletion protection on", Error},
 		{Pitr01, "PITR on with a 35-day recovery period", Error},
+		{Mon01, "alarms on table throttling (ThrottledRequests) and GSI throttle events, with actions", Error},
+		{Stream04, "stream consumers: bisect, bounded retries and record age, on-failure DLQ", Error},
+		{Stream05, "stream consumers: IteratorAge and DLQ depth alarmed", Error},
 		{Sec04, "encryption at rest (AWS owned key by default, CMK where required)", Info},
 	}
 }

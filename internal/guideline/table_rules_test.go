@@ -43,8 +43,10 @@ func TestEvaluateCompliantTablePassesEveryRule(t *testing.T) {
 			t.Errorf("%s on %s: %s (%s), want pass", f.Rule, f.Resource, f.Status, f.Message)
 		}
 	}
+	// The monitoring rules need gathered monitoring: monitoring_test.go covers them.
+	monitoring := map[string]bool{Mon01: true, Stream04: true, Stream05: true}
 	for _, r := range Rules() {
-		if !seen[r.ID] {
+		if !seen[r.ID] && !monitoring[r.ID] {
 			t.Errorf("rule %s was not evaluated", r.ID)
 		}
 	}

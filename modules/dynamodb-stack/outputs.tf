@@ -44,3 +44,32 @@ output "regional_table_names" {
   description = "Tables without replica_regions, for modules/dr `backup.tables` (DDB-DR-01 pattern 1)."
   value       = [for usage, t in module.table : t.table_name if length(var.tables[usage].replica_regions) == 0]
 }
+
+output "alarms" {
+  description = "Per usage: the table's alarm names (by key) and its dashboard name (DDB-MON-01)."
+  value = { for usage, a in module.alarms : usage => {
+    alarm_names    = a.alarm_names
+    dashboard_name = a.dashboard_name
+  } }
+}
+
+output "alarm_topic_arn" {
+  description = "SNS topic every alarm of the stack notifies."
+  value       = local.alarm_topic_arn
+}
+
+output "stream_consumers" {
+  description = "Per usage: the stream consumer's function, event source mapping, DLQ and alarms (DDB-STREAM-04/05)."
+  value = { for usage, c in module.consumer : usage => {
+    function_name             = c.function_name
+    event_source_mapping_uuid = c.event_source_mapping_uuid
+    dlq_name                  = c.dlq_name
+    dlq_url                   = c.dlq_url
+    alarm_names               = c.alarm_names
+  } }
+}
+
+output "stream_processed_table" {
+  description = "The consumers' idempotency table, or null without consumers."
+  value       = length(module.processed) > 0 ? module.processed[0].table_name : null
+}

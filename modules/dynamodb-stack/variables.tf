@@ -100,6 +100,10 @@ variable "export_schedule_enabled" {
 
 variable "export_scheduler_zip_path" {
   description = "The scheduler Lambda zip from `make export-scheduler-zip`, when export_schedule_enabled."
+}
+
+variable "alarm_sns_topic_arn" {
+  description = "SNS topic for every alarm of the stack (DDB-MON-01, DDB-STREAM-05); null: the stack creates `{env}-{product}-dynamodb-alarms`."
   type        = string
   default     = null
 }
@@ -120,4 +124,39 @@ variable "export_tls_only_disabled_reason" {
   description = "Why the export bucket may be reached without TLS (the local emulator only); empty keeps the TLS-only deny."
   type        = string
   default     = ""
+}
+
+variable "account_alarms_enabled" {
+  description = "Create the account-level DynamoDB alarms (UserErrors, AccountProvisioned*CapacityUtilization) with this stack's first table. Keep it on in exactly one stack per account and region."
+  type        = bool
+  default     = true
+}
+
+variable "alarm_overrides" {
+  description = "Overrides of the alarm defaults for every table (the `alarms` input of modules/dynamodb-alarms)."
+  type = map(object({
+    enabled             = optional(bool)
+    threshold           = optional(number)
+    period              = optional(number)
+    evaluation_periods  = optional(number)
+    datapoints_to_alarm = optional(number)
+    treat_missing_data  = optional(string)
+  }))
+  default = {}
+}
+
+variable "stream_consumer" {
+  description = <<-EOT
+    The Lambda consumer deployed on every table with streams (modules/stream-consumer, DDB-STREAM-04): filename is the
+    zip built by `make consumer-zip`. null: no consumers. accept_poison is the DLQ drill's fix.
+  EOT
+  type = object({
+    filename                      = string
+    source_code_hash              = optional(string)
+    accept_poison                 = optional(bool, false)
+    filter_patterns               = optional(list(string), [])
+    maximum_retry_attempts        = optional(number, 3)
+    maximum_record_age_in_seconds = optional(number, 3600)
+  })
+  default = null
 }

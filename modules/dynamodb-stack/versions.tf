@@ -1,6 +1,10 @@
 terraform {
   required_version = ">= 1.9.0"
 
-  # No resource of its own uses the aws provider yet; the child modules
-  # declare theirs (>= 5.83.0).
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.83.0"
+    }
+  }
 }

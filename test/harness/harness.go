@@ -379,3 +379,20 @@ func (tg *Target) AccountID(t testing.TB) string {
 	}
 	return aws.ToString(out.Account)
 }
+
+// ApplyProtected applies the root at dir on the target and registers its
+// teardown: deletion protection is turned off with a reason (the guideline's
+// two-step delete, DDB-PROT-01), then the root is destroyed. The root must
+// take deletion_protection_enabled and deletion_protection_disabled_reason.
+func (tg *Target) ApplyProtected(t *testing.T, dir string, vars map[string]any) *terraform.Options {
+	t.Helper()
+	opts := tg.Options(t, dir, vars)
+	t.Cleanup(func() {
+		opts.Vars["deletion_protection_enabled"] = false
+		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
+		terraform.Apply(t, opts)
+		terraform.Destroy(t, opts)
+	})
+	terraform.InitAndApply(t, opts)
+	return opts
+}

@@ -30,15 +30,7 @@ func applyExample(t *testing.T, example string, extra map[string]any) *terraform
 	for k, v := range extra {
 		vars[k] = v
 	}
-	opts := target.Options(t, filepath.Join(module, "examples", example), vars)
-	t.Cleanup(func() {
-		opts.Vars["deletion_protection_enabled"] = false
-		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-		terraform.Apply(t, opts)
-		terraform.Destroy(t, opts)
-	})
-	terraform.InitAndApply(t, opts)
-	return opts
+	return target.ApplyProtected(t, filepath.Join(module, "examples", example), vars)
 }
 
 func describe(t *testing.T, db *dynamodb.Client, name string) *types.TableDescription {

@@ -7,9 +7,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -48,6 +51,11 @@ func NewCmdCheck(f *factory.Factory, runF func(context.Context, *Options) error)
 		Long: `Check reads live tables and reports each guideline rule by its ID
 (DDB-NAME-01, DDB-PITR-01, ...): pass, fail, or exception (a default the
 team turned off with a recorded reason, tagged dynops:exception:<RULE>).
+
+It also reads the CloudWatch alarms and the Lambda event source mappings on
+each table's stream: DDB-MON-01 (throttling alarms on the table and its GSIs),
+DDB-STREAM-04 (bisect, bounded retries and record age, a DLQ) and
+DDB-STREAM-05 (IteratorAge and DLQ depth alarms).
 
 Exit status 1 when an error-level rule fails, 0 otherwise.`,
 		Example: `  dynops check --env prod
@@ -92,10 +100,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	sort.Strings(tables)
 	rep := Report{Tables: tables}
+	f.IOStreams.Progress("reading CloudWatch alarms")
+	alarms, err := guideline.ListAlarms(ctx, cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol))
+	if err != nil {
+		return err
+	}
+	lm := lambda.NewFromConfig(cfg)
 	for i, t := range tables {
 		f.IOStreams.Progress("checking %s (%d/%d)", t, i+1, len(tables))
 		s, err := guideline.Gather(ctx, db, t)
 		if err != nil {
+			return err
+		}
+		if s.Monitoring, err = guideline.GatherMonitoring(ctx, lm, alarms, s); err != nil {
 			return err
 		}
 		s.AllowedEnv = opts.AllowedEnvs

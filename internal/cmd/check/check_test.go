@@ -118,6 +118,7 @@ func TestCheckNonCompliantTableFailsWithRuleIDs(t *testing.T) {
 	assert.False(t, rep.Summary.OK)
 	assert.Equal(t, map[string]bool{
 		"DDB-NAME-02": true, "DDB-IDX-02": true, "DDB-CAP-01": true, "DDB-STREAM-01": true, "DDB-PROT-01": true, "DDB-PITR-01": true,
+		"DDB-MON-01": true,
 	}, failing(rep))
 
 	table, _, code := target.Dynops(t, audit, "check", "--table", name)
@@ -138,7 +139,10 @@ func TestCheckRecordedExceptionPasses(t *testing.T) {
 		KeySchema:                 []types.KeySchemaElement{{AttributeName: aws.String("job_id"), KeyType: types.KeyTypeHash}},
 		StreamSpecification:       &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 		DeletionProtectionEnabled: aws.Bool(true),
-		Tags:                      []types.Tag{{Key: aws.String("dynops:exception:DDB-PITR-01"), Value: aws.String("work table rebuilt nightly")}},
+		Tags: []types.Tag{
+			{Key: aws.String("dynops:exception:DDB-PITR-01"), Value: aws.String("work table rebuilt nightly")},
+			{Key: aws.String("dynops:exception:DDB-MON-01"), Value: aws.String("watched by the job that rebuilds it")},
+		},
 	})
 	_, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(name),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{Enabled: aws.Bool(true), AttributeName: aws.String("ttl")}})
@@ -152,7 +156,7 @@ func TestCheckRecordedExceptionPasses(t *testing.T) {
 	assert.Equal(t, 0, code, "an exception with a reason does not fail the check")
 	var rep report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Equal(t, 1, rep.Summary.Exception)
+	assert.Equal(t, 2, rep.Summary.Exception)
 	for _, f := range rep.Findings {
 		if f.Rule == "DDB-PITR-01" {
 			assert.Equal(t, "exception", f.Status)

@@ -27,3 +27,12 @@ module "table" {
 
   tags = { owner = "platform-team" }
 }
+
+# Every table is watched (DDB-MON-01): its alarms and dashboard.
+module "alarms" {
+  source = "../../../dynamodb-alarms"
+
+  table_name   = module.table.table_name
+  gsi_names    = module.table.gsi_names
+  billing_mode = module.table.billing_mode
+}

@@ -22,3 +22,8 @@ output "exceptions" {
   description = "Guideline exceptions taken."
   value       = module.table.exceptions
 }
+
+output "dashboard_name" {
+  description = "The table's CloudWatch dashboard (DDB-MON-01)."
+  value       = module.alarms.dashboard_name
+}

@@ -1,0 +1,48 @@
+# Monitoring (DDB-MON-01): every table of the stack gets its alarms and a
+# dashboard (modules/dynamodb-alarms), all notifying one SNS topic per env.
+# The account-level alarms are created once, with the first table.
+
+resource "aws_sns_topic" "alarms" {
+  count = var.alarm_sns_topic_arn == null ? 1 : 0
+
+  name = "${var.env}-${var.product}-dynamodb-alarms"
+  tags = var.tags
+}
+
+locals {
+  alarm_topic_arn = var.alarm_sns_topic_arn != null ? var.alarm_sns_topic_arn : aws_sns_topic.alarms[0].arn
+  first_table     = sort(keys(var.tables))[0]
+}
+
+module "alarms" {
+  source   = "../dynamodb-alarms"
+  for_each = var.tables
+
+  table_name      = module.table[each.key].table_name
+  gsi_names       = module.table[each.key].gsi_names
+  replica_regions = module.table[each.key].replica_regions
+  billing_mode    = module.table[each.key].billing_mode
+  stream_consumers = [for usage, c in module.consumer : {
+    function_name = c.function_name
+    dlq_name      = c.dlq_name
+  } if usage == each.key]
+
+  create_sns_topic       = false
+  sns_topic_arn          = local.alarm_topic_arn
+  account_alarms_enabled = var.account_alarms_enabled && each.key == local.first_table
+  alarms                 = var.alarm_overrides
+
+  tags = var.tags
+}
+
+module "processed_alarms" {
+  source = "../dynamodb-alarms"
+  count  = length(module.processed)
+
+  table_name       = module.processed[0].table_name
+  create_sns_topic = false
+  sns_topic_arn    = local.alarm_topic_arn
+  alarms           = var.alarm_overrides
+
+  tags = var.tags
+}

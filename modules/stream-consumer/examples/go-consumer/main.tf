@@ -1,0 +1,66 @@
+provider "aws" {
+  region = "eu-west-1"
+}
+
+# The Go consumer in this folder (handler/, main.go), deployed on a table's
+# stream: build the zip first with `make consumer-zip` (bin/consumer.zip).
+module "table" {
+  source = "../../../dynamodb-table"
+
+  env     = var.env
+  product = var.product
+  usage   = "user"
+
+  hash_key   = "user_id"
+  attributes = [{ name = "user_id", type = "S" }]
+
+  deletion_protection_enabled         = var.deletion_protection_enabled
+  deletion_protection_disabled_reason = var.deletion_protection_disabled_reason
+  contributor_insights_enabled        = var.contributor_insights_enabled
+}
+
+# Where the idempotent handler records processed event IDs.
+module "processed" {
+  source = "../../../dynamodb-table"
+
+  env     = var.env
+  product = var.product
+  usage   = "stream-processed"
+
+  hash_key       = "event_id"
+  attributes     = [{ name = "event_id", type = "S" }]
+  stream_enabled = false
+  point_in_time_recovery = {
+    enabled = false
+    reason  = "work table: idempotency keys of stream consumers rebuilt by replay"
+  }
+
+  deletion_protection_enabled         = var.deletion_protection_enabled
+  deletion_protection_disabled_reason = var.deletion_protection_disabled_reason
+  contributor_insights_enabled        = var.contributor_insights_enabled
+}
+
+resource "aws_sns_topic" "alarms" {
+  name = "${var.env}-${var.product}-consumer-alarms"
+}
+
+module "consumer" {
+  source = "../.."
+
+  name       = "${module.table.table_name}-consumer"
+  stream_arn = module.table.stream_arn
+  filename   = var.filename
+
+  environment_variables = {
+    PROCESSED_TABLE = module.processed.table_name
+    ACCEPT_POISON   = tostring(var.accept_poison)
+  }
+  handler_policy_statements = [{
+    sid       = "RecordProcessedEvents"
+    actions   = ["dynamodb:PutItem"]
+    resources = [module.processed.table_arn]
+  }]
+
+  filter_patterns     = var.filter_patterns
+  alarm_sns_topic_arn = aws_sns_topic.alarms.arn
+}

@@ -1,0 +1,47 @@
+variable "env" {
+  description = "Environment (DDB-NAME-01)."
+  type        = string
+  default     = "dev"
+}
+
+variable "product" {
+  description = "Product name; tests pass a unique one."
+  type        = string
+  default     = "example"
+}
+
+variable "filename" {
+  description = "The consumer zip built by `make consumer-zip`."
+  type        = string
+  default     = "../../../../bin/consumer.zip"
+}
+
+variable "accept_poison" {
+  description = "The DLQ drill's fix: true makes the handler accept poison records."
+  type        = bool
+  default     = false
+}
+
+variable "filter_patterns" {
+  description = "Event filter patterns (JSON strings), e.g. inserts only."
+  type        = list(string)
+  default     = []
+}
+
+variable "deletion_protection_enabled" {
+  description = "Deletion protection (DDB-PROT-01); turned off only for the apply before a destroy."
+  type        = bool
+  default     = true
+}
+
+variable "deletion_protection_disabled_reason" {
+  description = "Reason deletion protection is off (DDB-PROT-01 exception)."
+  type        = string
+  default     = ""
+}
+
+variable "contributor_insights_enabled" {
+  description = "Contributor Insights; the local emulator cannot apply it."
+  type        = bool
+  default     = true
+}
