@@ -6,6 +6,8 @@ variable "region" {
 
 variable "account_id" {
   description = "AWS account ID of the environment, for the IAM policies of modules/dynamodb-access; null: no IAM policies."
+  type        = string
+  default     = null
 }
 
 variable "consumer_zip" {

@@ -100,10 +100,6 @@ variable "export_schedule_enabled" {
 
 variable "export_scheduler_zip_path" {
   description = "The scheduler Lambda zip from `make export-scheduler-zip`, when export_schedule_enabled."
-}
-
-variable "alarm_sns_topic_arn" {
-  description = "SNS topic for every alarm of the stack (DDB-MON-01, DDB-STREAM-05); null: the stack creates `{env}-{product}-dynamodb-alarms`."
   type        = string
   default     = null
 }
@@ -124,6 +120,12 @@ variable "export_tls_only_disabled_reason" {
   description = "Why the export bucket may be reached without TLS (the local emulator only); empty keeps the TLS-only deny."
   type        = string
   default     = ""
+}
+
+variable "alarm_sns_topic_arn" {
+  description = "SNS topic for every alarm of the stack (DDB-MON-01, DDB-STREAM-05); null: the stack creates `{env}-{product}-dynamodb-alarms`."
+  type        = string
+  default     = null
 }
 
 variable "account_alarms_enabled" {
