@@ -29,6 +29,7 @@ build: ## build bin/dynops and bin/with-emulator
 
 export-scheduler-zip: ## build bin/export-scheduler.zip, the Lambda of modules/dynamodb-export's schedule
 	go run ./cmd/lambdazip -o bin/export-scheduler.zip ./cmd/export-scheduler
+
 consumer-zip: ## build bin/consumer.zip: the example stream consumer (Go, provided.al2023, arm64)
 	go run ./cmd/lambdazip -o bin/consumer.zip ./modules/stream-consumer/examples/go-consumer
 

@@ -34,8 +34,28 @@ func Commands() []Command {
 		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
 		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},
 		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction"}},
+		{"export full", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"}},
+		{"export incremental", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl", "cloudwatch:PutMetricData"}},
+		{"export list", []string{"dynamodb:ListExports", "dynamodb:DescribeTable"}},
+		{"export status", []string{"dynamodb:DescribeExport"}},
+		{"export wait", []string{"dynamodb:DescribeExport"}},
+		{"export verify", []string{"s3:ListBucket", "s3:GetObject"}},
+		{"export import", []string{"dynamodb:ImportTable", "dynamodb:DescribeImport", "dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:CreateTable", "s3:ListBucket", "s3:GetObject", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogGroups", "logs:DescribeLogStreams", "logs:PutRetentionPolicy"}},
+		{"dr status", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "ssm:GetParameter", "cloudwatch:GetMetricData", "route53:GetHealthCheck"}},
+		{"dr failover", drActions()},
+		{"dr failback", drActions()},
+		{"dr drill", drActions()},
 		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks"}},
 	}
+}
+
+// drActions are what `dynops dr failover|failback|drill` call in both
+// regions: read the table, fence it with a resource policy, flip the
+// pointer, switch Route 53 health checks, and write the canary item.
+func drActions() []string {
+	return []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy",
+		"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "ssm:GetParameter", "ssm:PutParameter",
+		"cloudwatch:GetMetricData", "route53:GetHealthCheck", "route53:UpdateHealthCheck"}
 }
 
 // Unscoped lists the actions IAM cannot scope to a resource: they need
@@ -46,7 +66,7 @@ func Unscoped() []string {
 		"dynamodb:ListGlobalTables", "dynamodb:ListContributorInsights", "dynamodb:DescribeLimits",
 		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings",
 		"s3:ListAllMyBuckets", "sqs:ListQueues", "lambda:ListEventSourceMappings", "lambda:ListFunctions",
-		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics",
+		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:PutMetricData",
 		"backup:ListBackupVaults", "tag:GetResources",
 	}
 }

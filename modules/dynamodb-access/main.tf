@@ -94,8 +94,12 @@ locals {
   # Resources per scope of operator-actions.json: "*" for actions IAM cannot
   # scope, otherwise this env's resources of the service (DDB-SEC-03).
   operator_scopes = {
-    "*"        = ["*"]
-    dynamodb   = [local.env_tables]
+    "*" = ["*"]
+    # The operator works in every region of the env (DR failover): any region, env-scoped tables.
+    dynamodb   = ["arn:${local.partition}:dynamodb:*:${var.account_id}:table/${var.env}-*"]
+    ssm        = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${var.env}-*"]
+    route53    = ["arn:${local.partition}:route53:::healthcheck/*"]
+    logs       = ["arn:${local.partition}:logs:${local.region}:${var.account_id}:log-group:/aws-dynamodb/imports:*"]
     s3         = ["arn:${local.partition}:s3:::${var.env}-*", "arn:${local.partition}:s3:::${var.env}-*/*"]
     sqs        = ["arn:${local.partition}:sqs:${local.region}:${var.account_id}:${var.env}-*"]
     lambda     = ["arn:${local.partition}:lambda:${local.region}:${var.account_id}:function:${var.env}-*", "arn:${local.partition}:lambda:${local.region}:${var.account_id}:event-source-mapping:*"]

@@ -93,18 +93,29 @@ func TestPlanExample(t *testing.T) {
 	require.ElementsMatch(t, roles, keys(got.policies), "one policy per role")
 	require.ElementsMatch(t, roles, keys(got.trust), "one role per policy with create_roles = true")
 
-	t.Run("DDB-SEC-03 every DynamoDB resource is under table/dev-", func(t *testing.T) {
+	t.Run("DDB-SEC-03 every resource is scoped to the env", func(t *testing.T) {
 		prefix := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/dev-", region, accountID)
+		// The operator fails tables over between regions (dynops dr): any region, same env prefix.
+		operatorPrefix := fmt.Sprintf("arn:aws:dynamodb:*:%s:table/dev-", accountID)
 		for role, doc := range got.policies {
 			for _, s := range decode(t, doc).Statement {
 				for _, r := range s.Resource {
-					if r == "*" {
+					switch {
+					case r == "*":
 						for _, a := range s.Action {
 							assert.Equal(t, "*", permissions.Scope(a), "%s: %s on * but IAM can scope it", role, a)
 						}
-						continue
+					case strings.HasPrefix(r, "arn:aws:dynamodb:"):
+						ok := strings.HasPrefix(r, prefix) || (role == "dynops-operator" && strings.HasPrefix(r, operatorPrefix))
+						assert.True(t, ok, "%s: resource %s is not under %s", role, r, prefix)
+					case role == "dynops-operator":
+						// Other services: named by the env prefix, except Route 53 health checks (IDs only).
+						ok := strings.Contains(r, "dev-") || strings.HasPrefix(r, "arn:aws:route53:::healthcheck/") ||
+							strings.Contains(r, ":event-source-mapping:") || strings.Contains(r, ":recovery-point:") || strings.Contains(r, "/aws-dynamodb/imports")
+						assert.True(t, ok, "%s: resource %s is not scoped to the env", role, r)
+					default:
+						t.Errorf("%s: unexpected non-DynamoDB resource %s", role, r)
 					}
-					assert.True(t, strings.HasPrefix(r, prefix), "%s: resource %s is not under %s", role, r, prefix)
 				}
 			}
 		}
