@@ -59,11 +59,20 @@ env_scoped(res) if {
 	regex.match(sprintf(`^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/%s-`, [env]), res)
 }
 
+# A statement on "*" may mix DynamoDB actions IAM cannot scope with other
+# services' unscoped actions (e.g. cloudwatch:GetMetricData); any other
+# DynamoDB action, or a wildcard, makes it unscoped access.
 unscoped_only(s, "*") if {
-	unscoped := {lower(a) | some a in data.guideline.unscoped_dynamodb_actions}
 	every a in actions(s) {
-		a in unscoped
+		unscoped_action(a)
 	}
+}
+
+unscoped_action(a) if a in {lower(u) | some u in data.guideline.unscoped_dynamodb_actions}
+
+unscoped_action(a) if {
+	not startswith(a, "dynamodb:")
+	not contains(a, "*")
 }
 
 other_service(res) if {

@@ -278,3 +278,16 @@ resource "aws_cloudwatch_metric_alarm" "scheduler_errors" {
   ok_actions          = var.alarm_actions
   tags                = local.tags
 }
+
+# The checkpoint table is a table like any other: throttling alarms (DDB-MON-01),
+# sent where the export alarms go.
+module "checkpoint_alarms" {
+  source = "../dynamodb-alarms"
+  count  = local.schedule_count
+
+  table_name        = module.checkpoint_table[0].table_name
+  create_sns_topic  = length(var.alarm_actions) == 0
+  sns_topic_arn     = length(var.alarm_actions) == 0 ? null : var.alarm_actions[0]
+  dashboard_enabled = false
+  tags              = var.tags
+}

@@ -1,10 +1,7 @@
 package export
 
 import (
-	"archive/zip"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,17 +30,7 @@ func vars(over map[string]any) map[string]any {
 // schedule returns the inputs that turn the schedule on, with a Lambda zip.
 func schedule(t *testing.T) map[string]any {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "export-scheduler.zip")
-	f, err := os.Create(p)
-	require.NoError(t, err)
-	zw := zip.NewWriter(f)
-	w, err := zw.Create("bootstrap")
-	require.NoError(t, err)
-	_, err = w.Write([]byte("not a real binary: plans only hash the zip"))
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
-	require.NoError(t, f.Close())
-	return map[string]any{"schedule_enabled": true, "scheduler_zip_path": p,
+	return map[string]any{"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t),
 		"alarm_actions": []string{"arn:aws:sns:eu-west-1:123456789012:dev-hoge-alerts"}, "contributor_insights_enabled": false}
 }
 

@@ -9,6 +9,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,6 +31,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/lambdazip"
 	"github.com/dynops/dynops/test/emulator"
 )
 
@@ -395,4 +397,19 @@ func (tg *Target) ApplyProtected(t *testing.T, dir string, vars map[string]any) 
 	})
 	terraform.InitAndApply(t, opts)
 	return opts
+}
+
+// PlanZip writes a small deployment zip for plans of Lambda roots: a plan
+// hashes the file (filebase64sha256) but never runs it.
+func PlanZip(t testing.TB) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := lambdazip.Write(&b, []byte("not a real binary: plans only hash the zip")); err != nil {
+		t.Fatalf("writing plan zip: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "function.zip")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatalf("writing plan zip: %v", err)
+	}
+	return p
 }

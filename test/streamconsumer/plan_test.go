@@ -1,7 +1,6 @@
 package streamconsumer
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/lambdazip"
 	"github.com/dynops/dynops/test/harness"
 )
 
@@ -24,18 +22,8 @@ const (
 	topic     = "arn:aws:sns:eu-west-1:123456789012:prod-hoge-dynamodb-alarms"
 )
 
-// fakeZip writes a small valid deployment zip: plan tests need a file to hash, not a real binary.
-func fakeZip(t *testing.T) string {
-	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, lambdazip.Write(&b, []byte("not a real binary")))
-	p := filepath.Join(t.TempDir(), "consumer.zip")
-	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
-	return p
-}
-
 func baseVars(t *testing.T) map[string]any {
-	return map[string]any{"name": name, "stream_arn": streamArn, "filename": fakeZip(t), "alarm_sns_topic_arn": topic}
+	return map[string]any{"name": name, "stream_arn": streamArn, "filename": harness.PlanZip(t), "alarm_sns_topic_arn": topic}
 }
 
 func with(t *testing.T, overrides map[string]any) map[string]any {

@@ -44,6 +44,18 @@ resource "aws_sns_topic" "alarms" {
   name = "${var.env}-${var.product}-consumer-alarms"
 }
 
+# Both tables get the guideline's alarms (DDB-MON-01); the consumer's own
+# alarms (IteratorAge, errors, DLQ) come with modules/stream-consumer.
+module "table_alarms" {
+  source   = "../../../dynamodb-alarms"
+  for_each = { user = module.table.table_name, processed = module.processed.table_name }
+
+  table_name       = each.value
+  gsi_names        = each.key == "user" ? module.table.gsi_names : []
+  create_sns_topic = false
+  sns_topic_arn    = aws_sns_topic.alarms.arn
+}
+
 module "consumer" {
   source = "../.."
 
