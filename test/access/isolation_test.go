@@ -252,7 +252,10 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 			m.add("dynops-operator", "DescribeTable dev table", allowed, "dynamodb:DescribeTable", tableARN("dev", "user"), nil)
 			m.add("dynops-operator", "DescribeContinuousBackups dev table", allowed, "dynamodb:DescribeContinuousBackups", tableARN("dev", "user"), nil)
 			m.add("dynops-operator", "DescribeTable prod table", denied, "dynamodb:DescribeTable", tableARN("prod", "user"), nil)
-			m.add("dynops-operator", "GetItem dev table", denied, "dynamodb:GetItem", tableARN("dev", "user"), keysOf("u1"))
+			// pitr repair and the dr canary read items; only in this env's tables.
+			m.add("dynops-operator", "GetItem dev table", allowed, "dynamodb:GetItem", tableARN("dev", "user"), keysOf("u1"))
+			m.add("dynops-operator", "GetItem prod table", denied, "dynamodb:GetItem", tableARN("prod", "user"), keysOf("u1"))
+			m.add("dynops-operator", "DescribeTable dev table in another region (dr)", allowed, "dynamodb:DescribeTable", strings.Replace(tableARN("dev", "user"), ":"+region+":", ":eu-central-1:", 1), nil)
 			m.add("dynops-operator", "DeleteTable dev table", denied, "dynamodb:DeleteTable", tableARN("dev", "user"), nil)
 		}},
 	} {
