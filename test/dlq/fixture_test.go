@@ -31,6 +31,7 @@ import (
 	"github.com/dynops/dynops/internal/onfailure"
 	"github.com/dynops/dynops/modules/stream-consumer/examples/go-consumer/handler"
 	"github.com/dynops/dynops/test/esm"
+	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
 	"github.com/dynops/dynops/test/lambdaendpoint"
 )
@@ -73,8 +74,8 @@ func newDrill(t testing.TB) *drill {
 		table: "dev-" + id + "-order", processed: "dev-" + id + "-processed",
 		auditLog: filepath.Join(t.TempDir(), "audit.jsonl"),
 	}
-	streamArn := d.createTable(d.table, "order_id", true)
-	d.createTable(d.processed, "event_id", false)
+	streamArn := fixture.Create(t, d.db, fixture.Table{Name: d.table, HashKey: "order_id", Stream: true})
+	fixture.Create(t, d.db, fixture.Table{Name: d.processed, HashKey: "event_id"})
 	q, err := d.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dev-" + id + "-order-dlq")})
 	require.NoError(t, err)
 	d.dlq = aws.ToString(q.QueueUrl)
@@ -93,24 +94,6 @@ func newDrill(t testing.TB) *drill {
 		})
 	})
 	return d
-}
-
-func (d *drill) createTable(name, hashKey string, stream bool) string {
-	d.t.Helper()
-	in := &dynamodb.CreateTableInput{
-		TableName:            &name,
-		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: &hashKey, AttributeType: ddbtypes.ScalarAttributeTypeS}},
-		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: &hashKey, KeyType: ddbtypes.KeyTypeHash}},
-	}
-	if stream {
-		in.StreamSpecification = &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewTypeNewAndOldImages}
-	}
-	out, err := d.db.CreateTable(d.ctx, in)
-	require.NoError(d.t, err)
-	d.t.Cleanup(func() { _, _ = d.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name}) })
-	require.NoError(d.t, dynamodb.NewTableExistsWaiter(d.db).Wait(d.ctx, &dynamodb.DescribeTableInput{TableName: &name}, 2*time.Minute))
-	return aws.ToString(out.TableDescription.LatestStreamArn)
 }
 
 // put writes an order; poison marks it as a record the consumer refuses.
