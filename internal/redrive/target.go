@@ -31,6 +31,9 @@ type Invoker interface {
 type Function struct {
 	Client Invoker
 	Name   string
+	// Allow, when set, is asked before each invocation; an error keeps the
+	// message uninvoked (e.g. a protected function nobody confirmed).
+	Allow func(ctx context.Context, function string) error
 }
 
 // streamsResponse is the partial batch response of a stream consumer.
@@ -49,10 +52,15 @@ func (f Function) Deliver(ctx context.Context, rec onfailure.Record, event []byt
 	if name == "" {
 		return "", fmt.Errorf("the on-failure record names no function: pass --function NAME|ARN")
 	}
+	if f.Allow != nil {
+		if err := f.Allow(ctx, name); err != nil {
+			return name, err
+		}
+	}
 	out, err := f.Client.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName: &name, InvocationType: lambdatypes.InvocationTypeRequestResponse, Payload: event,
 	}, func(o *lambda.Options) {
-		if r := arnRegion(name); r != "" {
+		if r := ARNRegion(name); r != "" {
 			o.Region = r
 		}
 	})
@@ -111,8 +119,8 @@ func FunctionFor(override string, rec onfailure.Record) string {
 	return rec.RequestContext.FunctionArn
 }
 
-// arnRegion is the region of a Lambda function ARN, or "" for a plain name.
-func arnRegion(name string) string {
+// ARNRegion is the region of a Lambda function ARN, or "" for a plain name.
+func ARNRegion(name string) string {
 	p := strings.Split(name, ":")
 	if len(p) >= 7 && p[0] == "arn" && p[2] == "lambda" {
 		return p[3]

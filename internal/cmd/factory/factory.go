@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 )
 
 // Output formats of --output.
@@ -32,6 +34,8 @@ type GlobalFlags struct {
 	EndpointURL string
 	Output      string
 	AuditLog    string
+	// ProtectedEnvs is --protected-envs: envs protected on top of the built-in ones.
+	ProtectedEnvs []string
 }
 
 // Factory is what commands are built from.
@@ -43,6 +47,10 @@ type Factory struct {
 	Audit *audit.Recorder
 	// LoadAWS loads AWS configuration; tests may replace it.
 	LoadAWS func(ctx context.Context, o awsconfig.Options) (aws.Config, error)
+	// Getenv reads the environment (os.Getenv; tests may replace it).
+	Getenv func(string) string
+
+	in *bufio.Reader // stdin, shared by the prompts of one run
 }
 
 // New returns a Factory on the given streams.
@@ -52,6 +60,7 @@ func New(ios *iostreams.IOStreams) *Factory {
 		Flags:     &GlobalFlags{Output: OutputTable},
 		Now:       time.Now,
 		LoadAWS:   awsconfig.Load,
+		Getenv:    os.Getenv,
 	}
 }
 
@@ -78,41 +87,133 @@ var ErrNotConfirmed = errors.New("not confirmed: nothing was changed")
 
 // Confirmation describes a destructive action about to run.
 type Confirmation struct {
-	Yes    bool   // --yes: do it (otherwise a dry run)
-	Env    string // the environment the target belongs to
-	Target string // what a person must type in prod (usually the table name)
-	Typed  string // --confirm: the same text, for non-interactive prod runs
+	Yes bool // --yes: do it (otherwise a dry run)
+	// Targets are the protection decisions (protect.Policy.Decide) of
+	// everything the action changes or invokes.
+	Targets []protect.Decision
+	// Typed are the --confirm values: each must name one of Targets.
+	Typed []string
 }
 
-// Confirm decides whether a destructive action goes ahead. Without --yes it is
-// a dry run (false, nil). In prod it also needs the target's name typed at a
-// prompt, or given with --confirm; a non-interactive prod run without it is
-// refused with an error naming the flag.
+// Typed turns a --confirm flag value into Confirmation.Typed.
+func Typed(confirm string) []string {
+	if confirm == "" {
+		return nil
+	}
+	return []string{confirm}
+}
+
+// ProtectPolicy is the protection policy of this run: the built-in envs plus
+// the config file, DYNOPS_PROTECTED_ENVS / DYNOPS_UNPROTECTED_ENVS and
+// --protected-envs (see internal/protect).
+func (f *Factory) ProtectPolicy() (protect.Policy, error) {
+	getenv := f.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return protect.LoadPolicy(protect.Settings{Flag: f.Flags.ProtectedEnvs, Getenv: getenv})
+}
+
+// Protection decides each target under this run's policy (protect.Policy.Decide).
+func (f *Factory) Protection(targets ...protect.Target) ([]protect.Decision, error) {
+	p, err := f.ProtectPolicy()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]protect.Decision, 0, len(targets))
+	for _, t := range targets {
+		out = append(out, p.Decide(t))
+	}
+	return out, nil
+}
+
+// Confirm is the one confirmation rule of every destructive command, applied
+// to the resolved protection decisions of its targets:
+//
+//   - a --confirm that names none of the targets is a usage error (exit 2),
+//     protected or not, dry run or not: nothing is changed;
+//   - without --yes it is a dry run (false, nil);
+//   - every protected target needs its name typed at a prompt, or given with
+//     --confirm; without a terminal a missing one is a usage error naming the
+//     flag and the reason the target is protected.
+//
+// Each decision is noted in the audit record.
 func (f *Factory) Confirm(c Confirmation) (bool, error) {
+	if err := ConfirmMatches(c); err != nil {
+		return false, err
+	}
+	typed := map[string]bool{}
+	for _, t := range c.Typed {
+		typed[t] = true
+	}
+	if len(c.Targets) == 0 {
+		return false, errors.New("no target to confirm: nothing was changed")
+	}
+	for _, d := range c.Targets {
+		if f.Audit != nil {
+			f.Audit.Act("protection", d.Name, d)
+		}
+	}
 	if !c.Yes {
 		return false, nil
 	}
-	if c.Env != "prod" {
-		return true, nil
-	}
-	if c.Typed != "" {
-		if c.Typed != c.Target {
-			return false, fmt.Errorf("--confirm %q does not match %q: nothing was changed", c.Typed, c.Target)
+	for _, d := range c.Targets {
+		if !d.Protected || typed[d.Name] {
+			continue
 		}
-		return true, nil
-	}
-	if !f.IOStreams.CanPrompt() {
-		return false, fmt.Errorf("%s is in prod: run in a terminal to type its name, or pass --confirm %s; nothing was changed", c.Target, c.Target)
-	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "%s is in PROD. Type its name to continue: ", c.Target)
-	line, err := bufio.NewReader(f.IOStreams.In).ReadString('\n')
-	if err != nil && line == "" {
-		return false, ErrNotConfirmed
-	}
-	if strings.TrimSpace(line) != c.Target {
-		return false, ErrNotConfirmed
+		if !f.IOStreams.CanPrompt() {
+			return false, UsageErrorf("%s %s is protected (%s): run in a terminal to type its name, or pass --confirm %s; nothing was changed", d.Kind, d.Name, d.Reason, d.Name)
+		}
+		fmt.Fprintf(f.IOStreams.ErrOut, "%s %s is PROTECTED (%s).\nType its name to continue: ", d.Kind, d.Name, d.Reason)
+		line, err := f.stdin().ReadString('\n')
+		if err != nil && line == "" {
+			return false, ErrNotConfirmed
+		}
+		if strings.TrimSpace(line) != d.Name {
+			return false, ErrNotConfirmed
+		}
+		typed[d.Name] = true
 	}
 	return true, nil
+}
+
+// ConfirmMatches is the first part of Confirm, for commands that check it
+// before their first read: every --confirm value must name one of the
+// targets (a usage error otherwise, protected or not).
+func ConfirmMatches(c Confirmation) error {
+	names := map[string]bool{}
+	var all []string
+	for _, d := range c.Targets {
+		if !names[d.Name] {
+			all = append(all, d.Name)
+		}
+		names[d.Name] = true
+	}
+	for _, t := range c.Typed {
+		if !names[t] {
+			return UsageErrorf("--confirm %q does not match %s: nothing was changed", t, quoteAll(all))
+		}
+	}
+	return nil
+}
+
+// stdin is one buffered reader over IOStreams.In for every prompt of a run.
+func (f *Factory) stdin() *bufio.Reader {
+	if f.in == nil {
+		f.in = bufio.NewReader(f.IOStreams.In)
+	}
+	return f.in
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return "the target " + q[0]
+	}
+	return "any of the targets " + strings.Join(q, ", ")
 }
 
 // usageError marks errors in the command line itself (exit code 2).

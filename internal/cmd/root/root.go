@@ -31,8 +31,9 @@ func NewCmdRoot(f *factory.Factory, version string) *cobra.Command {
 it checks live tables against the guideline's rules, restores to a point in time,
 exports to S3, redrives stream DLQs and fails over global tables.
 
-Destructive actions are dry runs unless --yes is given; in prod they also ask
-for the table name. Every action is appended to the audit log.`,
+Destructive actions are dry runs unless --yes is given; a protected target
+(prod, or anything dynops cannot show is not prod) also needs its name typed
+(or --confirm NAME). Every action is appended to the audit log.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +59,7 @@ for the table name. Every action is appended to the audit log.`,
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json")
 	pf.StringVar(&f.Flags.AuditLog, "audit-log", "", "audit log file, JSON lines (default: $XDG_STATE_HOME/dynops/audit.jsonl)")
+	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return factory.UsageErrorf("%w", err) })
 

@@ -3,34 +3,41 @@
 package dlqcmd
 
 import (
-	"path"
-	"strings"
+	"context"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/protect"
 )
 
 // Target is the DLQ a command changes, and how the change was confirmed.
 type Target struct {
 	Queue   string
 	Yes     bool
-	Confirm string
+	Confirm []string
 }
 
 // AddFlags adds --queue, --yes and --confirm.
 func (t *Target) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVarP(&t.Queue, "queue", "q", "", "URL of the DLQ")
 	fl.BoolVar(&t.Yes, "yes", false, "do it (default: dry run)")
-	fl.StringVar(&t.Confirm, "confirm", "", "the DLQ's name, to confirm a prod-* queue without a terminal")
+	fl.StringArrayVar(&t.Confirm, "confirm", nil, "the name of a protected queue or function this run changes or invokes, to confirm without a terminal (repeatable)")
 }
 
 // Name is the queue's name, the last part of its URL.
-func (t *Target) Name() string { return path.Base(strings.TrimRight(t.Queue, "/")) }
+func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 
-// Apply decides whether the change goes ahead: a dry run without --yes; a
-// queue named prod-* also needs its name typed (or --confirm NAME).
-func (t *Target) Apply(f *factory.Factory) (bool, error) {
-	return f.Confirm(factory.Confirmation{Yes: t.Yes, Env: guideline.EnvOf(t.Name()), Target: t.Name(), Typed: t.Confirm})
+// Apply decides whether the change goes ahead (factory.Confirm): a dry run
+// without --yes; the DLQ (its tags read with ListQueueTags) and every other
+// target (e.g. the function a redrive invokes) are decided by the one
+// protection rule, and each protected one needs its name typed (or --confirm).
+func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (bool, []protect.Decision, error) {
+	targets := append([]protect.Target{protect.ReadQueue(ctx, q, t.Queue)}, more...)
+	decisions, err := f.Protection(targets...)
+	if err != nil {
+		return false, nil, err
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: t.Yes, Targets: decisions, Typed: t.Confirm})
+	return ok, decisions, err
 }

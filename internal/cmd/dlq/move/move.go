@@ -11,6 +11,7 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
 
@@ -66,17 +67,42 @@ it would move how many messages.`,
 	return cmd
 }
 
+// destinations are the queues the messages go to: --to-queue, or else the
+// queues that use the DLQ (ListDeadLetterSourceQueues), each to be decided by
+// the protection rule. When they cannot be listed nothing is moved.
+func destinations(ctx context.Context, client *sqs.Client, opts *Options) ([]protect.Target, error) {
+	if opts.ToQueue != "" {
+		return []protect.Target{protect.ReadQueue(ctx, client, opts.ToQueue)}, nil
+	}
+	var out []protect.Target
+	p := sqs.NewListDeadLetterSourceQueuesPaginator(client, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: &opts.Queue})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the source queues of %s (ListDeadLetterSourceQueues), to check whether they are protected: %w; pass --to-queue URL; nothing was changed", opts.Queue, err)
+		}
+		for _, u := range page.QueueUrls {
+			out = append(out, protect.ReadQueue(ctx, client, u))
+		}
+	}
+	return out, nil
+}
+
 // Run moves the messages and prints the outcome.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	apply, err := opts.Apply(f)
-	if err != nil {
-		return err
-	}
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
 		return err
 	}
 	client := sqs.NewFromConfig(cfg)
+	dests, err := destinations(ctx, client, opts)
+	if err != nil {
+		return err
+	}
+	apply, _, err := opts.Apply(ctx, f, client, dests...)
+	if err != nil {
+		return err
+	}
 	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},
 		Dest:   opts.ToQueue, Apply: apply, Max: opts.Max, Act: f.Audit.Act,

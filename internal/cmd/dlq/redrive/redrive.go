@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -16,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
 
@@ -98,28 +102,110 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 
 // Run redrives the DLQ and prints the outcome; exit status 1 when messages were kept.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	apply, err := opts.Apply(f)
-	if err != nil {
-		return err
-	}
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
 		return err
 	}
 	sqsClient := sqs.NewFromConfig(cfg)
-	var target redrive.Target = redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}
-	if opts.ToQueue == "" {
-		endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
-		if err != nil {
-			return factory.UsageErrorf("%v", err)
-		}
-		target = redrive.Function{Name: opts.Function, Client: lambda.NewFromConfig(cfg, func(o *lambda.Options) {
-			if endpoint != nil {
-				o.BaseEndpoint = endpoint
-			}
-		})}
-	}
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
+	if opts.ToQueue != "" {
+		apply, _, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
+		if err != nil {
+			return err
+		}
+		return run(ctx, f, opts, q, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
+	}
+
+	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
+	if err != nil {
+		return factory.UsageErrorf("%v", err)
+	}
+	lc := lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+		if endpoint != nil {
+			o.BaseEndpoint = endpoint
+		}
+	})
+	// The functions this run invokes go through the same protection rule as
+	// the DLQ: --function, or (with --yes) every function the messages name.
+	fns := []string{opts.Function}
+	if opts.Function == "" && opts.Yes {
+		if fns, err = functionsIn(ctx, q, opts.Max, f.Now()); err != nil {
+			return err
+		}
+	}
+	var more []protect.Target
+	for _, fn := range fns {
+		if fn != "" {
+			more = append(more, protect.ReadFunction(ctx, lc, fn, inRegionOf(fn)))
+		}
+	}
+	apply, decisions, err := opts.Apply(ctx, f, sqsClient, more...)
+	if err != nil {
+		return err
+	}
+	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}}
+	for _, d := range decisions {
+		if d.Kind == protect.Function {
+			g.allowed[d.Name] = true // not protected, or confirmed by f.Confirm
+		}
+	}
+	return run(ctx, f, opts, q, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, apply)
+}
+
+// functionsIn lists the functions the DLQ's messages name (without consuming them).
+func functionsIn(ctx context.Context, q redrive.Queue, max int, now time.Time) ([]string, error) {
+	entries, err := redrive.Inspect(ctx, q, max, now, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading the DLQ to find the functions to check: %w; nothing was changed", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range entries {
+		if e.Function != "" && !seen[e.Function] {
+			seen[e.Function] = true
+			out = append(out, e.Function)
+		}
+	}
+	return out, nil
+}
+
+func inRegionOf(fn string) func(*lambda.Options) {
+	return func(o *lambda.Options) {
+		if r := redrive.ARNRegion(fn); r != "" {
+			o.Region = r
+		}
+	}
+}
+
+// functionGuard refuses to invoke a function that was neither shown to be
+// unprotected nor confirmed before the run started (e.g. named by a message
+// that arrived since): the message is kept.
+type functionGuard struct {
+	f       *factory.Factory
+	client  protect.FunctionAPI
+	mu      sync.Mutex
+	allowed map[string]bool
+}
+
+func (g *functionGuard) allow(ctx context.Context, fn string) error {
+	name := protect.FunctionName(fn)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.allowed[name] {
+		return nil
+	}
+	ds, err := g.f.Protection(protect.ReadFunction(ctx, g.client, fn, inRegionOf(fn)))
+	if err != nil {
+		return err
+	}
+	if ds[0].Protected {
+		return fmt.Errorf("not invoked: %s; run again with --confirm %s", ds[0], ds[0].Name)
+	}
+	g.allowed[name] = true
+	return nil
+}
+
+func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, cfg aws.Config, target redrive.Target, apply bool) error {
 	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
 		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
 		Now: f.Now, Act: f.Audit.Act,

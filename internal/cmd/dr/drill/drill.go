@@ -30,16 +30,14 @@ func NewCmdDrill(f *factory.Factory, runF func(context.Context, *Options) error)
 		Long: `Drill runs ` + "`dynops dr failover`" + ` to --to (default: the one other region) and then
 ` + "`dynops dr failback`" + `, with every check, fence and canary of the real thing, and
 reports the time each step took: the measured RTO of the procedure. It refuses
-prod tables: rehearse on dev or stg. Without --yes it is a dry run.`,
+protected tables (README "Protected targets"): rehearse on dev or stg. Without
+--yes it is a dry run.`,
 		Example: `  dynops dr drill --table stg-hoge-session --yes
   dynops dr drill --table local-hoge-session --regions eu-west-1,eu-central-1 --allow-unreplicated --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.Validate(); err != nil {
 				return err
-			}
-			if opts.Target.Env() == "prod" {
-				return factory.UsageErrorf("drill refuses prod table %s: rehearse on dev or stg; a real prod switch is `dynops dr failover`", opts.Target.Table)
 			}
 			if opts.Switch.Force {
 				return factory.UsageErrorf("drill does not take --force: a rehearsal needs both regions answering")
@@ -60,7 +58,15 @@ prod tables: rehearse on dev or stg. Without --yes it is a dry run.`,
 
 // Run runs (or plans) the drill and prints the timings.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	execute, err := opts.Switch.ConfirmSwitch(f, &opts.Target)
+	// A drill never runs on a protected table, typed name or not.
+	dec, err := shared.Protection(ctx, f, &opts.Target)
+	if err != nil {
+		return err
+	}
+	if dec.Protected {
+		return factory.UsageErrorf("drill refuses %s: rehearse on a table dynops can show is not protected (dev or stg); a real switch is `dynops dr failover`; nothing was changed", dec)
+	}
+	execute, err := opts.Switch.ConfirmSwitch(ctx, f, &opts.Target)
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/failover"
-	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 )
 
 // TargetFlags name the table, its regions, its pointer and its health checks.
@@ -71,9 +71,6 @@ func (t *TargetFlags) Validate() error {
 	}
 	return nil
 }
-
-// Env is the environment of the table (guideline.EnvOf).
-func (t *TargetFlags) Env() string { return guideline.EnvOf(t.Table) }
 
 // Rules returns the preflight rules of the flags.
 func (t *TargetFlags) Rules() failover.Rules {
@@ -150,7 +147,7 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.StringVar(&s.From, "from", "", "the region that takes writes now (default: the one the pointer names everywhere)")
 	fl.BoolVar(&s.Yes, "yes", false, "do it (without --yes: a dry run that runs the preflight and prints every step)")
 	fl.BoolVar(&s.Force, "force", false, "the old region is down: skip only the checks and steps it cannot answer, and say so")
-	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a prod switch without a terminal")
+	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
 	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
 }
@@ -181,9 +178,28 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
-// ConfirmSwitch applies the dry-run / prod confirmation rule to a switch of t.
-func (s *SwitchFlags) ConfirmSwitch(f *factory.Factory, t *TargetFlags) (bool, error) {
-	return f.Confirm(factory.Confirmation{Yes: s.Yes, Env: t.Env(), Target: t.Table, Typed: s.Confirm})
+// Protection decides whether the table is protected (protect.ReadTable in
+// the --region the command runs in; tags that cannot be read, e.g. the region
+// is down, leave it protected).
+func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protect.Decision, error) {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return protect.Decision{}, err
+	}
+	ds, err := f.Protection(protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
+	if err != nil {
+		return protect.Decision{}, err
+	}
+	return ds[0], nil
+}
+
+// ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a switch of t.
+func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (bool, error) {
+	d, err := Protection(ctx, f, t)
+	if err != nil {
+		return false, err
+	}
+	return f.Confirm(factory.Confirmation{Yes: s.Yes, Targets: []protect.Decision{d}, Typed: factory.Typed(s.Confirm)})
 }
 
 // StreamSteps prints each step as it ends (table output only).
@@ -287,7 +303,7 @@ func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
 
 // RunSwitch confirms, runs and prints a failover or failback.
 func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *TargetFlags, s *SwitchFlags) error {
-	execute, err := s.ConfirmSwitch(f, t)
+	execute, err := s.ConfirmSwitch(ctx, f, t)
 	if err != nil {
 		return err
 	}

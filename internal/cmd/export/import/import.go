@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
 
@@ -66,7 +67,8 @@ the import, dynops enables the stream (NEW_AND_OLD_IMAGES), PITR (35 days),
 TTL on ttl, the --tag tags, and deletion protection last.
 
 It creates a table: without --yes it prints the plan and changes nothing;
-a prod-* table also needs its name typed (or --confirm NAME).`,
+a protected table (prod, or anything dynops cannot show is not prod, README
+"Protected targets") also needs its name typed (or --confirm NAME).`,
 		Example: `  dynops export import --bucket prod-hoge-exports --bucket-region eu-west-1 --prefix dr/prod-hoge-user/full \
       --table prod-hoge-user --schema-from prod-hoge-user --source-region eu-west-1 --region eu-central-1 \
       --tag env=prod --tag product=hoge --tag usage=user --yes --confirm prod-hoge-user`,
@@ -106,7 +108,7 @@ a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.SourceRegion, "source-region", "", "region of --schema-from (default: --region)")
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod import without a terminal")
+	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm an import into a protected table without a terminal")
 	return cmd
 }
 
@@ -135,7 +137,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	want := tablesettings.Guideline(tags)
 	res.Settings = tablesettings.Plan(tablesettings.Settings{}, want)
 
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(opts.Table), Target: opts.Table, Typed: opts.Confirm})
+	// The new table does not exist yet: its name and the tags it will get decide.
+	decisions, err := f.Protection(protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
+	if err != nil {
+		return err
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
 	if err != nil {
 		return err
 	}

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -25,11 +26,16 @@ type Options struct {
 	Segments       int // for --all-differences
 	Yes            bool
 	Confirm        string
+	// AllowUnrelated is --allow-unrelated-source REASON: repair from a table
+	// that is not shown to be a restore of --to; the reason goes in the audit.
+	AllowUnrelated string
 }
 
 // Report is the --output json document.
 type Report struct {
 	DryRun bool              `json:"dry_run"`
+	Source *repair.Relation  `json:"source"`
+	Target *protect.Decision `json:"target"`
 	Diff   *tablediff.Report `json:"diff,omitempty"` // with --all-differences
 	Plan   *repair.Plan      `json:"plan"`
 	Result *repair.Result    `json:"result,omitempty"`
@@ -54,9 +60,16 @@ conflict and left alone. --unconditional uses BatchWriteItem (25 items per call,
 unprocessed items retried with backoff) without conditions: faster, and safe
 only while writes to the original are stopped.
 
+--from must be a restore of --to: its restored-from tag (written by
+` + "`dynops pitr restore`" + `, read from the service) names --to, and the key schemas
+are the same. A source that is not needs --allow-unrelated-source REASON (the
+reason goes in the audit record); a different key schema is always refused.
+
 Items only in the original are never deleted unless --delete-extra is given.
-Without --yes it prints what it would do and changes nothing; for prod tables
-it also needs the original's name typed (or --confirm NAME).
+Without --yes it prints what it would write and delete and changes nothing; a
+protected original (prod, or anything dynops cannot show is not prod, README
+"Protected targets") also needs its name typed after the counts are shown (or
+--confirm NAME).
 Exit status 1 when some keys were left alone as conflicts.`,
 		Example: `  dynops pitr repair --from prod-hoge-user-restored-20261121t094500z --to prod-hoge-user --keys keys.jsonl
   dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL`,
@@ -70,6 +83,9 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			}
 			if (r.KeysFile == "") == !opts.AllDifferences {
 				return factory.UsageErrorf("pitr repair needs exactly one of --keys FILE (from table diff --keys-out) or --all-differences")
+			}
+			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
+				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
 			}
 			if r.Workers < 1 || r.Workers > 256 {
 				return factory.UsageErrorf("--workers %d: use 1 to 256", r.Workers)
@@ -90,7 +106,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm a prod repair without a terminal")
+	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm the repair of a protected table without a terminal")
+	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
 	return cmd
 }
 
@@ -103,6 +120,29 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	db := dynamodb.NewFromConfig(cfg)
 	ro := opts.Repair
 	rep := Report{}
+	// The target's protection and the source's relation come first: both read
+	// from the service, before any diff.
+	ds, err := f.Protection(protect.ReadTable(ctx, db, ro.To))
+	if err != nil {
+		return err
+	}
+	rep.Target = &ds[0]
+	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: factory.Typed(opts.Confirm)}); err != nil {
+		return err // a --confirm naming another table: refused before anything is read
+	}
+	rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
+	rep.Source = &rel
+	switch {
+	case errors.Is(err, repair.ErrKeySchema):
+		return factory.UsageErrorf("%w", err)
+	case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
+		return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
+	case errors.Is(err, repair.ErrUnrelatedSource):
+		f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
+		f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
+	case err != nil:
+		return err
+	}
 	if opts.AllDifferences {
 		dir, err := os.MkdirTemp("", "dynops-repair-")
 		if err != nil {
@@ -126,7 +166,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(ro.To), Target: ro.To, Typed: opts.Confirm})
+	// The counts are shown before the question.
+	if !f.JSON() {
+		printPlan(f, rep.Plan, rep.Target)
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: ds, Typed: factory.Typed(opts.Confirm)})
 	if err != nil {
 		return err
 	}
@@ -136,7 +180,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
-		printPlan(f, rep.Plan)
 		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to repair.\n")
 		return nil
 	}
@@ -163,14 +206,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-func printPlan(f *factory.Factory, p *repair.Plan) {
+func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "Repair plan: %s -> %s (%s writes), keys from the diff of %s\n", p.From, p.To, p.Mode, p.DiffTime.Format(time.RFC3339))
 	extra := fmt.Sprintf("keep %d item(s) only in %s (add --delete-extra to delete them)", p.Extra, p.To)
+	deletes := int64(0)
 	if p.DeleteExtra {
 		extra = fmt.Sprintf("delete %d item(s) only in %s", p.Extra, p.To)
+		deletes = p.Extra
 	}
 	fmt.Fprintf(out, "  copy back %d missing item(s)\n  copy back %d changed item(s)\n  %s\n", p.Missing, p.Changed, extra)
+	fmt.Fprintf(out, "  in all: %d item(s) written to %s, %d deleted\n", p.Copies(), p.To, deletes)
+	if target != nil {
+		fmt.Fprintf(out, "  target: %s\n", target)
+	}
 }
 
 func printResult(f *factory.Factory, r *repair.Result) {

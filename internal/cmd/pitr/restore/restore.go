@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
@@ -49,7 +49,9 @@ TTL, stream, tags (plus restored-from and restored-to-time), resource policy and
 last, deletion protection. It prints a Terraform import block to adopt the table.
 
 Without --yes it prints the plan and changes nothing. For prod tables it also
-needs the source table's name typed (or --confirm NAME).`,
+needs the source table's name typed (or --confirm NAME) when the source is
+protected: prod, or anything dynops cannot show is not prod (README "Protected
+targets").`,
 		Example: `  dynops pitr restore --table prod-hoge-user --time 2026-11-21T09:30:00Z
   dynops pitr restore --table prod-hoge-user --latest --yes --confirm prod-hoge-user`,
 		Args: cobra.NoArgs,
@@ -78,7 +80,7 @@ needs the source table's name typed (or --confirm NAME).`,
 	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "restore to the latest restorable time")
 	cmd.Flags().StringVar(&opts.Target, "target", "", "name of the new table (default: {table}-restored-{UTC timestamp})")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
-	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm a prod restore without a terminal")
+	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm the restore of a protected table without a terminal")
 	return cmd
 }
 
@@ -104,7 +106,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return usage(err)
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Env: guideline.EnvOf(opts.Table), Target: opts.Table, Typed: opts.Confirm})
+	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
+	if err != nil {
+		return err
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
 	if err != nil {
 		return err
 	}
