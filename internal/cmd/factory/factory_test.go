@@ -6,26 +6,49 @@ import (
 	"testing"
 
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 )
 
 func TestConfirm(t *testing.T) {
+	p := protect.NewPolicy()
+	prod := p.Decide(protect.Target{Kind: protect.Table, Name: "prod-a-b"})
+	legacy := p.Decide(protect.Target{Kind: protect.Table, Name: "PROD-hoge-legacy"})
+	dev := p.Decide(protect.Target{Kind: protect.Table, Name: "dev-a-b", Tags: map[string]string{}})
+	devFn := p.Decide(protect.Target{Kind: protect.Function, Name: "dev-a-fn", Tags: map[string]string{}})
+	prodFn := p.Decide(protect.Target{Kind: protect.Function, Name: "prod-a-fn", Tags: map[string]string{}})
+	one := func(d ...protect.Decision) []protect.Decision { return d }
 	cases := []struct {
-		name    string
-		c       Confirmation
-		tty     bool
-		typed   string
-		want    bool
-		wantErr string
+		name      string
+		c         Confirmation
+		tty       bool
+		typed     string
+		want      bool
+		wantErr   string
+		wantUsage bool
 	}{
-		{name: "no --yes is a dry run", c: Confirmation{Env: "dev", Target: "dev-a-b"}, want: false},
-		{name: "no --yes in prod is a dry run too", c: Confirmation{Env: "prod", Target: "prod-a-b"}, want: false},
-		{name: "--yes outside prod proceeds", c: Confirmation{Yes: true, Env: "stg", Target: "stg-a-b"}, want: true},
-		{name: "prod without a terminal is refused", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b"}, wantErr: "--confirm prod-a-b"},
-		{name: "prod with --confirm NAME proceeds", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b", Typed: "prod-a-b"}, want: true},
-		{name: "prod with a wrong --confirm is refused", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b", Typed: "prod-a-c"}, wantErr: "does not match"},
-		{name: "prod typed at the prompt proceeds", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b"}, tty: true, typed: "prod-a-b\n", want: true},
-		{name: "prod mistyped at the prompt is refused", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b"}, tty: true, typed: "prod-a\n", wantErr: ErrNotConfirmed.Error()},
-		{name: "prod with the prompt closed is refused", c: Confirmation{Yes: true, Env: "prod", Target: "prod-a-b"}, tty: true, typed: "", wantErr: ErrNotConfirmed.Error()},
+		{name: "no --yes is a dry run", c: Confirmation{Targets: one(dev)}, want: false},
+		{name: "no --yes on a protected target is a dry run too", c: Confirmation{Targets: one(prod)}, want: false},
+		{name: "--yes on an unprotected target proceeds", c: Confirmation{Yes: true, Targets: one(dev)}, want: true},
+		{name: "--yes with the right --confirm on an unprotected target proceeds", c: Confirmation{Yes: true, Targets: one(dev), Typed: []string{"dev-a-b"}}, want: true},
+		{name: "protected without a terminal is refused", c: Confirmation{Yes: true, Targets: one(prod)}, wantErr: "--confirm prod-a-b", wantUsage: true},
+		{name: "the refusal says why", c: Confirmation{Yes: true, Targets: one(legacy)}, wantErr: `starts with "prod"`, wantUsage: true},
+		{name: "protected with --confirm NAME proceeds", c: Confirmation{Yes: true, Targets: one(prod), Typed: []string{"prod-a-b"}}, want: true},
+		{name: "protected with a wrong --confirm is a usage error", c: Confirmation{Yes: true, Targets: one(prod), Typed: []string{"prod-a-c"}}, wantErr: "does not match", wantUsage: true},
+		{name: "unprotected with a wrong --confirm is a usage error", c: Confirmation{Yes: true, Targets: one(dev), Typed: []string{"dev-a-c"}}, wantErr: "does not match", wantUsage: true},
+		{name: "a wrong --confirm in a dry run is a usage error", c: Confirmation{Targets: one(dev), Typed: []string{"prod-a-b"}}, wantErr: "does not match", wantUsage: true},
+		{name: "a wrong --confirm with a terminal is a usage error", c: Confirmation{Yes: true, Targets: one(prod), Typed: []string{"x"}}, tty: true, typed: "prod-a-b\n", wantErr: "does not match", wantUsage: true},
+		{name: "--confirm differing in case is a mismatch", c: Confirmation{Yes: true, Targets: one(legacy), Typed: []string{"prod-hoge-legacy"}}, wantErr: "does not match", wantUsage: true},
+		{name: "protected typed at the prompt proceeds", c: Confirmation{Yes: true, Targets: one(prod)}, tty: true, typed: "prod-a-b\n", want: true},
+		{name: "protected mistyped at the prompt is refused", c: Confirmation{Yes: true, Targets: one(prod)}, tty: true, typed: "prod-a\n", wantErr: ErrNotConfirmed.Error()},
+		{name: "protected with the prompt closed is refused", c: Confirmation{Yes: true, Targets: one(prod)}, tty: true, typed: "", wantErr: ErrNotConfirmed.Error()},
+		{name: "queue unprotected, function protected: refused", c: Confirmation{Yes: true, Targets: one(dev, prodFn)}, wantErr: "--confirm prod-a-fn", wantUsage: true},
+		{name: "queue unprotected, function protected and confirmed", c: Confirmation{Yes: true, Targets: one(dev, prodFn), Typed: []string{"prod-a-fn"}}, want: true},
+		{name: "two protected, one confirmed: refused", c: Confirmation{Yes: true, Targets: one(prod, prodFn), Typed: []string{"prod-a-b"}}, wantErr: "--confirm prod-a-fn", wantUsage: true},
+		{name: "two protected, both confirmed", c: Confirmation{Yes: true, Targets: one(prod, prodFn), Typed: []string{"prod-a-fn", "prod-a-b"}}, want: true},
+		{name: "two protected, both typed at prompts", c: Confirmation{Yes: true, Targets: one(prod, prodFn)}, tty: true, typed: "prod-a-b\nprod-a-fn\n", want: true},
+		{name: "two protected, second mistyped", c: Confirmation{Yes: true, Targets: one(prod, prodFn)}, tty: true, typed: "prod-a-b\nprod-a\n", wantErr: ErrNotConfirmed.Error()},
+		{name: "all unprotected proceeds", c: Confirmation{Yes: true, Targets: one(dev, devFn)}, want: true},
+		{name: "no target is refused", c: Confirmation{Yes: true}, wantErr: "no target"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,6 +61,9 @@ func TestConfirm(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
 				}
+				if IsUsageError(err) != tc.wantUsage {
+					t.Errorf("IsUsageError = %v, want %v (exit 2 for bad input)", IsUsageError(err), tc.wantUsage)
+				}
 				if got {
 					t.Fatal("a refused confirmation must not proceed")
 				}
@@ -49,7 +75,36 @@ func TestConfirm(t *testing.T) {
 			if tc.tty && !strings.Contains(errOut.String(), "Type its name") {
 				t.Errorf("prompt not shown: %q", errOut.String())
 			}
+			if tc.tty && !strings.Contains(errOut.String(), "PROTECTED (") {
+				t.Errorf("prompt does not say why: %q", errOut.String())
+			}
 		})
+	}
+}
+
+func TestProtectPolicyReadsFlagAndEnvironment(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	f := New(ios)
+	f.Getenv = func(k string) string {
+		return map[string]string{protect.EnvProtected: "perf", "HOME": t.TempDir()}[k]
+	}
+	f.Flags.ProtectedEnvs = []string{"stg"}
+	ds, err := f.Protection(
+		protect.Target{Kind: protect.Table, Name: "stg-a-b", Tags: map[string]string{}},
+		protect.Target{Kind: protect.Table, Name: "perf-a-b", Tags: map[string]string{}},
+		protect.Target{Kind: protect.Table, Name: "dev-a-b", Tags: map[string]string{}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ds[0].Protected || !strings.Contains(ds[0].Reason, "--protected-envs") {
+		t.Errorf("stg: %s", ds[0])
+	}
+	if !ds[1].Protected || !strings.Contains(ds[1].Reason, protect.EnvProtected) {
+		t.Errorf("perf: %s", ds[1])
+	}
+	if ds[2].Protected {
+		t.Errorf("dev: %s", ds[2])
 	}
 }
 

@@ -1,0 +1,182 @@
+package protect
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDecide(t *testing.T) {
+	dev := map[string]string{"env": "dev"}
+	cases := []struct {
+		name      string
+		target    Target
+		protected bool
+		reason    string // a part of the reason that must appear
+	}{
+		// Names alone (tags read, none of them env).
+		{"DDB-NAME-01 dev name", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{}}, false, `env "dev"`},
+		{"DDB-NAME-01 stg name", Target{Kind: Table, Name: "stg-hoge-user"}, false, `env "stg"`},
+		{"DDB-NAME-01 local name", Target{Kind: Table, Name: "local-hoge-user-restored-20261121t094500z"}, false, `env "local"`},
+		{"prod name", Target{Kind: Table, Name: "prod-hoge-user"}, true, `"prod", a protected env`},
+		{"PROD upper case", Target{Kind: Table, Name: "PROD-hoge-legacy"}, true, `"prod"`},
+		{"Prod mixed case", Target{Kind: Table, Name: "Prod-hoge-user"}, true, `"prod"`},
+		{"pRoD odd case", Target{Kind: Table, Name: "pRoD-hoge-user"}, true, `"prod"`},
+		{"production", Target{Kind: Table, Name: "production-hoge-user"}, true, `"production"`},
+		{"PRODUCTION", Target{Kind: Table, Name: "PRODUCTION-hoge-user"}, true, `"production"`},
+		{"prd", Target{Kind: Table, Name: "prd-hoge-user"}, true, `"prd"`},
+		{"live", Target{Kind: Table, Name: "live-hoge-user"}, true, `"live"`},
+		{"prod with underscores", Target{Kind: Table, Name: "prod_hoge_user"}, true, `"prod"`},
+		{"prod with dots", Target{Kind: Bucket, Name: "prod.hoge.exports"}, true, `"prod"`},
+		{"prod, two words", Target{Kind: Table, Name: "prod-hoge"}, true, `"prod"`},
+		{"prod alone", Target{Kind: Table, Name: "prod"}, true, `"prod"`},
+		{"legacy name, no env word", Target{Kind: Table, Name: "UsersTable"}, true, "does not follow DDB-NAME-01"},
+		{"legacy name, dev word but upper case", Target{Kind: Table, Name: "Dev-hoge-user"}, true, "does not follow DDB-NAME-01"},
+		{"dev name with two words only", Target{Kind: Table, Name: "dev-hoge"}, true, "does not follow DDB-NAME-01"},
+		{"dev name with a trailing dash", Target{Kind: Table, Name: "dev-hoge-"}, true, "does not follow DDB-NAME-01"},
+		{"dev name with an underscore", Target{Kind: Table, Name: "dev-hoge_user-x"}, true, "does not follow DDB-NAME-01"},
+		{"unknown env in a well-formed name", Target{Kind: Table, Name: "qa-hoge-user"}, true, `env "qa" of its name is not a known unprotected env`},
+		{"prodlike word that is not prod", Target{Kind: Table, Name: "prodx-hoge-user"}, true, "not a known unprotected env"},
+		{"empty name", Target{Kind: Table, Name: ""}, true, "no name"},
+		{"blank name", Target{Kind: Table, Name: "  "}, true, "no name"},
+		{"SSM parameter path", Target{Kind: Parameter, Name: "/dynops/dr/dev-hoge-user/active-region"}, true, "does not follow DDB-NAME-01"},
+		{"queue with a dev name", Target{Kind: Queue, Name: "dev-hoge-order-dlq"}, false, `env "dev"`},
+		{"function with a legacy name", Target{Kind: Function, Name: "order-consumer"}, true, "does not follow DDB-NAME-01"},
+
+		// Tags.
+		{"env tag prod on an innocuous name", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "prod"}}, true, "tag env=prod"},
+		{"env tag PROD upper case", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "PROD"}}, true, "tag env=PROD"},
+		{"Env key upper case", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"Env": "production"}}, true, "tag Env=production"},
+		{"environment tag prd", Target{Kind: Table, Name: "sessions", Tags: map[string]string{"environment": "prd"}}, true, "tag environment=prd"},
+		{"env tag dev on a legacy name", Target{Kind: Table, Name: "UsersTable", Tags: dev}, false, "tag env=dev"},
+		{"env tag dev on a prod name", Target{Kind: Table, Name: "prod-hoge-user", Tags: dev}, true, `starts with "prod"`},
+		{"env tag dev on a PROD legacy name", Target{Kind: Table, Name: "PROD-hoge-legacy", Tags: dev}, true, `starts with "prod"`},
+		{"env tag stg, dev name", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "stg"}}, false, "tag env=stg"},
+		{"env tag unknown", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "qa"}}, true, "tag env=qa"},
+		{"env tag empty", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": ""}}, true, "env tag is empty"},
+		{"env and environment disagree", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "dev", "environment": "prod"}}, true, "environment=prod"},
+		{"other tags only", Target{Kind: Table, Name: "legacy", Tags: map[string]string{"product": "hoge", "usage": "user"}}, true, "no env tag"},
+		{"planned tags of a new table", Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "prod"}, TagsFrom: "--tag, to be written"}, true, "--tag, to be written"},
+
+		// Tags that could not be read.
+		{"tag read failure on a dev name", Target{Kind: Table, Name: "dev-hoge-user", TagsErr: errors.New("AccessDeniedException")}, true, "tags could not be read"},
+		{"tag read failure on a prod name", Target{Kind: Table, Name: "prod-hoge-user", TagsErr: errors.New("timeout")}, true, "tags could not be read"},
+		{"tag read failure with planned dev tags", Target{Kind: Queue, Name: "dev-hoge-q", Tags: dev, TagsErr: errors.New("x")}, true, "could not be read"},
+	}
+	p := NewPolicy()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := p.Decide(tc.target)
+			if d.Protected != tc.protected {
+				t.Fatalf("Decide(%+v).Protected = %v, want %v (reason: %s)", tc.target, d.Protected, tc.protected, d.Reason)
+			}
+			if !strings.Contains(d.Reason, tc.reason) {
+				t.Errorf("reason %q does not say %q", d.Reason, tc.reason)
+			}
+			if d.Name != tc.target.Name || d.Kind != tc.target.Kind {
+				t.Errorf("decision names %s %s, want %s %s", d.Kind, d.Name, tc.target.Kind, tc.target.Name)
+			}
+		})
+	}
+}
+
+func TestZeroPolicyProtectsEverything(t *testing.T) {
+	var p Policy
+	for _, n := range []string{"dev-hoge-user", "stg-a-b", "local-a-b"} {
+		if d := p.Decide(Target{Kind: Table, Name: n}); !d.Protected {
+			t.Errorf("the zero policy left %s unprotected: %s", n, d.Reason)
+		}
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("protected_envs: [STG]\nunprotected_envs: [qa, prod]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("protected_envs: {not: a list\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		name    string
+		s       Settings
+		table   string
+		want    bool   // protected
+		reason  string // part of the reason
+		wantErr string
+	}{
+		{name: "defaults: dev free", s: Settings{Getenv: env(nil)}, table: "dev-a-b", want: false, reason: "built-in"},
+		{name: "defaults: stg free", s: Settings{Getenv: env(nil)}, table: "stg-a-b", want: false},
+		{name: "flag protects stg", s: Settings{Flag: []string{"stg"}, Getenv: env(nil)}, table: "stg-a-b", want: true, reason: "--protected-envs"},
+		{name: "flag upper case protects dev", s: Settings{Flag: []string{"DEV"}, Getenv: env(nil)}, table: "dev-a-b", want: true, reason: "--protected-envs"},
+		{name: "env var protects dev", s: Settings{Getenv: env(map[string]string{EnvProtected: "perf, dev"})}, table: "dev-a-b", want: true, reason: EnvProtected},
+		{name: "env var unprotects qa", s: Settings{Getenv: env(map[string]string{EnvUnprotected: "qa"})}, table: "qa-a-b", want: false, reason: EnvUnprotected},
+		{name: "env var cannot unprotect prod", s: Settings{Getenv: env(map[string]string{EnvUnprotected: "prod"})}, table: "prod-a-b", want: true, reason: "built-in"},
+		{name: "protected wins over unprotected", s: Settings{Flag: []string{"qa"}, Getenv: env(map[string]string{EnvUnprotected: "qa"})}, table: "qa-a-b", want: true, reason: "--protected-envs"},
+		{name: "config protects stg", s: Settings{Getenv: env(map[string]string{EnvConfig: cfg})}, table: "stg-a-b", want: true, reason: "config " + cfg},
+		{name: "config unprotects qa", s: Settings{Getenv: env(map[string]string{EnvConfig: cfg})}, table: "qa-a-b", want: false, reason: "config"},
+		{name: "config cannot unprotect prod", s: Settings{Getenv: env(map[string]string{EnvConfig: cfg})}, table: "prod-a-b", want: true},
+		{name: "config from XDG_CONFIG_HOME", s: Settings{Getenv: env(map[string]string{"XDG_CONFIG_HOME": writeXDG(t)})}, table: "stg-a-b", want: true, reason: "config"},
+		{name: "missing default config is fine", s: Settings{Getenv: env(map[string]string{"HOME": dir})}, table: "dev-a-b", want: false},
+		{name: "missing explicit config is an error", s: Settings{Getenv: env(map[string]string{EnvConfig: filepath.Join(dir, "nope.yaml")})}, wantErr: "nope.yaml"},
+		{name: "unparsable config is an error", s: Settings{Getenv: env(map[string]string{EnvConfig: bad})}, wantErr: "parsing the dynops config"},
+		{name: "bad env name in the flag", s: Settings{Flag: []string{"prod-eu"}, Getenv: env(nil)}, wantErr: "--protected-envs"},
+		{name: "bad env name in the env var", s: Settings{Getenv: env(map[string]string{EnvUnprotected: "a b"})}, wantErr: EnvUnprotected},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := LoadPolicy(tc.s)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.Decide(Target{Kind: Table, Name: tc.table, Tags: map[string]string{}})
+			if d.Protected != tc.want || !strings.Contains(d.Reason, tc.reason) {
+				t.Fatalf("%s: protected=%v (%s); want %v and a reason naming %q", tc.table, d.Protected, d.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func writeXDG(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "dynops"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dynops", "config.yaml"), []byte("protected_envs:\n  - stg\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://sqs.eu-west-1.amazonaws.com/123456789012/prod-hoge-dlq": "prod-hoge-dlq",
+		"http://127.0.0.1:4566/000000000000/dev-a-b/":                    "dev-a-b",
+		"dev-a-b": "dev-a-b",
+	} {
+		if got := QueueName(in); got != want {
+			t.Errorf("QueueName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"arn:aws:lambda:eu-west-1:123456789012:function:prod-hoge-consumer":        "prod-hoge-consumer",
+		"arn:aws:lambda:eu-west-1:123456789012:function:prod-hoge-consumer:$LATEST": "prod-hoge-consumer",
+		"123456789012:function:dev-a-b": "dev-a-b",
+		"dev-a-b":                       "dev-a-b",
+	} {
+		if got := FunctionName(in); got != want {
+			t.Errorf("FunctionName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
