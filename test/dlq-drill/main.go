@@ -90,6 +90,7 @@ func serve(ctx context.Context, cfg aws.Config, args []string) error {
 	defer srv.Close()
 	h := &handler.Handler{DB: db, ProcessedTable: *processed, AcceptPoison: os.Getenv("ACCEPT_POISON") == "true"}
 	srv.Register(Function, func() lambda.Handler { return lambda.NewHandler(h.Handle) })
+	srv.SetTags(Function, map[string]string{"env": "dev"}) // a dev consumer, as the modules tag it
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {

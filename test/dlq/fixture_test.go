@@ -93,6 +93,10 @@ func newDrill(t testing.TB) *drill {
 			return events.DynamoDBEventResponse{}, errors.New("consumer crashed: cannot reach its downstream")
 		})
 	})
+	// The consumers are dev functions (env tag, as the modules write it): the
+	// redrive guard reads it (README "Protected targets").
+	d.endpoint.SetTags(consumerFn, map[string]string{"env": "dev"})
+	d.endpoint.SetTags(crashingFn, map[string]string{"env": "dev"})
 	return d
 }
 

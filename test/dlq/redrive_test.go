@@ -147,12 +147,12 @@ func TestRedriveFunctionErrorKeepsMessage(t *testing.T) {
 	visible, _ := d.depth(d.dlq)
 	assert.Equal(t, 1, visible)
 
-	// An unknown function (404 ResourceNotFoundException) keeps it too.
-	stdout, _, code = d.dynops("dlq", "redrive", "--queue", d.dlq, "--function", "no-such-function", "--yes", "-o", "json")
-	assert.Equal(t, 1, code)
-	o = jsonOut[report](t, stdout).Outcomes[0]
-	assert.Equal(t, redrive.Failed, o.Status)
-	assert.Contains(t, o.Reason, "ResourceNotFoundException")
+	// An unknown function (404 ResourceNotFoundException): its tags cannot be
+	// read, so it is protected and refused before anything is taken.
+	_, stderr, code := d.dynops("dlq", "redrive", "--queue", d.dlq, "--function", "no-such-function", "--yes", "-o", "json")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "function no-such-function is protected")
+	assert.Contains(t, stderr, "ResourceNotFoundException")
 	visible, _ = d.depth(d.dlq)
 	assert.Equal(t, 1, visible)
 }

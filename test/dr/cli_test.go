@@ -61,14 +61,14 @@ func TestCLIRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"drill refuses prod", []string{"dr", "drill", "--table", "prod-hoge-session", "--yes"}, 2, "drill refuses prod table prod-hoge-session"},
+		{"drill refuses prod", []string{"dr", "drill", "--table", "prod-hoge-session", "--yes"}, 2, "drill refuses table prod-hoge-session (protected"},
 		{"failover needs --to", []string{"dr", "failover", "--table", "dev-hoge-session"}, 2, "--to is required"},
 		{"failover needs --table", []string{"dr", "failover", "--to", "eu-central-1"}, 2, "--table is required"},
 		{"one region is not a pair", []string{"dr", "status", "--table", "dev-hoge-session", "--regions", "eu-west-1"}, 2, "at least two regions"},
 		{"--to outside --regions", []string{"dr", "failover", "--table", "dev-hoge-session", "--regions", "eu-west-1,eu-central-1", "--to", "us-east-1"}, 2, "us-east-1 is not in --regions"},
 		{"bad --health-check", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--health-check", "eu-west-1="}, 2, "--health-check takes REGION=ID"},
 		{"break-glass must be an ARN", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--break-glass-role-arn", "admin"}, 2, "is not an ARN"},
-		{"prod needs the typed name", []string{"dr", "failover", "--table", "prod-hoge-session", "--to", "eu-central-1", "--yes"}, 1, "--confirm prod-hoge-session"},
+		{"prod needs the typed name", []string{"dr", "failover", "--table", "prod-hoge-session", "--to", "eu-central-1", "--yes"}, 2, "--confirm prod-hoge-session"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,6 +51,7 @@ type Server struct {
 	onInvoke    func(Invocation)
 	functions   map[string]*function
 	invocations []Invocation
+	tagsErr     int
 	srv         *http.Server
 	ln          net.Listener
 }
@@ -64,6 +65,8 @@ func Start(addr string) (*Server, error) {
 	s := &Server{URL: "http://" + ln.Addr().String(), functions: map[string]*function{}, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", s.invoke)
+	mux.HandleFunc("GET /2015-03-31/functions/{name}/configuration", s.configuration)
+	mux.HandleFunc("GET /2017-03-31/tags/{arn}", s.listTags)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -78,8 +81,80 @@ func (s *Server) Register(name string, newEnv func() lambda.Handler) {
 	s.functions[name] = &function{newEnv: newEnv}
 }
 
+// SetTags sets the tags a registered function answers ListTags with (what
+// dynops reads to decide whether it is protected). A function without
+// SetTags has no tags.
+func (s *Server) SetTags(name string, tags map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fn, ok := s.functions[name]; ok {
+		fn.tags = tags
+	}
+}
+
+// SetTagsError makes ListTags of every function fail with HTTP status
+// (e.g. 403 AccessDeniedException), to test what dynops does when it cannot
+// read them; 0 restores normal answers.
+func (s *Server) SetTagsError(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tagsErr = status
+}
+
+// Region is the region the endpoint's function ARNs name.
+const Region = "eu-west-1"
+
+// ARN is the ARN the endpoint gives function name.
+func ARN(name string) string {
+	return "arn:aws:lambda:" + Region + ":123456789012:function:" + name
+}
+
+func (s *Server) lookup(nameOrArn string) (*function, string, bool) {
+	name := FunctionName(nameOrArn)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn, ok := s.functions[name]
+	return fn, name, ok
+}
+
+// configuration answers GetFunctionConfiguration with the name and ARN.
+func (s *Server) configuration(w http.ResponseWriter, r *http.Request) {
+	_, name, ok := s.lookup(r.PathValue("name"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"FunctionName": name, "FunctionArn": ARN(name), "Runtime": "provided.al2023"})
+}
+
+// listTags answers ListTags with the tags SetTags gave.
+func (s *Server) listTags(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	status := s.tagsErr
+	s.mu.Unlock()
+	if status != 0 {
+		writeError(w, status, "AccessDeniedException", "not authorized to perform lambda:ListTags (test endpoint)")
+		return
+	}
+	fn, name, ok := s.lookup(r.PathValue("arn"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
+		return
+	}
+	s.mu.Lock()
+	tags := fn.tags
+	s.mu.Unlock()
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"Tags": tags})
+}
+
 // function is a registered function and its idle execution environments.
 type function struct {
+	tags   map[string]string
 	newEnv func() lambda.Handler
 	mu     sync.Mutex
 	idle   []lambda.Handler

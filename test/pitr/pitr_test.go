@@ -132,10 +132,10 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	before := fixture.TableNames(t, db)
 
 	_, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "a missing typed name is a usage error")
 	assert.Contains(t, errOut, "pass --confirm "+src)
 	_, errOut, code = target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes", "--confirm", dst)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "a --confirm that does not match is a usage error")
 	assert.Contains(t, errOut, "does not match")
 	assert.Equal(t, before, fixture.TableNames(t, db), "a non-interactive prod run without the right --confirm changes nothing")
 
@@ -253,6 +253,9 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 
 	t.Run("a keys file of other tables is refused", func(t *testing.T) {
 		_, errOut, code := target.Dynops(t, log, "pitr", "repair", "--from", src, "--to", dst, "--keys", keys)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, "is not a restore of", "the original is not a restore of its restore")
+		_, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", src, "--to", dst, "--keys", keys, "--allow-unrelated-source", "test: keys file check")
 		assert.Equal(t, 2, code)
 		assert.Contains(t, errOut, "is a diff of --source "+dst+" --target "+src)
 		_, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--keys", keys+".missing")
