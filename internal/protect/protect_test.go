@@ -170,10 +170,10 @@ func TestNames(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"arn:aws:lambda:eu-west-1:123456789012:function:prod-hoge-consumer":        "prod-hoge-consumer",
+		"arn:aws:lambda:eu-west-1:123456789012:function:prod-hoge-consumer":         "prod-hoge-consumer",
 		"arn:aws:lambda:eu-west-1:123456789012:function:prod-hoge-consumer:$LATEST": "prod-hoge-consumer",
-		"123456789012:function:dev-a-b": "dev-a-b",
-		"dev-a-b":                       "dev-a-b",
+		"123456789012:function:dev-a-b":                                             "dev-a-b",
+		"dev-a-b":                                                                   "dev-a-b",
 	} {
 		if got := FunctionName(in); got != want {
 			t.Errorf("FunctionName(%q) = %q, want %q", in, got, want)

@@ -57,11 +57,17 @@ func CheckSource(ctx context.Context, db SourceAPI, from, to string) (Relation, 
 		return rel, fmt.Errorf("describing --to %s: %w", to, err)
 	}
 	rel.FromKeys, rel.ToKeys = keySchema(fromDesc.Table), keySchema(toDesc.Table)
+	if rel.FromKeys != rel.ToKeys {
+		rel.Why = fmt.Sprintf("--from %s has key schema (%s), --to %s has (%s)", from, rel.FromKeys, to, rel.ToKeys)
+		return rel, fmt.Errorf("%w: %s; nothing was changed", ErrKeySchema, rel.Why)
+	}
 	var next *string
 	for {
 		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: fromDesc.Table.TableArn, NextToken: next})
 		if err != nil {
-			return rel, fmt.Errorf("reading the tags of --from %s (ListTagsOfResource), to check it is a restore of %s: %w", from, to, err)
+			// Not shown related: the caller may still accept it with a reason.
+			rel.Why = fmt.Sprintf("the tags of --from %s could not be read (ListTagsOfResource: %v), so dynops cannot show it is a restore of --to %s", from, err, to)
+			return rel, fmt.Errorf("%w: %s", ErrUnrelatedSource, rel.Why)
 		}
 		for _, t := range out.Tags {
 			if aws.ToString(t.Key) == restore.TagRestoredFrom {
@@ -71,10 +77,6 @@ func CheckSource(ctx context.Context, db SourceAPI, from, to string) (Relation, 
 		if next = out.NextToken; next == nil {
 			break
 		}
-	}
-	if rel.FromKeys != rel.ToKeys {
-		rel.Why = fmt.Sprintf("--from %s has key schema (%s), --to %s has (%s)", from, rel.FromKeys, to, rel.ToKeys)
-		return rel, fmt.Errorf("%w: %s; nothing was changed", ErrKeySchema, rel.Why)
 	}
 	switch rel.RestoredFrom {
 	case to:

@@ -70,6 +70,10 @@ func Main(m *testing.M, tg **Target) {
 	os.Exit(runMain(m, tg))
 }
 
+// Run is Main without the exit: it returns the exit code, for a TestMain
+// that has more to clean up (e.g. a binary it built).
+func Run(m *testing.M, tg **Target) int { return runMain(m, tg) }
+
 func runMain(m *testing.M, tg **Target) int {
 	if Kind() == KindAWS {
 		region := firstNonEmpty(os.Getenv("DYNOPS_TEST_REGION"), os.Getenv("AWS_REGION"), DefaultRegion)

@@ -111,7 +111,11 @@ func (f *Factory) ProtectPolicy() (protect.Policy, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return protect.LoadPolicy(protect.Settings{Flag: f.Flags.ProtectedEnvs, Getenv: getenv})
+	p, err := protect.LoadPolicy(protect.Settings{Flag: f.Flags.ProtectedEnvs, Getenv: getenv})
+	if err != nil {
+		return p, UsageErrorf("protection settings: %w; nothing was changed", err)
+	}
+	return p, nil
 }
 
 // Protection decides each target under this run's policy (protect.Policy.Decide).

@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 )
 
 // Options of `dynops dr drill`.
@@ -61,6 +62,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// A drill never runs on a protected table, typed name or not.
 	dec, err := shared.Protection(ctx, f, &opts.Target)
 	if err != nil {
+		return err
+	}
+	if err := factory.ConfirmMatches(factory.Confirmation{Targets: []protect.Decision{dec}, Typed: factory.Typed(opts.Switch.Confirm)}); err != nil {
 		return err
 	}
 	if dec.Protected {

@@ -101,11 +101,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	plan, err := restore.Prepare(ctx, db, restore.Request{Source: opts.Table, Target: opts.Target,
-		Time: opts.Time, Latest: opts.Latest, Now: f.Now()})
-	if err != nil {
-		return usage(err)
-	}
+	// The guard comes first: a protected source is refused before its
+	// settings are read (a refusal must not depend on reads that may fail).
 	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
@@ -113,6 +110,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
 	if err != nil {
 		return err
+	}
+	plan, err := restore.Prepare(ctx, db, restore.Request{Source: opts.Table, Target: opts.Target,
+		Time: opts.Time, Latest: opts.Latest, Now: f.Now()})
+	if err != nil {
+		return usage(err)
 	}
 	if !ok {
 		f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
