@@ -54,6 +54,10 @@ past the 24 h retention are reported with their keys unknown and kept, unless
 --discard-expired. Without --yes it is a dry run: it reads the records and
 prints what it would replay.
 
+The DLQ, --to-queue and every function the run invokes (each record's, or
+--function) go through the protection rule (README "Protected targets"): each
+protected one needs its name typed, or --confirm NAME (repeat the flag).
+
 Safe to interrupt and re-run. Ctrl-C stops taking messages, finishes the ones
 in flight and makes the rest visible again. A deleted message is what "done"
 means, so a second run never replays it. The one window is a kill between a

@@ -48,10 +48,9 @@ re-applies what a restore does not carry over (DDB-PITR-02): PITR and its period
 TTL, stream, tags (plus restored-from and restored-to-time), resource policy and,
 last, deletion protection. It prints a Terraform import block to adopt the table.
 
-Without --yes it prints the plan and changes nothing. For prod tables it also
-needs the source table's name typed (or --confirm NAME) when the source is
-protected: prod, or anything dynops cannot show is not prod (README "Protected
-targets").`,
+Without --yes it prints the plan and changes nothing. A protected source (prod,
+or anything dynops cannot show is not prod: README "Protected targets") also
+needs its name typed (or --confirm NAME).`,
 		Example: `  dynops pitr restore --table prod-hoge-user --time 2026-11-21T09:30:00Z
   dynops pitr restore --table prod-hoge-user --latest --yes --confirm prod-hoge-user`,
 		Args: cobra.NoArgs,
