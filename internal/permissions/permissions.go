@@ -30,10 +30,10 @@ func Commands() []Command {
 		{"pitr status", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
 		// A restore writes the new table's items: AWS checks the item actions on the target too.
 		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},
-		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
+		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
 		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
 		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},
-		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction"}},
+		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:ListQueueTags", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction", "lambda:GetFunctionConfiguration", "lambda:ListTags"}},
 		{"export full", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"}},
 		{"export incremental", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl", "cloudwatch:PutMetricData"}},
 		{"export list", []string{"dynamodb:ListExports", "dynamodb:DescribeTable"}},
@@ -45,7 +45,7 @@ func Commands() []Command {
 		{"dr failover", drActions()},
 		{"dr failback", drActions()},
 		{"dr drill", drActions()},
-		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks"}},
+		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ListQueueTags", "sqs:ListDeadLetterSourceQueues"}},
 	}
 }
 
@@ -53,7 +53,7 @@ func Commands() []Command {
 // regions: read the table, fence it with a resource policy, flip the
 // pointer, switch Route 53 health checks, and write the canary item.
 func drActions() []string {
-	return []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy",
+	return []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy",
 		"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "ssm:GetParameter", "ssm:PutParameter",
 		"cloudwatch:GetMetricData", "route53:GetHealthCheck", "route53:UpdateHealthCheck"}
 }
