@@ -8,6 +8,7 @@ package pitr
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -78,7 +79,8 @@ func TestRestoreDryRunChangesNothing(t *testing.T) {
 	assert.Equal(t, "dynops pitr restore", rec.Command)
 	assert.True(t, rec.DryRun)
 	assert.Equal(t, "dry-run", rec.Result)
-	assert.Equal(t, []string{"restore-table"}, actions(rec), "the planned restore is recorded")
+	assert.Equal(t, []string{"protection", "restore-table"}, actions(rec), "the protection decision and the planned restore are recorded")
+	assert.Contains(t, fmt.Sprint(rec.Actions[0].Detail), "an unprotected env", "the decision carries its reason")
 
 	t.Run("json", func(t *testing.T) {
 		out, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "-o", "json")
@@ -153,9 +155,12 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	rec := lastRecord(t, log)
 	assert.False(t, rec.DryRun)
 	assert.Equal(t, "ok", rec.Result)
-	assert.Equal(t, "restore-table", rec.Actions[0].What)
-	assert.Equal(t, dst, rec.Actions[0].Target)
-	assert.Equal(t, []string{"restore-table", "apply-setting", "apply-setting", "apply-setting", "apply-setting", "apply-setting"}, actions(rec),
+	assert.Equal(t, "protection", rec.Actions[0].What)
+	assert.Equal(t, src, rec.Actions[0].Target)
+	assert.Contains(t, fmt.Sprint(rec.Actions[0].Detail), `starts with "prod"`, "the audit says why the source is protected")
+	assert.Equal(t, "restore-table", rec.Actions[1].What)
+	assert.Equal(t, dst, rec.Actions[1].Target)
+	assert.Equal(t, []string{"protection", "restore-table", "apply-setting", "apply-setting", "apply-setting", "apply-setting", "apply-setting"}, actions(rec),
 		"the restore, then stream, PITR, TTL, tags and deletion protection, one record each")
 }
 
@@ -236,7 +241,7 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 	assert.Equal(t, int64(5), doc.Result.Copied)
 	assert.Equal(t, int64(1), doc.Result.KeptExtra, "never deletes without --delete-extra")
 	rec := lastRecord(t, log)
-	assert.Equal(t, []string{"repair-items"}, actions(rec))
+	assert.Equal(t, []string{"protection", "repair-items"}, actions(rec))
 	assert.False(t, rec.DryRun)
 
 	out, _, code = target.Dynops(t, log, "table", "diff", "--source", dst, "--target", src, "-o", "json")

@@ -130,9 +130,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	})
 	// The functions this run invokes go through the same protection rule as
-	// the DLQ: --function, or (with --yes) every function the messages name.
+	// the DLQ: --function, or (with --yes or --confirm) every function the
+	// messages name.
 	fns := []string{opts.Function}
-	if opts.Function == "" && opts.Yes {
+	if opts.Function == "" && (opts.Yes || len(opts.Confirm) > 0) {
 		if fns, err = functionsIn(ctx, q, opts.Max, f.Now()); err != nil {
 			return err
 		}
