@@ -118,6 +118,7 @@ func TestGuardTable(t *testing.T) {
 	t.Run("dlq redrive/function named in the message", func(t *testing.T) {
 		check(t, x, badCase{inv: invocation{args: []string{"dlq", "redrive", "--queue", x.devFnDLQ, "--yes", "--lambda-endpoint-url", fns.URL}},
 			code: 2, want: []string{"function " + x.msgFn + " is protected", "--confirm " + x.msgFn}})
+		accepted(t, x, invocation{args: []string{"dlq", "redrive", "--queue", x.devFnDLQ, "--confirm", x.msgFn, "--lambda-endpoint-url", fns.URL}})
 	})
 	// A protected destination queue.
 	for _, c := range []string{"move", "redrive"} {
