@@ -94,8 +94,9 @@ func TestCLIFailoverRefusedIsAudited(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	assert.Equal(t, "failed", recs[0].Result)
-	require.Len(t, recs[0].Actions, 1, "only the preflight ran")
-	assert.Equal(t, "dr failover: preflight", recs[0].Actions[0].What)
+	require.Len(t, recs[0].Actions, 2, "the protection decision, then only the preflight ran")
+	assert.Equal(t, "protection", recs[0].Actions[0].What)
+	assert.Equal(t, "dr failover: preflight", recs[0].Actions[1].What)
 }
 
 func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
@@ -111,5 +112,5 @@ func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
 	assert.True(t, recs[0].DryRun)
-	assert.Len(t, recs[0].Actions, 6, "preflight and five planned steps")
+	assert.Len(t, recs[0].Actions, 7, "the protection decision, the preflight and five planned steps")
 }
