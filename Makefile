@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench clean
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ policy: ## guard rules (Rego, OPA embedded) over plans: fixtures, every env root
 test-go: ## go test of every package, with per-test results and counts
 	@mkdir -p .cache
 	$(SETUP) && "$$GOTESTSUM" --format testname --jsonfile .cache/go-test.json -- -count=1 -timeout $(TEST_TIMEOUT) $(GO_PACKAGES)
+
+test-badinput: ## the bad-input suite: the real binary against the emulator, every guard, state snapshots
+	go test -count=1 ./test/badinput/
 
 test-unit: ## only the fast packages (no terraform, no emulator)
 	go test -count=1 ./internal/... ./cmd/...
