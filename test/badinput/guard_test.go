@@ -128,6 +128,12 @@ func TestGuardTable(t *testing.T) {
 		})
 	}
 
+	// Without --to-queue, move sends the messages back to the DLQ's source queues.
+	t.Run("dlq move/protected source queue, no --to-queue", func(t *testing.T) {
+		check(t, x, badCase{inv: invocation{args: []string{"dlq", "move", "--queue", x.srcDLQ, "--yes"}}, code: 2,
+			want: []string{"queue " + x.prodSource + " is protected", "--confirm " + x.prodSource}})
+	})
+
 	// export import creates its table: the name and the tags it will get decide.
 	t.Run("export import", func(t *testing.T) {
 		imp := func(table string, extra ...string) []string {

@@ -53,6 +53,8 @@ type world struct {
 	queues    []protectedTarget
 	functions []protectedTarget
 	prodDest  string // a protected destination queue URL
+	// srcDLQ is the DLQ of the protected queue prodSource (its RedrivePolicy).
+	srcDLQ, prodSource string
 	msgFn     string // the protected function the devFnDLQ's record names
 
 	baseline snapshot
@@ -171,6 +173,21 @@ func seed(t *testing.T) (*world, error) {
 		x.queues = append(x.queues, protectedTarget{label: p.label, name: p.name, url: u})
 	}
 	x.queues = append(x.queues, protectedTarget{label: "tags cannot be read", name: "dev-" + id + "-dlq", url: x.devDLQ, denied: true})
+
+	// A DLQ whose source queue (ListDeadLetterSourceQueues) is protected: a
+	// move without --to-queue goes back there.
+	if x.srcDLQ, err = createQueue(ctx, x.c.sqs, "dev-"+id+"-src-dlq", dev, "a failed message"); err != nil {
+		return nil, err
+	}
+	attrs, err := x.c.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &x.srcDLQ, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return nil, fmt.Errorf("reading the DLQ's ARN: %w", err)
+	}
+	x.prodSource = "prod-" + id + "-orders"
+	if _, err := x.c.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &x.prodSource, Attributes: map[string]string{
+		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"3"}`, attrs.Attributes["QueueArn"])}}); err != nil {
+		return nil, fmt.Errorf("creating the source queue: %w", err)
+	}
 
 	// Functions, on the Lambda stand-in.
 	x.devFn = "dev-" + id + "-consumer"
