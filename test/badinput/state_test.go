@@ -55,7 +55,7 @@ type world struct {
 	prodDest  string // a protected destination queue URL
 	// srcDLQ is the DLQ of the protected queue prodSource (its RedrivePolicy).
 	srcDLQ, prodSource string
-	msgFn     string // the protected function the devFnDLQ's record names
+	msgFn              string // the protected function the devFnDLQ's record names
 
 	baseline snapshot
 }
