@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -32,6 +33,11 @@ type GlobalFlags struct {
 	EndpointURL string
 	Output      string
 	AuditLog    string
+	// Incident ties every audit record of the run to an incident
+	// (--incident, or DYNOPS_INCIDENT).
+	Incident      string
+	AuditHashKeys bool   // --audit-hash-keys
+	AuditLogGroup string // --audit-log-group: central copy in CloudWatch Logs
 }
 
 // Factory is what commands are built from.
@@ -39,8 +45,16 @@ type Factory struct {
 	IOStreams *iostreams.IOStreams
 	Flags     *GlobalFlags
 	Now       func() time.Time
-	// Audit is set once flags are parsed (root's PersistentPreRunE).
+	// Audit is set once flags are parsed (root's PersistentPreRunE). A
+	// command that changes something calls Audit.Start right before its
+	// first write and does not act when it fails.
 	Audit *audit.Recorder
+	// AuditTags are set on the runs `dynops runbook run` makes: the
+	// runbook, the step and the runbook's own run.
+	AuditTags audit.Tags
+	// Exec runs a dynops command line in-process, through the same command
+	// tree, on a fresh Factory (set by root; runbooks use it).
+	Exec func(ctx context.Context, args []string, s ExecStreams) int
 	// LoadAWS loads AWS configuration; tests may replace it.
 	LoadAWS func(ctx context.Context, o awsconfig.Options) (aws.Config, error)
 }
@@ -53,6 +67,15 @@ func New(ios *iostreams.IOStreams) *Factory {
 		Now:       time.Now,
 		LoadAWS:   awsconfig.Load,
 	}
+}
+
+// ExecStreams are the streams and audit tags of an in-process run.
+type ExecStreams struct {
+	In        io.Reader
+	Out       io.Writer
+	ErrOut    io.Writer
+	CanPrompt bool
+	Tags      audit.Tags
 }
 
 // AWSConfig loads AWS configuration from the global flags.

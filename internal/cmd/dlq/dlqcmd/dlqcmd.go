@@ -3,11 +3,13 @@
 package dlqcmd
 
 import (
+	"context"
 	"path"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 )
@@ -30,7 +32,16 @@ func (t *Target) AddFlags(fl *pflag.FlagSet) {
 func (t *Target) Name() string { return path.Base(strings.TrimRight(t.Queue, "/")) }
 
 // Apply decides whether the change goes ahead: a dry run without --yes; a
-// queue named prod-* also needs its name typed (or --confirm NAME).
-func (t *Target) Apply(f *factory.Factory) (bool, error) {
-	return f.Confirm(factory.Confirmation{Yes: t.Yes, Env: guideline.EnvOf(t.Name()), Target: t.Name(), Typed: t.Confirm})
+// queue named prod-* also needs its name typed (or --confirm NAME). When it
+// goes ahead, the run's `started` audit record is written first; when that
+// fails, nothing goes ahead.
+func (t *Target) Apply(ctx context.Context, f *factory.Factory, targets ...string) (bool, error) {
+	ok, err := f.Confirm(factory.Confirmation{Yes: t.Yes, Env: guideline.EnvOf(t.Name()), Target: t.Name(), Typed: t.Confirm})
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: append([]string{t.Queue}, targets...)}); err != nil {
+		return false, err
+	}
+	return true, nil
 }

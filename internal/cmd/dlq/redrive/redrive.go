@@ -98,7 +98,7 @@ next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
 
 // Run redrives the DLQ and prints the outcome; exit status 1 when messages were kept.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	apply, err := opts.Apply(f)
+	apply, err := opts.Apply(ctx, f, opts.ToQueue, opts.Function)
 	if err != nil {
 		return err
 	}
@@ -128,6 +128,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 	})
 	f.IOStreams.Done()
+	counts := map[string]int64{"kept": int64(rep.Kept())}
+	for k, v := range rep.Counts {
+		counts[k] = int64(v)
+	}
+	f.Audit.Counts(counts)
 	if perr := printReport(f, rep); perr != nil {
 		return perr
 	}

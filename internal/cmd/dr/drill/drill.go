@@ -60,7 +60,7 @@ prod tables: rehearse on dev or stg. Without --yes it is a dry run.`,
 
 // Run runs (or plans) the drill and prints the timings.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	execute, err := opts.Switch.ConfirmSwitch(f, &opts.Target)
+	execute, err := opts.Switch.ConfirmSwitch(ctx, f, &opts.Target)
 	if err != nil {
 		return err
 	}
@@ -72,6 +72,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	shared.Header(f, "drill", req)
 	shared.StreamSteps(f, runner)
 	d, runErr := runner.Drill(ctx, req)
+	shared.CountSteps(f, &d.Failover, d.Failback)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(d)
 	} else {

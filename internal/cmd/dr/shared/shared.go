@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/failover"
@@ -181,9 +182,35 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
-// ConfirmSwitch applies the dry-run / prod confirmation rule to a switch of t.
-func (s *SwitchFlags) ConfirmSwitch(f *factory.Factory, t *TargetFlags) (bool, error) {
-	return f.Confirm(factory.Confirmation{Yes: s.Yes, Env: t.Env(), Target: t.Table, Typed: s.Confirm})
+// ConfirmSwitch applies the dry-run / prod confirmation rule to a switch of
+// t; when it goes ahead, the run's `started` audit record is written first,
+// and when that fails nothing goes ahead.
+func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (bool, error) {
+	ok, err := f.Confirm(factory.Confirmation{Yes: s.Yes, Env: t.Env(), Target: t.Table, Typed: s.Confirm})
+	if err != nil || !ok {
+		return ok, err
+	}
+	for _, r := range append([]string{s.To, s.From}, t.Regions...) {
+		f.Audit.AddRegion(r)
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// CountSteps writes the steps of a switch to the audit record, by status.
+func CountSteps(f *factory.Factory, results ...*failover.Result) {
+	counts := map[string]int64{}
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		for _, st := range r.Steps {
+			counts["steps_"+strings.ToLower(string(st.Status))]++
+		}
+	}
+	f.Audit.Counts(counts)
 }
 
 // StreamSteps prints each step as it ends (table output only).
@@ -287,7 +314,7 @@ func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
 
 // RunSwitch confirms, runs and prints a failover or failback.
 func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *TargetFlags, s *SwitchFlags) error {
-	execute, err := s.ConfirmSwitch(f, t)
+	execute, err := s.ConfirmSwitch(ctx, f, t)
 	if err != nil {
 		return err
 	}
@@ -299,6 +326,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	Header(f, mode, req)
 	StreamSteps(f, runner)
 	res, runErr := runner.Run(ctx, req)
+	CountSteps(f, &res)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(res)
 	} else {
