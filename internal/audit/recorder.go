@@ -33,8 +33,8 @@ type Sink interface {
 type Options struct {
 	Path     string
 	Now      func() time.Time
-	HashKeys bool  // --audit-hash-keys: hash key values in action details
-	Sink     Sink  // optional central copy
+	HashKeys bool // --audit-hash-keys: hash key values in action details
+	Sink     Sink // optional central copy
 	Identity Identity
 	Tags     Tags
 	// Caller resolves the AWS caller (called at most once per run). Nil:
@@ -129,7 +129,18 @@ func (r *Recorder) Path() string { return r.o.Path }
 func (r *Recorder) RunID() string { return r.runID }
 
 // Tags are the incident and runbook step of this run.
-func (r *Recorder) Tags() Tags { return r.o.Tags }
+func (r *Recorder) Tags() Tags {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.o.Tags
+}
+
+// SetTags replaces the run's incident and runbook tags (before Start).
+func (r *Recorder) SetTags(t Tags) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.o.Tags = t
+}
 
 // SetCommand names the command run, its flags and its targets.
 func (r *Recorder) SetCommand(command string, params map[string]string, targets []string) {

@@ -22,9 +22,9 @@ type Options struct {
 func NewCmdTimeline(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "timeline --incident ID",
-		Short: "Render an incident's runs as a timeline (markdown): time, who, command, result, what changed",
-		Example: `  dynops audit timeline --incident INC-1234 --format markdown > timeline.md`,
+		Use:         "timeline --incident ID",
+		Short:       "Render an incident's runs as a timeline (markdown): time, who, command, result, what changed",
+		Example:     `  dynops audit timeline --incident INC-1234 --format markdown > timeline.md`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{"audit": "skip"},
 		RunE: func(cmd *cobra.Command, args []string) error {
