@@ -101,27 +101,35 @@ func (c Check) Eval(doc any) error {
 		return fmt.Errorf("check `%s` failed: %s is missing", c.Text, c.Path)
 	}
 	got := String(v)
+	wantText := c.Value
+	if strings.HasPrefix(c.Value, ".") { // compare with another value of the output
+		w, ok := Lookup(doc, c.Value)
+		if !ok {
+			return fmt.Errorf("check `%s` failed: %s is missing", c.Text, c.Value)
+		}
+		wantText = String(w)
+	}
 	if n, isNum := v.(float64); isNum {
-		want, err := strconv.ParseFloat(c.Value, 64)
+		want, err := strconv.ParseFloat(wantText, 64)
 		if err != nil {
 			return fmt.Errorf("check `%s`: %s is a number (%s) and %q is not", c.Text, c.Path, got, c.Value)
 		}
 		if !compare(n, want, c.Op) {
-			return fmt.Errorf("check `%s` failed: %s is %s", c.Text, c.Path, got)
+			return fmt.Errorf("check `%s` failed: %s is %s (want %s %s)", c.Text, c.Path, got, c.Op, wantText)
 		}
 		return nil
 	}
 	var pass bool
 	switch c.Op {
 	case "==":
-		pass = got == c.Value
+		pass = got == wantText
 	case "!=":
-		pass = got != c.Value
+		pass = got != wantText
 	default:
 		return fmt.Errorf("check `%s`: %s is %s, not a number, so only == and != apply", c.Text, c.Path, got)
 	}
 	if !pass {
-		return fmt.Errorf("check `%s` failed: %s is %s", c.Text, c.Path, got)
+		return fmt.Errorf("check `%s` failed: %s is %s (want %s %s)", c.Text, c.Path, got, c.Op, wantText)
 	}
 	return nil
 }

@@ -249,7 +249,11 @@ func (rb *Runbook) validate() error {
 		if st.Run == "" {
 			return fmt.Errorf("%s: `run: dynops ...` is missing", where)
 		}
-		for _, m := range placeholderRe.FindAllStringSubmatch(st.Run, -1) {
+		text := st.Run
+		for _, c := range st.Checks {
+			text += " " + c.Value
+		}
+		for _, m := range placeholderRe.FindAllStringSubmatch(text, -1) {
 			if _, ok := known[m[1]]; !ok {
 				return fmt.Errorf("%s: {{%s}} is neither a param (```dynops-params), a builtin (incident, state_dir, started) nor an output of an earlier step", where, m[1])
 			}

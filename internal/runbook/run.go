@@ -136,6 +136,14 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		if err := r.Store.Save(st); err != nil {
 			return sum, err
 		}
+		checks := make([]Check, len(step.Checks))
+		for j, c := range step.Checks {
+			if c.Value, err = Expand(c.Value, vars); err != nil {
+				return sum, &StepError{Step: step.ID, Code: 2, Err: err}
+			}
+			checks[j] = c
+		}
+		step.Checks = checks
 		doc, err := r.runStep(ctx, step, args)
 		if err != nil {
 			return sum, err
