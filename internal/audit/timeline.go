@@ -17,13 +17,18 @@ func (r Run) Who() string {
 	return r.Identity.CallerARN + " (" + local + ")"
 }
 
-// CommandLine is the command with its flags, as typed.
+// contextFlags are shown in the identity and tags, not in the command line.
+var contextFlags = map[string]bool{"audit-log": true, "incident": true, "endpoint-url": true, "region": true, "profile": true, "output": true}
+
+// CommandLine is the command with the flags that say what it did.
 func (r Run) CommandLine() string {
 	var b strings.Builder
 	b.WriteString(r.Command)
 	keys := make([]string, 0, len(r.Params))
 	for k := range r.Params {
-		keys = append(keys, k)
+		if !contextFlags[k] {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {

@@ -25,6 +25,7 @@ type Runner struct {
 	Params   map[string]string // --param k=v
 	Yes      bool              // --yes: destructive steps run for real
 	Confirm  string            // --confirm NAME, passed to destructive steps
+	Until    string            // --until STEP: stop after this step (look, then run again to go on)
 	// Ask prompts a person (nil: no terminal). It returns the answer line.
 	Ask    func(question string) (string, error)
 	Out    io.Writer
@@ -69,6 +70,9 @@ type Summary struct {
 
 // Run runs rb from its first unfinished step.
 func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
+	if r.Until != "" && !rb.HasStep(r.Until) {
+		return nil, &ParamError{fmt.Errorf("--until %s: runbook %s has no such step (steps: %s)", r.Until, rb.Name, strings.Join(rb.StepIDs(), ", "))}
+	}
 	st, err := r.Store.Load(r.Incident, rb.Name)
 	if err != nil {
 		return nil, err
@@ -163,6 +167,10 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			return sum, err
 		}
 		sum.Ran = append(sum.Ran, step.ID)
+		if step.ID == r.Until && i < len(rb.Steps)-1 {
+			fmt.Fprintf(r.ErrOut, "\nStopped after step %s (--until). Run the same command without --until to go on.\n", step.ID)
+			return sum, nil
+		}
 	}
 	sum.Complete = true
 	return sum, nil
@@ -310,4 +318,23 @@ func LineAsker(in io.Reader, w io.Writer) func(string) (string, error) {
 		}
 		return line, nil
 	}
+}
+
+// HasStep reports whether rb has a step with this id.
+func (rb *Runbook) HasStep(id string) bool {
+	for _, s := range rb.Steps {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// StepIDs lists the step ids in order.
+func (rb *Runbook) StepIDs() []string {
+	ids := make([]string, len(rb.Steps))
+	for i, s := range rb.Steps {
+		ids[i] = s.ID
+	}
+	return ids
 }

@@ -23,6 +23,7 @@ type Options struct {
 	Params  []string
 	Yes     bool
 	Confirm string
+	Until   string
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -54,6 +55,7 @@ last finished step.`,
 	}
 	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
 	return cmd
 }
@@ -92,7 +94,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	globals := globalArgs(f, incident)
 	r := &runbook.Runner{
-		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm,
+		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
 		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now,
 		Exec: func(ctx context.Context, args []string, step string, stdout io.Writer) int {
 			t := tags
@@ -127,6 +129,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if f.JSON() {
 		return f.IOStreams.PrintJSON(sum)
+	}
+	if !sum.Complete { // --until
+		return nil
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
 		rb.Name, incident, len(sum.Ran), len(sum.Skipped), incident)
