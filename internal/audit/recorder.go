@@ -295,7 +295,20 @@ func (r *Recorder) Finish(ctx context.Context, out Outcome) error {
 		}
 		r.log = nil
 	}
-	return errors.Join(errs...)
+	return joinUnique(errs)
+}
+
+// joinUnique joins the errors, each message once.
+func joinUnique(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, e := range errs {
+		if e != nil && !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
 }
 
 func resultOf(o Outcome) string {
