@@ -45,7 +45,7 @@ func auditLogPath(fl *factory.GlobalFlags) (string, error) {
 }
 
 // newRecorder builds the run's audit recorder once flags are parsed.
-func newRecorder(f *factory.Factory, cmd *cobra.Command, version string) (*audit.Recorder, error) {
+func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version string) (*audit.Recorder, error) {
 	fl := f.Flags
 	path, err := auditLogPath(fl)
 	if err != nil {
@@ -98,7 +98,8 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, version string) (*audit
 	if fl.Region != "" {
 		rec.AddRegion(fl.Region)
 	}
-	rec.SetCommand(cmd.CommandPath(), params, targets)
+	command := strings.Join(append([]string{cmd.CommandPath()}, args...), " ")
+	rec.SetCommand(command, params, targets)
 	return rec, nil
 }
 

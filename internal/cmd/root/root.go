@@ -40,7 +40,7 @@ for the table name. Every action is appended to the audit log.`,
 			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
 				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
 			}
-			rec, err := newRecorder(f, cmd, version)
+			rec, err := newRecorder(f, cmd, args, version)
 			if err != nil {
 				return err
 			}
