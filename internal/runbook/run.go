@@ -31,6 +31,10 @@ type Runner struct {
 	Out    io.Writer
 	ErrOut io.Writer
 	Now    func() time.Time
+	// Begin is called once the parameters are known, before the first
+	// step (the runbook run's own `started` audit record); an error stops
+	// the run before anything ran.
+	Begin func() error
 }
 
 // StepError is a step that stopped the runbook.
@@ -85,6 +89,11 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	}
 	if err := r.resolveParams(rb, st); err != nil {
 		return nil, err
+	}
+	if r.Begin != nil {
+		if err := r.Begin(); err != nil {
+			return nil, err
+		}
 	}
 	workDir, err := r.Store.WorkDir(r.Incident, rb.Name)
 	if err != nil {

@@ -131,3 +131,62 @@ func TestRunbookStepsMatchTheCommandTree(t *testing.T) {
 		}
 	}
 }
+
+// Bad input to the audit and runbook commands: exit 2, a message naming the
+// input and the fix, and no step run.
+func TestAuditAndRunbookBadInput(t *testing.T) {
+	cases := []struct {
+		args    []string
+		code    int
+		message string
+	}{
+		{[]string{"runbook", "show", "nope"}, 2, "no runbook \"nope\": the runbooks are dlq-redrive, dr-failover"},
+		{[]string{"runbook", "run", "nope"}, 2, "dynops runbook list"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1"}, 2, "missing runbook parameters: --param table=VALUE"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "tabel=x"}, 2, "runbook pitr-restore has no such parameter (it takes: table, restore_point)"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table"}, 2, "--param \"table\": write name=value"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "../etc", "--param", "table=x"}, 2, "--incident: incident id \"../etc\""},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, repair, verify)"},
+		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
+		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
+		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s: use a positive duration"},
+		{[]string{"audit", "log"}, 1, "reading the audit log"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			out, errOut, code, _ := run(t, c.args...)
+			if code != c.code || !strings.Contains(errOut, c.message) {
+				t.Fatalf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, c.code, c.message)
+			}
+			if strings.Contains(out+errOut, "== step") {
+				t.Fatalf("a step ran: %s", errOut)
+			}
+		})
+	}
+}
+
+func TestRunbookListAndShow(t *testing.T) {
+	out, _, code, _ := run(t, "runbook", "list")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, name := range []string{"pitr-restore", "dlq-redrive", "dr-failover", "dr-restore-in-region", "export-and-cross-region-restore"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("runbook list lacks %s:\n%s", name, out)
+		}
+	}
+	if strings.Contains(out, "README") {
+		t.Error("runbooks/README.md is the format, not a runbook")
+	}
+	out, _, code, _ = run(t, "runbook", "show", "pitr-restore")
+	if code != 0 || !strings.HasPrefix(out, "# Runbook: items deleted or corrupted") || !strings.Contains(out, "```dynops\nstep: restore") {
+		t.Fatalf("show: exit %d\n%s", code, out)
+	}
+	out, _, code, _ = run(t, "runbook", "show", "pitr-restore", "-o", "json")
+	var rb struct {
+		Steps []struct{ ID string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil || len(rb.Steps) != 5 {
+		t.Fatalf("show -o json: exit %d\n%s", code, out)
+	}
+}

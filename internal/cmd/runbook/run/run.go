@@ -85,9 +85,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
 	f.Audit.SetTags(tags)
 	store := runbook.Store{Dir: filepath.Join(filepath.Dir(f.Audit.Path()), "runbooks")}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}}); err != nil {
-		return err
-	}
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
 		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
@@ -96,6 +93,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	r := &runbook.Runner{
 		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
 		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now,
+		Begin: func() error {
+			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
+		},
 		Exec: func(ctx context.Context, args []string, step string, stdout io.Writer) int {
 			t := tags
 			t.Step, t.ParentRun = step, f.Audit.RunID()
