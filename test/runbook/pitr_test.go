@@ -3,7 +3,6 @@ package runbook
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -179,4 +178,52 @@ func repairStarted(t *testing.T, log, incident string) *audit.Run {
 	return nil
 }
 
-var _ = fmt.Sprint
+// TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02: a plain
+// destructive command (pitr repair, outside any runbook) killed after its
+// first write: its `started` record is on disk, no `finished`, and `dynops
+// audit log` lists the run as INTERRUPTED.
+func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	from, to := "dev-"+id+"-user", "dev-"+id+"-copy"
+	fixture.Create(t, db, fixture.Table{Name: from, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: to, HashKey: "user_id"})
+	const n = 400
+	fixture.Put(t, db, from, fixture.Users(n))
+	bad := fixture.Users(n)
+	for _, it := range bad {
+		it["status"] = &types.AttributeValueMemberS{Value: "corrupted"}
+	}
+	fixture.Put(t, db, to, bad)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := command(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1", "--yes")
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for countStatus(t, db, to, "corrupted") == n {
+		select {
+		case err := <-exited:
+			t.Fatalf("pitr repair ended (%v) before its first write", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no write in 2 minutes")
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
+	require.Greater(t, countStatus(t, db, to, "corrupted"), 0, "the repair finished before the kill")
+
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "only the started record")
+	assert.Equal(t, audit.EventStarted, recs[0].Event)
+	assert.Equal(t, int64(n), recs[0].Plan.Counts["changed"])
+	rs := auditLogJSON(t, log)
+	require.Len(t, rs, 1)
+	assert.Equal(t, audit.ResultInterrupted, rs[0].Result)
+	assert.Equal(t, recs[0].RunID, rs[0].RunID)
+	out, _, code := target.Dynops(t, log, "audit", "log")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "INTERRUPTED")
+	assert.Contains(t, out, "dynops pitr repair")
+}
