@@ -145,7 +145,7 @@ func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, ru
 		return
 	}
 	if cmd.Flags().Lookup("yes") != nil && f.Audit.Started() {
-		fmt.Fprintf(f.IOStreams.ErrOut, "audit: run %s appended to %s\n", f.Audit.RunID(), f.Audit.Path())
+		fmt.Fprintf(f.IOStreams.ErrOut, "audit: record appended to %s (run %s)\n", f.Audit.Path(), f.Audit.RunID())
 	}
 }
 
