@@ -312,3 +312,24 @@ func fileSize(p string) int64 {
 	}
 	return fi.Size()
 }
+
+// A run without `finished` whose process is alive on this host is running,
+// not interrupted; a dead one, or one of another host, is interrupted.
+func TestMarkRunning(t *testing.T) {
+	runs := []Run{
+		{RunID: "alive", Result: ResultInterrupted, Identity: Identity{Host: "h", PID: 10}},
+		{RunID: "dead", Result: ResultInterrupted, Identity: Identity{Host: "h", PID: 11}},
+		{RunID: "other host", Result: ResultInterrupted, Identity: Identity{Host: "g", PID: 10}},
+		{RunID: "finished", Result: ResultOK, Identity: Identity{Host: "h", PID: 10}},
+	}
+	MarkRunning(runs, "h", func(pid int) bool { return pid == 10 })
+	want := []string{ResultRunning, ResultInterrupted, ResultInterrupted, ResultOK}
+	for i, r := range runs {
+		if r.Result != want[i] {
+			t.Errorf("%s: %s, want %s", r.RunID, r.Result, want[i])
+		}
+	}
+	if !DynopsAlive(os.Getpid()) || DynopsAlive(1<<30) {
+		t.Error("DynopsAlive: this process is alive, a pid that cannot exist is not")
+	}
+}

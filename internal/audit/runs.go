@@ -64,6 +64,36 @@ type Run struct {
 // Interrupted reports whether the run has a `started` record and no `finished`.
 func (r Run) Interrupted() bool { return r.Result == ResultInterrupted }
 
+// Finished reports whether the run has its `finished` record.
+func (r Run) Finished() bool { return r.Result != ResultInterrupted && r.Result != ResultRunning }
+
+// ResultRunning is a run without `finished` whose process is still alive on
+// this host: not (yet) interrupted.
+const ResultRunning = "running"
+
+// MarkRunning turns the unfinished runs of this host whose process is still
+// a live dynops into "running": an hours-long restore in progress is not
+// an interrupted one.
+func MarkRunning(runs []Run, host string, alive func(pid int) bool) {
+	for i := range runs {
+		r := &runs[i]
+		if r.Interrupted() && r.Identity.Host == host && r.Identity.PID > 0 && alive(r.Identity.PID) {
+			r.Result = ResultRunning
+		}
+	}
+}
+
+// DynopsAlive reports whether pid is a live process running dynops (Linux:
+// /proc/PID/cmdline); elsewhere it says no, so runs read as interrupted.
+func DynopsAlive(pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	return bytes.Contains(argv0, []byte("dynops")) || pid == os.Getpid()
+}
+
 // Runs pairs the records by run id, in the order the runs started.
 func Runs(recs []Record) []Run {
 	idx := map[string]int{}

@@ -47,6 +47,9 @@ func (r Run) Outcome() string {
 	if r.Interrupted() {
 		return "INTERRUPTED (started, never finished: killed or crashed)"
 	}
+	if r.Result == ResultRunning {
+		return "RUNNING (started, not finished yet; its process is alive)"
+	}
 	var extra []string
 	if r.ExitCode != nil {
 		extra = append(extra, fmt.Sprintf("exit %d", *r.ExitCode))
@@ -95,7 +98,7 @@ func (r Run) Changed() string {
 		parts = append(parts, "findings: "+strings.Join(r.Findings, ", "))
 	}
 	switch {
-	case r.Interrupted() && r.Plan != nil && len(r.Plan.Counts) > 0:
+	case !r.Finished() && r.Plan != nil && len(r.Plan.Counts) > 0:
 		parts = append(parts, "planned: "+formatCounts(r.Plan.Counts))
 	case r.Interrupted():
 		parts = append(parts, "unknown: it may have written before it stopped")

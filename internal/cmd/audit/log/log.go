@@ -4,6 +4,7 @@ package log
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -55,7 +56,10 @@ func Load(f *factory.Factory, incident string, since time.Duration) ([]audit.Run
 	if since > 0 {
 		flt.Since = f.Now().Add(-since)
 	}
-	return flt.Select(audit.Runs(recs)), nil
+	runs := flt.Select(audit.Runs(recs))
+	host, _ := os.Hostname()
+	audit.MarkRunning(runs, host, audit.DynopsAlive)
+	return runs, nil
 }
 
 // Run lists the runs.
@@ -73,8 +77,8 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 	rows := make([][]string, 0, len(runs))
 	for _, r := range runs {
 		res := r.Result
-		if r.Interrupted() {
-			res = "INTERRUPTED"
+		if !r.Finished() {
+			res = strings.ToUpper(res)
 		}
 		if r.ExitCode != nil {
 			res += fmt.Sprintf(" (exit %d)", *r.ExitCode)
