@@ -34,4 +34,9 @@ for f in scripts/demo.d/*.sh; do
 done
 
 step "Audit log of this demo ($DYNOPS_AUDIT_LOG)"
-wc -l <"$DYNOPS_AUDIT_LOG" | xargs printf '%s audit records\n'
+wc -l <"$DYNOPS_AUDIT_LOG" | xargs printf '%s audit records (a started and a finished record per run)\n'
+dynops audit log --since 1h | tail -n 5
+
+# The demo ends with the on-call path: runbooks/pitr-restore.md run by dynops
+# itself on a damaged table, then the incident's timeline.
+source scripts/demo-runbook.sh

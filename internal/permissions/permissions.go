@@ -45,6 +45,11 @@ func Commands() []Command {
 		{"dr failover", drActions()},
 		{"dr failback", drActions()},
 		{"dr drill", drActions()},
+		// runbook run runs other commands (their own entries); itself it only
+		// writes the audit trail: the central copy (--audit-log-group), which
+		// any command may write. (sts:GetCallerIdentity, called by every run
+		// for the audit identity, needs no IAM grant.)
+		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents"}},
 		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ListQueueTags", "sqs:ListDeadLetterSourceQueues"}},
 	}
 }

@@ -166,8 +166,9 @@ func TestApplyTwoRegionExample_DDB_DR_01(t *testing.T) {
 		assert.True(t, d.OK)
 		require.NotNil(t, d.Failback)
 		assert.Positive(t, d.RTO)
-		recs, err := audit.Read(auditLog)
+		all, err := audit.Read(auditLog)
 		require.NoError(t, err)
+		recs := audit.Runs(all) // started + finished per run
 		require.Len(t, recs, 3)
 		assert.Equal(t, "dynops dr drill", recs[2].Command)
 		assert.False(t, recs[2].DryRun)

@@ -90,8 +90,9 @@ func TestCLIFailoverRefusedIsAudited(t *testing.T) {
 	assert.Contains(t, out, "nothing was changed")
 	assert.Contains(t, errOut, "preflight refused the switch")
 	p.AssertUnchanged(t)
-	recs, err := audit.Read(log)
+	all, err := audit.Read(log)
 	require.NoError(t, err)
+	recs := audit.Runs(all) // started + finished per run
 	require.Len(t, recs, 1)
 	assert.Equal(t, "failed", recs[0].Result)
 	require.Len(t, recs[0].Actions, 2, "the protection decision, then only the preflight ran")
@@ -108,8 +109,9 @@ func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
 	assert.Contains(t, out, "DRY RUN")
 	assert.Contains(t, out, "fence-old          PLANNED")
 	p.AssertUnchanged(t)
-	recs, err := audit.Read(log)
+	all, err := audit.Read(log)
 	require.NoError(t, err)
+	recs := audit.Runs(all) // started + finished per run
 	require.Len(t, recs, 1)
 	assert.True(t, recs[0].DryRun)
 	assert.Len(t, recs[0].Actions, 7, "the protection decision, the preflight and five planned steps")

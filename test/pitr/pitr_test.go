@@ -122,7 +122,7 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 	}
 	assert.Equal(t, before, fixture.TableNames(t, db), "nothing was created")
 	rec := lastRecord(t, log)
-	assert.Equal(t, "failed", rec.Result)
+	assert.Equal(t, "refused", rec.Result, "bad input: refused, nothing changed")
 }
 
 func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {

@@ -113,8 +113,9 @@ func TestApplyBasicExample(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
 		assert.Zero(t, rep.Summary.Fail)
 		assert.GreaterOrEqual(t, rep.Summary.Pass, 9, "every rule is reported")
-		recs, err := audit.Read(auditLog)
+		all, err := audit.Read(auditLog)
 		require.NoError(t, err)
+		recs := audit.Runs(all) // started + finished per run
 		require.Len(t, recs, 1)
 		assert.Equal(t, "dynops check", recs[0].Command)
 	})

@@ -120,6 +120,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.IOStreams.Done()
 	rep.Summary = summarize(rep.Findings)
+	f.Audit.Counts(map[string]int64{"tables": int64(len(tables)), "pass": int64(rep.Summary.Pass), "fail": int64(rep.Summary.Fail),
+		"exception": int64(rep.Summary.Exception), "failing_errors": int64(rep.Summary.Failing)})
+	for _, fd := range rep.Findings {
+		if fd.Failing() {
+			f.Audit.Finding(fd.Rule + " " + fd.Resource)
+		}
+	}
 
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)

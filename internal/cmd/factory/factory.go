@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -36,6 +37,11 @@ type GlobalFlags struct {
 	AuditLog    string
 	// ProtectedEnvs is --protected-envs: envs protected on top of the built-in ones.
 	ProtectedEnvs []string
+	// Incident ties every audit record of the run to an incident
+	// (--incident, or DYNOPS_INCIDENT).
+	Incident      string
+	AuditHashKeys bool   // --audit-hash-keys
+	AuditLogGroup string // --audit-log-group: central copy in CloudWatch Logs
 }
 
 // Factory is what commands are built from.
@@ -43,8 +49,16 @@ type Factory struct {
 	IOStreams *iostreams.IOStreams
 	Flags     *GlobalFlags
 	Now       func() time.Time
-	// Audit is set once flags are parsed (root's PersistentPreRunE).
+	// Audit is set once flags are parsed (root's PersistentPreRunE). A
+	// command that changes something calls Audit.Start right before its
+	// first write and does not act when it fails.
 	Audit *audit.Recorder
+	// AuditTags are set on the runs `dynops runbook run` makes: the
+	// runbook, the step and the runbook's own run.
+	AuditTags audit.Tags
+	// Exec runs a dynops command line in-process, through the same command
+	// tree, on a fresh Factory (set by root; runbooks use it).
+	Exec func(ctx context.Context, args []string, s ExecStreams) int
 	// LoadAWS loads AWS configuration; tests may replace it.
 	LoadAWS func(ctx context.Context, o awsconfig.Options) (aws.Config, error)
 	// Getenv reads the environment (os.Getenv; tests may replace it).
@@ -62,6 +76,15 @@ func New(ios *iostreams.IOStreams) *Factory {
 		LoadAWS:   awsconfig.Load,
 		Getenv:    os.Getenv,
 	}
+}
+
+// ExecStreams are the streams and audit tags of an in-process run.
+type ExecStreams struct {
+	In        io.Reader
+	Out       io.Writer
+	ErrOut    io.Writer
+	CanPrompt bool
+	Tags      audit.Tags
 }
 
 // AWSConfig loads AWS configuration from the global flags.

@@ -9,15 +9,15 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/dynops/dynops/internal/audit"
+	auditCmd "github.com/dynops/dynops/internal/cmd/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
 	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
+	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
 )
@@ -41,15 +41,11 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
 				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
 			}
-			path := fl.AuditLog
-			if path == "" {
-				p, err := audit.DefaultPath()
-				if err != nil {
-					return err
-				}
-				path = p
+			rec, err := newRecorder(f, cmd, args, version)
+			if err != nil {
+				return err
 			}
-			f.Audit = audit.NewRecorder(path, f.Now)
+			f.Audit = rec
 			return nil
 		},
 	}
@@ -58,8 +54,8 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json")
-	pf.StringVar(&f.Flags.AuditLog, "audit-log", "", "audit log file, JSON lines (default: $XDG_STATE_HOME/dynops/audit.jsonl)")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
+	addAuditFlags(pf, f.Flags)
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return factory.UsageErrorf("%w", err) })
 
@@ -70,6 +66,9 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	cmd.AddCommand(exportCmd.NewCmdExport(f))
 	cmd.AddCommand(drCmd.NewCmdDR(f))
+	cmd.AddCommand(auditCmd.NewCmdAudit(f))
+	cmd.AddCommand(runbookCmd.NewCmdRunbook(f))
+	f.Exec = execFunc(f, version)
 	return cmd
 }
 
@@ -84,10 +83,14 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	cmd, err := root.ExecuteContextC(ctx)
 	f.IOStreams.Done()
 
+	code := exitCode(f, cmd, err)
 	if f.Audit != nil && cmd != nil && cmd.Annotations["audit"] != "skip" && cmd.Runnable() {
-		writeAudit(f, cmd, err)
+		finishAudit(ctx, f, cmd, err, code)
 	}
+	return code
+}
 
+func exitCode(f *factory.Factory, cmd *cobra.Command, err error) int {
 	var exit factory.ExitError
 	switch {
 	case err == nil:
@@ -101,31 +104,5 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 			return 2
 		}
 		return 1
-	}
-}
-
-func writeAudit(f *factory.Factory, cmd *cobra.Command, runErr error) {
-	rec := audit.Record{Command: cmd.CommandPath(), Params: map[string]string{}, Result: "ok"}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { rec.Params[fl.Name] = fl.Value.String() })
-	// A command with --yes is a dry run unless --yes was given.
-	if yes := cmd.Flags().Lookup("yes"); yes != nil && yes.Value.String() != "true" {
-		rec.DryRun = true
-		rec.Result = "dry-run"
-	}
-	var exit factory.ExitError
-	if runErr != nil {
-		rec.Result = "failed"
-		if !errors.As(runErr, &exit) {
-			rec.Error = runErr.Error()
-		} else {
-			rec.Error = exit.Error()
-		}
-	}
-	if err := f.Audit.Write(rec); err != nil {
-		fmt.Fprintf(f.IOStreams.ErrOut, "warning: audit record not written: %v\n", err)
-		return
-	}
-	if cmd.Flags().Lookup("yes") != nil {
-		fmt.Fprintf(f.IOStreams.ErrOut, "audit: record appended to %s\n", f.Audit.Path())
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/protect"
 )
@@ -32,6 +33,8 @@ func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 // without --yes; the DLQ (its tags read with ListQueueTags) and every other
 // target (e.g. the function a redrive invokes) are decided by the one
 // protection rule, and each protected one needs its name typed (or --confirm).
+// When it goes ahead, the run's `started` audit record is written first; when
+// that fails, nothing goes ahead.
 func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (bool, []protect.Decision, error) {
 	targets := append([]protect.Target{protect.ReadQueue(ctx, q, t.Queue)}, more...)
 	decisions, err := f.Protection(targets...)
@@ -39,5 +42,15 @@ func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueA
 		return false, nil, err
 	}
 	ok, err := f.Confirm(factory.Confirmation{Yes: t.Yes, Targets: decisions, Typed: t.Confirm})
-	return ok, decisions, err
+	if err != nil || !ok {
+		return ok, decisions, err
+	}
+	names := make([]string, 0, len(decisions))
+	for _, d := range decisions {
+		names = append(names, d.Name)
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: names}); err != nil {
+		return false, decisions, err
+	}
+	return true, decisions, nil
 }

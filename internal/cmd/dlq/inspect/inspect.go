@@ -90,6 +90,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	for _, e := range entries {
 		rep.Counts[e.State]++
 	}
+	counts := map[string]int64{"messages": int64(len(entries))}
+	for k, v := range rep.Counts {
+		counts[k] = int64(v)
+	}
+	f.Audit.Counts(counts)
 	if f.JSON() {
 		return f.IOStreams.PrintJSON(rep)
 	}

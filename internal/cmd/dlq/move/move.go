@@ -109,6 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Progress: func(moved int) { f.IOStreams.Progress("%d message(s) moved", moved) },
 	})
 	f.IOStreams.Done()
+	f.Audit.Counts(map[string]int64{"moved": int64(rep.Moved), "kept": int64(rep.Kept), "visible_at_start": int64(rep.Visible)})
 	if rep.FallbackReason != "" {
 		f.IOStreams.Infof("note: %s: moving with receive/send/delete\n", rep.FallbackReason)
 	}

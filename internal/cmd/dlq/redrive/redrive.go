@@ -219,6 +219,11 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 		},
 	})
 	f.IOStreams.Done()
+	counts := map[string]int64{"kept": int64(rep.Kept())}
+	for k, v := range rep.Counts {
+		counts[k] = int64(v)
+	}
+	f.Audit.Counts(counts)
 	if perr := printReport(f, rep); perr != nil {
 		return perr
 	}

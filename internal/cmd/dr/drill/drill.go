@@ -82,6 +82,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	shared.Header(f, "drill", req)
 	shared.StreamSteps(f, runner)
 	d, runErr := runner.Drill(ctx, req)
+	shared.CountSteps(f, &d.Failover, d.Failback)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(d)
 	} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/failover"
@@ -193,13 +194,39 @@ func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protec
 	return ds[0], nil
 }
 
-// ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a switch of t.
+// ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a
+// switch of t; when it goes ahead, the run's `started` audit record is
+// written first, and when that fails nothing goes ahead.
 func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (bool, error) {
 	d, err := Protection(ctx, f, t)
 	if err != nil {
 		return false, err
 	}
-	return f.Confirm(factory.Confirmation{Yes: s.Yes, Targets: []protect.Decision{d}, Typed: factory.Typed(s.Confirm)})
+	ok, err := f.Confirm(factory.Confirmation{Yes: s.Yes, Targets: []protect.Decision{d}, Typed: factory.Typed(s.Confirm)})
+	if err != nil || !ok {
+		return ok, err
+	}
+	for _, r := range append([]string{s.To, s.From}, t.Regions...) {
+		f.Audit.AddRegion(r)
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// CountSteps writes the steps of a switch to the audit record, by status.
+func CountSteps(f *factory.Factory, results ...*failover.Result) {
+	counts := map[string]int64{}
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		for _, st := range r.Steps {
+			counts["steps_"+strings.ToLower(string(st.Status))]++
+		}
+	}
+	f.Audit.Counts(counts)
 }
 
 // StreamSteps prints each step as it ends (table output only).
@@ -315,6 +342,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	Header(f, mode, req)
 	StreamSteps(f, runner)
 	res, runErr := runner.Run(ctx, req)
+	CountSteps(f, &res)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(res)
 	} else {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -73,6 +74,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err := exportwindow.CheckRange(opts.Time, opts.Time, tbl.PITR); err != nil {
 			return factory.UsageErrorf("--time: %v", err)
 		}
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket + "/" + opts.Prefix}, Counts: map[string]int64{"exports_to_start": 1}}); err != nil {
+		return err
 	}
 	e, err := export.StartFull(ctx, db, tbl.Arn, opts.Time, export.Target{Bucket: opts.Bucket, Prefix: opts.Prefix}, "")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -152,6 +153,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return printResult(f, res)
 	}
 
+	f.Audit.AddRegion(sourceRegion)
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
+		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
+		return err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	imp, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
 	if err != nil {
@@ -189,6 +195,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if res.TableItems, err = export.CountTableItems(ctx, db, opts.Table); err != nil {
 		return err
 	}
+	f.Audit.Counts(map[string]int64{"imported": done.Imported, "table_items": res.TableItems, "settings_applied": int64(len(res.Settings))})
 	return printResult(f, res)
 }
 

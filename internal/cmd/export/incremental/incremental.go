@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -121,6 +122,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.UsageErrorf("--from/--to: %v", err)
 	}
 	target := export.Target{Bucket: opts.Bucket, Prefix: opts.Prefix}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket + "/" + opts.Prefix}, Counts: map[string]int64{"exports_to_start": int64(len(windows))}}); err != nil {
+		return err
+	}
 	var es []export.Export
 	for i, w := range windows {
 		f.IOStreams.Progress("window %d/%d %s", i+1, len(windows), w)
@@ -148,6 +152,10 @@ func runSeries(ctx context.Context, f *factory.Factory, db export.SeriesDB, opts
 	s := export.Series{DB: db, Checkpoints: export.CheckpointStore{DB: db, Table: opts.CheckpointTable},
 		Table: opts.Table, Target: export.Target{Bucket: opts.Bucket, Prefix: opts.Prefix}, Now: f.Now}
 	var steps []export.Outcome
+	// A step may start an export and move the checkpoint: audited first.
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, opts.CheckpointTable, "s3://" + opts.Bucket + "/" + opts.Prefix}}); err != nil {
+		return err
+	}
 	for {
 		out, err := s.Step(ctx)
 		steps = append(steps, out)

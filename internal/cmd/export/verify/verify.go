@@ -63,6 +63,13 @@ nothing can be compared with a manifest. --dir verifies a local copy
 	return cmd
 }
 
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Run verifies and prints the report; ExitError{1} when a check fails.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	var store exportverify.Store = exportverify.DirStore{Root: opts.Dir}
@@ -81,6 +88,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	f.Audit.Counts(map[string]int64{"exports": int64(len(rep.Exports)), "items": rep.Items, "bytes": rep.Bytes, "ok": boolCount(rep.OK)})
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
@@ -183,11 +184,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to repair.\n")
 		return nil
 	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
+		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
+		return err
+	}
 	ro.Progress = func(done int64) {
 		f.IOStreams.Progress("repairing %s: %d keys handled", ro.To, done)
 	}
 	rep.Result, err = repair.Run(ctx, db, ro)
 	f.IOStreams.Done()
+	if r := rep.Result; r != nil {
+		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
+			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "conflicts": r.Conflicts})
+	}
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
@@ -124,6 +125,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to restore.\n")
 		return nil
 	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
+		Counts: map[string]int64{"tables_to_create": 1, "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
+		return err
+	}
 
 	res, err := restore.Run(ctx, db, plan, restore.Hooks{
 		Restoring: func(status string, waited time.Duration) {
@@ -138,6 +143,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 	})
 	f.IOStreams.Done()
+	if res != nil {
+		f.Audit.Counts(map[string]int64{"tables_created": boolCount(res.TargetArn != ""), "settings_applied": int64(len(res.Applied))})
+	}
 	if err != nil {
 		if res != nil && res.TargetArn != "" {
 			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; apply the rest by hand, or delete it and restore again)", err, plan.Target)
@@ -149,6 +157,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	printResult(f, res)
 	return nil
+}
+
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func printPlan(f *factory.Factory, p *restore.Plan) {

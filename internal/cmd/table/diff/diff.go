@@ -86,6 +86,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	f.Audit.Counts(map[string]int64{"source_items": rep.SourceItems, "target_items": rep.TargetItems, "same": rep.Same,
+		"only_in_source": rep.OnlyInSource, "only_in_target": rep.OnlyInTarget, "changed": rep.Changed})
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {

@@ -1,0 +1,74 @@
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+)
+
+// imageFields hold item images or message bodies: never logged.
+var imageFields = map[string]bool{
+	"item": true, "items": true, "image": true, "newimage": true, "oldimage": true,
+	"new_image": true, "old_image": true, "body": true, "payload": true, "attributes_values": true,
+}
+
+// keyFields hold key values: hashed with --audit-hash-keys.
+var keyFields = map[string]bool{"key": true, "keys": true, "exclusive_start_key": true, "last_evaluated_key": true}
+
+// Redacted replaces an item image in a record.
+const Redacted = "[redacted: item image]"
+
+// sanitize returns detail as plain JSON values with item images removed and,
+// when hashKeys is set, key values replaced by "sha256:<first 16 hex>".
+func sanitize(detail any, hashKeys bool) any {
+	if detail == nil {
+		return nil
+	}
+	raw, err := json.Marshal(detail)
+	if err != nil {
+		return map[string]string{"unencodable_detail": err.Error()}
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return map[string]string{"unencodable_detail": err.Error()}
+	}
+	return clean(v, hashKeys)
+}
+
+func clean(v any, hashKeys bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			lk := strings.ToLower(k)
+			switch {
+			case imageFields[lk]:
+				x[k] = Redacted
+			case hashKeys && keyFields[lk]:
+				x[k] = HashValue(val)
+			default:
+				x[k] = clean(val, hashKeys)
+			}
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = clean(x[i], hashKeys)
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+// HashValue is how --audit-hash-keys writes a key: "sha256:" and the first 16
+// hex digits of the SHA-256 of its JSON, so equal keys still match across
+// records and runs without the value being in the log.
+func HashValue(v any) string {
+	raw, _ := json.Marshal(v)
+	if s, ok := v.(string); ok {
+		raw = []byte(s)
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,181 @@
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+// targetFlags name what a command acts on, for the audit record's targets.
+var targetFlags = []string{"table", "target", "from", "to", "source", "queue", "to-queue", "bucket", "schema-from", "name"}
+
+// regionFlags name regions besides the configured one.
+var regionFlags = []string{"regions", "source-region", "bucket-region"}
+
+// addAuditFlags adds the audit flags every command takes.
+func addAuditFlags(pf *pflag.FlagSet, fl *factory.GlobalFlags) {
+	pf.StringVar(&fl.AuditLog, "audit-log", "", "audit log file, JSON lines, 0600 (default: $XDG_STATE_HOME/dynops/audit.jsonl)")
+	pf.StringVar(&fl.Incident, "incident", "", "incident id written on every audit record (default: DYNOPS_INCIDENT)")
+	pf.BoolVar(&fl.AuditHashKeys, "audit-hash-keys", false, "write key values to the audit log as SHA-256 hashes")
+	pf.StringVar(&fl.AuditLogGroup, "audit-log-group", "", "also copy every audit record to this CloudWatch Logs group (it must exist)")
+}
+
+// auditLogPath is --audit-log, or DYNOPS_AUDIT_LOG, or the default path.
+func auditLogPath(fl *factory.GlobalFlags) (string, error) {
+	if fl.AuditLog != "" {
+		return fl.AuditLog, nil
+	}
+	if p := os.Getenv("DYNOPS_AUDIT_LOG"); p != "" {
+		return p, nil
+	}
+	return audit.DefaultPath()
+}
+
+// newRecorder builds the run's audit recorder once flags are parsed.
+func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version string) (*audit.Recorder, error) {
+	fl := f.Flags
+	path, err := auditLogPath(fl)
+	if err != nil {
+		return nil, err
+	}
+	if fl.Incident == "" {
+		fl.Incident = os.Getenv("DYNOPS_INCIDENT")
+	}
+	tags := f.AuditTags
+	if tags.Incident == "" {
+		tags.Incident = fl.Incident
+	}
+	id := audit.Identity{Version: version, Profile: firstNonEmpty(fl.Profile, os.Getenv("AWS_PROFILE")),
+		Endpoint: firstNonEmpty(fl.EndpointURL, os.Getenv("AWS_ENDPOINT_URL"))}
+	var rec *audit.Recorder
+	o := audit.Options{Path: path, Now: f.Now, HashKeys: fl.AuditHashKeys, Identity: id, Tags: tags,
+		Caller: func(ctx context.Context) (audit.Caller, error) {
+			cfg, err := f.AWSConfig(ctx)
+			if err != nil {
+				return audit.Caller{}, err
+			}
+			rec.AddRegion(cfg.Region)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer cancel()
+			out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			if err != nil {
+				return audit.Caller{}, fmt.Errorf("sts GetCallerIdentity: %w", err)
+			}
+			return audit.Caller{ARN: aws.ToString(out.Arn), Account: aws.ToString(out.Account)}, nil
+		}}
+	if fl.AuditLogGroup != "" {
+		o.Sink = &lazyLogsSink{f: f, group: fl.AuditLogGroup}
+	}
+	rec = audit.New(o)
+	params := map[string]string{}
+	var targets []string
+	cmd.Flags().Visit(func(p *pflag.Flag) {
+		params[p.Name] = p.Value.String()
+		if contains(regionFlags, p.Name) {
+			for _, r := range strings.Split(p.Value.String(), ",") {
+				rec.AddRegion(strings.TrimSpace(r))
+			}
+		}
+	})
+	for _, name := range targetFlags {
+		if p := cmd.Flags().Lookup(name); p != nil && p.Changed {
+			targets = append(targets, strings.Trim(p.Value.String(), "[]"))
+		}
+	}
+	if fl.Region != "" {
+		rec.AddRegion(fl.Region)
+	}
+	command := strings.Join(append([]string{cmd.CommandPath()}, args...), " ")
+	rec.SetCommand(command, params, targets)
+	return rec, nil
+}
+
+// lazyLogsSink builds its CloudWatch Logs client on the first record, from the
+// run's AWS configuration.
+type lazyLogsSink struct {
+	f     *factory.Factory
+	group string
+	sink  *audit.CloudWatchLogs
+}
+
+func (s *lazyLogsSink) Name() string { return "CloudWatch Logs group " + s.group }
+
+func (s *lazyLogsSink) Put(ctx context.Context, rec audit.Record) error {
+	if s.sink == nil {
+		cfg, err := s.f.AWSConfig(ctx)
+		if err != nil {
+			return err
+		}
+		s.sink = &audit.CloudWatchLogs{Client: cloudwatchlogs.NewFromConfig(cfg), Group: s.group}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return s.sink.Put(ctx, rec)
+}
+
+// finishAudit writes the run's `finished` record.
+func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, runErr error, code int) {
+	out := audit.Outcome{ExitCode: code}
+	if yes := cmd.Flags().Lookup("yes"); yes != nil && yes.Value.String() != "true" {
+		out.DryRun = true
+	}
+	var exit factory.ExitError
+	switch {
+	case runErr == nil, errors.As(runErr, &exit):
+	case factory.IsUsageError(runErr), errors.Is(runErr, factory.ErrNotConfirmed), errors.Is(runErr, audit.ErrNotAudited):
+		out.Refused, out.Err = true, runErr
+	default:
+		out.Err = runErr
+	}
+	if err := f.Audit.Finish(ctx, out); err != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "warning: audit record incomplete: %v\n", err)
+		return
+	}
+	if cmd.Flags().Lookup("yes") != nil && f.Audit.Started() {
+		fmt.Fprintf(f.IOStreams.ErrOut, "audit: record appended to %s (run %s)\n", f.Audit.Path(), f.Audit.RunID())
+	}
+}
+
+// execFunc runs a dynops command line in-process on a fresh Factory, for
+// `dynops runbook run`.
+func execFunc(parent *factory.Factory, version string) func(context.Context, []string, factory.ExecStreams) int {
+	return func(ctx context.Context, args []string, s factory.ExecStreams) int {
+		ios := &iostreams.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}
+		ios.SetTTY(s.CanPrompt, false, s.CanPrompt)
+		child := factory.New(ios)
+		child.Now, child.LoadAWS = parent.Now, parent.LoadAWS
+		child.AuditTags = s.Tags
+		return Execute(ctx, child, version, args)
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,171 @@
+// Package run is `dynops runbook run`.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/runbook"
+	"github.com/dynops/dynops/runbooks"
+)
+
+// Options are the flags of `dynops runbook run`.
+type Options struct {
+	Name    string
+	Params  []string
+	Yes     bool
+	Confirm string
+	Until   string
+}
+
+// NewCmdRun returns `dynops runbook run NAME`.
+func NewCmdRun(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a runbook step by step (resumes an interrupted run of the same --incident)",
+		Long: `Run asks for the runbook's parameters (or takes --param name=value), then runs
+each step through dynops with -o json and shows its output. Before a step that
+changes things it shows that step's dry run and asks (on a terminal), or stops
+(without one), unless --yes is given; --confirm NAME is passed to those steps
+for prod targets. Outputs (the restored table's name, the keys file, the export
+ARN) are carried to later steps. Every step is an audit record of the incident
+(--incident, DYNOPS_INCIDENT, or a new id printed at the start), and the state
+is saved after every step: running the same command again resumes after the
+last finished step.`,
+		Example: `  dynops runbook run pitr-restore --incident INC-1234 --param table=prod-hoge-user
+  dynops runbook run pitr-restore --incident INC-1234 --yes --confirm prod-hoge-user
+  dynops audit timeline --incident INC-1234`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
+	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
+	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
+	return cmd
+}
+
+// Run runs the runbook.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	rb, err := runbook.Find(runbooks.FS, opts.Name)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
+	params := map[string]string{}
+	for _, p := range opts.Params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return factory.UsageErrorf("--param %q: write name=value", p)
+		}
+		params[k] = v
+	}
+	incident := f.Flags.Incident
+	if incident == "" {
+		incident = rb.Name + "-" + f.Now().UTC().Format("20060102t150405z")
+		fmt.Fprintf(f.IOStreams.ErrOut, "Incident id: %s (resume or read its timeline with --incident %s)\n", incident, incident)
+	}
+	if err := runbook.CheckIncident(incident); err != nil {
+		return factory.UsageErrorf("--incident: %w", err)
+	}
+	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
+	f.Audit.SetTags(tags)
+	store := runbook.Store{Dir: filepath.Join(filepath.Dir(f.Audit.Path()), "runbooks")}
+	stepOut := f.IOStreams.Out
+	if f.JSON() {
+		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
+	}
+	globals := globalArgs(f, incident)
+	r := &runbook.Runner{
+		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
+		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now,
+		Begin: func() error {
+			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
+		},
+		Exec: func(ctx context.Context, args []string, step string, stdout io.Writer) int {
+			t := tags
+			t.Step, t.ParentRun = step, f.Audit.RunID()
+			return f.Exec(ctx, withGlobals(args, globals), factory.ExecStreams{In: f.IOStreams.In, Out: stdout,
+				ErrOut: f.IOStreams.ErrOut, CanPrompt: f.IOStreams.CanPrompt(), Tags: t})
+		},
+	}
+	if f.IOStreams.CanPrompt() {
+		r.Ask = runbook.LineAsker(f.IOStreams.In, f.IOStreams.ErrOut)
+	}
+	sum, err := r.Run(ctx, rb)
+	if sum != nil {
+		f.Audit.Counts(map[string]int64{"steps": int64(len(rb.Steps)), "steps_ran": int64(len(sum.Ran)), "steps_done_earlier": int64(len(sum.Skipped))})
+	}
+	var pe *runbook.ParamError
+	var se *runbook.StepError
+	switch {
+	case errors.As(err, &pe):
+		return factory.UsageErrorf("%w", err)
+	case errors.Is(err, runbook.ErrStopped):
+		return nil
+	case errors.As(err, &se):
+		fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s stopped at step %s: %v\nResume: dynops runbook run %s --incident %s ...\n", rb.Name, se.Step, se.Err, rb.Name, incident)
+		code := se.Code
+		if code == 0 {
+			code = 1
+		}
+		return factory.ExitError{Code: code}
+	case err != nil:
+		return err
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(sum)
+	}
+	if !sum.Complete { // --until
+		return nil
+	}
+	fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
+		rb.Name, incident, len(sum.Ran), len(sum.Skipped), incident)
+	return nil
+}
+
+// globalArgs are the global flags each step inherits.
+func globalArgs(f *factory.Factory, incident string) [][]string {
+	fl := f.Flags
+	out := [][]string{{"--audit-log", f.Audit.Path()}, {"--incident", incident}}
+	for _, kv := range [][2]string{{"--region", fl.Region}, {"--profile", fl.Profile}, {"--endpoint-url", fl.EndpointURL}, {"--audit-log-group", fl.AuditLogGroup}} {
+		if kv[1] != "" {
+			out = append(out, []string{kv[0], kv[1]})
+		}
+	}
+	if fl.AuditHashKeys {
+		out = append(out, []string{"--audit-hash-keys"})
+	}
+	return out
+}
+
+// withGlobals appends the global flags the step does not set itself.
+func withGlobals(args []string, globals [][]string) []string {
+	out := append([]string(nil), args...)
+	for _, g := range globals {
+		set := false
+		for _, a := range args {
+			if a == g[0] || strings.HasPrefix(a, g[0]+"=") {
+				set = true
+			}
+		}
+		if !set {
+			out = append(out, g...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+// Package show is `dynops runbook show`.
+package show
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/runbook"
+	"github.com/dynops/dynops/runbooks"
+)
+
+// NewCmdShow returns `dynops runbook show NAME`.
+func NewCmdShow(f *factory.Factory, runF func(context.Context, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:         "show NAME",
+		Short:       "Print a runbook (markdown; -o json: its parameters and steps)",
+		Args:        cobra.ExactArgs(1),
+		Annotations: map[string]string{"audit": "skip"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), args[0])
+			}
+			return Run(f, args[0])
+		},
+	}
+}
+
+// Run prints the runbook.
+func Run(f *factory.Factory, name string) error {
+	rb, err := runbook.Find(runbooks.FS, name)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(rb)
+	}
+	_, err = fmt.Fprint(f.IOStreams.Out, rb.Markdown)
+	return err
+}

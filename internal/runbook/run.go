@@ -1,0 +1,349 @@
+package runbook
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Exec runs one dynops command line in-process and returns its exit code;
+// stdout is the command's output (JSON: the runner adds -o json).
+type Exec func(ctx context.Context, args []string, step string, stdout io.Writer) int
+
+// Runner runs a runbook.
+type Runner struct {
+	Exec     Exec
+	Store    Store
+	Incident string
+	Params   map[string]string // --param k=v
+	Yes      bool              // --yes: destructive steps run for real
+	Confirm  string            // --confirm NAME, passed to destructive steps
+	Until    string            // --until STEP: stop after this step (look, then run again to go on)
+	// Ask prompts a person (nil: no terminal). It returns the answer line.
+	Ask    func(question string) (string, error)
+	Out    io.Writer
+	ErrOut io.Writer
+	Now    func() time.Time
+	// Begin is called once the parameters are known, before the first
+	// step (the runbook run's own `started` audit record); an error stops
+	// the run before anything ran.
+	Begin func() error
+}
+
+// StepError is a step that stopped the runbook.
+type StepError struct {
+	Step string
+	Code int
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// ErrStopped is returned when the runbook stopped before a destructive step
+// because nobody confirmed it (a dry run of that step was shown).
+var ErrStopped = errors.New("stopped before a destructive step")
+
+// MissingParamsError lists the params nobody gave.
+type MissingParamsError struct{ Params []Param }
+
+func (e *MissingParamsError) Error() string {
+	var parts []string
+	for _, p := range e.Params {
+		parts = append(parts, fmt.Sprintf("--param %s=VALUE (%s)", p.Name, p.Description))
+	}
+	return "missing runbook parameters: " + strings.Join(parts, ", ")
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Incident string            `json:"incident"`
+	Runbook  string            `json:"runbook"`
+	Ran      []string          `json:"ran"`
+	Skipped  []string          `json:"skipped_done_earlier"`
+	Outputs  map[string]string `json:"outputs"`
+	Complete bool              `json:"complete"`
+}
+
+// Run runs rb from its first unfinished step.
+func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
+	if r.Until != "" && !rb.HasStep(r.Until) {
+		return nil, &ParamError{fmt.Errorf("--until %s: runbook %s has no such step (steps: %s)", r.Until, rb.Name, strings.Join(rb.StepIDs(), ", "))}
+	}
+	st, err := r.Store.Load(r.Incident, rb.Name)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		st = &State{Incident: r.Incident, Runbook: rb.Name, Started: r.Now().UTC().Format("20060102t150405z"),
+			Params: map[string]string{}, Outputs: map[string]string{}}
+	} else {
+		fmt.Fprintf(r.ErrOut, "Resuming %s for incident %s: %d of %d step(s) done (%s).\n", rb.Name, r.Incident, len(st.Done), len(rb.Steps), strings.Join(st.Done, ", "))
+	}
+	if err := r.resolveParams(rb, st); err != nil {
+		return nil, err
+	}
+	if r.Begin != nil {
+		if err := r.Begin(); err != nil {
+			return nil, err
+		}
+	}
+	workDir, err := r.Store.WorkDir(r.Incident, rb.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Store.Save(st); err != nil {
+		return nil, err
+	}
+	sum := &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
+	for i, step := range rb.Steps {
+		if st.IsDone(step.ID) {
+			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: done earlier, skipped\n", i+1, len(rb.Steps), step.ID)
+			sum.Skipped = append(sum.Skipped, step.ID)
+			continue
+		}
+		if ctx.Err() != nil {
+			return sum, ctx.Err()
+		}
+		vars := map[string]string{"incident": r.Incident, "state_dir": workDir, "started": st.Started}
+		for k, v := range st.Params {
+			vars[k] = v
+		}
+		for k, v := range st.Outputs {
+			vars[k] = v
+		}
+		line, err := Expand(step.Run, vars)
+		if err != nil {
+			return sum, &StepError{Step: step.ID, Code: 2, Err: err}
+		}
+		args, err := Split(line)
+		if err != nil {
+			return sum, &StepError{Step: step.ID, Code: 2, Err: err}
+		}
+		title := step.Title
+		if title != "" {
+			title = " (" + title + ")"
+		}
+		fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s%s\n", i+1, len(rb.Steps), step.ID, title)
+		if step.Destructive {
+			go_, err := r.confirm(ctx, step, args)
+			if err != nil {
+				return sum, err
+			}
+			if !go_ {
+				return sum, ErrStopped
+			}
+			args = append(args, "--yes")
+			if r.Confirm != "" {
+				args = append(args, "--confirm", r.Confirm)
+			}
+		}
+		st.Current = step.ID
+		if err := r.Store.Save(st); err != nil {
+			return sum, err
+		}
+		checks := make([]Check, len(step.Checks))
+		for j, c := range step.Checks {
+			if c.Value, err = Expand(c.Value, vars); err != nil {
+				return sum, &StepError{Step: step.ID, Code: 2, Err: err}
+			}
+			checks[j] = c
+		}
+		step.Checks = checks
+		doc, err := r.runStep(ctx, step, args)
+		if err != nil {
+			return sum, err
+		}
+		for _, o := range step.Outputs {
+			v, ok := Lookup(doc, o.Path)
+			if !ok {
+				return sum, &StepError{Step: step.ID, Code: 1, Err: fmt.Errorf("output %s: %s is not in the step's JSON output", o.Name, o.Path)}
+			}
+			st.Outputs[o.Name] = String(v)
+			fmt.Fprintf(r.ErrOut, "   output %s = %s\n", o.Name, st.Outputs[o.Name])
+		}
+		st.Done = append(st.Done, step.ID)
+		st.Current = ""
+		st.Updated = r.Now().UTC()
+		if err := r.Store.Save(st); err != nil {
+			return sum, err
+		}
+		sum.Ran = append(sum.Ran, step.ID)
+		if step.ID == r.Until && i < len(rb.Steps)-1 {
+			fmt.Fprintf(r.ErrOut, "\nStopped after step %s (--until). Run the same command without --until to go on.\n", step.ID)
+			return sum, nil
+		}
+	}
+	sum.Complete = true
+	return sum, nil
+}
+
+// runStep runs one step with -o json, shows its output, and checks it.
+func (r *Runner) runStep(ctx context.Context, step Step, args []string) (any, error) {
+	fmt.Fprintf(r.ErrOut, "$ dynops %s\n", strings.Join(quoteArgs(args), " "))
+	var out bytes.Buffer
+	code := r.Exec(ctx, append(args, "-o", "json"), step.ID, io.MultiWriter(&out, r.Out))
+	allowed := step.AllowExit
+	if len(allowed) == 0 {
+		allowed = []int{0}
+	}
+	ok := false
+	for _, a := range allowed {
+		ok = ok || a == code
+	}
+	if !ok {
+		return nil, &StepError{Step: step.ID, Code: code, Err: fmt.Errorf("exit status %d (allowed: %v); fix the cause, then run the same `dynops runbook run` again: it resumes at this step", code, allowed)}
+	}
+	var doc any
+	if trimmed := bytes.TrimSpace(out.Bytes()); len(trimmed) > 0 {
+		if err := json.Unmarshal(trimmed, &doc); err != nil {
+			return nil, &StepError{Step: step.ID, Code: 1, Err: fmt.Errorf("its output is not JSON: %v", err)}
+		}
+	}
+	for _, c := range step.Checks {
+		if err := c.Eval(doc); err != nil {
+			return nil, &StepError{Step: step.ID, Code: 1, Err: err}
+		}
+		fmt.Fprintf(r.ErrOut, "   check %s: ok\n", c.Text)
+	}
+	return doc, nil
+}
+
+// confirm decides whether a destructive step runs for real: with --yes it
+// does; on a terminal the step's dry run is shown and a person says yes;
+// otherwise its dry run is shown and the runbook stops there.
+func (r *Runner) confirm(ctx context.Context, step Step, args []string) (bool, error) {
+	if r.Yes {
+		return true, nil
+	}
+	fmt.Fprintf(r.ErrOut, "   destructive step: its dry run first\n")
+	if _, err := r.runStep(ctx, Step{ID: step.ID, AllowExit: step.AllowExit}, args); err != nil {
+		return false, err
+	}
+	if r.Ask == nil {
+		fmt.Fprintf(r.ErrOut, "\nStopped before step %s, which changes things. Nothing more was changed.\nRe-run with --yes (and --confirm NAME for prod) to run it; finished steps are not run again.\n", step.ID)
+		return false, nil
+	}
+	answer, err := r.Ask(fmt.Sprintf("Run step %s for real? [y/N] ", step.ID))
+	if err != nil {
+		return false, err
+	}
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		fmt.Fprintf(r.ErrOut, "Stopped before step %s: nothing more was changed.\n", step.ID)
+		return false, nil
+	}
+	return true, nil
+}
+
+func (r *Runner) resolveParams(rb *Runbook, st *State) error {
+	declared := map[string]Param{}
+	for _, p := range rb.Params {
+		declared[p.Name] = p
+	}
+	var names []string
+	for k := range r.Params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := r.Params[k]
+		if _, ok := declared[k]; !ok {
+			var all []string
+			for _, p := range rb.Params {
+				all = append(all, p.Name)
+			}
+			return &ParamError{fmt.Errorf("--param %s: runbook %s has no such parameter (it takes: %s)", k, rb.Name, strings.Join(all, ", "))}
+		}
+		if old, ok := st.Params[k]; ok && old != v {
+			return &ParamError{fmt.Errorf("--param %s=%s: incident %s already ran %s with %s=%s; use a new --incident to start over", k, v, r.Incident, rb.Name, k, old)}
+		}
+		st.Params[k] = v
+	}
+	var missing []Param
+	for _, p := range rb.Params {
+		if _, ok := st.Params[p.Name]; ok {
+			continue
+		}
+		if r.Ask != nil {
+			q := fmt.Sprintf("%s (%s)", p.Name, p.Description)
+			if p.HasDefault {
+				q += fmt.Sprintf(" [%s]", p.Default)
+			}
+			answer, err := r.Ask(q + ": ")
+			if err != nil {
+				return err
+			}
+			if answer = strings.TrimSpace(answer); answer != "" || p.HasDefault {
+				if answer == "" {
+					answer = p.Default
+				}
+				st.Params[p.Name] = answer
+				continue
+			}
+		} else if p.HasDefault {
+			st.Params[p.Name] = p.Default
+			continue
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) > 0 {
+		return &ParamError{&MissingParamsError{Params: missing}}
+	}
+	return nil
+}
+
+// ParamError is bad input in the parameters (exit 2).
+type ParamError struct{ Err error }
+
+func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Unwrap() error { return e.Err }
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"\\$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// LineAsker asks on w and reads the answer from in.
+func LineAsker(in io.Reader, w io.Writer) func(string) (string, error) {
+	br := bufio.NewReader(in)
+	return func(q string) (string, error) {
+		fmt.Fprint(w, q)
+		line, err := br.ReadString('\n')
+		if err != nil && line == "" {
+			return "", fmt.Errorf("no answer (input closed)")
+		}
+		return line, nil
+	}
+}
+
+// HasStep reports whether rb has a step with this id.
+func (rb *Runbook) HasStep(id string) bool {
+	for _, s := range rb.Steps {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// StepIDs lists the step ids in order.
+func (rb *Runbook) StepIDs() []string {
+	ids := make([]string, len(rb.Steps))
+	for i, s := range rb.Steps {
+		ids[i] = s.ID
+	}
+	return ids
+}

@@ -1,0 +1,241 @@
+package runbook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sample = "# Demo runbook\n\n```dynops-params\ntable: the table\nmode: --latest or --time T [default: --latest]\n```\n\n" +
+	"```sh\nnot a step\n```\n\n## Restore\n\n```dynops\nstep: restore\nrun: dynops pitr restore --table {{table}} {{mode}}\ndestructive: true\noutput: restored = .plan.target\ncheck: .ok == true\n```\n\n" +
+	"```dynops\nstep: diff\nrun: dynops table diff --source {{restored}} --target {{table}} --keys-out {{state_dir}}/keys.jsonl\noutput: keys = .keys_out\ncheck: .changed <= 5\n```\n"
+
+func TestParse(t *testing.T) {
+	rb, err := Parse("demo", sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Title != "Demo runbook" || len(rb.Params) != 2 || !rb.Params[1].HasDefault || rb.Params[1].Default != "--latest" || rb.Params[0].HasDefault {
+		t.Fatalf("params %+v title %q", rb.Params, rb.Title)
+	}
+	if len(rb.Steps) != 2 || !rb.Steps[0].Destructive || rb.Steps[0].Outputs[0] != (Output{"restored", ".plan.target"}) || rb.Steps[0].Title != "Restore" {
+		t.Fatalf("steps %+v", rb.Steps)
+	}
+	if rb.Steps[0].Run != "pitr restore --table {{table}} {{mode}}" {
+		t.Errorf("run %q: the dynops prefix is dropped", rb.Steps[0].Run)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	step := func(body string) string { return "# T\n```dynops\n" + body + "\n```\n" }
+	cases := map[string]struct{ md, want string }{
+		"no steps":             {"# T\n\n```sh\nls\n```\n", "no ```dynops step blocks"},
+		"unclosed":             {"# T\n```dynops\nstep: a\n", "not closed"},
+		"no id":                {step("run: dynops check"), "`step: ID` is missing"},
+		"bad id":               {step("step: Bad_ID\nrun: dynops check"), "a-z"},
+		"duplicate id":         {step("step: a\nrun: dynops check") + step("step: a\nrun: dynops check"), "used twice"},
+		"no run":               {step("step: a"), "`run: dynops ...` is missing"},
+		"unknown key":          {step("step: a\nrun: dynops check\nfoo: bar"), `unknown key "foo"`},
+		"not key value":        {step("step: a\ndynops check"), "key: value"},
+		"bad destructive":      {step("step: a\nrun: dynops check\ndestructive: maybe"), "not true or false"},
+		"bad output":           {step("step: a\nrun: dynops check\noutput: x"), "output: name = .json.path"},
+		"bad check":            {step("step: a\nrun: dynops check\ncheck: .a ~ 1"), "OP"},
+		"check without dot":    {step("step: a\nrun: dynops check\ncheck: a == 1"), "starts with a dot"},
+		"bad allow-exit":       {step("step: a\nrun: dynops check\nallow-exit: x"), "exit codes"},
+		"unknown placeholder":  {step("step: a\nrun: dynops check --table {{nope}}"), "{{nope}} is neither"},
+		"output used too soon": {step("step: a\nrun: dynops check --table {{later}}") + step("step: b\nrun: dynops check\noutput: later = .x"), "{{later}}"},
+		"bad param line":       {"# T\n```dynops-params\nBad Name: x\n```\n" + step("step: a\nrun: dynops check"), "params line 1"},
+		"param twice":          {"# T\n```dynops-params\na: x\na: y\n```\n" + step("step: a\nrun: dynops check"), "declared twice"},
+		"param is builtin":     {"# T\n```dynops-params\nincident: x\n```\n" + step("step: a\nrun: dynops check"), "builtin"},
+		"check placeholder":    {step("step: a\nrun: dynops check\ncheck: .n <= {{max}}"), "{{max}}"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("t", c.md)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	cases := map[string][]string{
+		`a b  c`:              {"a", "b", "c"},
+		`--tag "k=v w" x`:     {"--tag", "k=v w", "x"},
+		`'a "b"' c\ d`:        {`a "b"`, "c d"},
+		`--x ""`:              {"--x", ""},
+		"":                    nil,
+		`pitr restore --time`: {"pitr", "restore", "--time"},
+	}
+	for in, want := range cases {
+		got, err := Split(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("Split(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`"open`, `'open`, `trailing\`} {
+		if _, err := Split(bad); err == nil {
+			t.Errorf("Split(%q): want an error", bad)
+		}
+	}
+}
+
+func TestLookupAndChecks(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"plan":{"target":"t-restored"},"list":[{"a":1},{"a":2}],"ok":true,"n":3,"m":3,"s":"ENABLED","top":[{"status":"ENABLED"}]}`), &doc)
+	lookups := map[string]string{".plan.target": "t-restored", ".list[1].a": "2", ".list[-1].a": "2", ".list.#": "2", ".ok": "true", ".[0]": "", ".top[0].status": "ENABLED"}
+	for p, want := range lookups {
+		v, ok := Lookup(doc, p)
+		if want == "" {
+			if ok {
+				t.Errorf("Lookup(%s) = %v, want missing", p, v)
+			}
+			continue
+		}
+		if !ok || String(v) != want {
+			t.Errorf("Lookup(%s) = %v, %v; want %s", p, v, ok, want)
+		}
+	}
+	checks := map[string]bool{
+		".n == 3": true, ".n != 3": false, ".n > 2": true, ".n >= 4": false, ".n < 4": true, ".n <= 2": false,
+		".ok == true": true, ".s == ENABLED": true, ".s != ENABLED": false, ".s > 1": false, ".plan.target exists": true,
+		".nope exists": false, ".nope == 1": false, ".n == .m": true, ".n == .list.#": false, ".n == .nope": false, ".n == x": false,
+	}
+	for text, want := range checks {
+		c, err := parseCheck(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Eval(doc) == nil; got != want {
+			t.Errorf("check %q = %v, want %v (%v)", text, got, want, c.Eval(doc))
+		}
+	}
+}
+
+// fakeExec answers each command with a JSON document and records the calls.
+type fakeExec struct {
+	calls []string
+	outs  map[string]string // first word pair -> output
+	codes map[string]int
+	cut   string // the step at which the "process" dies (ctx cancelled)
+}
+
+func (f *fakeExec) exec(_ context.Context, args []string, step string, stdout io.Writer) int {
+	f.calls = append(f.calls, step+": "+strings.Join(args, " "))
+	key := args[0] + " " + args[1]
+	io.WriteString(stdout, f.outs[key])
+	return f.codes[key]
+}
+
+func newRunner(t *testing.T, dir string, fe *fakeExec, params map[string]string, yes bool) *Runner {
+	return &Runner{Exec: fe.exec, Store: Store{Dir: dir}, Incident: "INC-1", Params: params, Yes: yes, Confirm: "prod-a-b",
+		Out: io.Discard, ErrOut: io.Discard, Now: func() time.Time { return time.Date(2026, 11, 21, 9, 35, 12, 0, time.UTC) }}
+}
+
+func TestRunCarriesOutputsAndResumes(t *testing.T) {
+	rb, err := Parse("demo", sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fe := &fakeExec{outs: map[string]string{
+		"pitr restore": `{"ok":true,"plan":{"target":"prod-a-b-restored"}}`,
+		"table diff":   `{"changed":9,"keys_out":"/x/keys.jsonl"}`,
+	}}
+	_, err = newRunner(t, dir, fe, map[string]string{"table": "prod-a-b"}, true).Run(context.Background(), rb)
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "diff" || !strings.Contains(err.Error(), ".changed is 9") {
+		t.Fatalf("err = %v; want the diff check to stop the run", err)
+	}
+	if fe.calls[0] != "restore: pitr restore --table prod-a-b --latest --yes --confirm prod-a-b -o json" {
+		t.Errorf("restore call %q", fe.calls[0])
+	}
+	if !strings.Contains(fe.calls[1], "--source prod-a-b-restored --target prod-a-b --keys-out "+dir) {
+		t.Errorf("diff call %q: the restored table and the state dir carried forward", fe.calls[1])
+	}
+	// Resume: the restore is not run again; the diff is.
+	fe.outs["table diff"] = `{"changed":2,"keys_out":"/x/keys.jsonl"}`
+	fe.calls = nil
+	sum, err := newRunner(t, dir, fe, nil, true).Run(context.Background(), rb)
+	if err != nil || !sum.Complete || len(fe.calls) != 1 || !strings.HasPrefix(fe.calls[0], "diff:") || sum.Skipped[0] != "restore" {
+		t.Fatalf("resume: %+v %v calls %q", sum, err, fe.calls)
+	}
+	if sum.Outputs["keys"] != "/x/keys.jsonl" || sum.Outputs["restored"] != "prod-a-b-restored" {
+		t.Errorf("outputs %v", sum.Outputs)
+	}
+	// A different value for a param of the same incident is refused.
+	_, err = newRunner(t, dir, fe, map[string]string{"table": "prod-x-y"}, true).Run(context.Background(), rb)
+	var pe *ParamError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "already ran") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunWithoutYesStopsAfterTheDryRun(t *testing.T) {
+	rb, _ := Parse("demo", sample)
+	fe := &fakeExec{outs: map[string]string{"pitr restore": `{"dry_run":true}`}}
+	_, err := newRunner(t, t.TempDir(), fe, map[string]string{"table": "dev-a-b"}, false).Run(context.Background(), rb)
+	if !errors.Is(err, ErrStopped) || len(fe.calls) != 1 || strings.Contains(fe.calls[0], "--yes") {
+		t.Fatalf("err %v calls %q: want one dry run and a stop", err, fe.calls)
+	}
+	// A person says yes at the prompt: the step runs with --yes.
+	fe.calls = nil
+	fe.outs["pitr restore"] = `{"ok":true,"plan":{"target":"r"}}`
+	fe.outs["table diff"] = `{"changed":0,"keys_out":"k"}`
+	r := newRunner(t, t.TempDir(), fe, map[string]string{"table": "dev-a-b"}, false)
+	r.Ask = LineAsker(strings.NewReader("\ny\n"), io.Discard) // mode: the default; then yes
+	if _, err := r.Run(context.Background(), rb); err != nil || len(fe.calls) != 3 || !strings.Contains(fe.calls[1], "--yes") {
+		t.Fatalf("err %v calls %q", err, fe.calls)
+	}
+}
+
+func TestRunParamErrors(t *testing.T) {
+	rb, _ := Parse("demo", sample)
+	fe := &fakeExec{}
+	_, err := newRunner(t, t.TempDir(), fe, nil, true).Run(context.Background(), rb)
+	var pe *ParamError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "--param table=VALUE") || len(fe.calls) != 0 {
+		t.Fatalf("missing param: %v, calls %q", err, fe.calls)
+	}
+	_, err = newRunner(t, t.TempDir(), fe, map[string]string{"table": "a", "tabel": "b"}, true).Run(context.Background(), rb)
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "no such parameter") {
+		t.Fatalf("unknown param: %v", err)
+	}
+	// Asked at a terminal.
+	var prompt bytes.Buffer
+	fe.outs = map[string]string{"pitr restore": `{"ok":true,"plan":{"target":"r"}}`, "table diff": `{"changed":0,"keys_out":"k"}`}
+	r := newRunner(t, t.TempDir(), fe, nil, true)
+	r.Ask = LineAsker(strings.NewReader("dev-a-b\n\n"), &prompt)
+	if _, err := r.Run(context.Background(), rb); err != nil || !strings.Contains(prompt.String(), "table (the table): ") || !strings.Contains(fe.calls[0], "--table dev-a-b --latest") {
+		t.Fatalf("err %v prompt %q calls %q", err, prompt.String(), fe.calls)
+	}
+}
+
+func TestFailingExitStops(t *testing.T) {
+	rb, _ := Parse("demo", sample)
+	fe := &fakeExec{outs: map[string]string{"pitr restore": `{}`}, codes: map[string]int{"pitr restore": 1}}
+	_, err := newRunner(t, t.TempDir(), fe, map[string]string{"table": "a"}, true).Run(context.Background(), rb)
+	var se *StepError
+	if !errors.As(err, &se) || se.Code != 1 || !strings.Contains(err.Error(), "resumes at this step") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestCheckIncident(t *testing.T) {
+	for _, ok := range []string{"INC-1234", "pitr-restore-20261121t093512z", "a.b_c"} {
+		if CheckIncident(ok) != nil {
+			t.Errorf("%q refused", ok)
+		}
+	}
+	for _, bad := range []string{"", "../x", "a/b", ".hidden", "a b", strings.Repeat("x", 200)} {
+		if CheckIncident(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package runbook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// State is the progress of one runbook in one incident: saved after every
+// step, so a run that was interrupted resumes after the last finished step.
+type State struct {
+	Incident string            `json:"incident"`
+	Runbook  string            `json:"runbook"`
+	Started  string            `json:"started"`
+	Params   map[string]string `json:"params"`
+	Outputs  map[string]string `json:"outputs"`
+	Done     []string          `json:"done"`              // finished step ids, in order
+	Current  string            `json:"current,omitempty"` // the step running (or that stopped) last
+	Updated  time.Time         `json:"updated"`
+}
+
+// IsDone reports whether step id finished.
+func (s *State) IsDone(id string) bool {
+	for _, d := range s.Done {
+		if d == id {
+			return true
+		}
+	}
+	return false
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Store keeps states in a directory (next to the audit log).
+type Store struct{ Dir string }
+
+// CheckIncident says whether id can name files: letters, digits, . _ -.
+func CheckIncident(id string) error {
+	if !safeName.MatchString(id) {
+		return fmt.Errorf("incident id %q: use letters, digits, '.', '_' and '-' (at most 128), e.g. INC-1234", id)
+	}
+	return nil
+}
+
+func (s Store) path(incident, runbook string) string {
+	return filepath.Join(s.Dir, incident+"."+runbook+".json")
+}
+
+// WorkDir is the private directory of an incident's runbook run ({{state_dir}}).
+func (s Store) WorkDir(incident, runbook string) (string, error) {
+	dir := filepath.Join(s.Dir, incident+"."+runbook+".d")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating the runbook work directory %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// Load returns the saved state, or nil when there is none.
+func (s Store) Load(incident, runbook string) (*State, error) {
+	p := s.path(incident, runbook)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the runbook state %s: %w", p, err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("runbook state %s is not valid JSON (%v): fix or remove it to start over", p, err)
+	}
+	return &st, nil
+}
+
+// Save writes st atomically (a temp file renamed over the old one), 0600.
+func (s Store) Save(st *State) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("creating the runbook state directory %s: %w", s.Dir, err)
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := s.path(st.Incident, st.Runbook)
+	tmp, err := os.CreateTemp(s.Dir, ".state-*")
+	if err != nil {
+		return fmt.Errorf("saving the runbook state: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the runbook state: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the runbook state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("saving the runbook state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("saving the runbook state %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+// Package audit tests the audit trail against the target (the emulator by
+// default): commands that change things refuse to start when their
+// `started` record cannot be written, and the central CloudWatch Logs copy.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/test/drpair"
+	"github.com/dynops/dynops/test/fixture"
+	"github.com/dynops/dynops/test/harness"
+)
+
+var target *harness.Target
+
+func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+// unsafeLogs are audit logs dynops must refuse to write to.
+var unsafeLogs = map[string]func(t *testing.T) string{
+	"loose mode 0644": func(t *testing.T) string {
+		p := filepath.Join(t.TempDir(), "audit.jsonl")
+		require.NoError(t, os.WriteFile(p, nil, 0o600))
+		require.NoError(t, os.Chmod(p, 0o644))
+		return p
+	},
+	"symlink": func(t *testing.T) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "real"), nil, 0o600))
+		require.NoError(t, os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "audit.jsonl")))
+		return filepath.Join(dir, "audit.jsonl")
+	},
+	"a directory": func(t *testing.T) string {
+		p := filepath.Join(t.TempDir(), "audit.jsonl")
+		require.NoError(t, os.Mkdir(p, 0o700))
+		return p
+	},
+}
+
+// world is what the destructive commands act on.
+type world struct {
+	db, dr             *dynamodb.Client
+	sqs                *sqs.Client
+	s3                 *s3.Client
+	table, restored    string
+	corrupt            string // a table whose items differ from table
+	bucket, exportPath string
+	queue, dest        string
+	pair               drpair.Pair
+}
+
+func newWorld(t *testing.T) *world {
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	id := harness.UniqueID()
+	w := &world{db: dynamodb.NewFromConfig(cfg), dr: dynamodb.NewFromConfig(awsconfig.ForRegion(cfg, "eu-central-1")),
+		sqs: sqs.NewFromConfig(cfg), s3: export.NewS3(cfg), table: "dev-" + id + "-user", corrupt: "dev-" + id + "-copy",
+		restored: "dev-" + id + "-user-restored", bucket: "dev-" + id + "-exports"}
+	fixture.Create(t, w.db, fixture.Table{Name: w.table, HashKey: "user_id", PITR: true})
+	fixture.Put(t, w.db, w.table, fixture.Users(10))
+	fixture.Create(t, w.db, fixture.Table{Name: w.corrupt, HashKey: "user_id"})
+	bad := fixture.Users(10)
+	for _, it := range bad {
+		it["status"] = &types.AttributeValueMemberS{Value: "corrupted"}
+	}
+	fixture.Put(t, w.db, w.corrupt, bad)
+	_, err := w.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &w.bucket,
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
+	require.NoError(t, err)
+	w.exportPath = "exports/" + w.table + "/good"
+	_, _, code := target.Dynops(t, filepath.Join(t.TempDir(), "audit.jsonl"), "export", "full", "--table", w.table, "--bucket", w.bucket, "--prefix", w.exportPath, "--wait")
+	require.Equal(t, 0, code)
+	for _, q := range []*string{&w.queue, &w.dest} {
+		out, err := w.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("dev-%s-%p", id, q))})
+		require.NoError(t, err)
+		*q = aws.ToString(out.QueueUrl)
+	}
+	for i := 0; i < 3; i++ {
+		_, err := w.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.queue, MessageBody: aws.String(fmt.Sprintf("m%d", i))})
+		require.NoError(t, err)
+	}
+	w.pair = drpair.New(t, target, drpair.Options{})
+	return w
+}
+
+// snapshot is what the commands could change, read back from the target.
+func (w *world) snapshot(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	var parts []string
+	parts = append(parts, fmt.Sprint("tables:", fixture.TableNames(t, w.db)))
+	drTables, err := w.dr.ListTables(ctx, &dynamodb.ListTablesInput{})
+	require.NoError(t, err)
+	parts = append(parts, fmt.Sprint("dr tables:", drTables.TableNames))
+	for _, k := range []int{1, 5, 9} {
+		parts = append(parts, fmt.Sprint(fixture.Get(t, w.db, w.corrupt, fixture.UserKey(k))["status"]))
+	}
+	objs, err := w.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &w.bucket})
+	require.NoError(t, err)
+	parts = append(parts, fmt.Sprint("objects:", len(objs.Contents)))
+	for _, q := range []string{w.queue, w.dest} {
+		a, err := w.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &q, AttributeNames: []sqstypes.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})
+		require.NoError(t, err)
+		parts = append(parts, fmt.Sprint(a.Attributes))
+	}
+	parts = append(parts, w.pair.Pointer(t, drpair.Home), w.pair.Pointer(t, drpair.Away), fmt.Sprint(w.pair.Fenced(t, drpair.Home)))
+	return strings.Join(parts, "\n")
+}
+
+// TestUnauditedDestructiveCommandsChangeNothing: every command that
+// changes something, with --yes, refuses to start (exit 1, nothing changed,
+// read back) when its `started` record cannot be written, for every unsafe
+// shape of the log. The same command with a safe log does run (the last
+// case), so the refusal is the audit's.
+func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
+	w := newWorld(t)
+	commands := map[string][]string{
+		"pitr restore":       {"pitr", "restore", "--table", w.table, "--latest", "--target", w.restored, "--yes"},
+		"pitr repair":        {"pitr", "repair", "--from", w.table, "--to", w.corrupt, "--all-differences", "--yes"},
+		"export full":        {"export", "full", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/new"},
+		"export import":      {"export", "import", "--bucket", w.bucket, "--prefix", w.exportPath, "--table", w.table, "--hash-key", "user_id:S", "--source-region", target.Region, "--region", "eu-central-1", "--yes"},
+		"dlq move":           {"dlq", "move", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
+		"dlq redrive":        {"dlq", "redrive", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
+		"dr failover":        {"dr", "failover", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--to", drpair.Away, "--yes"},
+		"dr drill":           {"dr", "drill", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--yes"},
+		"runbook run":        {"runbook", "run", "pitr-restore", "--incident", "INC-x", "--param", "table=" + w.table, "--yes"},
+		"export incremental": {"export", "incremental", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/inc", "--since-checkpoint", "--checkpoint-table", w.corrupt},
+	}
+	before := w.snapshot(t)
+	for cmd, args := range commands {
+		for shape, log := range unsafeLogs {
+			t.Run(cmd+"/"+shape, func(t *testing.T) {
+				_, errOut, code := target.Dynops(t, log(t), args...)
+				assert.Equal(t, 1, code)
+				assert.Contains(t, errOut, "audit record not written: nothing was changed")
+				assert.Equal(t, before, w.snapshot(t), "nothing changed (read back)")
+			})
+		}
+	}
+	t.Run("a safe log lets the same restore run", func(t *testing.T) {
+		log := filepath.Join(t.TempDir(), "audit.jsonl")
+		_, _, code := target.Dynops(t, log, commands["pitr restore"]...)
+		require.Equal(t, 0, code)
+		assert.Contains(t, fixture.TableNames(t, w.db), w.restored)
+		t.Cleanup(func() {
+			_, _ = w.db.UpdateTable(context.Background(), &dynamodb.UpdateTableInput{TableName: &w.restored, DeletionProtectionEnabled: aws.Bool(false)})
+			_, _ = w.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &w.restored})
+		})
+	})
+}
+
+// TestCentralCopyInCloudWatchLogs: with --audit-log-group, both records of a
+// run are also in CloudWatch Logs (one stream per run id), read back; a
+// group that does not exist stops a destructive command before it writes.
+func TestCentralCopyInCloudWatchLogs(t *testing.T) {
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	logs := cloudwatchlogs.NewFromConfig(cfg)
+	db := dynamodb.NewFromConfig(cfg)
+	id := harness.UniqueID()
+	group := "/dynops/audit/" + id
+	_, err := logs.CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: &group})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = logs.DeleteLogGroup(context.Background(), &cloudwatchlogs.DeleteLogGroupInput{LogGroupName: &group})
+	})
+	table := "dev-" + id + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	restored := table + "-restored"
+	t.Cleanup(func() {
+		_, _ = db.UpdateTable(context.Background(), &dynamodb.UpdateTableInput{TableName: &restored, DeletionProtectionEnabled: aws.Bool(false)})
+		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &restored})
+	})
+
+	// A missing group: refused, nothing created.
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	args := []string{"pitr", "restore", "--table", table, "--latest", "--target", restored, "--yes", "--incident", "INC-" + id}
+	_, errOut, code := target.Dynops(t, log, append(args, "--audit-log-group", group+"-missing")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "does not exist")
+	assert.NotContains(t, fixture.TableNames(t, db), restored)
+
+	_, _, code = target.Dynops(t, log, append(args, "--audit-log-group", group)...)
+	require.Equal(t, 0, code)
+	rs := audit.Runs(mustRead(t, log))
+	run := rs[len(rs)-1]
+	require.Equal(t, "ok", run.Result)
+	ev, err := logs.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{LogGroupName: &group, LogStreamName: &run.RunID, StartFromHead: aws.Bool(true)})
+	require.NoError(t, err)
+	require.Len(t, ev.Events, 2, "started and finished")
+	var events []string
+	for _, e := range ev.Events {
+		var rec audit.Record
+		require.NoError(t, json.Unmarshal([]byte(aws.ToString(e.Message)), &rec))
+		assert.Equal(t, run.RunID, rec.RunID)
+		assert.Equal(t, "INC-"+id, rec.Incident)
+		assert.NotEmpty(t, rec.Identity.CallerARN)
+		events = append(events, rec.Event)
+	}
+	assert.Equal(t, []string{"started", "finished"}, events)
+}
+
+func mustRead(t *testing.T, log string) []audit.Record {
+	t.Helper()
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	return recs
+}
