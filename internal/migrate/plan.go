@@ -127,4 +127,3 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 	res.Ready = len(res.Problems) == 0
 	return res, nil
 }
-

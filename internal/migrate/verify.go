@@ -124,4 +124,3 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 	rep.Segments = o.Segments
 	return &VerifyResult{Report: rep, Unmatched: unmatched.Load()}, nil
 }
-

@@ -25,7 +25,7 @@ type FeedOptions struct {
 	KeyNames       []string
 	Buckets        int   // 0: sized from ItemsHint like Diff
 	ItemsHint      int64 // the larger side's approximate item count
-	SampleSize     int // default 10
+	SampleSize     int   // default 10
 	TempDir        string
 }
 

@@ -17,6 +17,7 @@ import (
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	migrateCmd "github.com/dynops/dynops/internal/cmd/migrate"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
@@ -68,6 +69,7 @@ for the table name. Every action is appended to the audit log.`,
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	cmd.AddCommand(exportCmd.NewCmdExport(f))
 	cmd.AddCommand(drCmd.NewCmdDR(f))
+	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
 	return cmd
 }
 
