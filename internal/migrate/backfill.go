@@ -39,7 +39,7 @@ type BackfillOptions struct {
 	// Progress, when set, is called after each page with the items read so far,
 	// the total estimate and the estimated time left (0 when unknown).
 	Progress func(done, total int64, eta time.Duration)
-	// Started, when set, is called once the position is recorded and before the first read.
+	// Started, when set, is called once a new backfill's position is recorded, before the first read.
 	Started func(*State)
 }
 
@@ -92,6 +92,9 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if resuming && st.BackfillDone() {
 		res := backfillResult(st)
 		res.AlreadyDone = true
+		if res.Unmatched > 0 && !o.AllowUnmatched {
+			return res, &UnmatchedError{Count: res.Unmatched, Sample: res.UnmatchedSample}
+		}
 		return res, nil
 	}
 	if o.Restart && st.CatchUp != nil && st.Cutover != nil && st.Cutover.CutAt != nil && st.Cutover.RolledBackAt == nil {
@@ -120,7 +123,7 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 			return nil, err
 		}
 	}
-	if o.Started != nil {
+	if o.Started != nil && !resuming {
 		o.Started(st)
 	}
 	var limiter *rate.Limiter

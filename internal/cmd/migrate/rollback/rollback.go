@@ -64,11 +64,10 @@ Without --yes it prints the steps; prod tables need --confirm NAME.`,
 
 // Run rolls back, or prints the steps in a dry run.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	l, err := shared.Load(&opts.Flags, false)
+	// A rollback works without the migration's state (lost, another machine):
+	// it then uses the default pointer and value.
+	l, err := shared.Load(&opts.Flags, true)
 	if err != nil {
-		return err
-	}
-	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
 	ro := migrate.RollbackOptions{Source: opts.Source, Pointer: opts.Pointer, Value: opts.Value, Act: f.Audit.Act, Now: f.Now}
