@@ -61,11 +61,11 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 	res.Source = src
 	counts := map[string]int64{}
 	var mu sync.Mutex
-	segments := o.Segments
+	segments, limit := o.Segments, int32(0)
 	if o.Sample > 0 {
-		segments = 1 // a sample is the first items of one Scan
+		segments, limit = 1, int32(min(o.Sample+1, 1000)) // a sample is the first items of one Scan
 	}
-	err = scanTable(ctx, db, o.Source, segments, false, func(item map[string]types.AttributeValue) error {
+	err = scanTable(ctx, db, o.Source, segments, false, limit, func(item map[string]types.AttributeValue) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if o.Sample > 0 && res.Scanned >= int64(o.Sample) {

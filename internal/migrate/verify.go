@@ -40,12 +40,16 @@ var errStop = errors.New("stop")
 // scanTable reads table with parallel segmented Scans (following
 // LastEvaluatedKey, DDB-API-03), calling fn for every item (concurrently
 // from the segments). fn returning errStop ends the scan without error.
-func scanTable(ctx context.Context, db DynamoDB, table string, segments int, consistent bool, fn func(map[string]types.AttributeValue) error) error {
+// limit > 0 caps the items per page (a sample reads only what it needs).
+func scanTable(ctx context.Context, db DynamoDB, table string, segments int, consistent bool, limit int32, fn func(map[string]types.AttributeValue) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := 0; seg < segments; seg++ {
 		g.Go(func() error {
 			in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)),
 				ConsistentRead: aws.Bool(consistent)}
+			if limit > 0 {
+				in.Limit = aws.Int32(limit)
+			}
 			for {
 				out, err := db.Scan(gctx, in)
 				if err != nil {
@@ -91,7 +95,7 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 	}
 	var unmatched atomic.Int64
 	source := []tablediff.Feed{func(ctx context.Context, emit func(map[string]types.AttributeValue) error) error {
-		return scanTable(ctx, db, o.Source, o.Segments, true, func(item map[string]types.AttributeValue) error {
+		return scanTable(ctx, db, o.Source, o.Segments, true, 0, func(item map[string]types.AttributeValue) error {
 			rt := o.Routes.Find(item)
 			if rt == nil {
 				unmatched.Add(1)
@@ -108,7 +112,7 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 	var target []tablediff.Feed
 	for _, table := range o.Routes.Tables() {
 		target = append(target, func(ctx context.Context, emit func(map[string]types.AttributeValue) error) error {
-			return scanTable(ctx, db, table, o.Segments, true, func(item map[string]types.AttributeValue) error {
+			return scanTable(ctx, db, table, o.Segments, true, 0, func(item map[string]types.AttributeValue) error {
 				delete(item, routes.SeqAttribute)
 				item[TableAttribute] = &types.AttributeValueMemberS{Value: table}
 				return emit(item)
