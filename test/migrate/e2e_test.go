@@ -89,6 +89,14 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 	for _, tc := range plan.Tables {
 		assert.Greater(t, tc.Items, int64(n/20), tc.Table)
 	}
+	require.Len(t, plan.Destinations, 12)
+	for _, dc := range plan.Destinations {
+		assert.True(t, dc.Exists && dc.KeyOK, dc.Table)
+		require.NotNil(t, dc.Empty, dc.Table)
+		assert.True(t, *dc.Empty, dc.Table)
+		assert.Empty(t, dc.Problems, dc.Table)
+	}
+	assert.Equal(t, "NEW_AND_OLD_IMAGES", plan.Source.Stream)
 
 	w := d.startWriter(t, n, 20)
 	defer w.halt()
