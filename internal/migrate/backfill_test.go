@@ -96,7 +96,6 @@ func (f *scanDB) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemIn
 	return out, nil
 }
 
-
 func newOneShard() *fakeStream {
 	return &fakeStream{shards: []stypes.Shard{{ShardId: aws.String("s1"), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("1")}}}}
 }
