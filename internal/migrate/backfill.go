@@ -117,7 +117,7 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		err = st.Update(func(s *State) {
 			s.Position = pos
 			s.CatchUp, s.Cutover = nil, nil
-			s.Backfill = &BackfillState{Started: o.Now().UTC(), Total: src.ItemCount, Segments: make([]SegmentState, o.Segments)}
+			s.Backfill = &BackfillState{Started: o.Now().UTC(), Total: src.ItemCount, Segments: make([]SegmentState, o.Segments), AllowUnmatched: o.AllowUnmatched}
 		})
 		if err != nil {
 			return nil, err
@@ -143,7 +143,7 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		return nil, err
 	}
 	now := o.Now().UTC()
-	if err := st.Update(func(s *State) { s.Backfill.Finished = &now }); err != nil {
+	if err := st.Update(func(s *State) { s.Backfill.Finished, s.Backfill.AllowUnmatched = &now, o.AllowUnmatched }); err != nil {
 		return nil, err
 	}
 	res := backfillResult(st)

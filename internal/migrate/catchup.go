@@ -120,6 +120,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 	if st.CatchUp == nil {
 		st.CatchUp = &CatchUpState{Shards: map[string]ShardState{}}
 	}
+	o.AllowUnmatched = o.AllowUnmatched || st.Backfill.AllowUnmatched
 	shards, err := listShards(ctx, c.Streams, st.Position.StreamARN)
 	if err != nil {
 		if isStreamGone(err) {

@@ -210,6 +210,13 @@ func TestCatchUpRefusesUnmatchedWithoutFlag(t *testing.T) {
 	var ue *UnmatchedError
 	require.ErrorAs(t, err, &ue)
 	assert.EqualValues(t, 1, ue.Count)
+
+	// A backfill run with --allow-unmatched decided for the catch-up too.
+	st.CatchUp, st.Backfill.AllowUnmatched = nil, true
+	res, err := CatchUpPass(context.Background(), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
+		CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, res.Unmatched)
 }
 
 func TestPadSeqOrdersAsNumbers(t *testing.T) {

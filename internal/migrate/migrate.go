@@ -91,10 +91,13 @@ type Position struct {
 
 // BackfillState is the backfill's checkpoint.
 type BackfillState struct {
-	Started  time.Time      `json:"started"`
-	Finished *time.Time     `json:"finished,omitempty"`
-	Total    int64          `json:"total_estimate"` // the source's ItemCount at the start
-	Segments []SegmentState `json:"segments"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Total    int64      `json:"total_estimate"` // the source's ItemCount at the start
+	// AllowUnmatched records that the backfill left unmatched items behind
+	// by choice: the catch-up and the cutover then skip their changes too.
+	AllowUnmatched bool           `json:"allow_unmatched,omitempty"`
+	Segments       []SegmentState `json:"segments"`
 }
 
 // SegmentState is one Scan segment's checkpoint: everything before LastKey

@@ -62,7 +62,7 @@ needs a new backfill.`,
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
-	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing")
+	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
 	return cmd
 }
 

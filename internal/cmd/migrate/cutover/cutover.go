@@ -80,7 +80,7 @@ also needs the source's name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.BreakGlassRole, "break-glass-role", "", "role ARN the fence exempts")
 	fl.DurationVar(&opts.Settle, "settle", 2*time.Second, "wait after the fence for writes in flight to reach the stream")
 	fl.DurationVar(&opts.DrainTimeout, "drain-timeout", 5*time.Minute, "give up draining the stream after this long")
-	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining")
+	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
 	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm a prod cutover without a terminal")
 	return cmd
