@@ -39,8 +39,9 @@ type BackfillOptions struct {
 	// Progress, when set, is called after each page with the items read so far,
 	// the total estimate and the estimated time left (0 when unknown).
 	Progress func(done, total int64, eta time.Duration)
-	// Started, when set, is called once a new backfill's position is recorded, before the first read.
-	Started func(*State)
+	// Started, when set, is called before the first read: once a new
+	// backfill's position is recorded, or when a backfill resumes.
+	Started func(st *State, resumed bool)
 }
 
 // BackfillResult is what a backfill did (read back from its checkpoint).
@@ -123,8 +124,8 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 			return nil, err
 		}
 	}
-	if o.Started != nil && !resuming {
-		o.Started(st)
+	if o.Started != nil {
+		o.Started(st, resuming)
 	}
 	var limiter *rate.Limiter
 	if o.MaxWritesPerSecond > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -28,8 +29,14 @@ func TestCatchUpReplayNeverOverwritesNewer(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &p))
 		return p
 	}
-	catchUp() // the initial load, within the margin
+	p := catchUp() // nothing yet: the load was written before the stream was enabled
+	assert.Zero(t, p.Put)
 	before := readState(t, state)
+	recs, err := audit.Read(auditLog)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	require.NotEmpty(t, recs[0].Actions)
+	assert.Equal(t, "record-stream-position", recs[0].Actions[0].What, "the position is recorded (and audited) before the first read")
 
 	key := map[string]types.AttributeValue{"PK": s("TENANT#t7"), "SK": s("TASK#k7")}
 	update := func(v string) {
@@ -38,7 +45,7 @@ func TestCatchUpReplayNeverOverwritesNewer(t *testing.T) {
 		require.NoError(t, err)
 	}
 	update("first")
-	p := catchUp()
+	p = catchUp()
 	assert.EqualValues(t, 1, p.Put)
 	update("second")
 	p = catchUp()

@@ -85,7 +85,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	res, err := migrate.Backfill(ctx, c, migrate.BackfillOptions{
 		Input: l.Input, Segments: opts.Segments, Writers: opts.Writers, MaxWritesPerSecond: opts.MaxWritesPerSecond,
 		AllowUnmatched: opts.AllowUnmatched, Restart: opts.Restart, Now: f.Now,
-		Started: func(st *migrate.State) {
+		Started: func(st *migrate.State, resumed bool) {
+			if resumed {
+				f.Audit.Act("resume-backfill", opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments})
+				return
+			}
 			f.Audit.Act("record-stream-position", opts.Source, st.Position)
 		},
 		Progress: func(done, total int64, eta time.Duration) {
