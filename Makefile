@@ -60,3 +60,10 @@ bench: build ## benchmarks on the emulator, printed as figures
 
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache
+
+.PHONY: bench-migrate test-migrate-big
+bench-migrate: ## migration benchmark: backfill vs raw BatchWriteItem and raw copy, catch-up lag (prints ratios)
+	$(SETUP) && go test -count=1 -run '^$$' -bench BenchmarkMigrate -benchtime 1x -timeout 20m ./test/migrate/
+
+test-migrate-big: ## the migration end to end with 50,000 items (CI runs 10,000 in test-go)
+	$(SETUP) && DYNOPS_MIGRATE_ITEMS=50000 go test -count=1 -run TestMigrateEndToEnd -timeout 60m ./test/migrate/

@@ -51,6 +51,12 @@ func Commands() []Command {
 		// for the audit identity, needs no IAM grant.)
 		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents"}},
 		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ListQueueTags", "sqs:ListDeadLetterSourceQueues"}},
+		{"migrate plan", []string{"dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource"}},
+		{"migrate backfill", []string{"dynamodb:DescribeTable", "dynamodb:DescribeStream", "dynamodb:Scan", "dynamodb:BatchWriteItem"}},
+		{"migrate catch-up", []string{"dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "dynamodb:PutItem", "dynamodb:DeleteItem"}},
+		{"migrate verify", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
+		{"migrate cutover", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Scan", "ssm:GetParameter", "ssm:PutParameter"}},
+		{"migrate rollback", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "ssm:GetParameter", "ssm:PutParameter"}},
 	}
 }
 

@@ -97,7 +97,7 @@ locals {
     "*" = ["*"]
     # The operator works in every region of the env (DR failover): any region, env-scoped tables.
     dynamodb   = ["arn:${local.partition}:dynamodb:*:${var.account_id}:table/${var.env}-*"]
-    ssm        = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${var.env}-*"]
+    ssm        = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${var.env}-*", "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${var.env}-*"]
     route53    = ["arn:${local.partition}:route53:::healthcheck/*"]
     logs       = ["arn:${local.partition}:logs:${local.region}:${var.account_id}:log-group:/aws-dynamodb/imports:*"]
     s3         = ["arn:${local.partition}:s3:::${var.env}-*", "arn:${local.partition}:s3:::${var.env}-*/*"]

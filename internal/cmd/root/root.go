@@ -16,6 +16,7 @@ import (
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	migrateCmd "github.com/dynops/dynops/internal/cmd/migrate"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
@@ -69,6 +70,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmd.AddCommand(auditCmd.NewCmdAudit(f))
 	cmd.AddCommand(runbookCmd.NewCmdRunbook(f))
 	f.Exec = execFunc(f, version)
+	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
 	return cmd
 }
 

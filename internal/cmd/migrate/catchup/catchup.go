@@ -1,0 +1,151 @@
+// Package catchup implements `dynops migrate catch-up`.
+package catchup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	"github.com/dynops/dynops/internal/migrate"
+)
+
+// Options of `dynops migrate catch-up`.
+type Options struct {
+	shared.Flags
+	Follow         bool
+	Interval       time.Duration
+	Workers        int
+	AllowUnmatched bool
+}
+
+// NewCmdCatchUp returns `dynops migrate catch-up`. runF replaces the run function in tests of flag parsing.
+func NewCmdCatchUp(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "catch-up --source TABLE --routes FILE [--follow]",
+		Short: "Apply the source stream's changes to the destinations",
+		Long: `Catch-up reads the source's stream from the position the backfill recorded
+(then from its own checkpoint) to the stream's tip, and applies each key's
+last change to the key's destination: INSERT and MODIFY put the routed,
+transformed new image; REMOVE deletes the key. Shards are read parents first,
+so a key's changes are in order; each write carries the record's sequence
+number and is conditional on the destination holding an older one, so a change
+never overwrites a newer one. An item whose key moved to another route (new
+SK prefix) is deleted from its old destination by its REMOVE.
+
+It prints the lag (age of the newest change applied). --follow repeats until
+interrupted. A position older than the stream's 24 h retention is refused: it
+needs a new backfill.`,
+		Example: `  dynops migrate catch-up --source dev-aiagent-single --routes routes.yaml
+  dynops migrate catch-up --source dev-aiagent-single --routes routes.yaml --follow --interval 2s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if opts.Interval <= 0 || opts.Workers < 1 || opts.Workers > 256 {
+				return factory.UsageErrorf("--interval must be positive and --workers 1 to 256")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	shared.AddFlags(cmd, &opts.Flags)
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
+	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
+	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
+	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
+	return cmd
+}
+
+// Run applies the stream once, or until interrupted with --follow.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	l, err := shared.Load(&opts.Flags, false)
+	if err != nil {
+		return err
+	}
+	if err := l.RequireState(&opts.Flags); err != nil {
+		return err
+	}
+	c, err := shared.Clients(ctx, f)
+	if err != nil {
+		return err
+	}
+	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, Now: f.Now}
+	var total migrate.PassResult
+	passes := 0
+	for {
+		p, err := migrate.CatchUpPass(ctx, c, o, l.State)
+		var unmatched *migrate.UnmatchedError
+		if err != nil && !errors.As(err, &unmatched) {
+			if opts.Follow && ctx.Err() != nil {
+				break
+			}
+			return err
+		}
+		passes++
+		add(&total, p)
+		if p.Put+p.Deleted+p.MovedAway > 0 {
+			f.Audit.Act("apply-stream-changes", opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
+		}
+		if opts.Follow && !f.JSON() {
+			f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
+				passes, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched, p.LagString(), caught(p))
+		}
+		if err != nil {
+			return err
+		}
+		if !opts.Follow {
+			break
+		}
+		if p.CaughtUp {
+			select {
+			case <-ctx.Done():
+			case <-time.After(opts.Interval):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(total)
+	}
+	fmt.Fprintf(f.IOStreams.Out, "Catch-up of %s: %d pass(es), %d record(s) read (%d older than the backfill, skipped), %d key(s) changed\n",
+		opts.Source, passes, total.Records, total.BeforeBackfill, total.Keys)
+	fmt.Fprintf(f.IOStreams.Out, "  put %d, deleted %d, deleted from an old route %d, skipped as older than the destination %d, unmatched %d\n",
+		total.Put, total.Deleted, total.MovedAway, total.Stale, total.Unmatched)
+	fmt.Fprintf(f.IOStreams.Out, "  lag %s%s\n", total.LagString(), caught(&total))
+	return nil
+}
+
+func caught(p *migrate.PassResult) string {
+	if p.CaughtUp {
+		return " (caught up with the stream's tip)"
+	}
+	return ""
+}
+
+func add(t *migrate.PassResult, p *migrate.PassResult) {
+	t.Records += p.Records
+	t.BeforeBackfill += p.BeforeBackfill
+	t.Keys += p.Keys
+	t.Put += p.Put
+	t.Deleted += p.Deleted
+	t.MovedAway += p.MovedAway
+	t.Stale += p.Stale
+	t.Unmatched += p.Unmatched
+	t.UnmatchedSample = append(t.UnmatchedSample, p.UnmatchedSample...)
+	t.CaughtUp, t.Lag, t.Seconds = p.CaughtUp, p.Lag, t.Seconds+p.Seconds
+	if p.NewestRecord != nil {
+		t.NewestRecord = p.NewestRecord
+	}
+}

@@ -1,0 +1,150 @@
+// Package cutover implements `dynops migrate cutover`.
+package cutover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	verifyCmd "github.com/dynops/dynops/internal/cmd/migrate/verify"
+	"github.com/dynops/dynops/internal/migrate"
+)
+
+// Options of `dynops migrate cutover`.
+type Options struct {
+	shared.Flags
+	Pointer        string
+	Value          string
+	BreakGlassRole string
+	Settle         time.Duration
+	DrainTimeout   time.Duration
+	AllowUnmatched bool
+	Yes            bool
+	Confirm        []string
+}
+
+// Report is the --output json document.
+type Report struct {
+	DryRun bool                   `json:"dry_run"`
+	Steps  []migrate.Step         `json:"steps"`
+	Result *migrate.CutoverResult `json:"result,omitempty"`
+}
+
+// NewCmdCutover returns `dynops migrate cutover`. runF replaces the run function in tests of flag parsing.
+func NewCmdCutover(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "cutover --source TABLE --routes FILE [--pointer NAME] [--yes]",
+		Short: "Fence the source, drain the stream, verify, flip the application's pointer",
+		Long: `Cutover moves the application to the destinations in four steps, stopping at
+the first that fails:
+
+  1. fence: deny item writes on the source with its resource policy (the DR
+     fence of ` + "`dynops dr failover`" + `, read back; --break-glass-role is exempt);
+  2. drain: after --settle, apply the stream until a pass finds no new record;
+  3. verify: compare the routed source with the destinations, 0 differences;
+  4. flip-pointer: set the SSM parameter the application reads (--pointer,
+     default /dynops/migrate/SOURCE/active) to --value (default multi), read back.
+
+Writes to the source fail from step 1 until the application follows the
+pointer: keep that window short. If a step fails the source stays fenced:
+fix the cause and run cutover again, or ` + "`dynops migrate rollback`" + `.
+
+Without --yes it prints the steps and changes nothing; for prod tables it
+also needs the source's name typed (or --confirm NAME).`,
+		Example: `  dynops migrate cutover --source dev-aiagent-single --routes routes.yaml
+  dynops migrate cutover --source prod-aiagent-single --routes routes.yaml --yes --confirm prod-aiagent-single`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if opts.Settle < 0 || opts.DrainTimeout <= 0 || opts.Value == "" {
+				return factory.UsageErrorf("--settle must be >= 0, --drain-timeout positive and --value not empty")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	shared.AddFlags(cmd, &opts.Flags)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Pointer, "pointer", "", "SSM parameter the application reads (default /dynops/migrate/SOURCE/active)")
+	fl.StringVar(&opts.Value, "value", migrate.PointerMulti, "the pointer's value after the cutover")
+	fl.StringVar(&opts.BreakGlassRole, "break-glass-role", "", "role ARN the fence exempts")
+	fl.DurationVar(&opts.Settle, "settle", 2*time.Second, "wait after the fence for writes in flight to reach the stream")
+	fl.DurationVar(&opts.DrainTimeout, "drain-timeout", 5*time.Minute, "give up draining the stream after this long")
+	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
+	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
+	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	return cmd
+}
+
+// Run cuts over, or prints the steps in a dry run.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	l, err := shared.Load(&opts.Flags, false)
+	if err != nil {
+		return err
+	}
+	if err := l.RequireState(&opts.Flags); err != nil {
+		return err
+	}
+	pointer := opts.Pointer
+	if pointer == "" {
+		pointer = migrate.DefaultPointer(opts.Source)
+	}
+	ok, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
+		f.Audit.Act("cutover", opts.Source, rep.Steps)
+		if f.JSON() {
+			return f.IOStreams.PrintJSON(rep)
+		}
+		printSteps(f, rep.Steps)
+		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to cut over.\n")
+		return nil
+	}
+	c, err := shared.Clients(ctx, f)
+	if err != nil {
+		return err
+	}
+	res, err := migrate.Cutover(ctx, c, migrate.CutoverOptions{
+		CatchUp: migrate.CatchUpOptions{Input: l.Input, AllowUnmatched: opts.AllowUnmatched, Now: f.Now},
+		Pointer: pointer, Value: opts.Value, BreakGlassRole: opts.BreakGlassRole, Settle: opts.Settle, DrainTimeout: opts.DrainTimeout,
+		Act: f.Audit.Act,
+	}, l.State)
+	if res != nil {
+		if f.JSON() {
+			if perr := f.IOStreams.PrintJSON(Report{Steps: res.Steps, Result: res}); perr != nil {
+				return perr
+			}
+		} else {
+			printSteps(f, res.Steps)
+			if res.Verify != nil && res.Verify.Differences() > 0 {
+				fmt.Fprintln(f.IOStreams.Out)
+				verifyCmd.Print(f, res.Verify)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IOStreams.Out, "\nCut over: the application's pointer says %q. Keep %s (fenced) until the new tables have held; roll back with `dynops migrate rollback`.\n", opts.Value, opts.Source)
+	return nil
+}
+
+func printSteps(f *factory.Factory, steps []migrate.Step) {
+	var rows [][]string
+	for _, s := range steps {
+		rows = append(rows, []string{s.Name, s.Status, s.Detail})
+	}
+	_ = f.IOStreams.Table([]string{"STEP", "STATUS", "DETAIL"}, rows)
+}

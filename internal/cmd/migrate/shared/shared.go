@@ -1,0 +1,134 @@
+// Package shared holds what the `dynops migrate` commands have in common: the
+// flags naming the source, the routes file and the state file, the clients,
+// and the loading of the routes and the state.
+package shared
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/migrate"
+	"github.com/dynops/dynops/internal/migrate/routes"
+	"github.com/dynops/dynops/internal/protect"
+)
+
+// Flags name the migration.
+type Flags struct {
+	Source     string
+	RoutesFile string
+	StateFile  string
+}
+
+// AddFlags registers --source, --routes and --state on cmd.
+func AddFlags(cmd *cobra.Command, fl *Flags) {
+	f := cmd.Flags()
+	f.StringVar(&fl.Source, "source", "", "the single source table (e.g. dev-aiagent-single)")
+	f.StringVar(&fl.RoutesFile, "routes", "", "the routes file (YAML; see `dynops migrate --help`)")
+	f.StringVar(&fl.StateFile, "state", "", "the migration's state file (default: $XDG_STATE_HOME/dynops/migrate/SOURCE.json)")
+}
+
+// Validate checks the flags (usage errors).
+func (fl *Flags) Validate() error {
+	if fl.Source == "" || fl.RoutesFile == "" {
+		return factory.UsageErrorf("needs --source TABLE and --routes FILE (e.g. --source dev-aiagent-single --routes modules/dynamodb-stack/examples/migration/routes.yaml)")
+	}
+	return nil
+}
+
+// Loaded is a migration's routes and state.
+type Loaded struct {
+	Input     migrate.Input
+	RoutesSum string
+	State     *migrate.State // nil when none exists and create is false
+}
+
+// Load reads the routes file (errors are usage errors naming the line) and
+// the state file: a missing state is created when create is true.
+func Load(fl *Flags, create bool) (*Loaded, error) {
+	data, err := os.ReadFile(fl.RoutesFile)
+	if err != nil {
+		return nil, factory.UsageErrorf("--routes: %v", err)
+	}
+	r, err := routes.Parse(fl.RoutesFile, data)
+	if err != nil {
+		return nil, factory.UsageErrorf("bad routes file: %w", err)
+	}
+	l := &Loaded{Input: migrate.Input{Source: fl.Source, Routes: r}, RoutesSum: migrate.RoutesSum(data)}
+	path := fl.StateFile
+	if path == "" {
+		if path, err = migrate.DefaultStatePath(fl.Source); err != nil {
+			return nil, err
+		}
+	}
+	st, err := migrate.LoadState(path)
+	switch {
+	case errors.Is(err, migrate.ErrNoState) && create:
+		st = migrate.NewState(path, fl.Source, l.RoutesSum)
+	case errors.Is(err, migrate.ErrNoState):
+		return l, nil
+	case err != nil:
+		return nil, err
+	default:
+		if err := st.Check(fl.Source, l.RoutesSum); err != nil {
+			return nil, err
+		}
+	}
+	l.State = st
+	return l, nil
+}
+
+// RequireState refuses to go on without a state (no backfill yet).
+func (l *Loaded) RequireState(fl *Flags) error {
+	if l.State != nil {
+		return nil
+	}
+	where := fl.StateFile
+	if where == "" {
+		where, _ = migrate.DefaultStatePath(fl.Source)
+	}
+	return fmt.Errorf("no migration of %s found (looked for %s): run `dynops migrate backfill --source %s --routes %s` first, or pass --state FILE",
+		fl.Source, where, fl.Source, fl.RoutesFile)
+}
+
+// Clients builds the API clients from the global flags.
+func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return migrate.Clients{}, err
+	}
+	return migrate.Clients{DB: dynamodb.NewFromConfig(cfg), Streams: dynamodbstreams.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg)}, nil
+}
+
+// Confirm applies the one confirmation rule (factory.Confirm) to a switch of
+// source: the source table is decided by the protection rule (its tags read
+// from the service; unreadable tags leave it protected), and the pointer
+// follows the source as the DR pointer follows its table. When it goes
+// ahead, the run's `started` audit record is written first, and when that
+// fails nothing goes ahead.
+func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, yes bool, confirm []string) (bool, error) {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return false, err
+	}
+	decisions, err := f.Protection(protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), source))
+	if err != nil {
+		return false, err
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: yes, Targets: decisions, Typed: confirm})
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{source, pointer}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}

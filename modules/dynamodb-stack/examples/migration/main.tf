@@ -1,0 +1,15 @@
+provider "aws" {
+  region = var.region
+}
+
+# The destination tables of a single-table to multi-table migration, created
+# beside the old single table (which stays until the cutover has held):
+# `dynops migrate plan --source dev-aiagent-single --routes routes.yaml` then
+# runbooks/single-to-multi-table-migration.md.
+module "stack" {
+  source = "../.."
+
+  env     = var.env
+  product = "aiagent"
+  tables  = yamldecode(file("${path.module}/tables.yaml"))
+}
