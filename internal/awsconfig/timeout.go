@@ -46,8 +46,9 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%s %s: no answer from %s (region %s) within %s: the endpoint (or the network to it) is not answering; check the region's health and --endpoint-url, or raise --timeout",
-		e.Service, e.Operation, e.Endpoint, e.Region, e.After)
+	// The SDK's operation error around it names the service and operation.
+	return fmt.Sprintf("no answer from %s (region %s) within %s: the endpoint (or the network to it) is not answering; check the region's health and --endpoint-url, or raise --timeout",
+		e.Endpoint, e.Region, e.After)
 }
 
 func (e *TimeoutError) Unwrap() error { return e.Err }

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,13 +17,16 @@ import (
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // NewCmdRoot returns the dynops command tree.
 func NewCmdRoot(f *factory.Factory, version string) *cobra.Command {
+	var waitTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "dynops <command>",
 		Short: "Operate DynamoDB tables on the bad days: check, restore, export, redrive, fail over",
@@ -33,6 +36,7 @@ exports to S3, redrives stream DLQs and fails over global tables.
 
 Destructive actions are dry runs unless --yes is given; in prod they also ask
 for the table name. Every action is appended to the audit log.`,
+		Version:       versionCmd.Read(version).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -40,6 +44,13 @@ for the table name. Every action is appended to the audit log.`,
 			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
 				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
 			}
+			if err := flagcheck.Check(cmd.Flags()); err != nil {
+				return factory.UsageErrorf("%w", err)
+			}
+			if !cmd.Flags().Changed("timeout") {
+				fl.Timeout = commandTimeout(cmd.CommandPath())
+			}
+			cmd.SetContext(poll.WithWaitTimeout(cmd.Context(), waitTimeout))
 			path := fl.AuditLog
 			if path == "" {
 				p, err := audit.DefaultPath()
@@ -58,6 +69,10 @@ for the table name. Every action is appended to the audit log.`,
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json")
 	pf.StringVar(&f.Flags.AuditLog, "audit-log", "", "audit log file, JSON lines (default: $XDG_STATE_HOME/dynops/audit.jsonl)")
+	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see README)")
+	pf.DurationVar(&waitTimeout, "wait-timeout", 0, "bound on waits for AWS jobs (restore, import, export, DR steps); 0: no limit")
+	pf.BoolVar(&f.Flags.Debug, "debug", false, "log AWS requests and responses to stderr and keep raw SDK errors")
+	cmd.SetVersionTemplate("{{.Version}}\n")
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return factory.UsageErrorf("%w", err) })
 
@@ -68,6 +83,7 @@ for the table name. Every action is appended to the audit log.`,
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	cmd.AddCommand(exportCmd.NewCmdExport(f))
 	cmd.AddCommand(drCmd.NewCmdDR(f))
+	markParents(cmd)
 	return cmd
 }
 
@@ -93,12 +109,7 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	case errors.As(err, &exit):
 		return exit.Code
 	default:
-		fmt.Fprintf(f.IOStreams.ErrOut, "error: %v\n", err)
-		// cobra reports an unknown command as a plain error.
-		if cmd == nil || factory.IsUsageError(err) || strings.HasPrefix(err.Error(), "unknown command") {
-			return 2
-		}
-		return 1
+		return report(ctx, f, cmd, args, err)
 	}
 }
 
