@@ -149,7 +149,7 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		msg = fmt.Sprintf("interrupted: %s stopped (%s); %s", path, strings.TrimSuffix(msg, ": context canceled"), stateAfterInterrupt(path))
+		msg = fmt.Sprintf("interrupted: %s stopped while %s; %s", path, doing(err), stateAfterInterrupt(path))
 	}
 	if f.JSON() || jsonAsked(args) {
 		_ = f.IOStreams.PrintJSON(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code}})
@@ -160,6 +160,21 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 		fmt.Fprintf(f.IOStreams.ErrOut, "error: %s\n", msg)
 	}
 	return code
+}
+
+// doing is what a command was doing when it was interrupted: its own
+// context of the error, without the SDK's chain ("scanning T segment 1/4").
+func doing(err error) string {
+	msg := err.Error()
+	for _, cut := range []string{": operation error ", ": context canceled", ": waiting for "} {
+		if i := strings.Index(msg, cut); i > 0 {
+			msg = msg[:i]
+		}
+	}
+	if msg == "" || msg == "context canceled" {
+		return "working"
+	}
+	return msg
 }
 
 // jsonAsked reports -o json on a command line that failed before its
