@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go"
 )
 
@@ -147,4 +148,15 @@ func stringField(params any, name string) string {
 		return ""
 	}
 	return f.Elem().String()
+}
+
+// ForQueueURL returns cfg for the region an SQS queue URL names: a queue
+// lives in one region, and asking another for it only answers "no such
+// queue". note says what was switched ("" when nothing was).
+func ForQueueURL(cfg aws.Config, queueURL string) (aws.Config, string) {
+	r := QueueURLRegion(queueURL)
+	if r == "" || r == cfg.Region {
+		return cfg, ""
+	}
+	return ForRegion(cfg, r), fmt.Sprintf("note: the queue URL is in %s, not %s: using %s for it\n", r, cfg.Region, r)
 }

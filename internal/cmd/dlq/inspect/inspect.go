@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -80,6 +81,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
 	q := redrive.Queue{Client: sqs.NewFromConfig(cfg), URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	f.IOStreams.Progress("reading %s", opts.Queue)
 	entries, err := redrive.Inspect(ctx, q, opts.Max, f.Now(), opts.Critical)

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/redrive"
@@ -76,6 +77,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
 	client := sqs.NewFromConfig(cfg)
 	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},

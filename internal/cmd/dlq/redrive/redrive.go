@@ -106,7 +106,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	sqsClient := sqs.NewFromConfig(cfg)
+	sqsCfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
+	sqsClient := sqs.NewFromConfig(sqsCfg)
 	var target redrive.Target = redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}
 	if opts.ToQueue == "" {
 		endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
