@@ -28,6 +28,7 @@ type IOStreams struct {
 
 	mu           sync.Mutex
 	progressOpen bool
+	wroteJSON    bool
 }
 
 // System returns the process's own streams.
@@ -90,12 +91,23 @@ func (s *IOStreams) Infof(format string, args ...any) {
 
 // PrintJSON writes v as one indented JSON document on stdout.
 func (s *IOStreams) PrintJSON(v any) error {
+	s.mu.Lock()
+	s.wroteJSON = true
+	s.mu.Unlock()
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON output: %w", err)
 	}
 	return nil
+}
+
+// WroteJSON reports whether a JSON document was written on stdout (a failed
+// command that already wrote its result adds no second document).
+func (s *IOStreams) WroteJSON() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wroteJSON
 }
 
 // Table writes rows as aligned columns on stdout, the header first.

@@ -151,7 +151,9 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 		}
 		msg = fmt.Sprintf("interrupted: %s stopped while %s; %s", path, doing(err), stateAfterInterrupt(path))
 	}
-	if f.JSON() || jsonAsked(args) {
+	// One JSON document on stdout: the error object, unless the command
+	// already wrote its result (e.g. a report with the failures in it).
+	if (f.JSON() || jsonAsked(args)) && !f.IOStreams.WroteJSON() {
 		_ = f.IOStreams.PrintJSON(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code}})
 	}
 	if code == exitcode.Interrupted {
