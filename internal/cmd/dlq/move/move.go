@@ -80,12 +80,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
 	f.IOStreams.Infof("%s", note)
 	client := sqs.NewFromConfig(cfg)
+	depth, err := redrive.QueueDepth(ctx, client, opts.Queue)
+	if err != nil {
+		return err
+	}
+	if opts.Max > 0 {
+		depth = min(depth, opts.Max)
+	}
+	bar := f.IOStreams.StartProgress("move "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},
 		Dest:   opts.ToQueue, Apply: apply, Max: opts.Max, Act: f.Audit.Act,
-		Progress: func(moved int) { f.IOStreams.Progress("%d message(s) moved", moved) },
+		Progress: func(moved int) { bar.Set(int64(moved)) },
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	if rep.FallbackReason != "" {
 		f.IOStreams.Infof("note: %s: moving with receive/send/delete\n", rep.FallbackReason)
 	}

@@ -122,14 +122,23 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		})}
 	}
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
+	depth, err := redrive.QueueDepth(ctx, sqsClient, opts.Queue)
+	if err != nil {
+		return err
+	}
+	if opts.Max > 0 {
+		depth = min(depth, opts.Max)
+	}
+	bar := f.IOStreams.StartProgress("redrive "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
 		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
 		Now: f.Now, Act: f.Audit.Act,
 		Progress: func(done int, o redrive.Outcome) {
-			f.IOStreams.Progress("%d message(s) done; last %s: %s", done, o.MessageID, o.Status)
+			bar.Set(int64(done))
+			bar.Status("last %s: %s", o.MessageID, o.Status)
 		},
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	if perr := printReport(f, rep); perr != nil {
 		return perr
 	}

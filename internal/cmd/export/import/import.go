@@ -157,10 +157,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	f.Audit.Act("import-table", opts.Table, map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region})
+	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
-		f.IOStreams.Progress("import into %s (%s): %s, %d items, %s", opts.Table, cfg.Region, i.Status, i.Imported, waited.Round(time.Second))
+		bar.Set(i.Imported)
+		bar.Status("%s after %s", i.Status, waited.Round(time.Second))
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	res.Import = &done
 	if err != nil {
 		_ = printResult(f, res)
