@@ -167,7 +167,7 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 // doing is what a command was doing when it was interrupted: its own
 // context of the error, without the SDK's chain ("scanning T segment 1/4").
 func doing(err error) string {
-	msg := err.Error()
+	msg := strings.TrimPrefix(err.Error(), "interrupted: ")
 	for _, cut := range []string{": operation error ", ": context canceled", ": waiting for "} {
 		if i := strings.Index(msg, cut); i > 0 {
 			msg = msg[:i]
