@@ -12,8 +12,10 @@ import (
 )
 
 // TestExportFullExitsNonZeroWhenFailed: `export full` without --wait reads
-// the export back, and an export that is already FAILED (here: into a
-// bucket that does not exist) exits 1 with the failure, so scripts notice.
+// the export back, and an export into a bucket that does not exist exits 1
+// naming the bucket, so scripts notice. AWS starts the export and it reads
+// back FAILED; the emulator (moto 5.2.1) refuses it at once with HTTP 500:
+// both must exit non-zero, and a FAILED read-back must never exit 0.
 func TestExportFullExitsNonZeroWhenFailed(t *testing.T) {
 	fx := newFixture(t, 3)
 	out, errOut, code := fx.dynops(t, "export", "full", "--table", fx.table, "--bucket", fx.bucket+"-missing", "-o", "json")
