@@ -16,7 +16,14 @@ import (
 var version = "dev"
 
 func main() {
+	// Ctrl-C (or SIGTERM) cancels the context: the command stops its AWS
+	// calls, removes its temporary files, says what state things are in and
+	// exits 130. A second Ctrl-C kills the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := root.Execute(ctx, factory.New(iostreams.System()), version, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -5,14 +5,23 @@ package awsconfig
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
@@ -23,6 +32,13 @@ type Options struct {
 	Profile     string
 	EndpointURL string // e.g. http://127.0.0.1:5000 for the emulator; AWS_ENDPOINT_URL works too
 	MaxAttempts int    // 0: the SDK default
+	// Timeout bounds every AWS operation, retries included (0: DefaultTimeout);
+	// the connect and TLS handshake of each attempt get at most 10 s of it.
+	Timeout time.Duration
+	// Debug logs each request and response (the SDK's client log mode) to
+	// LogOutput and keeps the raw SDK error chain in translated errors.
+	Debug     bool
+	LogOutput io.Writer
 }
 
 // Load returns an aws.Config for o, or an error naming what is missing.
@@ -39,6 +55,24 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 			return retry.AddWithMaxAttempts(retry.NewStandard(), o.MaxAttempts)
 		}))
 	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	connect := connectTimeout(timeout)
+	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
+		WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = connect })))
+	g := &guard{timeout: timeout, slow: operationTimeouts(), endpoint: o.EndpointURL, debug: o.Debug}
+	opts = append(opts, config.WithAPIOptions([]func(*middleware.Stack) error{g.addTo}))
+	if o.Debug {
+		w := o.LogOutput
+		if w == nil {
+			w = os.Stderr
+		}
+		opts = append(opts, config.WithClientLogMode(aws.LogRequest|aws.LogResponse|aws.LogRetries),
+			config.WithLogger(logging.NewStandardLogger(w)))
+	}
 	if o.EndpointURL != "" {
 		u, err := parseEndpoint("--endpoint-url", o.EndpointURL)
 		if err != nil {
@@ -53,12 +87,42 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading AWS configuration (profile %q): %w", o.Profile, err)
+		return aws.Config{}, fmt.Errorf("loading AWS configuration (%s): %w; check the profile's name in ~/.aws/config (aws configure list-profiles)", profileName(o.Profile), err)
 	}
 	if cfg.Region == "" {
-		return aws.Config{}, fmt.Errorf("no AWS region: pass --region or set AWS_REGION")
+		return aws.Config{}, fmt.Errorf("no AWS region (%s): pass --region or set AWS_REGION", profileName(o.Profile))
 	}
+	g.account = accountLookup(cfg, timeout)
 	return cfg, nil
+}
+
+// profileName says which profile was used and where it came from.
+func profileName(flag string) string {
+	switch {
+	case flag != "":
+		return fmt.Sprintf("profile %q from --profile", flag)
+	case os.Getenv("AWS_PROFILE") != "":
+		return fmt.Sprintf("profile %q from AWS_PROFILE", os.Getenv("AWS_PROFILE"))
+	}
+	return "the default profile"
+}
+
+// accountLookup returns a function that reads the caller's account once
+// (sts:GetCallerIdentity), best effort: "" when it cannot be read.
+func accountLookup(cfg aws.Config, timeout time.Duration) func(context.Context) string {
+	var once sync.Once
+	var account string
+	return func(ctx context.Context) string {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(timeout, 5*time.Second))
+			defer cancel()
+			out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			if err == nil {
+				account = aws.ToString(out.Account)
+			}
+		})
+		return account
+	}
 }
 
 // ServiceEndpoint returns the endpoint of one service, for that client's

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/dynops/dynops/internal/exportwindow"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // DynamoDB is the part of the API this package uses.
@@ -186,31 +187,29 @@ func List(ctx context.Context, db DynamoDB, tableArn string) ([]Export, error) {
 var ErrExportFailed = errors.New("export failed")
 
 // Wait polls the export until it leaves IN_PROGRESS, calling progress after
-// each poll. A FAILED export returns ErrExportFailed with its failure message.
+// each poll. A FAILED export returns ErrExportFailed with its failure message;
+// the context's --wait-timeout (internal/poll) ends the wait with poll.ErrTimeout.
 func Wait(ctx context.Context, db DynamoDB, arn string, progress func(e Export, waited time.Duration)) (Export, error) {
-	start := time.Now()
-	delay := time.Second
-	for {
-		e, err := Describe(ctx, db, arn)
-		if err != nil {
-			return e, err
-		}
-		if progress != nil {
-			progress(e, time.Since(start))
-		}
-		switch e.Status {
-		case exportwindow.Completed:
-			return e, nil
-		case exportwindow.Failed:
-			return e, fmt.Errorf("%s: %w: %s", arn, ErrExportFailed, e.Failure)
-		}
-		select {
-		case <-ctx.Done():
-			return e, fmt.Errorf("waiting for export %s (last %s): %w", arn, e.Status, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 30*time.Second)
+	var e Export
+	o := poll.Options{Interval: time.Second, MaxInterval: 30 * time.Second, What: "export " + arn,
+		Resume: "run `dynops export wait " + arn + "` to wait again"}
+	if progress != nil {
+		o.Progress = func(waited time.Duration) { progress(e, waited) }
 	}
+	err := poll.Until(ctx, o, func(ctx context.Context) (bool, string, error) {
+		var err error
+		if e, err = Describe(ctx, db, arn); err != nil {
+			return false, "", err
+		}
+		return e.Status == exportwindow.Completed || e.Status == exportwindow.Failed, e.Status, nil
+	})
+	if err != nil {
+		return e, err
+	}
+	if e.Status == exportwindow.Failed {
+		return e, fmt.Errorf("%s: %w: %s", arn, ErrExportFailed, e.Failure)
+	}
+	return e, nil
 }
 
 func optional(s string) *string {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // ImportDB is the part of the API an import uses.
@@ -177,32 +178,35 @@ func StartImport(ctx context.Context, db ImportDB, src Source, table string, s S
 // ErrImportFailed: the import ended FAILED or CANCELLED.
 var ErrImportFailed = errors.New("import failed")
 
-// WaitImport polls the import until it ends, calling progress after each poll.
+// WaitImport polls the import until it ends, calling progress after each
+// poll; the context's --wait-timeout (internal/poll) ends the wait.
 func WaitImport(ctx context.Context, db ImportDB, arn string, progress func(i Import, waited time.Duration)) (Import, error) {
-	start := time.Now()
-	delay := time.Second
-	for {
+	var i Import
+	o := poll.Options{Interval: time.Second, MaxInterval: 30 * time.Second, What: "import " + arn,
+		Resume: "follow it with `aws dynamodb describe-import --import-arn " + arn + "`"}
+	if progress != nil {
+		o.Progress = func(waited time.Duration) { progress(i, waited) }
+	}
+	err := poll.Until(ctx, o, func(ctx context.Context) (bool, string, error) {
 		out, err := db.DescribeImport(ctx, &dynamodb.DescribeImportInput{ImportArn: &arn})
 		if err != nil {
-			return Import{}, fmt.Errorf("describing import %s: %w", arn, err)
+			return false, "", fmt.Errorf("describing import %s: %w", arn, err)
 		}
-		i := fromImport(out.ImportTableDescription)
-		if progress != nil {
-			progress(i, time.Since(start))
-		}
+		i = fromImport(out.ImportTableDescription)
 		switch types.ImportStatus(i.Status) {
-		case types.ImportStatusCompleted:
-			return i, nil
-		case types.ImportStatusFailed, types.ImportStatusCancelled:
-			return i, fmt.Errorf("%s: %w (%s): %s", arn, ErrImportFailed, i.Status, i.Failure)
+		case types.ImportStatusCompleted, types.ImportStatusFailed, types.ImportStatusCancelled:
+			return true, i.Status, nil
 		}
-		select {
-		case <-ctx.Done():
-			return i, fmt.Errorf("waiting for import %s (last %s): %w", arn, i.Status, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 30*time.Second)
+		return false, i.Status, nil
+	})
+	if err != nil {
+		return i, err
 	}
+	switch types.ImportStatus(i.Status) {
+	case types.ImportStatusFailed, types.ImportStatusCancelled:
+		return i, fmt.Errorf("%s: %w (%s): %s", arn, ErrImportFailed, i.Status, i.Failure)
+	}
+	return i, nil
 }
 
 // Scanner is the part of the API CountTableItems uses.

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dynops/dynops/internal/pitrtime"
 )
 
 // Limits of one incremental export window, as AWS requires.
@@ -75,14 +77,15 @@ func Split(from, to time.Time) ([]Window, error) {
 
 // CheckRange refuses an explicit range AWS would refuse: a start before the
 // PITR window or an end after the latest restorable time (e.g. in the future).
+// Both bounds are accepted as printed (milliseconds, internal/pitrtime).
 func CheckRange(from, to time.Time, p PITR) error {
-	if from.Before(p.Earliest) {
+	if _, ok := pitrtime.Resolve(from, p.Earliest, p.Latest); !ok && from.Before(p.Earliest) {
 		return fmt.Errorf("start %s is before the table's PITR window (earliest restorable %s): exports can only read inside it",
-			from.UTC().Format(time.RFC3339), p.Earliest.UTC().Format(time.RFC3339))
+			pitrtime.Format(from), pitrtime.Format(p.Earliest))
 	}
-	if to.After(p.Latest) {
+	if _, ok := pitrtime.Resolve(to, p.Earliest, p.Latest); !ok && to.After(p.Latest) {
 		return fmt.Errorf("end %s is after the latest restorable time %s (is it in the future?): pass an earlier end",
-			to.UTC().Format(time.RFC3339), p.Latest.UTC().Format(time.RFC3339))
+			pitrtime.Format(to), pitrtime.Format(p.Latest))
 	}
 	return nil
 }

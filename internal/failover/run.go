@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // Request is one switch of writes between regions.
@@ -536,18 +538,15 @@ func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table strin
 		interval = 2 * time.Second
 	}
 	start := r.Now()
-	for {
-		ok, err := c.read(ctx, db, table, false)
-		if err != nil || ok {
-			return ok, r.Now().Sub(start), err
-		}
-		if r.Now().Sub(start) >= timeout {
-			return false, r.Now().Sub(start), nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, r.Now().Sub(start), ctx.Err()
-		case <-time.After(interval):
-		}
+	seen := false
+	err := poll.Until(ctx, poll.Options{Interval: interval, Timeout: max(timeout, time.Nanosecond), What: "canary in " + table, Now: r.Now},
+		func(ctx context.Context) (bool, string, error) {
+			ok, err := c.read(ctx, db, table, false)
+			seen = ok
+			return ok, "", err
+		})
+	if errors.Is(err, poll.ErrTimeout) {
+		return false, r.Now().Sub(start), nil
 	}
+	return seen, r.Now().Sub(start), err
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -26,8 +27,11 @@ type IOStreams struct {
 	stdoutTTY bool
 	stderrTTY bool
 
-	mu           sync.Mutex
-	progressOpen bool
+	mu            sync.Mutex
+	bar           *Bar // the progress shown now, if any
+	progressEvery *time.Duration
+	now           func() time.Time
+	wroteJSON     bool
 }
 
 // System returns the process's own streams.
@@ -59,26 +63,27 @@ func (s *IOStreams) CanPrompt() bool { return s.stdinTTY && s.stderrTTY }
 // IsStdoutTTY reports whether stdout is a terminal.
 func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 
-// Progress shows a one-line status on a terminal (stderr), overwriting the
-// previous one. It prints nothing when stderr is not a terminal, so logs and
-// pipes stay clean; call Done to end the line.
+// Progress shows a one-line status of work without a total (e.g. "reading
+// alarms"): on a terminal a spinner with the text and the elapsed time,
+// elsewhere a plain line every DefaultProgressEvery. Call Done to end it;
+// for work with a total use StartProgress.
 func (s *IOStreams) Progress(format string, args ...any) {
-	if !s.stderrTTY {
-		return
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	fmt.Fprintf(s.ErrOut, "\r\033[K"+format, args...)
-	s.progressOpen = true
+	b := s.bar
+	s.mu.Unlock()
+	if b == nil {
+		b = s.StartProgress("", 0)
+	}
+	b.Status(format, args...)
 }
 
-// Done ends a progress line started by Progress.
+// Done ends the progress shown, if any.
 func (s *IOStreams) Done() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.progressOpen {
-		fmt.Fprintln(s.ErrOut)
-		s.progressOpen = false
+	b := s.bar
+	s.mu.Unlock()
+	if b != nil {
+		b.Done()
 	}
 }
 
@@ -90,12 +95,23 @@ func (s *IOStreams) Infof(format string, args ...any) {
 
 // PrintJSON writes v as one indented JSON document on stdout.
 func (s *IOStreams) PrintJSON(v any) error {
+	s.mu.Lock()
+	s.wroteJSON = true
+	s.mu.Unlock()
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON output: %w", err)
 	}
 	return nil
+}
+
+// WroteJSON reports whether a JSON document was written on stdout (a failed
+// command that already wrote its result adds no second document).
+func (s *IOStreams) WroteJSON() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wroteJSON
 }
 
 // Table writes rows as aligned columns on stdout, the header first.

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // MoveAPI is the SQS API `dynops dlq move` uses.
@@ -120,32 +122,34 @@ func moveWithTask(ctx context.Context, c MoveAPI, o MoveOptions, srcArn, destArn
 	}
 	rep.TaskHandle = aws.ToString(out.TaskHandle)
 	o.Act("dlq.move-task", o.Source.URL, map[string]any{"dest": o.Dest, "task_handle": rep.TaskHandle})
-	for {
-		tasks, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn})
-		if err != nil {
-			return rep, fmt.Errorf("reading the move task's progress (it goes on without dynops; handle %s): %w", rep.TaskHandle, err)
-		}
-		for _, t := range tasks.Results {
-			if aws.ToString(t.TaskHandle) != rep.TaskHandle && len(tasks.Results) > 1 {
-				continue
+	err = poll.Until(ctx, poll.Options{Interval: o.Poll, What: "move task " + rep.TaskHandle,
+		Resume: "it goes on in SQS (dynops dlq move does not cancel it); watch it with `aws sqs list-message-move-tasks --source-arn " + srcArn + "`"},
+		func(ctx context.Context) (bool, string, error) {
+			tasks, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn})
+			if err != nil {
+				return false, "", fmt.Errorf("reading the move task's progress (it goes on without dynops; handle %s): %w", rep.TaskHandle, err)
 			}
-			rep.TaskStatus, rep.Moved = aws.ToString(t.Status), int(t.ApproximateNumberOfMessagesMoved)
-			if o.Progress != nil {
-				o.Progress(rep.Moved)
+			for _, t := range tasks.Results {
+				if aws.ToString(t.TaskHandle) != rep.TaskHandle && len(tasks.Results) > 1 {
+					continue
+				}
+				rep.TaskStatus, rep.Moved = aws.ToString(t.Status), int(t.ApproximateNumberOfMessagesMoved)
+				if o.Progress != nil {
+					o.Progress(rep.Moved)
+				}
+				switch rep.TaskStatus {
+				case "COMPLETED":
+					return true, rep.TaskStatus, nil
+				case "FAILED", "CANCELLED":
+					return false, rep.TaskStatus, fmt.Errorf("move task %s: %s %s", rep.TaskHandle, rep.TaskStatus, aws.ToString(t.FailureReason))
+				}
 			}
-			switch rep.TaskStatus {
-			case "COMPLETED":
-				return rep, nil
-			case "FAILED", "CANCELLED":
-				return rep, fmt.Errorf("move task %s: %s %s", rep.TaskHandle, rep.TaskStatus, aws.ToString(t.FailureReason))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return rep, fmt.Errorf("stopped watching move task %s (it goes on; dynops dlq move does not cancel it): %w", rep.TaskHandle, ctx.Err())
-		case <-time.After(o.Poll):
-		}
+			return false, rep.TaskStatus, nil
+		})
+	if err != nil && ctx.Err() != nil {
+		return rep, fmt.Errorf("stopped watching move task %s (it goes on; dynops dlq move does not cancel it): %w", rep.TaskHandle, err)
 	}
+	return rep, err
 }
 
 func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (MoveReport, error) {

@@ -36,21 +36,35 @@ func TestValidTableName(t *testing.T) {
 }
 
 func TestWindowCheck(t *testing.T) {
-	early := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	late := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	early := time.Date(2026, 11, 1, 0, 0, 0, 123_456_000, time.UTC) // the service keeps sub-second digits
+	late := time.Date(2026, 11, 21, 12, 0, 0, 987_000_000, time.UTC)
 	w := Window{Table: "prod-hoge-user", Status: "ENABLED", RecoveryPeriodInDays: 35, Earliest: &early, Latest: &late}
-	assert.NoError(t, w.Check(early))
-	assert.NoError(t, w.Check(late))
-	assert.NoError(t, w.Check(early.Add(time.Hour)))
+	check := func(t time.Time) error { _, err := w.Check(t); return err }
+	parse := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		return v
+	}
+	assert.Equal(t, "2026-11-01T00:00:00.123Z .. 2026-11-21T12:00:00.987Z", w.String(), "printed to the millisecond")
+	// Both bounds exactly as printed by pitr status (EARLIEST, LATEST) are accepted.
+	got, err := w.Check(parse("2026-11-01T00:00:00.123Z"))
+	require.NoError(t, err)
+	assert.True(t, got.Equal(early), "EARLIEST copied from pitr status resolves to the earliest restorable time: %s", got)
+	assert.NoError(t, check(parse("2026-11-21T12:00:00.987Z")))
+	assert.NoError(t, check(early))
+	assert.NoError(t, check(late))
+	assert.NoError(t, check(early.Add(time.Hour)))
 
-	err := w.Check(late.Add(time.Second))
+	err = check(late.Add(time.Millisecond))
 	assert.ErrorIs(t, err, ErrOutsideWindow)
-	assert.ErrorContains(t, err, "--time 2026-11-21T12:00:01Z is outside the restorable window of prod-hoge-user, 2026-11-01T00:00:00Z .. 2026-11-21T12:00:00Z (UTC)")
-	assert.ErrorIs(t, w.Check(early.Add(-time.Second)), ErrOutsideWindow)
+	assert.ErrorContains(t, err, "--time 2026-11-21T12:00:00.988Z is outside the restorable window of prod-hoge-user, 2026-11-01T00:00:00.123Z .. 2026-11-21T12:00:00.987Z (UTC)")
+	assert.ErrorIs(t, check(parse("2026-11-01T00:00:00.122Z")), ErrOutsideWindow, "a millisecond early")
+	assert.ErrorIs(t, check(parse("2026-11-01T00:00:00Z")), ErrOutsideWindow, "the second the old output printed is outside")
 
 	off := Window{Table: "dev-hoge-work", Status: "DISABLED"}
-	assert.ErrorIs(t, off.Check(early), ErrPITROff)
-	assert.ErrorContains(t, off.Check(early), "DDB-PITR-01")
+	assert.ErrorIs(t, func() error { _, err := off.Check(early); return err }(), ErrPITROff)
+	_, err = off.Check(early)
+	assert.ErrorContains(t, err, "DDB-PITR-01")
 	assert.Equal(t, "none (PITR disabled)", off.String())
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
 
@@ -59,12 +60,13 @@ func (w Window) Enabled() bool {
 	return w.Status == string(types.PointInTimeRecoveryStatusEnabled) && w.Earliest != nil && w.Latest != nil
 }
 
-// String is the window in UTC, e.g. "2026-11-01T10:00:00Z .. 2026-11-21T21:40:00Z".
+// String is the window in UTC to the millisecond, e.g.
+// "2026-11-01T10:00:00.000Z .. 2026-11-21T21:40:00.250Z".
 func (w Window) String() string {
 	if !w.Enabled() {
 		return "none (PITR " + strings.ToLower(w.Status) + ")"
 	}
-	return w.Earliest.UTC().Format(time.RFC3339) + " .. " + w.Latest.UTC().Format(time.RFC3339)
+	return pitrtime.Format(*w.Earliest) + " .. " + pitrtime.Format(*w.Latest)
 }
 
 // Status reads table's point-in-time recovery state.
@@ -91,16 +93,19 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// Check returns an error naming the window when t cannot be restored to.
-func (w Window) Check(t time.Time) error {
+// Check returns the time to restore to for t, or an error naming the window
+// when t cannot be restored to. Both bounds are accepted exactly as printed
+// (milliseconds): a bound copied from `pitr status` resolves to the bound.
+func (w Window) Check(t time.Time) (time.Time, error) {
 	if !w.Enabled() {
-		return fmt.Errorf("%w on %s (DDB-PITR-01): there is no point in time to restore to", ErrPITROff, w.Table)
+		return t, fmt.Errorf("%w on %s (DDB-PITR-01): there is no point in time to restore to", ErrPITROff, w.Table)
 	}
-	if t.Before(*w.Earliest) || t.After(*w.Latest) {
-		return fmt.Errorf("%w: --time %s is outside the restorable window of %s, %s (UTC); pick a time inside it or use --latest",
-			ErrOutsideWindow, t.UTC().Format(time.RFC3339), w.Table, w)
+	r, ok := pitrtime.Resolve(t, *w.Earliest, *w.Latest)
+	if !ok {
+		return t, fmt.Errorf("%w: --time %s is outside the restorable window of %s, %s (UTC); pick a time inside it or use --latest",
+			ErrOutsideWindow, pitrtime.Format(t), w.Table, w)
 	}
-	return nil
+	return r.UTC(), nil
 }
 
 // Request is what to restore.
@@ -144,10 +149,9 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 		}
 		p.RestoreTime = *w.Latest
 	} else {
-		if err := w.Check(req.Time); err != nil {
+		if p.RestoreTime, err = w.Check(req.Time); err != nil {
 			return nil, err
 		}
-		p.RestoreTime = req.Time.UTC()
 	}
 	if p.Target == "" {
 		if p.Target, err = DefaultTarget(req.Source, req.Now); err != nil {
@@ -169,7 +173,7 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 		return nil, err
 	}
 	want.Tags[TagRestoredFrom] = req.Source
-	want.Tags[TagRestoredToTime] = p.RestoreTime.Format(time.RFC3339)
+	want.Tags[TagRestoredToTime] = pitrtime.Format(p.RestoreTime)
 	want.ResourcePolicy = retarget(want.ResourcePolicy, aws.ToString(src.TableArn), p.Target)
 	p.Settings = want
 	p.Changes = tablesettings.Plan(tablesettings.Settings{}, want)
@@ -253,7 +257,7 @@ type Hooks struct {
 type Result struct {
 	Plan        *Plan                  `json:"plan"`
 	TargetArn   string                 `json:"target_arn"`
-	RestoreTime time.Time              `json:"restore_time"`
+	RestoreTime time.Time              `json:"restore_time"` // read back from the service
 	Applied     []tablesettings.Change `json:"applied"`
 	Settings    tablesettings.Settings `json:"settings_read_back"`
 	Terraform   string                 `json:"terraform"`
@@ -282,13 +286,20 @@ func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
 	if err := tablesettings.WaitActive(ctx, db, p.Target, h.Restoring); err != nil {
 		return res, err
 	}
+	// Read back the point in time the service restored to: it may differ
+	// from the one asked (the caller says so).
+	if dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target}); err != nil {
+		return res, fmt.Errorf("reading back the restore of %s: %w", p.Target, err)
+	} else if rs := dt.Table.RestoreSummary; rs != nil && rs.RestoreDateTime != nil {
+		res.RestoreTime = rs.RestoreDateTime.UTC()
+	}
 	have, err := tablesettings.Capture(ctx, db, p.Target)
 	if err != nil {
 		return res, err
 	}
 	want := p.Settings
 	want.Tags = copyTags(p.Settings.Tags)
-	want.Tags[TagRestoredToTime] = res.RestoreTime.Format(time.RFC3339)
+	want.Tags[TagRestoredToTime] = pitrtime.Format(res.RestoreTime)
 	err = tablesettings.Apply(ctx, db, p.Target, tablesettings.Plan(have, want), func(c tablesettings.Change) {
 		res.Applied = append(res.Applied, c)
 		if h.Applied != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
 	"github.com/dynops/dynops/test/fixture"
@@ -106,7 +107,7 @@ func TestRunRestoresAndReappliesSettings_DDB_PITR_02(t *testing.T) {
 	assert.Equal(t, "NEW_AND_OLD_IMAGES", got.StreamViewType)
 	assert.Equal(t, "hoge-team", got.Tags["owner"])
 	assert.Equal(t, src, got.Tags[restore.TagRestoredFrom])
-	assert.Equal(t, res.RestoreTime.Format(time.RFC3339), got.Tags[restore.TagRestoredToTime])
+	assert.Equal(t, pitrtime.Format(res.RestoreTime), got.Tags[restore.TagRestoredToTime])
 
 	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &dst})
 	require.NoError(t, err)

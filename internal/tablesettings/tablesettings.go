@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // DynamoDB is the part of the API this package uses.
@@ -219,35 +221,28 @@ func Apply(ctx context.Context, db DynamoDB, table string, plan []Change, done f
 }
 
 // WaitActive polls until table is ACTIVE (and its indexes too), calling
-// progress with the status and time waited. It returns ctx's error on cancel.
+// progress with the status and time waited. It ends at the context's
+// --wait-timeout (internal/poll) and returns ctx's error on cancel.
 func WaitActive(ctx context.Context, db DynamoDB, table string, progress func(status string, waited time.Duration)) error {
-	start := time.Now()
-	delay := 500 * time.Millisecond
-	for {
+	var status types.TableStatus
+	o := poll.Options{Interval: 500 * time.Millisecond, MaxInterval: 10 * time.Second, What: "table " + table + " to become ACTIVE"}
+	if progress != nil {
+		o.Progress = func(waited time.Duration) { progress(string(status), waited) }
+	}
+	return poll.Until(ctx, o, func(ctx context.Context) (bool, string, error) {
 		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
 		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", table, err)
+			return false, "", fmt.Errorf("waiting for %s: %w", table, err)
 		}
-		status := out.Table.TableStatus
+		status = out.Table.TableStatus
 		ready := status == types.TableStatusActive
 		for _, g := range out.Table.GlobalSecondaryIndexes {
 			if g.IndexStatus != "" && g.IndexStatus != types.IndexStatusActive {
 				ready = false
 			}
 		}
-		if progress != nil {
-			progress(string(status), time.Since(start))
-		}
-		if ready {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to become ACTIVE (last %s): %w", table, status, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 10*time.Second)
-	}
+		return ready, string(status), nil
+	})
 }
 
 func sortedKeys(m map[string]string) []string {

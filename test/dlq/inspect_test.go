@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/cmd/dlq/inspect"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/onfailure"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -39,7 +40,7 @@ func TestInspect_DDB_STREAM_05(t *testing.T) {
 	d.sendRaw("<xml/>")
 
 	stdout, _, code := d.dynops("dlq", "inspect", "--queue", d.dlq, "--critical", "4h", "-o", "json")
-	require.Equal(t, 0, code)
+	require.Equal(t, exitcode.Lost, code, "lost and malformed messages exit 4")
 	rep := jsonOut[inspect.Report](t, stdout)
 	require.Len(t, rep.Messages, 5, "every message is listed, malformed ones too")
 	assert.Equal(t, map[string]int{redrive.StateOK: 1, redrive.StateCritical: 1, redrive.StateLost: 1, redrive.StateMalformed: 2}, rep.Counts)
@@ -74,9 +75,39 @@ func TestInspect_DDB_STREAM_05(t *testing.T) {
 
 	// The table output, and --max.
 	stdout, _, code = d.dynops("dlq", "inspect", "--queue", d.dlq, "--max", "2")
-	require.Equal(t, 0, code)
+	require.Contains(t, []int{exitcode.OK, exitcode.Critical, exitcode.Lost}, code, "exit code of the two messages listed")
 	assert.Contains(t, stdout, "2 message(s) in "+d.dlq)
 	assert.Contains(t, stdout, "nothing was consumed")
+}
+
+// TestInspectExitCodes: 0 when every message is ok, 3 (critical) once one
+// has less than --critical left, 4 (lost) once one is past 24 h or unreadable.
+func TestInspectExitCodes(t *testing.T) {
+	t.Parallel()
+	d := newDrill(t)
+	for i := range 3 {
+		d.put(orderID(i), i, false)
+	}
+	recs := d.records()
+	arrivedAgo := func(ago time.Duration) func(*onfailure.Record) {
+		return func(r *onfailure.Record) {
+			r.Batch.ApproximateArrivalOfFirstRecord = time.Now().Add(-ago).UTC().Truncate(time.Second)
+			r.Batch.ApproximateArrivalOfLastRecord = r.Batch.ApproximateArrivalOfFirstRecord
+		}
+	}
+	d.fail(recs[0:1], nil)
+	_, _, code := d.dynops("dlq", "inspect", "--queue", d.dlq)
+	assert.Equal(t, exitcode.OK, code, "only ok messages")
+	_, _, code = d.dynops("dlq", "inspect", "--queue", d.dlq, "--critical", "24h")
+	assert.Equal(t, exitcode.Critical, code, "the same message is critical under a wider --critical")
+	d.fail(recs[1:2], arrivedAgo(22*time.Hour))
+	_, _, code = d.dynops("dlq", "inspect", "--queue", d.dlq, "-o", "json")
+	assert.Equal(t, exitcode.Critical, code, "one critical message")
+	d.fail(recs[2:3], arrivedAgo(25*time.Hour))
+	_, _, code = d.dynops("dlq", "inspect", "--queue", d.dlq)
+	assert.Equal(t, exitcode.Lost, code, "one lost message")
+	_, _, code = d.dynops("dlq", "inspect", "--queue", d.dlq, "--critical", "-1h")
+	assert.Equal(t, exitcode.Usage, code, "a negative --critical is refused")
 }
 
 // TestMoveFallsBackOnEmulator: moto answers 500 to the message move task

@@ -133,13 +133,20 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 	out, _, code = target.DynopsInRegion(t, drRegion, fx.audit, append(importArgs, "--yes", "-o", "json")...)
 	require.Equal(t, 0, code)
 	var res struct {
-		Import     export.Import `json:"import"`
-		TableItems int64         `json:"table_items"`
-		Region     string        `json:"region"`
+		Import     export.Import           `json:"import"`
+		TableItems *int64                  `json:"table_items"`
+		Region     string                  `json:"region"`
+		Applied    []tablesettings.Change  `json:"applied"`
+		ReadBack   *tablesettings.Settings `json:"settings_read_back"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, drRegion, res.Region)
-	assert.EqualValues(t, fx.items, res.TableItems, "the imported table holds every item")
+	require.NotNil(t, res.TableItems, "the items are counted, not assumed")
+	assert.EqualValues(t, fx.items, *res.TableItems, "the imported table holds every item")
+	assert.Equal(t, "COMPLETED", res.Import.Status, "read back with DescribeImport")
+	require.NotNil(t, res.ReadBack, "the settings are read back from the service")
+	assert.True(t, res.ReadBack.PITR && res.ReadBack.DeletionProtection, "read back: PITR and deletion protection on")
+	assert.NotEmpty(t, res.Applied)
 
 	db := drDB(t)
 	t.Cleanup(func() { deleteProtected(db, newTable) })
@@ -158,9 +165,16 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 		assert.Equal(t, "s3://"+fx.bucket+"/", got.Tags["dynops:imported-from"][:len("s3://"+fx.bucket+"/")])
 	})
 
-	t.Run("a second import into the same table fails and changes nothing", func(t *testing.T) {
-		_, _, code := target.DynopsInRegion(t, drRegion, fx.audit, append(importArgs, "--yes")...)
-		assert.Equal(t, 1, code)
+	t.Run("a second import into the same table is refused and changes nothing", func(t *testing.T) {
+		_, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, append(importArgs, "--yes")...)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, "already exists in "+drRegion)
+	})
+	t.Run("the dry run checks that the target does not exist", func(t *testing.T) {
+		out, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, importArgs...)
+		assert.Equal(t, 2, code)
+		assert.NotContains(t, out, "DRY RUN")
+		assert.Contains(t, errOut, "--table "+newTable+" already exists")
 	})
 }
 

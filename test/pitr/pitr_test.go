@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -186,6 +189,37 @@ func TestStatus(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "EARLIEST RESTORABLE (UTC)")
 	assert.Contains(t, out, "35 days")
+}
+
+// TestWindowBoundsAsPrinted_DDB_PITR_01: the restorable window is printed to
+// the millisecond, and both bounds copied from `pitr status` are accepted by
+// `pitr restore --time` as they are; a millisecond outside is refused.
+func TestWindowBoundsAsPrinted_DDB_PITR_01(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := source(t, db, "dev")
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, errOut, code := target.Dynops(t, log, "pitr", "status", "--table", src)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2)
+	cols := strings.Fields(lines[1])
+	earliest, latest := cols[len(cols)-2], cols[len(cols)-1]
+	for _, printed := range []string{earliest, latest} {
+		require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, printed, "printed to the millisecond")
+	}
+	for _, bound := range []string{earliest, latest} {
+		out, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--time", bound, "-o", "json")
+		require.Equal(t, 0, code, "--time %s copied from pitr status: %s", bound, errOut)
+		var dry struct{ Plan restore.Plan }
+		require.NoError(t, json.Unmarshal([]byte(out), &dry))
+		assert.Equal(t, bound, pitrtime.Format(dry.Plan.RestoreTime.Truncate(time.Millisecond)))
+	}
+	e, err := time.Parse(time.RFC3339, earliest)
+	require.NoError(t, err)
+	before := pitrtime.Format(e.Add(-time.Millisecond))
+	_, errOut, code = target.Dynops(t, log, "pitr", "restore", "--table", src, "--time", before)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--time "+before+" is outside the restorable window of "+src+", "+earliest+" .. ")
 }
 
 // The drill of runbooks/pitr-restore.md: restore, corrupt the original (the

@@ -106,8 +106,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	lm := lambda.NewFromConfig(cfg)
+	bar := f.IOStreams.StartProgress("check: tables", int64(len(tables)))
+	defer bar.Done()
 	for i, t := range tables {
-		f.IOStreams.Progress("checking %s (%d/%d)", t, i+1, len(tables))
+		bar.Set(int64(i))
+		bar.Status("checking %s", t)
 		s, err := guideline.Gather(ctx, db, t)
 		if err != nil {
 			return err
@@ -118,7 +121,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		s.AllowedEnv = opts.AllowedEnvs
 		rep.Findings = append(rep.Findings, guideline.Evaluate(s)...)
 	}
-	f.IOStreams.Done()
+	bar.Set(int64(len(tables)))
+	bar.Done()
 	rep.Summary = summarize(rep.Findings)
 	f.Audit.Counts(map[string]int64{"tables": int64(len(tables)), "pass": int64(rep.Summary.Pass), "fail": int64(rep.Summary.Fail),
 		"exception": int64(rep.Summary.Exception), "failing_errors": int64(rep.Summary.Failing)})

@@ -42,6 +42,10 @@ type GlobalFlags struct {
 	Incident      string
 	AuditHashKeys bool   // --audit-hash-keys
 	AuditLogGroup string // --audit-log-group: central copy in CloudWatch Logs
+	// Timeout bounds each AWS call (--timeout; 0: the command's default).
+	Timeout time.Duration
+	// Debug logs AWS requests and keeps raw SDK errors (--debug).
+	Debug bool
 }
 
 // Factory is what commands are built from.
@@ -93,6 +97,9 @@ func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 		Region:      f.Flags.Region,
 		Profile:     f.Flags.Profile,
 		EndpointURL: f.Flags.EndpointURL,
+		Timeout:     f.Flags.Timeout,
+		Debug:       f.Flags.Debug,
+		LogOutput:   f.IOStreams.ErrOut,
 	})
 }
 

@@ -5,8 +5,7 @@ package root
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,15 +15,18 @@ import (
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	migrateCmd "github.com/dynops/dynops/internal/cmd/migrate"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // NewCmdRoot returns the dynops command tree.
 func NewCmdRoot(f *factory.Factory, version string) *cobra.Command {
+	var waitTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "dynops <command>",
 		Short: "Operate DynamoDB tables on the bad days: check, restore, export, redrive, fail over",
@@ -35,6 +37,7 @@ exports to S3, redrives stream DLQs and fails over global tables.
 Destructive actions are dry runs unless --yes is given; a protected target
 (prod, or anything dynops cannot show is not prod) also needs its name typed
 (or --confirm NAME). Every action is appended to the audit log.`,
+		Version:       versionCmd.Read(version).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -42,6 +45,13 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
 				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
 			}
+			if err := flagcheck.Check(cmd.Flags()); err != nil {
+				return factory.UsageErrorf("%w", err)
+			}
+			if !cmd.Flags().Changed("timeout") {
+				fl.Timeout = commandTimeout(cmd.CommandPath())
+			}
+			cmd.SetContext(poll.WithWaitTimeout(cmd.Context(), waitTimeout))
 			rec, err := newRecorder(f, cmd, args, version)
 			if err != nil {
 				return err
@@ -57,6 +67,10 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 	addAuditFlags(pf, f.Flags)
+	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see README)")
+	pf.DurationVar(&waitTimeout, "wait-timeout", 0, "bound on waits for AWS jobs (restore, import, export, DR steps); 0: no limit")
+	pf.BoolVar(&f.Flags.Debug, "debug", false, "log AWS requests and responses to stderr and keep raw SDK errors")
+	cmd.SetVersionTemplate("{{.Version}}\n")
 
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return factory.UsageErrorf("%w", err) })
 
@@ -71,6 +85,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmd.AddCommand(runbookCmd.NewCmdRunbook(f))
 	f.Exec = execFunc(f, version)
 	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
+	markParents(cmd)
 	return cmd
 }
 
@@ -85,14 +100,14 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	cmd, err := root.ExecuteContextC(ctx)
 	f.IOStreams.Done()
 
-	code := exitCode(f, cmd, err)
+	code := exitCode(ctx, f, cmd, args, err)
 	if f.Audit != nil && cmd != nil && cmd.Annotations["audit"] != "skip" && cmd.Runnable() {
 		finishAudit(ctx, f, cmd, err, code)
 	}
 	return code
 }
 
-func exitCode(f *factory.Factory, cmd *cobra.Command, err error) int {
+func exitCode(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []string, err error) int {
 	var exit factory.ExitError
 	switch {
 	case err == nil:
@@ -100,11 +115,6 @@ func exitCode(f *factory.Factory, cmd *cobra.Command, err error) int {
 	case errors.As(err, &exit):
 		return exit.Code
 	default:
-		fmt.Fprintf(f.IOStreams.ErrOut, "error: %v\n", err)
-		// cobra reports an unknown command as a plain error.
-		if cmd == nil || factory.IsUsageError(err) || strings.HasPrefix(err.Error(), "unknown command") {
-			return 2
-		}
-		return 1
+		return report(ctx, f, cmd, args, err)
 	}
 }

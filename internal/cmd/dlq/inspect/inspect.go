@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
@@ -79,6 +81,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
 	q := redrive.Queue{Client: sqs.NewFromConfig(cfg), URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	f.IOStreams.Progress("reading %s", opts.Queue)
 	entries, err := redrive.Inspect(ctx, q, opts.Max, f.Now(), opts.Critical)
@@ -96,9 +100,31 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.Counts(counts)
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		err = f.IOStreams.PrintJSON(rep)
+	} else {
+		err = printTable(f.IOStreams, rep)
 	}
-	return printTable(f.IOStreams, rep)
+	if err != nil {
+		return err
+	}
+	if code := ExitCode(rep.Counts); code != exitcode.OK {
+		return factory.ExitError{Code: code}
+	}
+	return nil
+}
+
+// ExitCode is inspect's exit status for the message counts by state, so
+// scripts and pagers can act: exitcode.Lost (4) when a message's records
+// already left the stream or a message cannot be read, exitcode.Critical (3)
+// when one has less than --critical left, 0 otherwise.
+func ExitCode(counts map[string]int) int {
+	switch {
+	case counts[redrive.StateLost] > 0 || counts[redrive.StateMalformed] > 0:
+		return exitcode.Lost
+	case counts[redrive.StateCritical] > 0:
+		return exitcode.Critical
+	}
+	return exitcode.OK
 }
 
 func printTable(ios *iostreams.IOStreams, rep Report) error {

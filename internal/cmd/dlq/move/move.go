@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/protect"
@@ -94,6 +95,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
 	client := sqs.NewFromConfig(cfg)
 	dests, err := destinations(ctx, client, opts)
 	if err != nil {
@@ -103,12 +106,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	depth, err := redrive.QueueDepth(ctx, client, opts.Queue)
+	if err != nil {
+		return err
+	}
+	if opts.Max > 0 {
+		depth = min(depth, opts.Max)
+	}
+	bar := f.IOStreams.StartProgress("move "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},
 		Dest:   opts.ToQueue, Apply: apply, Max: opts.Max, Act: f.Audit.Act,
-		Progress: func(moved int) { f.IOStreams.Progress("%d message(s) moved", moved) },
+		Progress: func(moved int) { bar.Set(int64(moved)) },
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	f.Audit.Counts(map[string]int64{"moved": int64(rep.Moved), "kept": int64(rep.Kept), "visible_at_start": int64(rep.Visible)})
 	if rep.FallbackReason != "" {
 		f.IOStreams.Infof("note: %s: moving with receive/send/delete\n", rep.FallbackReason)

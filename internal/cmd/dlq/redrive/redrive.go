@@ -110,14 +110,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	sqsClient := sqs.NewFromConfig(cfg)
+	sqsCfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
+	f.IOStreams.Infof("%s", note)
+	sqsClient := sqs.NewFromConfig(sqsCfg)
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	if opts.ToQueue != "" {
 		apply, _, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
 		if err != nil {
 			return err
 		}
-		return run(ctx, f, opts, q, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
+		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
 	}
 
 	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
@@ -154,7 +156,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			g.allowed[d.Name] = true // not protected, or confirmed by f.Confirm
 		}
 	}
-	return run(ctx, f, opts, q, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, apply)
+	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, apply)
 }
 
 // functionsIn lists the functions the DLQ's messages name (without consuming them).
@@ -210,15 +212,24 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 	return nil
 }
 
-func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, cfg aws.Config, target redrive.Target, apply bool) error {
+func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, apply bool) error {
+	depth, err := redrive.QueueDepth(ctx, depthOf, opts.Queue)
+	if err != nil {
+		return err
+	}
+	if opts.Max > 0 {
+		depth = min(depth, opts.Max)
+	}
+	bar := f.IOStreams.StartProgress("redrive "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
 		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
 		Now: f.Now, Act: f.Audit.Act,
 		Progress: func(done int, o redrive.Outcome) {
-			f.IOStreams.Progress("%d message(s) done; last %s: %s", done, o.MessageID, o.Status)
+			bar.Set(int64(done))
+			bar.Status("last %s: %s", o.MessageID, o.Status)
 		},
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	counts := map[string]int64{"kept": int64(rep.Kept())}
 	for k, v := range rep.Counts {
 		counts[k] = int64(v)

@@ -3,6 +3,7 @@ package full
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			_ = shared.PrintExports(f, []export.Export{e})
 			return err
 		}
+	} else {
+		back, err := export.Describe(ctx, db, e.Arn)
+		if err != nil {
+			return fmt.Errorf("reading back export %s: %w", e.Arn, err)
+		}
+		e = back
 	}
-	return shared.PrintExports(f, []export.Export{e})
+	if err := shared.PrintExports(f, []export.Export{e}); err != nil {
+		return err
+	}
+	if e.Status == exportwindow.Failed {
+		// Already FAILED without --wait (e.g. the bucket refused it): say so in the exit code.
+		return fmt.Errorf("%s: %w: %s", e.Arn, export.ErrExportFailed, e.Failure)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ package importcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,16 +41,18 @@ type Options struct {
 
 // Result is what the import did (or would do, in a dry run).
 type Result struct {
-	DryRun        bool                   `json:"dry_run"`
-	Source        export.Source          `json:"source"`
-	Table         string                 `json:"table"`
-	Region        string                 `json:"region"`
-	Schema        export.Schema          `json:"schema"`
-	Settings      []tablesettings.Change `json:"settings"`
-	Import        *export.Import         `json:"import,omitempty"`
-	TableItems    int64                  `json:"table_items"`
-	SourceItems   int64                  `json:"source_items"` // -1: no manifest to say
-	SettingsError string                 `json:"settings_error,omitempty"`
+	DryRun        bool                    `json:"dry_run"`
+	Source        export.Source           `json:"source"`
+	Table         string                  `json:"table"`
+	Region        string                  `json:"region"`
+	Schema        export.Schema           `json:"schema"`
+	Settings      []tablesettings.Change  `json:"settings"`                     // planned (dry run) or to apply
+	Import        *export.Import          `json:"import,omitempty"`             // as read back with DescribeImport
+	Applied       []tablesettings.Change  `json:"applied"`                      // the steps that succeeded
+	ReadBack      *tablesettings.Settings `json:"settings_read_back,omitempty"` // from the service after applying
+	TableItems    *int64                  `json:"table_items,omitempty"`        // counted with a Scan; nil: not counted
+	SourceItems   int64                   `json:"source_items"`                 // -1: no manifest to say
+	SettingsError string                  `json:"settings_error,omitempty"`
 }
 
 // NewCmdImport returns `dynops export import`. runF replaces Run in tests of flag parsing.
@@ -127,7 +130,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items}
+	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}}
 	if res.Schema, err = schema(ctx, cfg, sourceRegion, opts); err != nil {
 		return err
 	}
@@ -147,6 +150,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	db := dynamodb.NewFromConfig(cfg)
+	if err := targetAbsent(ctx, db, opts.Table, cfg.Region); err != nil {
+		return err
+	}
 	if !ok {
 		res.DryRun = true
 		f.Audit.Act("plan-import", opts.Table, map[string]any{"source": src, "region": cfg.Region})
@@ -158,16 +165,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
 	imp, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
 	if err != nil {
 		return err
 	}
 	f.Audit.Act("import-table", opts.Table, map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region})
+	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
-		f.IOStreams.Progress("import into %s (%s): %s, %d items, %s", opts.Table, cfg.Region, i.Status, i.Imported, waited.Round(time.Second))
+		bar.Set(i.Imported)
+		bar.Status("%s after %s", i.Status, waited.Round(time.Second))
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	res.Import = &done
 	if err != nil {
 		_ = printResult(f, res)
@@ -183,20 +191,44 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	res.Settings = tablesettings.Plan(have, want)
 	err = tablesettings.Apply(ctx, db, opts.Table, res.Settings, func(c tablesettings.Change) {
+		res.Applied = append(res.Applied, c)
 		f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
 		f.Audit.Act("apply-setting", opts.Table, c)
 	})
 	f.IOStreams.Done()
+	// Read back what the table has, whether or not every step succeeded.
+	if back, rerr := tablesettings.Capture(ctx, db, opts.Table); rerr == nil {
+		res.ReadBack = &back
+	} else if err == nil {
+		err = fmt.Errorf("reading back the settings of %s: %w", opts.Table, rerr)
+	}
 	if err != nil {
 		res.SettingsError = err.Error()
 		_ = printResult(f, res)
 		return fmt.Errorf("%w; the table exists with the data: re-run the settings with the runbook's step", err)
 	}
-	if res.TableItems, err = export.CountTableItems(ctx, db, opts.Table); err != nil {
+	n, err := export.CountTableItems(ctx, db, opts.Table)
+	if err != nil {
+		_ = printResult(f, res)
 		return err
 	}
-	f.Audit.Counts(map[string]int64{"imported": done.Imported, "table_items": res.TableItems, "settings_applied": int64(len(res.Settings))})
+	res.TableItems = &n
+	f.Audit.Counts(map[string]int64{"imported": done.Imported, "table_items": n, "settings_applied": int64(len(res.Settings))})
 	return printResult(f, res)
+}
+
+// targetAbsent refuses an import into a table that exists: ImportTable only
+// creates new tables, and a dry run must say so before --yes does.
+func targetAbsent(ctx context.Context, db *dynamodb.Client, table, region string) error {
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err == nil {
+		return factory.UsageErrorf("--table %s already exists in %s: an import creates a NEW table; pass another --table (or delete the table first)", table, region)
+	}
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return fmt.Errorf("checking that --table %s does not exist yet: %w", table, err)
 }
 
 func schema(ctx context.Context, cfg aws.Config, sourceRegion string, opts *Options) (export.Schema, error) {
@@ -232,16 +264,48 @@ func printResult(f *factory.Factory, r Result) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(out, "imported %s into %s (%s): %s\n", src, r.Table, r.Region, r.Import.Status)
-	for _, c := range r.Settings {
+	imp := r.Import
+	if imp == nil {
+		fmt.Fprintf(out, "import of %s into %s (%s) did not start\n", src, r.Table, r.Region)
+		return nil
+	}
+	fmt.Fprintf(out, "import %s of %s into %s (%s): %s (read back with DescribeImport)\n", imp.Arn, src, r.Table, r.Region, imp.Status)
+	if imp.Status != string(types.ImportStatusCompleted) {
+		fmt.Fprintf(out, "  failure: %s\n  no setting was applied; the items read back: %d imported, %d errors\n", orNone(imp.Failure), imp.Imported, imp.Errors)
+		return nil
+	}
+	for _, c := range r.Applied {
 		fmt.Fprintf(out, "  applied %s: %s\n", c.What, c.Detail)
+	}
+	if b := r.ReadBack; b != nil {
+		fmt.Fprintf(out, "read back from %s: PITR %s, deletion protection %s, TTL %s, stream %s, %d tag(s)\n",
+			r.Table, onOff(b.PITR, fmt.Sprintf(" (%d days)", b.RecoveryPeriodInDays)), onOff(b.DeletionProtection, ""),
+			orNone(b.TTLAttribute), orNone(b.StreamViewType), len(b.Tags))
 	}
 	source := "no manifest (count with dynops export verify --data-only)"
 	if r.SourceItems >= 0 {
 		source = fmt.Sprint(r.SourceItems)
 	}
-	fmt.Fprintf(out, "items: export %s, imported %d, table %s holds %d\n", source, r.Import.Imported, r.Table, r.TableItems)
+	counted := "not counted"
+	if r.TableItems != nil {
+		counted = fmt.Sprintf("holds %d (counted with a Scan)", *r.TableItems)
+	}
+	fmt.Fprintf(out, "items: export %s, imported %d (DescribeImport), table %s %s\n", source, imp.Imported, r.Table, counted)
 	return nil
+}
+
+func onOff(on bool, detail string) string {
+	if on {
+		return "on" + detail
+	}
+	return "off"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func firstOf(s ...string) string {

@@ -25,10 +25,11 @@ func DynamoDB(ctx context.Context, f *factory.Factory) (*dynamodb.Client, error)
 
 // Wait waits for an export, with progress on a terminal.
 func Wait(ctx context.Context, f *factory.Factory, db export.DynamoDB, arn string) (export.Export, error) {
+	bar := f.IOStreams.StartProgress("export "+shortArn(arn), 0)
 	e, err := export.Wait(ctx, db, arn, func(e export.Export, waited time.Duration) {
-		f.IOStreams.Progress("export %s: %s after %s", shortArn(e.Arn), e.Status, waited.Round(time.Second))
+		bar.Status("%s after %s", e.Status, waited.Round(time.Second))
 	})
-	f.IOStreams.Done()
+	bar.Done()
 	return e, err
 }
 

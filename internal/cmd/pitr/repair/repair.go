@@ -151,11 +151,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		defer os.RemoveAll(dir)
 		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
+		_, count, err := tablediff.SameKey(ctx, db, ro.From, ro.To)
+		if err != nil {
+			return err
+		}
+		bar := f.IOStreams.StartProgress("diff before repair: items scanned", 2*count)
 		rep.Diff, err = tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
-			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) {
-				f.IOStreams.Progress("diff: %d items of %s, %d of %s", a, ro.From, b, ro.To)
-			}})
-		f.IOStreams.Done()
+			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) { bar.Set(a + b) }})
+		bar.Done()
 		if err != nil {
 			return err
 		}
@@ -188,11 +191,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
 		return err
 	}
-	ro.Progress = func(done int64) {
-		f.IOStreams.Progress("repairing %s: %d keys handled", ro.To, done)
-	}
+	bar := f.IOStreams.StartProgress("repairing "+ro.To+": keys", rep.Plan.Missing+rep.Plan.Changed+rep.Plan.Extra)
+	ro.Progress = bar.Set
 	rep.Result, err = repair.Run(ctx, db, ro)
-	f.IOStreams.Done()
+	bar.Done()
 	if r := rep.Result; r != nil {
 		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
 			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "conflicts": r.Conflicts})

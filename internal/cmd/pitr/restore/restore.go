@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
@@ -76,7 +77,7 @@ needs its name typed (or --confirm NAME).`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Table, "table", "t", "", "table to restore from")
-	cmd.Flags().StringVar(&timeFlag, "time", "", "point in time to restore to, RFC3339 (e.g. 2026-11-21T09:30:00Z)")
+	cmd.Flags().StringVar(&timeFlag, "time", "", "point in time to restore to, RFC3339, milliseconds allowed (e.g. 2026-11-21T09:30:00.250Z); both bounds of the window are accepted")
 	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "restore to the latest restorable time")
 	cmd.Flags().StringVar(&opts.Target, "target", "", "name of the new table (default: {table}-restored-{UTC timestamp})")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
@@ -168,7 +169,7 @@ func boolCount(b bool) int64 {
 
 func printPlan(f *factory.Factory, p *restore.Plan) {
 	out := f.IOStreams.Out
-	when := p.RestoreTime.Format(time.RFC3339)
+	when := pitrtime.Format(p.RestoreTime)
 	if p.Latest {
 		when = "latest restorable (now " + when + ")"
 	}
@@ -218,7 +219,11 @@ func printChanges(f *factory.Factory, cs []tablesettings.Change) {
 func printResult(f *factory.Factory, res *restore.Result) {
 	out := f.IOStreams.Out
 	p := res.Plan
-	fmt.Fprintf(out, "Restored %s to %s (point in time %s).\n\nApplied:\n", p.Source, p.Target, res.RestoreTime.Format(time.RFC3339))
+	fmt.Fprintf(out, "Restored %s to %s (point in time %s, read back from the service).\n", p.Source, p.Target, pitrtime.Format(res.RestoreTime))
+	if note := shifted(p, res.RestoreTime); note != "" {
+		fmt.Fprintf(out, "NOTE: %s\n", note)
+	}
+	fmt.Fprintf(out, "\nApplied:\n")
 	printChanges(f, res.Applied)
 	s := res.Settings
 	fmt.Fprintf(out, "\nRead back from %s: PITR %s, deletion protection %s, TTL %s, stream %s, %d tag(s), resource policy %s.\n",
@@ -226,6 +231,30 @@ func printResult(f *factory.Factory, res *restore.Result) {
 		orOff(s.TTLAttribute), orOff(s.StreamViewType), len(s.Tags), onOff(s.ResourcePolicy != "", ""))
 	fmt.Fprintf(out, "\n%s\nNext: compare with the original:\n  dynops table diff --source %s --target %s --keys-out keys.jsonl\n",
 		res.Terraform, p.Target, p.Source)
+}
+
+// shifted says when the service restored to another point in time than the
+// one asked for (an explicit --time; --latest asks for whatever is latest).
+func shifted(p *restore.Plan, got time.Time) string {
+	if p.Latest || got.IsZero() || got.Equal(p.RestoreTime) {
+		return ""
+	}
+	return fmt.Sprintf("asked for %s, the service restored to %s (%s %s); compare with table diff before repairing",
+		pitrtime.Format(p.RestoreTime), pitrtime.Format(got), absDur(got.Sub(p.RestoreTime)), laterOrEarlier(got.Sub(p.RestoreTime)))
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func laterOrEarlier(d time.Duration) string {
+	if d < 0 {
+		return "earlier"
+	}
+	return "later"
 }
 
 func onOff(on bool, detail string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/restore"
 )
 
@@ -76,5 +77,5 @@ func stamp(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
-	return t.UTC().Format(time.RFC3339)
+	return pitrtime.Format(*t)
 }

@@ -78,11 +78,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	d := opts.Diff
 	d.Now = f.Now
-	d.Progress = func(a, b int64) {
-		f.IOStreams.Progress("scanning: %d items of %s, %d of %s", a, d.Source, b, d.Target)
+	db := dynamodb.NewFromConfig(cfg)
+	// The total: both tables' ItemCount (approximate, refreshed every ~6 h).
+	_, count, err := tablediff.SameKey(ctx, db, d.Source, d.Target)
+	if err != nil {
+		return err
 	}
-	rep, err := tablediff.Diff(ctx, dynamodb.NewFromConfig(cfg), d)
-	f.IOStreams.Done()
+	bar := f.IOStreams.StartProgress("table diff: items scanned", 2*count)
+	d.Progress = func(a, b int64) { bar.Set(a + b) }
+	rep, err := tablediff.Diff(ctx, db, d)
+	bar.Done()
 	if err != nil {
 		return err
 	}

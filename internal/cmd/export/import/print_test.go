@@ -1,0 +1,60 @@
+package importcmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/tablesettings"
+)
+
+// A result is printed from what was read back, never from the plan.
+func TestPrintResultClaimsOnlyWhatWasReadBack(t *testing.T) {
+	planned := tablesettings.Plan(tablesettings.Settings{}, tablesettings.Guideline(map[string]string{"env": "dev"}))
+	n := int64(25)
+	cases := []struct {
+		name    string
+		res     Result
+		want    []string
+		mustNot []string
+	}{
+		{name: "FAILED import applies and claims nothing",
+			res:     Result{Table: "dev-a-user", Settings: planned, SourceItems: 25, Import: &export.Import{Arn: "arn:i", Status: "FAILED", Failure: "ItemValidationError bad item", Imported: 3, Errors: 2}},
+			want:    []string{"FAILED", "ItemValidationError bad item", "no setting was applied", "3 imported, 2 errors"},
+			mustNot: []string{"applied ", "holds"}},
+		{name: "CANCELLED import likewise",
+			res:     Result{Table: "dev-a-user", Settings: planned, Import: &export.Import{Arn: "arn:i", Status: "CANCELLED"}},
+			want:    []string{"CANCELLED", "failure: none", "no setting was applied"},
+			mustNot: []string{"applied ", "holds"}},
+		{name: "COMPLETED lists only the steps that ran, the read-back and the counted items",
+			res: Result{Table: "dev-a-user", Settings: planned, Applied: planned[:1], SourceItems: 25, TableItems: &n,
+				Import:   &export.Import{Arn: "arn:i", Status: "COMPLETED", Imported: 25},
+				ReadBack: &tablesettings.Settings{PITR: true, RecoveryPeriodInDays: 35, DeletionProtection: false, Tags: map[string]string{"env": "dev"}}},
+			want:    []string{"applied " + planned[0].What, "PITR on (35 days)", "deletion protection off", "holds 25 (counted with a Scan)"},
+			mustNot: []string{"applied " + planned[len(planned)-1].What}},
+		{name: "COMPLETED but not counted says so",
+			res:     Result{Table: "dev-a-user", SourceItems: -1, Import: &export.Import{Arn: "arn:i", Status: "COMPLETED", Imported: 25}},
+			want:    []string{"not counted", "no manifest"},
+			mustNot: []string{"holds"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, _, out, _ := iostreams.Test()
+			if err := printResult(factory.New(ios), tc.res); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tc.mustNot {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output claims %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
