@@ -176,7 +176,7 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, repair, verify)"},
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
-		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s: use a positive duration"},
+		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s: a duration cannot be negative"},
 		{[]string{"audit", "log"}, 1, "reading the audit log"},
 	}
 	for _, c := range cases {
