@@ -35,7 +35,7 @@ type Source struct {
 // refuses incremental exports (ImportTable reads full-export items only);
 // without one (the local emulator) it takes the one data folder.
 func FindSource(ctx context.Context, store exportverify.Store, bucket, prefix string) (Source, error) {
-	objs, err := store.List(ctx, prefix)
+	objs, err := exportverify.ListUnder(ctx, store, prefix)
 	if err != nil {
 		return Source{}, err
 	}
