@@ -209,8 +209,25 @@ func queueInfo(ctx context.Context, c MoveAPI, url string) (arn string, visible 
 	if err != nil {
 		return "", 0, fmt.Errorf("reading queue %s: %w", url, err)
 	}
-	visible, _ = strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
-	return out.Attributes[string(types.QueueAttributeNameQueueArn)], visible, nil
+	return parseQueueInfo(url, out.Attributes)
+}
+
+// parseQueueInfo reads QueueArn and ApproximateNumberOfMessages; a missing or
+// unreadable attribute is an error (never a count of 0).
+func parseQueueInfo(url string, attrs map[string]string) (arn string, visible int, err error) {
+	name := string(types.QueueAttributeNameApproximateNumberOfMessages)
+	raw, ok := attrs[name]
+	if !ok {
+		return "", 0, fmt.Errorf("reading queue %s: SQS returned no %s", url, name)
+	}
+	if visible, err = strconv.Atoi(raw); err != nil || visible < 0 {
+		return "", 0, fmt.Errorf("reading queue %s: %s is %q, not a count", url, name, raw)
+	}
+	arn = attrs[string(types.QueueAttributeNameQueueArn)]
+	if arn == "" {
+		return "", 0, fmt.Errorf("reading queue %s: SQS returned no QueueArn", url)
+	}
+	return arn, visible, nil
 }
 
 // noRetry makes the availability probe answer at once: falling back on a
