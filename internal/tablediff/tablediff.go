@@ -152,8 +152,12 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := 0; seg < opts.Segments; seg++ {
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress, seen) })
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress, seen) })
+		g.Go(func() error {
+			return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress, seen)
+		})
+		g.Go(func() error {
+			return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress, seen)
+		})
 	}
 	err = g.Wait()
 	if cerr := errors.Join(src.close(), dst.close()); err == nil {
