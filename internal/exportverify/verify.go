@@ -435,6 +435,11 @@ func unreadable(err error) (string, string) {
 	return StatusUnreadable, err.Error()
 }
 
+// Resolve finds a key named in a manifest (see resolve).
+func Resolve(ctx context.Context, store Store, sum Summary, key string) (string, error) {
+	return resolve(ctx, store, sum, key, "")
+}
+
 // resolve finds a key named in a manifest. AWS writes keys that include the
 // export prefix; the documented examples leave it out, so a key is tried as
 // written, then under the summary's s3Prefix, then fallback (if any).

@@ -140,7 +140,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if res.Schema, err = schema(ctx, cfg, sourceRegion, opts); err != nil {
 		return err
 	}
-	tags := map[string]string{"dynops:imported-from": "s3://" + src.Bucket + "/" + src.DataPrefix}
+	tags := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
 	for k, v := range opts.Tags {
 		tags[k] = v
 	}
