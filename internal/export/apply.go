@@ -175,9 +175,9 @@ type IncrementResult struct {
 type ApplyReport struct {
 	Table      string            `json:"table"`
 	DryRun     bool              `json:"dry_run"`
-	Since      time.Time         `json:"since"`       // where the chain started
-	SinceFrom  string            `json:"since_from"`  // where that came from
-	Through    time.Time         `json:"through"`     // the table's checkpoint afterwards (read back)
+	Since      time.Time         `json:"since"`      // where the chain started
+	SinceFrom  string            `json:"since_from"` // where that came from
+	Through    time.Time         `json:"through"`    // the table's checkpoint afterwards (read back)
 	Increments []IncrementResult `json:"increments"`
 }
 

@@ -197,4 +197,3 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	})
 	_ = filepath.Join
 }
-
