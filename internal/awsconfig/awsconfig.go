@@ -4,7 +4,9 @@ package awsconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"time"
@@ -82,7 +84,18 @@ func Retryer(maxAttempts int) aws.Retryer {
 		so.MaxAttempts = maxAttempts
 		so.MaxBackoff = 5 * time.Second
 		so.RateLimiter = ratelimit.None
+		so.Retryables = append(append([]retry.IsErrorRetryable{}, so.Retryables...), retry.IsErrorRetryableFunc(cutShort))
 	})
+}
+
+// cutShort: a response whose connection closed before its body ended (the
+// SDK reads it whole before deciding) is a dropped connection, retried like
+// a reset.
+func cutShort(err error) aws.Ternary {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
 }
 
 // ServiceEndpoint returns the endpoint of one service, for that client's
