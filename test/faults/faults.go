@@ -129,12 +129,12 @@ func (p *Proxy) pick() (Kind, time.Duration) {
 type service int
 
 const (
-	dynamoDB service = iota // JSON 1.0, X-Amz-Target DynamoDB_20120810.* / DynamoDBStreams_*
-	sqsJSON                 // JSON 1.0, X-Amz-Target AmazonSQS.*
-	otherJSON               // another JSON target
-	lambda                  // REST-JSON under /2015-03-31/
-	query                   // Action=... form (STS, CloudWatch, SQS query)
-	s3                      // REST-XML
+	dynamoDB  service = iota // JSON 1.0, X-Amz-Target DynamoDB_20120810.* / DynamoDBStreams_*
+	sqsJSON                  // JSON 1.0, X-Amz-Target AmazonSQS.*
+	otherJSON                // another JSON target
+	lambda                   // REST-JSON under /2015-03-31/
+	query                    // Action=... form (STS, CloudWatch, SQS query)
+	s3                       // REST-XML
 )
 
 func classify(r *http.Request, body []byte) service {
