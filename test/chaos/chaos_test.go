@@ -214,6 +214,19 @@ var scenarios = []scenario{
 		return []string{"export", "apply", "--bucket", b, "--prefix", "r/incr", "--table", table, "--yes"},
 			func(string) string { return fingerprint(t, e.db, table) }
 	}},
+	{"pitr restore (settings re-applied)", func(t *testing.T, e *env) ([]string, func(string) string) {
+		src := "dev-" + harness.UniqueID() + "-user"
+		fixture.Create(t, e.db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
+		fixture.Put(t, e.db, src, users(50))
+		dst := src + "-restored"
+		t.Cleanup(func() { fixture.Cleanup(t, e.db, dst) })
+		return []string{"pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes"}, func(string) string {
+			d, err := e.db.DescribeContinuousBackups(context.Background(), &dynamodb.DescribeContinuousBackupsInput{TableName: &dst})
+			require.NoError(t, err)
+			pitr := d.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus
+			return fingerprint(t, e.db, dst) + ", PITR " + string(pitr)
+		}
+	}},
 	{"dlq move (receive/send/delete)", func(t *testing.T, e *env) ([]string, func(string) string) {
 		ctx := context.Background()
 		id := harness.UniqueID()
