@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/dynops/dynops/internal/awsconfig"
 )
 
 // MoveAPI is the SQS API `dynops dlq move` uses.
@@ -91,10 +93,16 @@ func Move(ctx context.Context, c MoveAPI, o MoveOptions) (MoveReport, error) {
 	if o.Max > 0 {
 		rep.Method, rep.FallbackReason = MethodCopy, "--max needs receive/send/delete (a message move task moves everything)"
 	} else if _, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn}, noRetry); err != nil {
-		if !moveTasksUnavailable(err) {
+		switch {
+		case moveTasksUnavailable(err):
+			rep.Method, rep.FallbackReason = MethodCopy, "the service has no message move tasks here ("+shortErr(err)+")"
+		case awsconfig.Retryer(0).IsErrorRetryable(err):
+			// Throttled or dropped: the probe is not retried (see noRetry),
+			// and receive/send/delete is as safe.
+			rep.Method, rep.FallbackReason = MethodCopy, "the message move task probe failed transiently ("+shortErr(err)+")"
+		default:
 			return rep, fmt.Errorf("ListMessageMoveTasks on %s: %w", srcArn, err)
 		}
-		rep.Method, rep.FallbackReason = MethodCopy, "the service has no message move tasks here ("+shortErr(err)+")"
 	}
 	if rep.Method == MethodCopy && o.Dest == "" {
 		return rep, fmt.Errorf("%s; moving with receive/send/delete needs a destination: pass --to-queue URL", rep.FallbackReason)

@@ -124,6 +124,7 @@ func TestMoveDecisions(t *testing.T) {
 		{name: "500 from ListMessageMoveTasks falls back to copy", dest: destURL, apply: true, listErr: httpErr(500), method: MethodCopy},
 		{name: "501 falls back to copy", dest: destURL, listErr: httpErr(501), method: MethodCopy},
 		{name: "UnsupportedOperation falls back to copy", dest: destURL, listErr: &smithy.GenericAPIError{Code: "UnsupportedOperation"}, method: MethodCopy},
+		{name: "throttled probe falls back to copy", dest: destURL, apply: true, listErr: &smithy.GenericAPIError{Code: "ThrottlingException"}, method: MethodCopy},
 		{name: "fallback without dest needs --to-queue", listErr: httpErr(500), method: MethodCopy, wantErr: "--to-queue"},
 		{name: "access denied is an error, no fallback", dest: destURL, apply: true, listErr: &smithy.GenericAPIError{Code: "AccessDenied"}, method: MethodMoveTask, wantErr: "AccessDenied"},
 		{name: "--max needs copy", dest: destURL, apply: true, max: 3, method: MethodCopy},
