@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench clean
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench chaos clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -57,6 +57,12 @@ test-unit: ## only the fast packages (no terraform, no emulator)
 
 bench: build ## benchmarks on the emulator, printed as figures
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
+
+chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds) and 20 SIGKILLs each; prints command x fault -> result
+	@mkdir -p .cache
+	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=.cache/chaos.txt go test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestCommandsUnderFaults|TestKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
+	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
+	@cat .cache/chaos.txt
 
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache

@@ -36,7 +36,7 @@ type Source struct {
 // refuses incremental exports (ImportTable reads full-export items only);
 // without one (the local emulator) it takes the one data folder.
 func FindSource(ctx context.Context, store exportverify.Store, bucket, prefix string) (Source, error) {
-	objs, err := store.List(ctx, prefix)
+	objs, err := exportverify.ListUnder(ctx, store, prefix)
 	if err != nil {
 		return Source{}, err
 	}
@@ -229,4 +229,32 @@ func CountTableItems(ctx context.Context, db Scanner, table string) (int64, erro
 			return n, nil
 		}
 	}
+}
+
+// ErrExportDamaged: an export failed verification; nothing was imported.
+var ErrExportDamaged = errors.New("the export failed verification")
+
+// VerifySource checks the source export with exportverify (the same check as
+// `dynops export verify`: manifests, checksums, every data file) before
+// anything reads it, and refuses on any finding: a damaged export must not
+// start an ImportTable that fails half-way and leaves a table behind. Without
+// a manifest (the local emulator) every data file must decode.
+func VerifySource(ctx context.Context, store exportverify.Store, src Source) (exportverify.Report, error) {
+	dir, o := strings.TrimSuffix(src.DataPrefix, "data/"), exportverify.Options{}
+	if !src.Manifest {
+		dir, o.DataOnly = src.DataPrefix, true
+	}
+	rep, err := exportverify.Verify(ctx, store, dir, o)
+	if err != nil {
+		return rep, fmt.Errorf("verifying %s before using it: %w", store.Describe(dir), err)
+	}
+	if !rep.OK {
+		var problems []string
+		for _, ex := range rep.Exports {
+			problems = append(problems, ex.Problems...)
+		}
+		return rep, fmt.Errorf("%w, nothing changed: %s\n  - %s\n(see `dynops export verify --bucket %s --prefix %s`; export again, or restore the damaged files)",
+			ErrExportDamaged, store.Describe(dir), strings.Join(problems, "\n  - "), src.Bucket, strings.TrimSuffix(dir, "/"))
+	}
+	return rep, nil
 }

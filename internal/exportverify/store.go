@@ -82,14 +82,54 @@ func (s S3Store) Stat(ctx context.Context, key string) (Object, error) {
 	return Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`)}, nil
 }
 
-// Open gets one object.
+// Open gets one object. The body resumes where it stopped when the
+// connection drops mid-object (a ranged GetObject pinned to the first
+// response's ETag, up to 5 times): the SDK retries calls, not the reading of
+// a streamed body.
 func (s S3Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	out, err := s.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", s.Describe(key), err)
 	}
-	return out.Body, nil
+	return &resumingBody{ctx: ctx, s: s, key: key, etag: out.ETag, body: out.Body}, nil
 }
+
+// resumingBody re-requests the rest of an object after a read error.
+type resumingBody struct {
+	ctx     context.Context
+	s       S3Store
+	key     string
+	etag    *string
+	body    io.ReadCloser
+	off     int64
+	resumed int
+}
+
+func (r *resumingBody) Read(p []byte) (int, error) {
+	for {
+		n, err := r.body.Read(p)
+		r.off += int64(n)
+		if err == nil || err == io.EOF {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil // the error comes back on the next read, which resumes
+		}
+		if r.resumed >= 5 || r.ctx.Err() != nil {
+			return n, fmt.Errorf("reading %s at byte %d: %w", r.s.Describe(r.key), r.off, err)
+		}
+		r.resumed++
+		_ = r.body.Close()
+		rng := fmt.Sprintf("bytes=%d-", r.off)
+		out, gerr := r.s.Client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.Bucket, Key: &r.key, Range: &rng, IfMatch: r.etag})
+		if gerr != nil {
+			return 0, fmt.Errorf("reading %s at byte %d: %w (resuming: %v)", r.s.Describe(r.key), r.off, err, gerr)
+		}
+		r.body = out.Body
+	}
+}
+
+func (r *resumingBody) Close() error { return r.body.Close() }
 
 // Describe returns s3://bucket/key.
 func (s S3Store) Describe(key string) string { return "s3://" + s.Bucket + "/" + key }

@@ -6,10 +6,19 @@
 //	<prefix>/AWSDynamoDB/<ExportId>/data/<name>.json.gz    (full export: {"Item": {...}} per line)
 //	<prefix>/AWSDynamoDB/data/<name>.json.gz               (incremental: {"Metadata", "Keys", "OldImage", "NewImage"} per line)
 //
-// Every data file the files manifest lists must exist, have the listed MD5
-// (and ETag, where the store knows it), decode as gzip DynamoDB JSON, and
-// hold the listed number of items; the listed counts must add up to the
-// summary's itemCount. Data-only mode (for exports without manifests, such
+// Both manifests must match their checksum files (manifest-summary.md5 and
+// manifest-files.md5 in real exports: the base64 MD5 of the JSON file; the
+// developer guide names them .checksum, so both names are accepted). Every
+// data file the files manifest lists must exist, have the listed MD5 (and
+// ETag, where the store knows it), decode as gzip DynamoDB JSON, and hold the
+// listed number of items; the listed counts must add up to the summary's
+// itemCount.
+//
+// Sources: the developer guide's "DynamoDB table export output format"
+// (awsdocs/amazon-dynamodb-developer-guide doc_source/S3DataExport.Output.md,
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataExport.Output.html)
+// for the layout, the manifests, empty partitions and the incremental
+// records; real exports for the .md5 names (24 bytes: base64 MD5). Data-only mode (for exports without manifests, such
 // as the local emulator's) decodes and counts every data file under the
 // prefix and can check nothing else.
 package exportverify
@@ -21,6 +30,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,6 +83,7 @@ const (
 	StatusMissing    = "missing"
 	StatusUnreadable = "unreadable" // exists, but could not be read (e.g. access denied)
 	StatusCorrupt    = "corrupt"    // does not decode
+	StatusTruncated  = "truncated"  // ends before its gzip stream does
 	StatusMismatch   = "mismatch"   // decodes, but differs from the manifest
 )
 
@@ -130,7 +141,7 @@ func Verify(ctx context.Context, store Store, prefix string, o Options) (Report,
 		o.Parallel = 4
 	}
 	rep := Report{Location: store.Describe(prefix), Mode: "manifest"}
-	objs, err := store.List(ctx, prefix)
+	objs, err := ListUnder(ctx, store, prefix)
 	if err != nil {
 		return rep, err
 	}
@@ -179,9 +190,15 @@ func verifyExport(ctx context.Context, store Store, summaryKey string, o Options
 	if ex.ExportType == "" {
 		ex.ExportType = "FULL_EXPORT"
 	}
+	if p := checkChecksum(ctx, store, summaryKey); p != "" {
+		ex.Problems = append(ex.Problems, p)
+	}
 	filesKey, err := resolve(ctx, store, sum, sum.ManifestFilesS3Key, dir+"/"+FilesName)
 	if err != nil {
 		return fail("%s of %s: %v", FilesName, store.Describe(summaryKey), err)
+	}
+	if p := checkChecksum(ctx, store, filesKey); p != "" {
+		ex.Problems = append(ex.Problems, p)
 	}
 	entries, err := readFilesManifest(ctx, store, filesKey)
 	if err != nil {
@@ -233,6 +250,83 @@ func finish(ex ExportResult, summaryItems int64) ExportResult {
 	}
 	ex.OK = len(ex.Problems) == 0
 	return ex
+}
+
+// ChecksumSuffixes are the names of a manifest's checksum file: real exports
+// write NAME.md5, the developer guide says NAME.checksum.
+var ChecksumSuffixes = []string{".md5", ".checksum"}
+
+// checkChecksum compares a manifest with its checksum file (base64 or hex
+// MD5 of the manifest's bytes) and returns the problem, or "". A manifest
+// without a checksum file is a problem: AWS writes one with every manifest.
+func checkChecksum(ctx context.Context, store Store, key string) string {
+	base := strings.TrimSuffix(key, ".json")
+	var tried []string
+	for _, suf := range ChecksumSuffixes {
+		ck := base + suf
+		tried = append(tried, path.Base(ck))
+		want, err := readAll(ctx, store, ck)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Sprintf("checksum of %s unreadable: %v", path.Base(key), err)
+		}
+		body, err := readAll(ctx, store, key)
+		if err != nil {
+			return fmt.Sprintf("%s unreadable: %v", store.Describe(key), err)
+		}
+		sum := md5.Sum(body)
+		w := strings.TrimSpace(string(want))
+		if w != base64.StdEncoding.EncodeToString(sum[:]) && !strings.EqualFold(w, hex.EncodeToString(sum[:])) {
+			return fmt.Sprintf("%s does not match %s: MD5 %s, checksum file says %q (the manifest was changed or cut short)",
+				path.Base(key), store.Describe(ck), base64.StdEncoding.EncodeToString(sum[:]), w)
+		}
+		return ""
+	}
+	return fmt.Sprintf("no checksum file for %s (looked for %s next to it; AWS writes one with every manifest)", store.Describe(key), strings.Join(tried, ", "))
+}
+
+func readAll(ctx context.Context, store Store, key string) ([]byte, error) {
+	if _, err := store.Stat(ctx, key); err != nil {
+		return nil, err
+	}
+	body, err := store.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", store.Describe(key), err)
+	}
+	return b, nil
+}
+
+// UnderPrefix says whether key lies under prefix, matched by path segment:
+// "exports/a-full" holds "exports/a-full/x" but not "exports/a-full-old/x".
+// A prefix ending in "/" (or empty) is a folder already.
+func UnderPrefix(key, prefix string) bool {
+	if prefix == "" || strings.HasSuffix(prefix, "/") {
+		return strings.HasPrefix(key, prefix)
+	}
+	return key == prefix || strings.HasPrefix(key, prefix+"/")
+}
+
+// ListUnder lists the objects under prefix, matched by path segment
+// (UnderPrefix): the one way dynops lists an export prefix.
+func ListUnder(ctx context.Context, store Store, prefix string) ([]Object, error) {
+	objs, err := store.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := objs[:0]
+	for _, o := range objs {
+		if UnderPrefix(o.Key, prefix) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 type job struct {
@@ -305,6 +399,9 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 	r.Bytes, r.Items = counter.n, items
 	if err != nil {
 		r.Status, r.Detail = StatusCorrupt, err.Error()
+		if errors.Is(err, ErrTruncated) {
+			r.Status = StatusTruncated
+		}
 		return r
 	}
 	r.Status = StatusOK
@@ -336,6 +433,11 @@ func unreadable(err error) (string, string) {
 		return StatusMissing, err.Error()
 	}
 	return StatusUnreadable, err.Error()
+}
+
+// Resolve finds a key named in a manifest (see resolve).
+func Resolve(ctx context.Context, store Store, sum Summary, key string) (string, error) {
+	return resolve(ctx, store, sum, key, "")
 }
 
 // resolve finds a key named in a manifest. AWS writes keys that include the
@@ -419,8 +521,8 @@ const maxLine = 8 << 20
 // attribute type keys of DynamoDB JSON.
 var attrTypes = map[string]bool{"S": true, "N": true, "B": true, "SS": true, "NS": true, "BS": true, "M": true, "L": true, "NULL": true, "BOOL": true}
 
-// exportLine is one line of a full ("Item") or incremental ("Keys",
-// "NewImage", "OldImage") export.
+// exportLine is one line of a full ("Item") or incremental ("Metadata",
+// "Keys", "NewImage", "OldImage") export.
 type exportLine struct {
 	Item     map[string]map[string]json.RawMessage `json:"Item"`
 	Keys     map[string]map[string]json.RawMessage `json:"Keys"`
@@ -428,21 +530,48 @@ type exportLine struct {
 	OldImage map[string]map[string]json.RawMessage `json:"OldImage"`
 }
 
+// ErrTruncated is wrapped by CountItems when a data file ends before its
+// gzip stream does (a partial upload or copy).
+var ErrTruncated = errors.New("truncated")
+
 // CountItems decodes gzip DynamoDB JSON lines from r and counts them. Each
 // line must be an object with a non-empty "Item" (full export) or "Keys"
-// (incremental export), whose attributes are DynamoDB JSON values. A zero-byte
-// file counts as empty (AWS writes empty files for empty partitions).
+// (incremental export), whose attributes are DynamoDB JSON values. AWS writes
+// an empty partition as a 20-byte empty gzip; a zero-byte file, or a gzip
+// stream that ends early, is reported as truncated (ErrTruncated), not as
+// bad JSON.
 func CountItems(r io.Reader) (int64, error) {
+	n, err := EachLine(r, func([]byte) error { return nil })
+	return n, err
+}
+
+// EachLine decodes gzip DynamoDB JSON lines from r, checks each one as
+// CountItems does, and calls fn with every line: the one reader of export
+// data files.
+func EachLine(r io.Reader, fn func(line []byte) error) (int64, error) {
 	br := bufio.NewReader(r)
-	if _, err := br.Peek(1); err == io.EOF {
-		return 0, nil
+	magic, err := br.Peek(2)
+	switch {
+	case len(magic) == 0:
+		return 0, fmt.Errorf("%w: the file is empty (0 bytes); AWS writes an empty partition as a 20-byte empty gzip", ErrTruncated)
+	case magic[0] != 0x1f || (len(magic) == 2 && magic[1] != 0x8b):
+		return 0, errors.New("not gzip: the file does not start with the gzip magic bytes 1f 8b")
+	case err != nil:
+		return 0, fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
+		}
 		return 0, fmt.Errorf("not gzip: %w", err)
 	}
 	defer zr.Close()
-	sc := bufio.NewScanner(zr)
+	er := &errReader{r: zr}
+	truncated := func(n int64) error {
+		return fmt.Errorf("%w: the gzip stream ends early, after %d complete items (the file was cut short)", ErrTruncated, n)
+	}
+	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 256*1024), maxLine)
 	var n int64
 	for sc.Scan() {
@@ -452,18 +581,46 @@ func CountItems(r io.Reader) (int64, error) {
 		}
 		var l exportLine
 		if err := json.Unmarshal(line, &l); err != nil {
+			if er.truncated() {
+				return n, truncated(n)
+			}
 			return n, fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
 		}
 		if err := l.check(); err != nil {
+			if er.truncated() {
+				return n, truncated(n)
+			}
+			return n, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		if err := fn(line); err != nil {
 			return n, fmt.Errorf("line %d: %w", n+1, err)
 		}
 		n++
 	}
 	if err := sc.Err(); err != nil {
+		if er.truncated() {
+			return n, truncated(n)
+		}
 		return n, fmt.Errorf("after %d items: %w", n, err)
 	}
 	return n, nil
 }
+
+// errReader remembers the error its reader returned.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *errReader) truncated() bool { return errors.Is(e.err, io.ErrUnexpectedEOF) }
 
 func (l exportLine) check() error {
 	var maps []map[string]map[string]json.RawMessage

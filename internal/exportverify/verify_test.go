@@ -1,8 +1,11 @@
 package exportverify_test
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +46,9 @@ func TestVerifyGoodExports(t *testing.T) {
 		"full":                             {FileItems: []int{10, 7, 0, 3}},
 		"incremental (shared data folder)": {Incremental: true, FileItems: []int{4, 5}},
 		"manifest keys without the prefix": {FileItems: []int{2, 2}, KeysWithoutPrefix: true},
+		"incremental NEW_IMAGE view":       {Incremental: true, View: "NEW_IMAGE", FileItems: []int{6, 0, 3}},
+		"checksum files named .checksum":   {FileItems: []int{3}, ChecksumSuffix: ".checksum"},
+		"only empty partitions":            {FileItems: []int{0, 0}},
 	}
 	for name, spec := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -93,17 +99,45 @@ func TestVerifyFindsDamage(t *testing.T) {
 		assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), w.DataKeys[1])
 		assert.Equal(t, exportverify.StatusOK, fileResult(t, rep, w.DataKeys[0]).Status, "the other files still pass")
 	})
-	t.Run("truncated gzip is corrupt", func(t *testing.T) {
+	// A file cut short anywhere (header, mid-line, between lines, trailer)
+	// is "truncated", never a JSON error.
+	for _, frac := range []float64{0, 0.05, 0.3, 0.5, 0.7, 0.9, 0.99} {
+		t.Run(fmt.Sprintf("gzip cut at %.0f%% is truncated", frac*100), func(t *testing.T) {
+			root, w := write(t, exporttest.Spec{FileItems: []int{10, 10, 200}, PadBytes: 64})
+			p := filepath.Join(root, w.DataKeys[2])
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(p, b[:int(float64(len(b))*frac)], 0o644))
+			rep := verify(t, root, exportverify.Options{})
+			assert.False(t, rep.OK)
+			f := fileResult(t, rep, w.DataKeys[2])
+			assert.Equal(t, exportverify.StatusTruncated, f.Status, f.Detail)
+			assert.NotContains(t, f.Detail, "not DynamoDB JSON")
+			assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), w.DataKeys[2])
+		})
+	}
+	t.Run("manifest changed after its checksum is named", func(t *testing.T) {
+		for _, name := range []string{"manifest-summary.json", "manifest-files.json"} {
+			root, w := write(t, spec)
+			key := w.SummaryKey
+			if name == "manifest-files.json" {
+				key = w.FilesKey
+			}
+			p := filepath.Join(root, key)
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(p, append(b, ' '), 0o644)) // still valid JSON
+			rep := verify(t, root, exportverify.Options{})
+			assert.False(t, rep.OK, name)
+			assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), name+" does not match", name)
+		}
+	})
+	t.Run("manifest without its checksum file", func(t *testing.T) {
 		root, w := write(t, spec)
-		p := filepath.Join(root, w.DataKeys[2])
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(p, b[:len(b)/2], 0o644))
+		require.NoError(t, os.Remove(filepath.Join(root, w.Checksums[0])))
 		rep := verify(t, root, exportverify.Options{})
 		assert.False(t, rep.OK)
-		f := fileResult(t, rep, w.DataKeys[2])
-		assert.Equal(t, exportverify.StatusCorrupt, f.Status)
-		assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), w.DataKeys[2])
+		assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), "no checksum file")
 	})
 	t.Run("flipped byte fails the gzip CRC or the MD5", func(t *testing.T) {
 		root, w := write(t, spec)
@@ -141,10 +175,12 @@ func TestVerifyFindsDamage(t *testing.T) {
 		p := filepath.Join(root, w.SummaryKey)
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), `"itemCount": 30`, `"itemCount": 31`, 1)), 0o644))
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), `"itemCount":30`, `"itemCount":31`, 1)), 0o644))
 		rep := verify(t, root, exportverify.Options{})
 		assert.False(t, rep.OK)
-		assert.Contains(t, strings.Join(rep.Exports[0].Problems, "\n"), "itemCount 31")
+		problems := strings.Join(rep.Exports[0].Problems, "\n")
+		assert.Contains(t, problems, "itemCount 31")
+		assert.Contains(t, problems, "manifest-summary.json does not match")
 	})
 	t.Run("files manifest item count differs from the data", func(t *testing.T) {
 		root, w := write(t, spec)
@@ -214,4 +250,75 @@ func gz(t *testing.T, s string) []byte {
 	require.NoError(t, err)
 	require.NoError(t, zw.Close())
 	return []byte(b.String())
+}
+
+// TestFixtureWritesWhatAWSWrites pins the details of S3DataExport.Output.md
+// (and real exports) the fixture writer must reproduce.
+func TestFixtureWritesWhatAWSWrites(t *testing.T) {
+	root, w := write(t, exporttest.Spec{Incremental: true, FileItems: []int{6, 0}})
+	empty, err := os.ReadFile(filepath.Join(root, w.DataKeys[1]))
+	require.NoError(t, err)
+	assert.Len(t, empty, 20, "an empty partition is the 20-byte empty gzip")
+	assert.FileExists(t, filepath.Join(root, strings.TrimSuffix(w.SummaryKey, ".json")+".md5"))
+	assert.FileExists(t, filepath.Join(root, strings.TrimSuffix(w.FilesKey, ".json")+".md5"))
+	assert.Contains(t, w.DataKeys[0], prefix+"/AWSDynamoDB/data/", "incremental data files share one folder")
+
+	files, err := os.ReadFile(filepath.Join(root, w.FilesKey))
+	require.NoError(t, err)
+	var e exportverify.FileEntry
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(files), "\n", 2)[0]), &e))
+	assert.Regexp(t, `^[0-9a-f]{32}-1$`, e.ETag, "multipart ETag")
+
+	var sum exportverify.Summary
+	b, err := os.ReadFile(filepath.Join(root, w.SummaryKey))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.Equal(t, "INCREMENTAL_EXPORT", sum.ExportType)
+	assert.Equal(t, "NEW_AND_OLD_IMAGES", sum.OutputView)
+	assert.NotEmpty(t, sum.ExportFromTime)
+	assert.NotEmpty(t, sum.ExportToTime)
+
+	f, err := os.Open(filepath.Join(root, w.DataKeys[0]))
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	shapes := map[string]int{}
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		var line map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+		require.Contains(t, string(line["Metadata"]), `"WriteTimestampMicros":{"N":"`)
+		_, n := line["NewImage"]
+		_, o := line["OldImage"]
+		shapes[fmt.Sprintf("new=%v old=%v", n, o)]++
+	}
+	assert.Equal(t, map[string]int{"new=true old=false": 2, "new=true old=true": 2, "new=false old=true": 2}, shapes,
+		"inserts, updates and deletes (a delete has no NewImage)")
+}
+
+// TestPrefixMatchesBySegment: a prefix names a folder, not the start of a
+// string.
+func TestPrefixMatchesBySegment(t *testing.T) {
+	root := t.TempDir()
+	_, err := exporttest.Write(root, exporttest.Spec{Prefix: "exports/a-full", ExportID: "01-a", FileItems: []int{3}})
+	require.NoError(t, err)
+	_, err = exporttest.Write(root, exporttest.Spec{Prefix: "exports/a-full-old", ExportID: "02-b", FileItems: []int{5}})
+	require.NoError(t, err)
+	for _, p := range []string{"exports/a-full", "exports/a-full/", "exports/a-full/AWSDynamoDB"} {
+		rep, err := exportverify.Verify(context.Background(), exportverify.DirStore{Root: root}, p, exportverify.Options{})
+		require.NoError(t, err, p)
+		assert.Len(t, rep.Exports, 1, p)
+		assert.EqualValues(t, 3, rep.Items, p)
+	}
+	cases := []struct {
+		key, prefix string
+		under       bool
+	}{
+		{"a/b/c", "a/b", true}, {"a/b", "a/b", true}, {"a/bc/d", "a/b", false}, {"a/b-old/x", "a/b", false},
+		{"a/bc", "a/b", false}, {"a/b/c", "a/b/", true}, {"a/bc", "", true}, {"x/a/b", "a/b", false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.under, exportverify.UnderPrefix(c.key, c.prefix), "%s under %s", c.key, c.prefix)
+	}
 }

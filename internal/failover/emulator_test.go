@@ -375,3 +375,51 @@ func TestDrillTimesEveryStep(t *testing.T) {
 	assert.GreaterOrEqual(t, d.Total, d.Failover.Duration+d.Failback.Duration)
 	p.AssertUnchanged(t)
 }
+
+// TestFailoverKilledBetweenFenceAndFlip: a failover that stops right after
+// fencing the old region (killed before the pointer flip; the runner undoes
+// nothing, as a killed process would not) leaves a state `dr status` names as
+// half-done; a re-run of the failover finishes it, and, from the same
+// half-done state, a failback undoes it.
+func TestFailoverKilledBetweenFenceAndFlip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	killed := errors.New("killed between fence and pointer flip")
+	for _, finish := range []string{"failover again", "failback"} {
+		t.Run(finish, func(t *testing.T) {
+			p := newPair(t, false)
+			r := p.runner(new([]string))
+			r.BeforeStep = func(name string) error {
+				if name == "flip-pointer" {
+					return killed
+				}
+				return nil
+			}
+			_, err := r.Run(ctx, p.request(failover.Failover, "", away, true))
+			require.ErrorIs(t, err, killed)
+			require.True(t, p.Fenced(t, home))
+			require.Equal(t, home, p.Pointer(t, home))
+
+			st := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now())
+			half := st.HalfDone()
+			assert.Contains(t, half, "HALF-DONE")
+			assert.Contains(t, half, "fenced but the pointer still names it")
+
+			r.BeforeStep = nil
+			if finish == "failover again" {
+				res, err := r.Run(ctx, p.request(failover.Failover, home, away, true))
+				require.NoError(t, err, "%+v", res.Checks)
+				assert.True(t, p.Fenced(t, home))
+				assert.Equal(t, away, p.Pointer(t, home))
+				assert.Equal(t, away, p.Pointer(t, away))
+			} else {
+				res, err := r.Run(ctx, p.request(failover.Failback, away, home, true))
+				require.NoError(t, err, "%+v", res.Checks)
+				p.AssertUnchanged(t)
+				assert.False(t, p.Fenced(t, home))
+			}
+			after := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now())
+			assert.Empty(t, after.HalfDone(), "consistent again")
+		})
+	}
+}

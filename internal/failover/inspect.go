@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -107,6 +108,41 @@ func (s State) Pointers() map[string]string {
 		}
 	}
 	return m
+}
+
+// HalfDone describes a switch that stopped between its steps (killed, or a
+// step failed), or "" when the state is consistent: the region every pointer
+// names is fenced (a failover fenced the old region and never flipped the
+// pointer), or the pointers disagree (a flip reached some regions only).
+func (s State) HalfDone() string {
+	ptrs := s.Pointers()
+	values := map[string]bool{}
+	for _, v := range ptrs {
+		values[v] = true
+	}
+	if len(values) > 1 {
+		var parts []string
+		for _, r := range s.Regions {
+			if v, ok := ptrs[r.Region]; ok {
+				parts = append(parts, r.Region+" says "+v)
+			}
+		}
+		return fmt.Sprintf("HALF-DONE: the pointers disagree (%s): a switch stopped while flipping them; run the same dynops dr failover/failback again to finish it", strings.Join(parts, ", "))
+	}
+	if s.Active == "" {
+		return ""
+	}
+	if a, ok := s.Region(s.Active); ok && a.Fenced {
+		var others []string
+		for _, r := range s.Regions {
+			if r.Region != s.Active {
+				others = append(others, r.Region)
+			}
+		}
+		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
+			s.Active, s.Target.Table, strings.Join(others, ","), s.Target.Table, s.Active)
+	}
+	return ""
 }
 
 // Replicated reports whether the tables in a and b are replicas of one global table.

@@ -30,8 +30,16 @@ type Entry struct {
 	ReceiveCount int       `json:"receive_count"`
 	State        string    `json:"state"`
 	Problem      string    `json:"problem,omitempty"` // why a message is malformed
-	Body         string    `json:"body,omitempty"`    // the raw body of a malformed message
+	Body         string    `json:"body,omitempty"`    // the raw body of a malformed message (of every message with ShowBody)
 	Batch
+	raw string // the body, always
+}
+
+// ShowBody sets Body on every entry (valid records too): `dlq inspect --show-body`.
+func ShowBody(entries []Entry) {
+	for i := range entries {
+		entries[i].Body = entries[i].raw
+	}
 }
 
 // Batch is what an on-failure record says about the failed batch.
@@ -48,6 +56,15 @@ type Batch struct {
 	TimeLeft      *time.Duration `json:"time_left_ns,omitempty"`
 	StreamArn     string         `json:"stream_arn,omitempty"`
 	FunctionError string         `json:"function_error,omitempty"`
+	// The rest of the record (Lambda developer guide, "Retain discarded
+	// records for a DynamoDB event source in Lambda"; see onfailure).
+	RequestID       string     `json:"request_id,omitempty"`
+	InvokeCount     int        `json:"approximate_invoke_count,omitempty"`
+	StatusCode      int        `json:"status_code,omitempty"`
+	ExecutedVersion string     `json:"executed_version,omitempty"`
+	Version         string     `json:"version,omitempty"`
+	FirstArrival    *time.Time `json:"approximate_arrival_of_first_record,omitempty"`
+	LastArrival     *time.Time `json:"approximate_arrival_of_last_record,omitempty"`
 }
 
 func batchOf(r onfailure.Record, now time.Time) Batch {
@@ -58,7 +75,17 @@ func batchOf(r onfailure.Record, now time.Time) Batch {
 		Table: b.Table(), Shard: b.ShardID, Start: b.StartSequenceNumber, End: b.EndSequenceNumber,
 		BatchSize: b.BatchSize, Condition: r.RequestContext.Condition, Function: r.RequestContext.FunctionArn,
 		FailedAt: &ts, ExpiresAt: &exp, TimeLeft: &left, StreamArn: b.StreamArn, FunctionError: r.ResponseContext.FunctionError,
+		RequestID: r.RequestContext.RequestID, InvokeCount: r.RequestContext.ApproximateInvokeCount,
+		StatusCode: r.ResponseContext.StatusCode, ExecutedVersion: r.ResponseContext.ExecutedVersion, Version: r.Version,
+		FirstArrival: timeOrNil(b.ApproximateArrivalOfFirstRecord), LastArrival: timeOrNil(b.ApproximateArrivalOfLastRecord),
 	}
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // Inspect lists up to max messages (0: all) of the DLQ without consuming
@@ -76,7 +103,7 @@ func Inspect(ctx context.Context, q Queue, max int, now time.Time, critical time
 }
 
 func entryOf(m types.Message, now time.Time, critical time.Duration) Entry {
-	e := Entry{MessageID: aws.ToString(m.MessageId), SentAt: sentAt(m), ReceiveCount: receiveCount(m)}
+	e := Entry{MessageID: aws.ToString(m.MessageId), SentAt: sentAt(m), ReceiveCount: receiveCount(m), raw: aws.ToString(m.Body)}
 	rec, err := onfailure.Decode(aws.ToString(m.Body))
 	if err != nil {
 		e.State, e.Problem, e.Body = StateMalformed, err.Error(), aws.ToString(m.Body)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/poll"
 )
 
@@ -93,10 +94,16 @@ func Move(ctx context.Context, c MoveAPI, o MoveOptions) (MoveReport, error) {
 	if o.Max > 0 {
 		rep.Method, rep.FallbackReason = MethodCopy, "--max needs receive/send/delete (a message move task moves everything)"
 	} else if _, err := c.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: &srcArn}, noRetry); err != nil {
-		if !moveTasksUnavailable(err) {
+		switch {
+		case moveTasksUnavailable(err):
+			rep.Method, rep.FallbackReason = MethodCopy, "the service has no message move tasks here ("+shortErr(err)+")"
+		case awsconfig.Retryer(0).IsErrorRetryable(err):
+			// Throttled or dropped: the probe is not retried (see noRetry),
+			// and receive/send/delete is as safe.
+			rep.Method, rep.FallbackReason = MethodCopy, "the message move task probe failed transiently ("+shortErr(err)+")"
+		default:
 			return rep, fmt.Errorf("ListMessageMoveTasks on %s: %w", srcArn, err)
 		}
-		rep.Method, rep.FallbackReason = MethodCopy, "the service has no message move tasks here ("+shortErr(err)+")"
 	}
 	if rep.Method == MethodCopy && o.Dest == "" {
 		return rep, fmt.Errorf("%s; moving with receive/send/delete needs a destination: pass --to-queue URL", rep.FallbackReason)
@@ -213,8 +220,25 @@ func queueInfo(ctx context.Context, c MoveAPI, url string) (arn string, visible 
 	if err != nil {
 		return "", 0, fmt.Errorf("reading queue %s: %w", url, err)
 	}
-	visible, _ = strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
-	return out.Attributes[string(types.QueueAttributeNameQueueArn)], visible, nil
+	return parseQueueInfo(url, out.Attributes)
+}
+
+// parseQueueInfo reads QueueArn and ApproximateNumberOfMessages; a missing or
+// unreadable attribute is an error (never a count of 0).
+func parseQueueInfo(url string, attrs map[string]string) (arn string, visible int, err error) {
+	name := string(types.QueueAttributeNameApproximateNumberOfMessages)
+	raw, ok := attrs[name]
+	if !ok {
+		return "", 0, fmt.Errorf("reading queue %s: SQS returned no %s", url, name)
+	}
+	if visible, err = strconv.Atoi(raw); err != nil || visible < 0 {
+		return "", 0, fmt.Errorf("reading queue %s: %s is %q, not a count", url, name, raw)
+	}
+	arn = attrs[string(types.QueueAttributeNameQueueArn)]
+	if arn == "" {
+		return "", 0, fmt.Errorf("reading queue %s: SQS returned no QueueArn", url)
+	}
+	return arn, visible, nil
 }
 
 // noRetry makes the availability probe answer at once: falling back on a

@@ -122,7 +122,12 @@ func sentAt(m types.Message) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
+// receiveCount is -1 when SQS did not say (not 0: a count nobody read is
+// not a count of zero).
 func receiveCount(m types.Message) int {
-	n, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	n, err := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	if err != nil {
+		return -1
+	}
 	return n
 }

@@ -67,7 +67,8 @@ func DecodeKey(b []byte) (map[string]types.AttributeValue, error) {
 	return key, nil
 }
 
-// Checksum is a digest of an item's attributes (those in attrs, or all when
+// Checksum is a digest of an item's attributes (those in attrs, top-level
+// names or document paths such as profile.name or tags[0], or all when
 // attrs is empty) that does not depend on map or set order. Two items with
 // the same checksum are equal for the diff.
 func Checksum(item map[string]types.AttributeValue, attrs []string) string {
@@ -75,7 +76,7 @@ func Checksum(item map[string]types.AttributeValue, attrs []string) string {
 	if len(attrs) > 0 {
 		sub := make(map[string]types.AttributeValue, len(attrs))
 		for _, a := range attrs {
-			if v, ok := item[a]; ok {
+			if v, ok := lookupAttr(item, a); ok {
 				sub[a] = v
 			}
 		}

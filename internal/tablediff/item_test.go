@@ -110,8 +110,8 @@ func TestBucketsFor(t *testing.T) {
 func TestProjectionUsesPlaceholders_DDB_API_04(t *testing.T) {
 	expr, names := projection([]string{"user_id"}, []string{"status", "size", "user_id", "a.b"})
 	require.NotNil(t, expr)
-	assert.Equal(t, "#p0, #p1, #p2, #p3", *expr, "no raw names in the expression, the key once")
-	assert.Equal(t, map[string]string{"#p0": "user_id", "#p1": "status", "#p2": "size", "#p3": "a.b"}, names)
+	assert.Equal(t, "#p0, #p1, #p2, #p3.#p4", *expr, "no raw names in the expression, the key once, a.b a document path")
+	assert.Equal(t, map[string]string{"#p0": "user_id", "#p1": "status", "#p2": "size", "#p3": "a", "#p4": "b"}, names)
 	expr, names = projection([]string{"user_id"}, nil)
 	assert.Nil(t, expr)
 	assert.Nil(t, names)

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -140,10 +141,23 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 			opts.Progress(srcN.Load(), dstN.Load())
 		}
 	}
+	for _, a := range opts.Attributes {
+		if _, err := ParsePath(a); err != nil {
+			return nil, err
+		}
+	}
+	seen := make(map[string]*atomic.Int64, len(opts.Attributes))
+	for _, a := range opts.Attributes {
+		seen[a] = new(atomic.Int64)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := 0; seg < opts.Segments; seg++ {
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress) })
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress) })
+		g.Go(func() error {
+			return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress, seen)
+		})
+		g.Go(func() error {
+			return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress, seen)
+		})
 	}
 	err = g.Wait()
 	if cerr := errors.Join(src.close(), dst.close()); err == nil {
@@ -153,6 +167,18 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 		return nil, err
 	}
 	rep.SourceItems, rep.TargetItems = srcN.Load(), dstN.Load()
+	// A listed attribute no item has compares nothing: a misspelt name or a
+	// nested path written as one name would report "the same" (exit 0).
+	var absent []string
+	for _, a := range opts.Attributes {
+		if seen[a].Load() == 0 {
+			absent = append(absent, a)
+		}
+	}
+	if len(absent) > 0 && rep.SourceItems+rep.TargetItems > 0 {
+		return nil, fmt.Errorf("%w: --attributes %s: no item of %s or %s has it; check the name (a nested attribute is a document path: profile.name for a map member, tags[0] for a list element)",
+			ErrAttributeAbsent, strings.Join(absent, ","), opts.Source, opts.Target)
+	}
 
 	var keys *keysWriter
 	if opts.KeysOut != "" {
@@ -232,31 +258,10 @@ func keySignature(t *types.TableDescription) string {
 	return s
 }
 
-// projection builds a ProjectionExpression over the key and attrs with a
-// placeholder for every name (DDB-API-04).
-func projection(keyNames, attrs []string) (*string, map[string]string) {
-	if len(attrs) == 0 {
-		return nil, nil
-	}
-	names := map[string]string{}
-	expr := ""
-	seen := map[string]bool{}
-	for _, a := range append(append([]string{}, keyNames...), attrs...) {
-		if seen[a] {
-			continue
-		}
-		seen[a] = true
-		ph := fmt.Sprintf("#p%d", len(names))
-		names[ph] = a
-		if expr != "" {
-			expr += ", "
-		}
-		expr += ph
-	}
-	return &expr, names
-}
+// ErrAttributeAbsent: a listed attribute appears in no item of either table.
+var ErrAttributeAbsent = errors.New("attribute in no item")
 
-func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, keyNames []string, seg int, sp *spill, n *atomic.Int64, progress func()) error {
+func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, keyNames []string, seg int, sp *spill, n *atomic.Int64, progress func(), seen map[string]*atomic.Int64) error {
 	proj, names := projection(keyNames, opts.Attributes)
 	in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(opts.Segments)),
 		ProjectionExpression: proj, ExpressionAttributeNames: names}
@@ -275,6 +280,11 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 			}
 			if err := sp.add(key, Checksum(item, opts.Attributes)); err != nil {
 				return err
+			}
+			for _, a := range opts.Attributes {
+				if _, ok := lookupAttr(item, a); ok {
+					seen[a].Add(1)
+				}
 			}
 		}
 		n.Add(int64(len(out.Items)))

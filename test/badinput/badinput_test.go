@@ -1,8 +1,10 @@
 package badinput
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -131,8 +133,75 @@ func TestBadInput(t *testing.T) {
 		{name: "export full without --bucket", inv: args("export", "full", "--table", x.devTable), code: 2, want: []string{"--bucket"}},
 		{name: "pitr status without --table", inv: args("pitr", "status"), code: 2, want: []string{"--table NAME"}},
 		{name: "pitr status of a table that does not exist", inv: args("pitr", "status", "--table", "dev-"+x.id+"-nosuch"), want: []string{"dev-" + x.id + "-nosuch"}},
+
+		// Mistyped subcommands: exit 2 with cobra's suggestion, for every parent.
+		{name: "typo: pitr restroe", inv: args("pitr", "restroe", "--table", x.devTable, "--latest", "--yes"), code: 2, want: []string{"Did you mean this?", "restore"}},
+		{name: "typo: pitr reapir", inv: args("pitr", "reapir", "--from", x.devRestored, "--to", x.devTable, "--yes"), code: 2, want: []string{"repair"}},
+		{name: "typo: dlq redirve", inv: args("dlq", "redirve", "--queue", x.devDLQ, "--yes"), code: 2, want: []string{"redrive"}},
+		{name: "typo: dlq mvoe", inv: args("dlq", "mvoe", "--queue", x.devDLQ, "--yes"), code: 2, want: []string{"move"}},
+		{name: "typo: export imprt", inv: args("export", "imprt", "--bucket", x.bucket, "--prefix", x.prefix, "--yes"), code: 2, want: []string{"import"}},
+		{name: "typo: dr failovr", inv: args("dr", "failovr", "--table", x.devTable, "--to", "eu-central-1", "--yes"), code: 2, want: []string{"failover"}},
+		{name: "typo: table dif", inv: args("table", "dif", "--source", x.devTable, "--target", x.devOther), code: 2, want: []string{"diff"}},
+		{name: "typo: a top-level command", inv: args("pirt", "restore"), code: 2, want: []string{"pirt"}},
+		{name: "a parent without a subcommand", inv: args("dlq"), code: 2, want: []string{"needs a subcommand"}},
+
+		// Every duration and number flag is validated before anything runs.
+		{name: "inspect: --critical -1h", inv: args("dlq", "inspect", "--queue", x.devDLQ, "--critical", "-1h"), code: 2, want: []string{"--critical"}},
+		{name: "inspect: --critical 0s", inv: args("dlq", "inspect", "--queue", x.devDLQ, "--critical", "0s"), code: 2, want: []string{"--critical"}},
+		{name: "--timeout -5s", inv: args("pitr", "status", "--table", x.devTable, "--timeout", "-5s"), code: 2, want: []string{"--timeout"}},
+		{name: "--wait-timeout -1m", inv: args("pitr", "restore", "--table", x.devTable, "--latest", "--yes", "--wait-timeout", "-1m"), code: 2, want: []string{"--wait-timeout"}},
+		{name: "diff: --segments 0", inv: args("table", "diff", "--source", x.devTable, "--target", x.devOther, "--segments", "0"), code: 2, want: []string{"--segments 0"}},
+		{name: "repair: --workers 0", inv: args("pitr", "repair", "--from", x.devRestored, "--to", x.devTable, "--all-differences", "--workers", "0", "--yes"), code: 2, want: []string{"--workers"}},
+		{name: "export verify: --parallel -2", inv: args("export", "verify", "--bucket", x.bucket, "--prefix", x.prefix, "--parallel", "-2"), code: 2, want: []string{"--parallel"}},
+		{name: "dr status: --latency-window -15m", inv: args("dr", "status", "--table", x.devTable, "--latency-window", "-15m"), code: 2, want: []string{"--latency-window"}},
+		{name: "audit log: --since -2h", inv: args("audit", "log", "--since", "-2h"), code: 2, want: []string{"--since"}},
+
+		// Not-found errors name where dynops looked and the likely fix.
+		{name: "not found: restore names region and endpoint", inv: args("pitr", "restore", "--table", "dev-"+x.id+"-nosuch", "--latest", "--yes"), want: []string{"dev-" + x.id + "-nosuch", target.Region, target.Endpoint()}},
+		{name: "not found: diff names region and endpoint", inv: args("table", "diff", "--source", "dev-"+x.id+"-nosuch", "--target", x.devTable), want: []string{"dev-" + x.id + "-nosuch", target.Region, target.Endpoint()}},
+		{name: "not found: a bad profile is named with its source", inv: withEnv(args("pitr", "status", "--table", x.devTable), "AWS_PROFILE=dynops-no-such-profile", "AWS_CONFIG_FILE="+filepath.Join(workDir, "nope-config")), want: []string{"dynops-no-such-profile", "AWS_PROFILE"}},
+		{name: "not found: --profile is named", inv: args("pitr", "status", "--table", x.devTable, "--profile", "dynops-no-such-profile"), want: []string{`profile "dynops-no-such-profile"`}},
+
+		// export import: the dry run checks that the target does not exist.
+		{name: "import: dry run into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S"), code: 2, want: []string{x.devOther}},
+		{name: "import: --yes into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S", "--yes"), code: 2, want: []string{x.devOther}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { check(t, x, c) })
+	}
+}
+
+// TestJSONErrorOnStdout: with -o json a refused run still writes one JSON
+// document on stdout, the error object, so pipelines get valid JSON; and it
+// changes nothing.
+func TestJSONErrorOnStdout(t *testing.T) {
+	x := setup(t)
+	t.Cleanup(func() { unchanged(t, x) })
+	for _, args := range [][]string{
+		{"pitr", "restroe", "--table", x.devTable},
+		{"pitr", "restore", "--table", x.devTable, "--latest", "--yes", "--confirm", x.devOther},
+		{"pitr", "restore", "--table", "prod-" + x.id + "-user", "--latest", "--yes"},
+		{"dlq", "inspect", "--queue", x.devDLQ, "--critical", "-1h"},
+		{"pitr", "status", "--table", "dev-" + x.id + "-nosuch"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := dynops(t, invocation{args: append(args, "-o", "json")})
+			if r.code == 0 {
+				t.Fatalf("exit 0, want a refusal; stderr: %s", r.stderr)
+			}
+			var doc struct {
+				Error *struct {
+					Message  string `json:"message"`
+					Code     string `json:"code"`
+					ExitCode int    `json:"exit_code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+				t.Fatalf("stdout is not one JSON document: %v\nstdout: %q", err, r.stdout)
+			}
+			if doc.Error == nil || doc.Error.Message == "" || doc.Error.ExitCode != r.code {
+				t.Fatalf("stdout %s: want an error object with a message and exit_code %d", r.stdout, r.code)
+			}
+		})
 	}
 }

@@ -1,10 +1,11 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -189,22 +190,75 @@ func deleteProtected(db *dynamodb.Client, table string) {
 	_, _ = db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table})
 }
 
-// upload copies a local export directory into the bucket.
+// upload copies a local export directory into the bucket as AWS stores an
+// export (data files as one-part multipart uploads: ETag "<hex>-1").
 func upload(t *testing.T, fx fixture, root string) {
 	t.Helper()
-	require.NoError(t, filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
+	require.NoError(t, exporttest.Upload(context.Background(), fx.s3, fx.bucket, root))
+}
+
+// TestImportVerifiesFirst: a damaged export (the class: truncated, missing,
+// changed data file; changed or missing manifest checksum) is refused before
+// ImportTable, nothing is created, and the refusal names the file. --prefix
+// matches by path segment: a sibling "a-full-old" export is not picked up.
+func TestImportVerifiesFirst(t *testing.T) {
+	fx := newFixture(t, 0)
+	ctx := context.Background()
+	damage := map[string]func(w exporttest.Written) error{
+		"truncated data file": func(w exporttest.Written) error {
+			return fx.cut(ctx, w.DataKeys[0], 0.5)
+		},
+		"missing data file": func(w exporttest.Written) error {
+			_, err := fx.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &fx.bucket, Key: &w.DataKeys[1]})
 			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		f, err := os.Open(p)
-		if err != nil {
+		},
+		"manifest changed after its checksum": func(w exporttest.Written) error {
+			_, err := fx.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &fx.bucket, Key: &w.FilesKey, Body: strings.NewReader("")})
 			return err
-		}
-		defer f.Close()
-		_, err = fx.s3.PutObject(context.Background(), &s3.PutObjectInput{Bucket: &fx.bucket, Key: aws.String(filepath.ToSlash(rel)), Body: f})
+		},
+		"checksum file missing": func(w exporttest.Written) error {
+			_, err := fx.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &fx.bucket, Key: &w.Checksums[0]})
+			return err
+		},
+	}
+	i := 0
+	for name, hurt := range damage {
+		i++
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			prefix := fmt.Sprintf("dr/%d/a-full", i)
+			w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: "01772323200000-aaaa0001", FileItems: []int{4, 3}})
+			require.NoError(t, err)
+			_, err = exporttest.Write(root, exporttest.Spec{Prefix: prefix + "-old", ExportID: "01772323200000-bbbb0002", FileItems: []int{2}})
+			require.NoError(t, err)
+			upload(t, fx, root)
+			require.NoError(t, hurt(w))
+			newTable := "dev-" + harness.UniqueID() + "-user"
+			_, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, "export", "import", "--bucket", fx.bucket, "--bucket-region", target.Region,
+				"--prefix", prefix, "--table", newTable, "--hash-key", "user_id:S", "--yes")
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, errOut, "failed verification")
+			assert.NotContains(t, errOut, "2 exports under", "the a-full-old sibling is not under a-full")
+			_, err = drDB(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &newTable})
+			var rnf *types.ResourceNotFoundException
+			assert.ErrorAs(t, err, &rnf, "a refused import must not create %s", newTable)
+		})
+	}
+}
+
+// cut replaces an object with its first frac of bytes.
+func (fx fixture) cut(ctx context.Context, key string, frac float64) error {
+	out, err := fx.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &fx.bucket, Key: &key})
+	if err != nil {
 		return err
-	}))
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return err
+	}
+	_, err = fx.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &fx.bucket, Key: &key, Body: bytes.NewReader(b[:int(float64(len(b))*frac)])})
+	return err
 }
 
 // TestVerifyManifestsInS3 verifies exports written in the documented AWS

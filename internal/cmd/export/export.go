@@ -5,6 +5,7 @@ package export
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/export/apply"
 	"github.com/dynops/dynops/internal/cmd/export/full"
 	importcmd "github.com/dynops/dynops/internal/cmd/export/import"
 	"github.com/dynops/dynops/internal/cmd/export/incremental"
@@ -34,6 +35,7 @@ See runbooks/export-and-cross-region-restore.md.`,
 		wait.NewCmdWait(f),
 		verify.NewCmdVerify(f, nil),
 		importcmd.NewCmdImport(f, nil),
+		apply.NewCmdApply(f, nil),
 	)
 	return cmd
 }

@@ -1,8 +1,24 @@
-// Package exporttest writes DynamoDB exports in the layout AWS documents
-// (manifest-summary.json, manifest-files.json, data/*.json.gz; full and
-// incremental), for tests and benchmarks of exportverify: the local emulator
-// writes data files without manifests, so manifest checks need exports
-// written to the documented format.
+// Package exporttest writes DynamoDB exports as AWS writes them, for tests and
+// benchmarks: the local emulator writes data files without manifests and no
+// incremental exports at all.
+//
+// What it writes, and where each detail comes from:
+//   - the layout, manifest-summary.json (full: exportTime; incremental:
+//     exportFromTime, exportToTime, outputView, exportType) and the JSON lines
+//     of manifest-files.json, the "_started" marker, "at least 1 file per
+//     partition; for partitions that are empty ... an empty file", and the
+//     incremental records (Metadata.WriteTimestampMicros, Keys, NewImage,
+//     OldImage; a delete has no NewImage): the developer guide's "DynamoDB
+//     table export output format", awsdocs/amazon-dynamodb-developer-guide
+//     doc_source/S3DataExport.Output.md and its current version at
+//     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/S3DataExport.Output.html;
+//   - the view types NEW_AND_OLD_IMAGES and NEW_IMAGE: the API reference,
+//     API_IncrementalExportSpecification (ExportViewType);
+//   - the ETag "<hex>-1" (a multipart upload of one part): the guide's
+//     manifest-files.json example ("etag": "af83d6f217c19b8b0fff8023d8ca4716-1");
+//   - manifest-summary.md5 / manifest-files.md5 (24 bytes: base64 MD5) and the
+//     20-byte empty gzip of an empty partition: real exports (the guide names
+//     the checksum files .checksum; Spec.ChecksumSuffix writes that instead).
 package exporttest
 
 import (
@@ -17,6 +33,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Spec describes an export to write.
@@ -30,6 +47,37 @@ type Spec struct {
 	// KeysWithoutPrefix writes manifest keys without the export prefix, as
 	// the AWS documentation's examples show them.
 	KeysWithoutPrefix bool
+	// View is an incremental export's outputView: NEW_AND_OLD_IMAGES
+	// (default) or NEW_IMAGE.
+	View string
+	// Records, when set, are the incremental records (or, for a full export,
+	// the items in NewImage) of each data file, instead of FileItems'
+	// generated ones.
+	Records [][]Record
+	// ExportTime (full) or From/To (incremental, From inclusive, To
+	// exclusive); zero: fixed times in March 2026.
+	ExportTime, From, To time.Time
+	// ChecksumSuffix names the manifests' checksum files: ".md5" (default,
+	// as real exports) or ".checksum" (as the developer guide says).
+	ChecksumSuffix string
+}
+
+// Record is one change in an incremental export, in DynamoDB JSON
+// (attribute name to {"S": ...} etc.). A delete has New nil; an insert has
+// Old nil.
+type Record struct {
+	Keys   map[string]any
+	New    map[string]any
+	Old    map[string]any
+	Micros int64 // Metadata.WriteTimestampMicros
+}
+
+// ETag is the ETag S3 gives an object uploaded in one multipart part, as the
+// data files of an export are: hex MD5 of the part's MD5, then "-1".
+func ETag(body []byte) string {
+	part := md5.Sum(body)
+	all := md5.Sum(part[:])
+	return hex.EncodeToString(all[:]) + "-1"
 }
 
 // Written says where the export's objects are (keys relative to root).
@@ -39,6 +87,7 @@ type Written struct {
 	DataKeys   []string
 	Items      int64
 	Bytes      int64 // compressed data bytes
+	Checksums  []string
 }
 
 // Write writes the export under root and returns its keys.
@@ -55,8 +104,15 @@ func Write(root string, s Spec) (Written, error) {
 		}
 		return key
 	}
-	var files bytes.Buffer
-	for i, n := range s.FileItems {
+	files := s.FileItems
+	if s.Records != nil {
+		files = make([]int, len(s.Records))
+		for i, rs := range s.Records {
+			files[i] = len(rs)
+		}
+	}
+	var manifest bytes.Buffer
+	for i, n := range files {
 		key := path.Join(dataDir, fmt.Sprintf("%s-%04d.json.gz", strings.ReplaceAll(s.ExportID, "-", ""), i))
 		body, err := dataFile(s, i, n)
 		if err != nil {
@@ -69,24 +125,31 @@ func Write(root string, s Spec) (Written, error) {
 		line, _ := json.Marshal(map[string]any{
 			"itemCount":     n,
 			"md5Checksum":   base64.StdEncoding.EncodeToString(sum[:]),
-			"etag":          hex.EncodeToString(sum[:]),
+			"etag":          ETag(body),
 			"dataFileS3Key": listed(key),
 		})
-		files.Write(line)
-		files.WriteByte('\n')
+		manifest.Write(line)
+		manifest.WriteByte('\n')
 		w.DataKeys = append(w.DataKeys, key)
 		w.Items += int64(n)
 		w.Bytes += int64(len(body))
 	}
 	w.FilesKey = path.Join(dir, "manifest-files.json")
-	if err := put(root, w.FilesKey, files.Bytes()); err != nil {
+	if err := putWithChecksum(root, w.FilesKey, manifest.Bytes(), s, &w); err != nil {
 		return w, err
+	}
+	exportTime := s.ExportTime
+	if s.Incremental {
+		exportTime = s.to()
+	}
+	if exportTime.IsZero() {
+		exportTime = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	}
 	summary := map[string]any{
 		"version":            "2020-06-30",
 		"exportArn":          "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user/export/" + s.ExportID,
-		"startTime":          "2026-03-01T00:00:00.000Z",
-		"endTime":            "2026-03-01T00:05:00.000Z",
+		"startTime":          stamp(exportTime.Add(time.Minute)),
+		"endTime":            stamp(exportTime.Add(6 * time.Minute)),
 		"tableArn":           "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user",
 		"tableId":            "12345a12-abcd-123a-ab12-1234abc12345",
 		"s3Bucket":           "export-bucket",
@@ -100,50 +163,61 @@ func Write(root string, s Spec) (Written, error) {
 	}
 	if s.Incremental {
 		summary["version"] = "2023-08-01"
-		summary["exportFromTime"] = "2026-03-01T00:00:00.000Z"
-		summary["exportToTime"] = "2026-03-01T01:00:00.000Z"
-		summary["outputView"] = "NEW_AND_OLD_IMAGES"
+		summary["exportFromTime"] = stamp(s.from())
+		summary["exportToTime"] = stamp(s.to())
+		summary["outputView"] = s.view()
 		summary["exportType"] = "INCREMENTAL_EXPORT"
 	} else {
-		summary["exportTime"] = "2026-03-01T00:00:00.000Z"
+		summary["exportTime"] = stamp(exportTime)
 	}
-	body, _ := json.MarshalIndent(summary, "", "  ")
+	body, _ := json.Marshal(summary)
 	w.SummaryKey = path.Join(dir, "manifest-summary.json")
-	if err := put(root, w.SummaryKey, body); err != nil {
+	if err := putWithChecksum(root, w.SummaryKey, body, s, &w); err != nil {
 		return w, err
 	}
 	// The empty marker AWS writes when the export begins.
 	return w, put(root, path.Join(dir, "_started"), nil)
 }
 
+func (s Spec) view() string {
+	if s.View == "" {
+		return "NEW_AND_OLD_IMAGES"
+	}
+	return s.View
+}
+
+func (s Spec) from() time.Time {
+	if s.From.IsZero() {
+		return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return s.From
+}
+
+func (s Spec) to() time.Time {
+	if s.To.IsZero() {
+		return s.from().Add(time.Hour)
+	}
+	return s.To
+}
+
+// stamp formats a time as the manifests do (milliseconds, Z).
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// dataFile returns one gzip data file. An empty partition is the 20-byte
+// gzip of nothing, as AWS writes it.
 func dataFile(s Spec, file, n int) ([]byte, error) {
 	if n == 0 {
-		return nil, nil
+		return append([]byte(nil), EmptyGzip...), nil
 	}
-	rnd := uint64(file + 1)
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	enc := json.NewEncoder(zw)
 	for i := 0; i < n; i++ {
-		id := map[string]any{"user_id": map[string]string{"S": fmt.Sprintf("u-%d-%d", file, i)}}
-		item := map[string]any{
-			"user_id": id["user_id"],
-			"email":   map[string]string{"S": fmt.Sprintf("u%d.%d@example.com", file, i)},
-			"logins":  map[string]string{"N": fmt.Sprint(i)},
-			"active":  map[string]bool{"BOOL": i%2 == 0},
-			"tags":    map[string][]string{"SS": {"a", "b"}},
-		}
-		if s.PadBytes > 0 {
-			item["pad"] = map[string]string{"S": padding(&rnd, s.PadBytes)}
-		}
-		var line any = map[string]any{"Item": item}
-		if s.Incremental {
-			line = map[string]any{
-				"Metadata": map[string]any{"WriteTimestampMicros": map[string]string{"N": fmt.Sprint(1772323200000000 + i)}},
-				"Keys":     id,
-				"NewImage": item,
-				"OldImage": id,
-			}
+		var line any
+		if s.Records != nil {
+			line = recordLine(s, s.Records[file][i])
+		} else {
+			line = generated(s, file, i)
 		}
 		if err := enc.Encode(line); err != nil {
 			return nil, err
@@ -153,6 +227,77 @@ func dataFile(s Spec, file, n int) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// EmptyGzip is the 20-byte gzip of nothing (header, one empty fixed-Huffman
+// block, CRC and size 0) that AWS writes for an empty partition; Go's gzip
+// writer would write 23 bytes (an empty stored block).
+var EmptyGzip = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+// recordLine is one line: {"Item": ...} in a full export; in an incremental
+// one Metadata and Keys, NewImage unless deleted, OldImage only in the
+// NEW_AND_OLD_IMAGES view and only when there was an old item.
+func recordLine(s Spec, r Record) map[string]any {
+	if !s.Incremental {
+		return map[string]any{"Item": r.New}
+	}
+	line := map[string]any{
+		"Metadata": map[string]any{"WriteTimestampMicros": map[string]string{"N": fmt.Sprint(r.Micros)}},
+		"Keys":     r.Keys,
+	}
+	if r.New != nil {
+		line["NewImage"] = r.New
+	}
+	if r.Old != nil && s.view() == "NEW_AND_OLD_IMAGES" {
+		line["OldImage"] = r.Old
+	}
+	return line
+}
+
+// generated is item i of file: in an incremental export the changes cycle
+// through insert, update and delete.
+func generated(s Spec, file, i int) map[string]any {
+	rnd := uint64(file*1_000_003 + i + 1)
+	id := map[string]any{"user_id": map[string]string{"S": fmt.Sprintf("u-%d-%d", file, i)}}
+	item := map[string]any{
+		"user_id": id["user_id"],
+		"email":   map[string]string{"S": fmt.Sprintf("u%d.%d@example.com", file, i)},
+		"logins":  map[string]string{"N": fmt.Sprint(i)},
+		"active":  map[string]bool{"BOOL": i%2 == 0},
+		"tags":    map[string][]string{"SS": {"a", "b"}},
+	}
+	if s.PadBytes > 0 {
+		item["pad"] = map[string]string{"S": padding(&rnd, s.PadBytes)}
+	}
+	if !s.Incremental {
+		return map[string]any{"Item": item}
+	}
+	old := map[string]any{"user_id": id["user_id"], "email": map[string]string{"S": "old@example.com"}}
+	r := Record{Keys: id, Micros: s.from().UnixMicro() + int64(file*1000+i)}
+	switch i % 3 {
+	case 0: // insert
+		r.New = item
+	case 1: // update
+		r.New, r.Old = item, old
+	default: // delete
+		r.Old = old
+	}
+	return recordLine(s, r)
+}
+
+// putWithChecksum writes a manifest and its checksum file (base64 MD5).
+func putWithChecksum(root, key string, body []byte, s Spec, w *Written) error {
+	if err := put(root, key, body); err != nil {
+		return err
+	}
+	suffix := s.ChecksumSuffix
+	if suffix == "" {
+		suffix = ".md5"
+	}
+	sum := md5.Sum(body)
+	ck := strings.TrimSuffix(key, ".json") + suffix
+	w.Checksums = append(w.Checksums, ck)
+	return put(root, ck, []byte(base64.StdEncoding.EncodeToString(sum[:])))
 }
 
 // padding returns n hex characters from a xorshift sequence: text that

@@ -22,6 +22,7 @@ type Options struct {
 	Max               int
 	Critical          time.Duration
 	VisibilityTimeout time.Duration
+	ShowBody          bool
 }
 
 // Report is what --output json prints.
@@ -48,7 +49,12 @@ deletes, and sets the visibility back to 0 as soon as the listing is done. If
 inspect is killed, the messages come back by themselves when the timeout ends.
 Each receive counts towards the queue's own maxReceiveCount, if it has one.
 
-Messages that are not on-failure records are listed as malformed, with their body.`,
+Each record shows every field Lambda writes: the request (requestId,
+approximateInvokeCount, condition, function), the response (statusCode,
+executedVersion, functionError), the record version and the batch (shard,
+sequence range, size, approximateArrivalOfFirstRecord and ...OfLastRecord).
+Messages that are not on-failure records are listed as malformed, with their
+body; --show-body prints the body of every message.`,
 		Example: `  dynops dlq inspect --queue https://sqs.eu-west-1.amazonaws.com/123456789012/prod-hoge-user-dlq
   dynops dlq inspect --queue URL --critical 6h -o json`,
 		Args: cobra.NoArgs,
@@ -71,6 +77,7 @@ Messages that are not on-failure records are listed as malformed, with their bod
 	cmd.Flags().StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
 	cmd.Flags().IntVar(&opts.Max, "max", 0, "list at most N messages (0: all)")
 	cmd.Flags().DurationVar(&opts.Critical, "critical", 4*time.Hour, "a batch with less time left than this before it leaves the stream is critical")
+	cmd.Flags().BoolVar(&opts.ShowBody, "show-body", false, "print every message's body (valid records too)")
 	cmd.Flags().DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 30*time.Second, "how long a listed message stays hidden if inspect is killed")
 	return cmd
 }
@@ -89,6 +96,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Done()
 	if err != nil {
 		return err
+	}
+	if opts.ShowBody {
+		redrive.ShowBody(entries)
 	}
 	rep := Report{Queue: opts.Queue, Messages: entries, Counts: map[string]int{}}
 	for _, e := range entries {
@@ -129,6 +139,7 @@ func ExitCode(counts map[string]int) int {
 
 func printTable(ios *iostreams.IOStreams, rep Report) error {
 	var rows [][]string
+	var bodies []string
 	for _, e := range rep.Messages {
 		state := e.State
 		switch e.State {
@@ -139,19 +150,37 @@ func printTable(ios *iostreams.IOStreams, rep Report) error {
 		default:
 			state = ios.Colour(iostreams.Green, state)
 		}
+		if e.Body != "" && e.State != redrive.StateMalformed {
+			bodies = append(bodies, e.MessageID+": "+e.Body)
+		}
 		if e.State == redrive.StateMalformed {
-			rows = append(rows, []string{e.MessageID, "-", "-", "-", "-", "-", "-", "-", state + ": " + e.Problem})
+			rows = append(rows, []string{e.MessageID, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", state + ": " + e.Problem})
 			continue
 		}
 		left := "gone " + (-*e.TimeLeft).Round(time.Minute).String() + " ago"
 		if *e.TimeLeft > 0 {
 			left = e.TimeLeft.Round(time.Minute).String()
 		}
+		last := "-"
+		if e.LastArrival != nil {
+			last = e.LastArrival.UTC().Format(time.RFC3339)
+		}
+		response := fmt.Sprintf("%d %s", e.StatusCode, e.ExecutedVersion)
+		if e.FunctionError != "" {
+			response += " " + e.FunctionError
+		}
 		rows = append(rows, []string{e.MessageID, e.Table, e.Shard, e.Start + ".." + e.End, fmt.Sprint(e.BatchSize),
-			e.Condition, e.Function, left, state})
+			e.Condition, e.Function, e.RequestID, fmt.Sprint(e.InvokeCount), response, e.Version, last + " / " + left, state})
 	}
-	if err := ios.Table([]string{"MESSAGE", "TABLE", "SHARD", "SEQUENCE RANGE", "BATCH", "CONDITION", "FUNCTION", "TIME LEFT", "STATE"}, rows); err != nil {
+	if err := ios.Table([]string{"MESSAGE", "TABLE", "SHARD", "SEQUENCE RANGE", "BATCH", "CONDITION", "FUNCTION",
+		"REQUEST ID", "INVOKES", "RESPONSE", "VERSION", "LAST RECORD / TIME LEFT", "STATE"}, rows); err != nil {
 		return err
+	}
+	if len(bodies) > 0 {
+		fmt.Fprintln(ios.Out, "\nbodies:")
+		for _, b := range bodies {
+			fmt.Fprintln(ios.Out, "  "+b)
+		}
 	}
 	c := rep.Counts
 	fmt.Fprintf(ios.Out, "\n%d message(s) in %s: %d ok, %d critical, %d lost, %d malformed; nothing was consumed\n",

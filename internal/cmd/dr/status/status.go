@@ -28,6 +28,7 @@ type Report struct {
 	State    failover.State     `json:"state"`
 	Verdicts []failover.Verdict `json:"verdicts"`
 	Ready    bool               `json:"ready"`
+	HalfDone string             `json:"half_done,omitempty"` // a switch stopped between its steps
 }
 
 // NewCmdStatus returns `dynops dr status`. runF replaces the run function in tests of flag parsing.
@@ -69,7 +70,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Progress("reading %s in %s", target.Table, strings.Join(target.Regions, ", "))
 	state := failover.Inspect(ctx, runner.Clients, target, opts.Target.Window, f.Now())
 	f.IOStreams.Done()
-	rep := Report{State: state, Verdicts: failover.Verdicts(state, opts.Target.Rules())}
+	rep := Report{State: state, Verdicts: failover.Verdicts(state, opts.Target.Rules()), HalfDone: state.HalfDone()}
 	for _, v := range rep.Verdicts {
 		rep.Ready = rep.Ready || v.Ready
 	}
@@ -90,6 +91,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 func printReport(ios *iostreams.IOStreams, rep Report) error {
 	s := rep.State
 	fmt.Fprintf(ios.Out, "%s: pointer %s, active region %s\n\n", s.Target.Table, s.Target.Pointer, orDash(s.Active))
+	if h := s.HalfDone(); h != "" {
+		fmt.Fprintf(ios.Out, "%s\n\n", ios.Colour(iostreams.Red, h))
+	}
 	var rows, lat [][]string
 	for _, r := range s.Regions {
 		table := r.TableStatus

@@ -53,6 +53,7 @@ type Result struct {
 	TableItems    *int64                  `json:"table_items,omitempty"`        // counted with a Scan; nil: not counted
 	SourceItems   int64                   `json:"source_items"`                 // -1: no manifest to say
 	SettingsError string                  `json:"settings_error,omitempty"`
+	Verified      bool                    `json:"verified"` // the export passed exportverify before anything read it
 }
 
 // NewCmdImport returns `dynops export import`. runF replaces Run in tests of flag parsing.
@@ -61,8 +62,11 @@ func NewCmdImport(f *factory.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "import --bucket B --prefix P --table NEW (--hash-key K:T [--range-key K:T] | --schema-from T) [--region R] [--yes]",
 		Short: "Import a full export into a new table (e.g. in another region), then apply the guideline settings",
-		Long: `Import creates table NEW with ImportTable from the one full export under
---prefix (its data/ folder), in the region of --region: the DR "backup &
+		Long: `Import first verifies the export with the code of 'dynops export verify'
+(manifests, checksum files, every data file's MD5, ETag, gzip and item count)
+and refuses on any finding, before anything is created. It then creates
+table NEW with ImportTable from the one full export under --prefix (matched
+by path segment; its data/ folder), in the region of --region: the DR "backup &
 restore" pattern (DDB-DR-01). The keys and GSIs come from --hash-key and
 --range-key, or from the live table --schema-from (in --source-region).
 
@@ -130,11 +134,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}}
+	// Verify first, with the code of `export verify`; refuse on any finding.
+	f.IOStreams.Progress("verifying %s", store.Describe(src.DataPrefix))
+	_, err = export.VerifySource(ctx, store, src)
+	f.IOStreams.Done()
+	if err != nil {
+		f.Audit.Act("refuse-import", opts.Table, map[string]any{"source": src, "reason": err.Error()})
+		return err
+	}
+	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
 	if res.Schema, err = schema(ctx, cfg, sourceRegion, opts); err != nil {
 		return err
 	}
-	tags := map[string]string{"dynops:imported-from": "s3://" + src.Bucket + "/" + src.DataPrefix}
+	tags := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
 	for k, v := range opts.Tags {
 		tags[k] = v
 	}

@@ -62,7 +62,7 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&d.Target, "target", "", "table B (e.g. the original table)")
 	fl.IntVar(&d.Segments, "segments", 4, "parallel Scan segments per table")
 	fl.IntVar(&d.Buckets, "buckets", 0, "on-disk spill buckets (0: one per 250,000 items, 16 to 512)")
-	fl.StringSliceVar(&d.Attributes, "attributes", nil, "compare only these attributes (plus the key); default: whole items")
+	fl.StringSliceVar(&d.Attributes, "attributes", nil, "compare only these attributes (plus the key): names or document paths (profile.name, tags[0]); one no item has is an error; default: whole items")
 	fl.IntVar(&d.SampleSize, "sample", 10, "keys of each kind to list")
 	fl.StringVar(&d.KeysOut, "keys-out", "", "write every differing key to FILE (JSON lines, for pitr repair --keys)")
 	fl.StringVar(&d.TempDir, "temp-dir", "", "where the spill buckets go (default: the system temp dir)")

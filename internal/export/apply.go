@@ -1,0 +1,431 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/batchwrite"
+	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/tablediff"
+)
+
+// Tags dynops keeps on a table rebuilt from exports.
+const (
+	// TagImportedFrom is set by `export import`: s3://BUCKET/<full export>/data/.
+	TagImportedFrom = "dynops:imported-from"
+	// TagAppliedThrough is set by `export apply` after each incremental
+	// export: the end of the last window applied (RFC 3339). It is the
+	// checkpoint a re-run resumes from.
+	TagAppliedThrough = "dynops:applied-through"
+)
+
+// Increment is one incremental export (one manifest-summary.json with
+// exportType INCREMENTAL_EXPORT).
+type Increment struct {
+	Dir       string    `json:"dir"` // .../AWSDynamoDB/<ExportId>
+	ExportArn string    `json:"export_arn"`
+	From      time.Time `json:"from"` // inclusive
+	To        time.Time `json:"to"`   // exclusive
+	View      string    `json:"view"`
+	Items     int64     `json:"items"`
+	summary   exportverify.Summary
+}
+
+// parseStamp reads a manifest time (RFC 3339, with or without fraction).
+func parseStamp(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time %q is not RFC 3339", s)
+	}
+	return t.UTC(), nil
+}
+
+func readSummary(ctx context.Context, store exportverify.Store, key string) (exportverify.Summary, error) {
+	var sum exportverify.Summary
+	body, err := store.Open(ctx, key)
+	if err != nil {
+		return sum, err
+	}
+	defer body.Close()
+	if err := decodeJSON(body, &sum); err != nil {
+		return sum, fmt.Errorf("%s: %w", store.Describe(key), err)
+	}
+	return sum, nil
+}
+
+// FindIncrements reads every export under the prefixes (matched by path
+// segment), refuses full exports, and returns the incremental ones ordered by
+// their window; an export found under two prefixes counts once.
+func FindIncrements(ctx context.Context, store exportverify.Store, prefixes []string) ([]Increment, error) {
+	seen := map[string]bool{}
+	var incs []Increment
+	for _, prefix := range prefixes {
+		objs, err := exportverify.ListUnder(ctx, store, prefix)
+		if err != nil {
+			return nil, err
+		}
+		found := 0
+		for _, o := range objs {
+			if path.Base(o.Key) != exportverify.SummaryName {
+				continue
+			}
+			found++
+			sum, err := readSummary(ctx, store, o.Key)
+			if err != nil {
+				return nil, err
+			}
+			dir := path.Dir(o.Key)
+			if sum.ExportType != "INCREMENTAL_EXPORT" {
+				return nil, fmt.Errorf("%s is a full export: apply takes incremental exports; import the full one with `dynops export import` first", store.Describe(dir))
+			}
+			if seen[sum.ExportArn+dir] {
+				continue
+			}
+			seen[sum.ExportArn+dir] = true
+			from, err := parseStamp(sum.ExportFromTime)
+			if err != nil {
+				return nil, fmt.Errorf("%s exportFromTime: %w", store.Describe(o.Key), err)
+			}
+			to, err := parseStamp(sum.ExportToTime)
+			if err != nil {
+				return nil, fmt.Errorf("%s exportToTime: %w", store.Describe(o.Key), err)
+			}
+			incs = append(incs, Increment{Dir: dir, ExportArn: sum.ExportArn, From: from, To: to, View: sum.OutputView, Items: sum.ItemCount, summary: sum})
+		}
+		if found == 0 {
+			return nil, fmt.Errorf("no %s under %s: not an incremental export prefix, or the export has not finished", exportverify.SummaryName, store.Describe(prefix))
+		}
+	}
+	sort.SliceStable(incs, func(i, j int) bool { return incs[i].From.Before(incs[j].From) })
+	return incs, nil
+}
+
+// ErrGap: the windows do not follow each other without gap or overlap.
+var ErrGap = errors.New("the incremental exports do not chain")
+
+// CheckChain checks that the windows start at since (when set) and that
+// each starts where the previous one ended: no gap (changes lost) and no
+// overlap (an older image applied after a newer one).
+func CheckChain(incs []Increment, since time.Time) error {
+	prev := since
+	for i, inc := range incs {
+		if !inc.From.Before(inc.To) {
+			return fmt.Errorf("%w: %s has an empty or inverted window %s..%s", ErrGap, inc.Dir, stamp(inc.From), stamp(inc.To))
+		}
+		if !prev.IsZero() && !inc.From.Equal(prev) {
+			what, after := "gap", "the previous window ends"
+			if inc.From.Before(prev) {
+				what = "overlap"
+			}
+			if i == 0 {
+				after = "the table is applied through"
+			}
+			return fmt.Errorf("%w: %s between %s and %s (%s at %s, %s starts at %s): export the missing window, or pass the exports in one unbroken series",
+				ErrGap, what, stamp(prev), stamp(inc.From), after, stamp(prev), inc.Dir, stamp(inc.From))
+		}
+		prev = inc.To
+	}
+	return nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ApplyDB is the part of the API an apply uses.
+type ApplyDB interface {
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	ListTagsOfResource(context.Context, *dynamodb.ListTagsOfResourceInput, ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error)
+	TagResource(context.Context, *dynamodb.TagResourceInput, ...func(*dynamodb.Options)) (*dynamodb.TagResourceOutput, error)
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// ApplyOptions of ApplyIncrements.
+type ApplyOptions struct {
+	Table string
+	// Since is where the first window must start when the table carries no
+	// checkpoint and no import tag: the full export's exportTime.
+	Since   time.Time
+	Apply   bool // false: plan only
+	Backoff batchwrite.Backoff
+	Act     func(what, target string, detail any)
+	// Progress is told each increment's changes as they are written.
+	Progress func(inc Increment, written, total int)
+}
+
+// IncrementResult is what applying one export did.
+type IncrementResult struct {
+	Increment
+	Puts    int  `json:"puts"`
+	Deletes int  `json:"deletes"`
+	Skipped bool `json:"skipped,omitempty"` // already applied (before the checkpoint)
+}
+
+// ApplyReport is the result of ApplyIncrements.
+type ApplyReport struct {
+	Table      string            `json:"table"`
+	DryRun     bool              `json:"dry_run"`
+	Since      time.Time         `json:"since"`      // where the chain started
+	SinceFrom  string            `json:"since_from"` // where that came from
+	Through    time.Time         `json:"through"`    // the table's checkpoint afterwards (read back)
+	Increments []IncrementResult `json:"increments"`
+}
+
+// Baseline says where the table's history starts: its checkpoint tag, else
+// the exportTime of the full export it was imported from (the import tag),
+// else since.
+func Baseline(ctx context.Context, db ApplyDB, store exportverify.Store, bucket, table string, since time.Time) (arn string, base time.Time, from string, err error) {
+	d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return "", time.Time{}, "", fmt.Errorf("describing %s: %w", table, err)
+	}
+	arn = aws.ToString(d.Table.TableArn)
+	tags, err := tableTags(ctx, db, arn)
+	if err != nil {
+		return arn, time.Time{}, "", err
+	}
+	if v := tags[TagAppliedThrough]; v != "" {
+		t, err := parseStamp(v)
+		if err != nil {
+			return arn, time.Time{}, "", fmt.Errorf("%s tag %s: %w", table, TagAppliedThrough, err)
+		}
+		return arn, t, "the table's " + TagAppliedThrough + " tag", nil
+	}
+	if !since.IsZero() {
+		return arn, since, "--since", nil
+	}
+	src := tags[TagImportedFrom]
+	if want := "s3://" + bucket + "/"; store != nil && strings.HasPrefix(src, want) {
+		dir := strings.TrimSuffix(strings.TrimPrefix(src, want), "data/")
+		sum, err := readSummary(ctx, store, dir+exportverify.SummaryName)
+		if err == nil && sum.ExportTime != "" {
+			t, err := parseStamp(sum.ExportTime)
+			if err == nil {
+				return arn, t, "the exportTime of " + src + " (the " + TagImportedFrom + " tag)", nil
+			}
+		}
+	}
+	return arn, time.Time{}, "", fmt.Errorf("cannot tell where %s's history starts: it has no %s tag, and no readable full-export manifest through its %s tag (%q); pass --since with the full export's exportTime", table, TagAppliedThrough, TagImportedFrom, src)
+}
+
+func tableTags(ctx context.Context, db ApplyDB, arn string) (map[string]string, error) {
+	tags := map[string]string{}
+	in := &dynamodb.ListTagsOfResourceInput{ResourceArn: &arn}
+	for {
+		out, err := db.ListTagsOfResource(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("reading the tags of %s: %w", arn, err)
+		}
+		for _, t := range out.Tags {
+			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+		if in.NextToken = out.NextToken; in.NextToken == nil {
+			return tags, nil
+		}
+	}
+}
+
+// ApplyIncrements applies incremental exports, oldest first, onto a table
+// rebuilt from a full export: each change's NewImage is put, a change
+// without one (a delete) deletes the key. Within an export each key takes its
+// latest change by WriteTimestampMicros. Each export is verified first (the
+// code of `export verify`); after it is written, the table's
+// dynops:applied-through tag moves to its window's end, so a re-run skips it
+// and an interrupted export is applied again whole (puts of whole images and
+// deletes are idempotent).
+func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, tableArn string, base time.Time, incs []Increment, o ApplyOptions) (ApplyReport, error) {
+	if o.Act == nil {
+		o.Act = func(string, string, any) {}
+	}
+	if o.Backoff.Attempts == 0 {
+		o.Backoff = batchwrite.DefaultBackoff()
+	}
+	rep := ApplyReport{Table: o.Table, DryRun: !o.Apply, Since: base, Through: base}
+	var todo []Increment
+	for _, inc := range incs {
+		if !inc.To.After(base) {
+			rep.Increments = append(rep.Increments, IncrementResult{Increment: inc, Skipped: true})
+			continue
+		}
+		todo = append(todo, inc)
+	}
+	if err := CheckChain(todo, base); err != nil {
+		return rep, err
+	}
+	for _, inc := range todo {
+		res := IncrementResult{Increment: inc}
+		if _, err := verifyIncrement(ctx, store, inc); err != nil {
+			return rep, err
+		}
+		changes, err := readChanges(ctx, store, inc)
+		if err != nil {
+			return rep, err
+		}
+		var reqs []types.WriteRequest
+		for _, c := range changes {
+			if c.image != nil {
+				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: c.image}})
+				res.Puts++
+			} else {
+				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: c.keys}})
+				res.Deletes++
+			}
+		}
+		if !o.Apply {
+			rep.Increments = append(rep.Increments, res)
+			continue
+		}
+		o.Act("export.apply", o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
+		for start := 0; start < len(reqs); start += 1000 {
+			chunk := reqs[start:min(start+1000, len(reqs))]
+			if _, err := batchwrite.Write(ctx, db, o.Table, chunk, o.Backoff, batchwrite.DefaultLimits()); err != nil {
+				return rep, fmt.Errorf("applying %s to %s (re-run to resume: %s stays at %s): %w", inc.Dir, o.Table, TagAppliedThrough, stamp(rep.Through), err)
+			}
+			if o.Progress != nil {
+				o.Progress(inc, start+len(chunk), len(reqs))
+			}
+		}
+		if _, err := db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: &tableArn,
+			Tags: []types.Tag{{Key: aws.String(TagAppliedThrough), Value: aws.String(stamp(inc.To))}}}); err != nil {
+			return rep, fmt.Errorf("%s is applied but the checkpoint was not moved (a re-run applies it again, harmlessly): %w", inc.Dir, err)
+		}
+		tags, err := tableTags(ctx, db, tableArn)
+		if err != nil {
+			return rep, err
+		}
+		if rep.Through, err = parseStamp(tags[TagAppliedThrough]); err != nil || !rep.Through.Equal(inc.To) {
+			return rep, fmt.Errorf("%s: the checkpoint reads back %q, not %s", o.Table, tags[TagAppliedThrough], stamp(inc.To))
+		}
+		o.Act("export.applied-through", o.Table, map[string]any{"through": stamp(inc.To)})
+		rep.Increments = append(rep.Increments, res)
+	}
+	return rep, nil
+}
+
+func verifyIncrement(ctx context.Context, store exportverify.Store, inc Increment) (exportverify.Report, error) {
+	rep, err := exportverify.Verify(ctx, store, inc.Dir+"/", exportverify.Options{})
+	if err != nil {
+		return rep, fmt.Errorf("verifying %s before applying it: %w", store.Describe(inc.Dir), err)
+	}
+	if !rep.OK {
+		var problems []string
+		for _, ex := range rep.Exports {
+			problems = append(problems, ex.Problems...)
+		}
+		return rep, fmt.Errorf("%w, nothing of it was applied: %s\n  - %s", ErrExportDamaged, store.Describe(inc.Dir), strings.Join(problems, "\n  - "))
+	}
+	return rep, nil
+}
+
+// change is the latest change of one key in an export.
+type change struct {
+	keys   map[string]types.AttributeValue
+	image  map[string]types.AttributeValue // nil: deleted
+	micros int64
+}
+
+type incrementalLine struct {
+	Metadata struct {
+		WriteTimestampMicros json.RawMessage `json:"WriteTimestampMicros"`
+	} `json:"Metadata"`
+	Keys     json.RawMessage `json:"Keys"`
+	NewImage json.RawMessage `json:"NewImage"`
+}
+
+// readChanges reads an export's data files (those its manifest lists) and
+// keeps each key's latest change, ordered by WriteTimestampMicros.
+func readChanges(ctx context.Context, store exportverify.Store, inc Increment) ([]change, error) {
+	filesKey := inc.Dir + "/" + exportverify.FilesName
+	if inc.summary.ManifestFilesS3Key != "" {
+		if k, err := exportverify.Resolve(ctx, store, inc.summary, inc.summary.ManifestFilesS3Key); err == nil {
+			filesKey = k
+		}
+	}
+	body, err := store.Open(ctx, filesKey)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		var e exportverify.FileEntry
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			body.Close()
+			return nil, fmt.Errorf("%s: %w", store.Describe(filesKey), err)
+		}
+		keys = append(keys, e.DataFileS3Key)
+	}
+	body.Close()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	latest := map[string]change{}
+	for _, listed := range keys {
+		k, err := exportverify.Resolve(ctx, store, inc.summary, listed)
+		if err != nil {
+			return nil, err
+		}
+		r, err := store.Open(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		_, err = exportverify.EachLine(r, func(line []byte) error {
+			var l incrementalLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return err
+			}
+			if len(l.Keys) == 0 {
+				return errors.New(`no "Keys": not an incremental export line`)
+			}
+			micros, err := ddbjson.Micros(l.Metadata.WriteTimestampMicros)
+			if err != nil {
+				return err
+			}
+			c := change{micros: micros}
+			if c.keys, err = ddbjson.DecodeItem(l.Keys); err != nil {
+				return fmt.Errorf("Keys: %w", err)
+			}
+			if len(l.NewImage) > 0 && string(l.NewImage) != "null" {
+				if c.image, err = ddbjson.DecodeItem(l.NewImage); err != nil {
+					return fmt.Errorf("NewImage: %w", err)
+				}
+			}
+			names := make([]string, 0, len(c.keys))
+			for n := range c.keys {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			id, err := tablediff.EncodeKey(c.keys, names)
+			if err != nil {
+				return err
+			}
+			if prev, ok := latest[string(id)]; !ok || micros >= prev.micros {
+				latest[string(id)] = c
+			}
+			return nil
+		})
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", store.Describe(k), err)
+		}
+	}
+	out := make([]change, 0, len(latest))
+	for _, c := range latest {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].micros < out[j].micros })
+	return out, nil
+}

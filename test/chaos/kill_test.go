@@ -1,0 +1,154 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/test/faults"
+	"github.com/dynops/dynops/test/harness"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func binary(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dynops-chaos-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "dynops")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/dynops")
+		cmd.Dir = harness.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// killSeeds: at least 20 kill points per family in make chaos, 2 in make test.
+func killSeeds() int {
+	if os.Getenv("DYNOPS_CHAOS") == "full" {
+		return 20
+	}
+	return 2
+}
+
+func process(t *testing.T, endpoint string, args ...string) *exec.Cmd {
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--endpoint-url", endpoint)
+	cmd := exec.Command(binary(t), full...)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	return cmd
+}
+
+// waitInFlight waits until no message of the queues is hidden (a killed
+// move's messages come back when their visibility timeout ends).
+func waitInFlight(t *testing.T, c *sqs.Client, urls []string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		hidden := 0
+		for _, u := range urls {
+			out, err := c.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u),
+				AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+			require.NoError(t, err)
+			var n int
+			_, _ = fmt.Sscan(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)], &n)
+			hidden += n
+		}
+		if hidden == 0 {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatal("messages still hidden 30 s after the kill")
+}
+
+// TestKilledAndRerun: SIGKILL of the built binary at seeded random points of
+// its run (each request slowed by up to 150 ms so that the run is long
+// enough to be hit anywhere), then a re-run to completion: the final state
+// equals the uninterrupted run's.
+func TestKilledAndRerun(t *testing.T) {
+	if !target.OnEmulator() {
+		t.Skip("kill points are timed against the emulator")
+	}
+	cfg := target.AWSConfig(t)
+	e := &env{db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), sqs: sqs.NewFromConfig(cfg)}
+	families := map[string]bool{"pitr repair --unconditional": true, "pitr repair (conditional)": true, "export import + apply": true, "dlq move (receive/send/delete)": true}
+	for _, sc := range scenarios {
+		if !families[sc.family] {
+			continue
+		}
+		t.Run(sc.family, func(t *testing.T) {
+			slow, err := faults.Start(target.Emulator.URL, faults.Config{Rate: 1, Kinds: []faults.Kind{faults.Latency}, Seed: 7})
+			require.NoError(t, err)
+			defer slow.Close()
+			args, state := sc.setup(t, e)
+			start := time.Now()
+			out, err := process(t, slow.URL, args...).Output()
+			require.NoError(t, err, "the uninterrupted run: %s", out)
+			span := time.Since(start)
+			want := state(string(out))
+			kills := 0
+			for seed := 1; seed <= killSeeds(); seed++ {
+				rnd := rand.New(rand.NewPCG(uint64(seed), 42))
+				at := time.Duration(rnd.Int64N(int64(span)))
+				args, state := sc.setup(t, e)
+				cmd := process(t, slow.URL, args...)
+				require.NoError(t, cmd.Start())
+				timer := time.AfterFunc(at, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
+				err := cmd.Wait()
+				timer.Stop()
+				killed := err != nil
+				if killed {
+					kills++
+				}
+				if sc.family == "dlq move (receive/send/delete)" {
+					waitInFlight(t, e.sqs, dlqURLs(args))
+				}
+				out, err := process(t, slow.URL, args...).Output()
+				if err != nil && sc.family == "pitr repair (conditional)" {
+					// A conditional put the kill cut off after it landed is a
+					// conflict on the re-run (documented): a third run copies it.
+					out, err = process(t, slow.URL, args...).Output()
+				}
+				require.NoError(t, err, "re-run after a kill at %s: %s", at, out)
+				got := state(string(out))
+				require.Equal(t, want, got, "seed %d: killed at %s of %s", seed, at.Round(time.Millisecond), span.Round(time.Millisecond))
+			}
+			record(sc.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("same final state after %d kills (%d landed mid-run) and re-runs", killSeeds(), kills), true)
+			t.Logf("%s: %d kill points over a %s run, %d landed mid-run; every re-run converged", sc.family, killSeeds(), span.Round(time.Millisecond), kills)
+		})
+	}
+	report(t)
+}
+
+func dlqURLs(args []string) []string {
+	var urls []string
+	for i, a := range args {
+		if (a == "--queue" || a == "--to-queue") && i+1 < len(args) {
+			urls = append(urls, args[i+1])
+		}
+	}
+	return urls
+}
