@@ -92,6 +92,10 @@ func markParents(c *cobra.Command) {
 	}
 	c.Annotations["audit"] = "skip"
 	c.Args = cobra.ArbitraryArgs
+	// The mistyped subcommand usually comes with its flags (`pitr restroe
+	// --table T --latest`): ignore the flags the parent does not know, so the
+	// answer is the suggestion and not "unknown flag: --table".
+	c.FParseErrWhitelist = cobra.FParseErrWhitelist{UnknownFlags: true}
 	c.SuggestionsMinimumDistance = 2
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {

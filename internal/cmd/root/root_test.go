@@ -49,6 +49,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"check", "--table", "dev-a-b", "--endpoint-url", "not a url", "--region", "eu-west-1"}, 1, "--endpoint-url"},
 		// A mistyped subcommand of every parent: exit 2 with cobra's suggestion.
 		{[]string{"pitr", "restroe"}, 2, "Did you mean this?\n\trestore"},
+		{[]string{"pitr", "restroe", "--table", "dev-a-b", "--latest", "--yes"}, 2, "Did you mean this?\n\trestore"},
+		{[]string{"dlq", "redrvie", "--queue", "q", "--yes"}, 2, "\tredrive"},
 		{[]string{"pitr", "stauts"}, 2, "Did you mean this?\n\tstatus"},
 		{[]string{"dlq", "inpsect"}, 2, "Did you mean this?\n\tinspect"},
 		{[]string{"dlq", "redrvie"}, 2, "\tredrive"},
