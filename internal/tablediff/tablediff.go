@@ -24,10 +24,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -263,17 +263,17 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 	if opts.PageLimit > 0 {
 		in.Limit = aws.Int32(opts.PageLimit)
 	}
+	var key []byte // reused: the spill copies it into its buffer
 	for {
 		out, err := db.Scan(ctx, in)
 		if err != nil {
 			return fmt.Errorf("scanning %s segment %d/%d: %w", table, seg, opts.Segments, err)
 		}
 		for _, item := range out.Items {
-			key, err := EncodeKey(item, keyNames)
-			if err != nil {
+			if key, err = AppendKey(key[:0], item, keyNames); err != nil {
 				return fmt.Errorf("%s: %w", table, err)
 			}
-			if err := sp.add(key, Checksum(item, opts.Attributes)); err != nil {
+			if err := sp.add(key, Sum(item, opts.Attributes)); err != nil {
 				return err
 			}
 		}
@@ -301,17 +301,18 @@ func newSpill(dir string, buckets int) *spill {
 
 func (s *spill) path(b int) string { return filepath.Join(s.dir, fmt.Sprintf("%04d", b)) }
 
+// bucketOf is FNV-1a of the key modulo the bucket count.
 func bucketOf(key []byte, buckets int) int {
-	h := fnv.New64a()
-	h.Write(key)
-	return int(h.Sum64() % uint64(buckets))
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return int(h % uint64(buckets))
 }
 
-func (s *spill) add(key []byte, sum string) error {
-	raw, err := hex.DecodeString(sum)
-	if err != nil {
-		return fmt.Errorf("checksum %q: %w", sum, err)
-	}
+func (s *spill) add(key []byte, sum [16]byte) error {
 	b := bucketOf(key, len(s.files))
 	s.mu[b].Lock()
 	defer s.mu[b].Unlock()
@@ -329,7 +330,7 @@ func (s *spill) add(key []byte, sum string) error {
 	var lenBuf [binary.MaxVarintLen64]byte
 	w.Write(lenBuf[:binary.PutUvarint(lenBuf[:], uint64(len(key)))])
 	w.Write(key)
-	if _, err := w.Write(raw); err != nil {
+	if _, err := w.Write(sum[:]); err != nil {
 		return fmt.Errorf("writing spill bucket %s: %w", s.path(b), err)
 	}
 	return nil
@@ -357,6 +358,7 @@ func readBucket(path string, fn func(key string, sum [16]byte)) error {
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
+	var buf []byte // reused: fn gets the key as a new string
 	for {
 		n, err := binary.ReadUvarint(r)
 		if err == io.EOF {
@@ -365,7 +367,10 @@ func readBucket(path string, fn func(key string, sum [16]byte)) error {
 		if err != nil {
 			return fmt.Errorf("reading spill bucket %s: %w", path, err)
 		}
-		buf := make([]byte, int(n)+16)
+		if n > 1<<20 {
+			return fmt.Errorf("reading spill bucket %s: a key of %d bytes: the file is damaged", path, n)
+		}
+		buf = slices.Grow(buf[:0], int(n)+16)[:int(n)+16]
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return fmt.Errorf("reading spill bucket %s: %w", path, err)
 		}
