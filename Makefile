@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench clean
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench bench-memory bench-go release clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -52,7 +52,14 @@ test-go: ## go test of every package, with per-test results and counts
 test-unit: ## only the fast packages (no terraform, no emulator)
 	go test -count=1 ./internal/... ./cmd/...
 
-bench: build ## benchmarks on the emulator, printed as figures
+BENCH_FLAGS ?=
+bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run: ratios with their goals
+	$(SETUP) && bin/with-emulator -- go run ./test/bench $(BENCH_FLAGS)
+
+bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + heap profile (minutes)
+	$(SETUP) && bin/with-emulator -- go run ./test/bench -memory -items 20000 $(BENCH_FLAGS)
+
+bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair beside the AWS CLI)
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
 
 clean: ## remove build output and caches of this repo (not the tool cache)

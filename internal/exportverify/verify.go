@@ -17,7 +17,6 @@ package exportverify
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -28,6 +27,10 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/dynops/dynops/internal/ddbjson"
 )
 
 // Manifest file names.
@@ -416,76 +419,50 @@ func readFilesManifest(ctx context.Context, store Store, key string) ([]FileEntr
 // under this.
 const maxLine = 8 << 20
 
-// attribute type keys of DynamoDB JSON.
-var attrTypes = map[string]bool{"S": true, "N": true, "B": true, "SS": true, "NS": true, "BS": true, "M": true, "L": true, "NULL": true, "BOOL": true}
-
-// exportLine is one line of a full ("Item") or incremental ("Keys",
-// "NewImage", "OldImage") export.
-type exportLine struct {
-	Item     map[string]map[string]json.RawMessage `json:"Item"`
-	Keys     map[string]map[string]json.RawMessage `json:"Keys"`
-	NewImage map[string]map[string]json.RawMessage `json:"NewImage"`
-	OldImage map[string]map[string]json.RawMessage `json:"OldImage"`
-}
-
 // CountItems decodes gzip DynamoDB JSON lines from r and counts them. Each
 // line must be an object with a non-empty "Item" (full export) or "Keys"
-// (incremental export), whose attributes are DynamoDB JSON values. A zero-byte
-// file counts as empty (AWS writes empty files for empty partitions).
+// (incremental export), whose attributes are DynamoDB JSON values
+// (ddbjson.Check). A zero-byte file counts as empty (AWS writes empty files
+// for empty partitions).
 func CountItems(r io.Reader) (int64, error) {
-	br := bufio.NewReader(r)
+	var n int64
+	err := EachLine(r, func(line []byte) error {
+		if err := ddbjson.Check(line); err != nil {
+			return fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// EachLine streams the non-blank lines of a gzip file (zero bytes: none) to
+// fn, in a reused buffer: fn must not keep the slice.
+func EachLine(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	if _, err := br.Peek(1); err == io.EOF {
-		return 0, nil
+		return nil
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
-		return 0, fmt.Errorf("not gzip: %w", err)
+		return fmt.Errorf("not gzip: %w", err)
 	}
 	defer zr.Close()
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 256*1024), maxLine)
-	var n int64
+	lines := 0
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var l exportLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			return n, fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
+		lines++
+		if err := fn(line); err != nil {
+			return err
 		}
-		if err := l.check(); err != nil {
-			return n, fmt.Errorf("line %d: %w", n+1, err)
-		}
-		n++
 	}
 	if err := sc.Err(); err != nil {
-		return n, fmt.Errorf("after %d items: %w", n, err)
-	}
-	return n, nil
-}
-
-func (l exportLine) check() error {
-	var maps []map[string]map[string]json.RawMessage
-	switch {
-	case len(l.Item) > 0:
-		maps = append(maps, l.Item)
-	case len(l.Keys) > 0:
-		maps = append(maps, l.Keys, l.NewImage, l.OldImage)
-	default:
-		return errors.New(`neither "Item" (full export) nor "Keys" (incremental export)`)
-	}
-	for _, m := range maps {
-		for name, v := range m {
-			if len(v) != 1 {
-				return fmt.Errorf("attribute %q is not one typed DynamoDB JSON value", name)
-			}
-			for t := range v {
-				if !attrTypes[t] {
-					return fmt.Errorf("attribute %q has unknown type %q", name, t)
-				}
-			}
-		}
+		return fmt.Errorf("after %d items: %w", lines, err)
 	}
 	return nil
 }
