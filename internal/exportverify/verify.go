@@ -299,13 +299,8 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		return r
 	}
 	defer body.Close()
-	h := md5.New()
-	counter := &countingReader{r: io.TeeReader(body, h)}
-	items, err := CountItems(counter)
-	if err == nil {
-		_, err = io.Copy(io.Discard, counter) // the whole object goes into the MD5
-	}
-	r.Bytes, r.Items = counter.n, items
+	n, items, got, err := scanFile(body, ddbjson.Check)
+	r.Bytes, r.Items = n, items
 	if err != nil {
 		r.Status, r.Detail = StatusCorrupt, err.Error()
 		return r
@@ -315,7 +310,7 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		return r
 	}
 	var diffs []string
-	if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); j.entry.MD5Checksum != "" && got != j.entry.MD5Checksum {
+	if j.entry.MD5Checksum != "" && got != j.entry.MD5Checksum {
 		diffs = append(diffs, fmt.Sprintf("MD5 %s, manifest says %s", got, j.entry.MD5Checksum))
 	}
 	if obj.ETag != "" && j.entry.ETag != "" && obj.ETag != j.entry.ETag {
@@ -434,6 +429,27 @@ func CountItems(r io.Reader) (int64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// scanFile reads one data file to its end: each line goes to check (which
+// counts it when it returns nil), the whole object into the MD5. It returns
+// the compressed bytes read, the items, and the MD5 in base64 (the
+// manifest's form).
+func scanFile(body io.Reader, check func(line []byte) error) (int64, int64, string, error) {
+	h := md5.New()
+	counter := &countingReader{r: io.TeeReader(body, h)}
+	var items int64
+	err := EachLine(counter, func(line []byte) error {
+		if err := check(line); err != nil {
+			return fmt.Errorf("line %d is not DynamoDB JSON: %w", items+1, err)
+		}
+		items++
+		return nil
+	})
+	if err == nil {
+		_, err = io.Copy(io.Discard, counter) // the whole object goes into the MD5
+	}
+	return counter.n, items, base64.StdEncoding.EncodeToString(h.Sum(nil)), err
 }
 
 // EachLine streams the non-blank lines of a gzip file (zero bytes: none) to

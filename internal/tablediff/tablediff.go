@@ -37,6 +37,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/dynops/dynops/internal/exportverify"
 )
 
 // Describer is the part of the API SameKey uses.
@@ -72,6 +74,15 @@ type Options struct {
 	Progress func(sourceItems, targetItems int64)
 	// Now stamps the keys file header (default time.Now).
 	Now func() time.Time
+	// SourceExport and TargetExport, when set, replace the Scan of that side
+	// with the items of a full export (read and checked file by file against
+	// its manifests); Source/Target then name the export (its URI).
+	SourceExport, TargetExport *exportverify.Export
+	// KeyNames is the primary key (hash first) when both sides are exports;
+	// with a table on either side it is read from the table.
+	KeyNames []string
+	// ExportParallel is how many export files are read at once (default 4).
+	ExportParallel int
 }
 
 // Report is the result of a diff.
@@ -116,7 +127,10 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	keyNames, count, err := SameKey(ctx, db, opts.Source, opts.Target)
+	if opts.ExportParallel <= 0 {
+		opts.ExportParallel = 4
+	}
+	keyNames, count, err := keysOf(ctx, db, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +155,19 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for seg := 0; seg < opts.Segments; seg++ {
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress) })
-		g.Go(func() error { return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress) })
+	for _, side := range []struct {
+		table  string
+		export *exportverify.Export
+		sp     *spill
+		n      *atomic.Int64
+	}{{opts.Source, opts.SourceExport, src, &srcN}, {opts.Target, opts.TargetExport, dst, &dstN}} {
+		if side.export != nil {
+			g.Go(func() error { return readExport(gctx, *side.export, opts, keyNames, side.sp, side.n, progress) })
+			continue
+		}
+		for seg := 0; seg < opts.Segments; seg++ {
+			g.Go(func() error { return scanSegment(gctx, db, opts, side.table, keyNames, seg, side.sp, side.n, progress) })
+		}
 	}
 	err = g.Wait()
 	if cerr := errors.Join(src.close(), dst.close()); err == nil {
@@ -180,6 +204,66 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 		rep.ItemsPerSec = float64(rep.SourceItems+rep.TargetItems) / rep.Seconds
 	}
 	return rep, nil
+}
+
+// keysOf returns the key names and the larger item count of the two sides:
+// from the tables (SameKey) or, for an export, its summary's itemCount.
+func keysOf(ctx context.Context, db Describer, opts Options) ([]string, int64, error) {
+	if opts.SourceExport == nil && opts.TargetExport == nil {
+		return SameKey(ctx, db, opts.Source, opts.Target)
+	}
+	var count int64
+	keyNames := opts.KeyNames
+	for _, side := range []struct {
+		name   string
+		export *exportverify.Export
+	}{{opts.Source, opts.SourceExport}, {opts.Target, opts.TargetExport}} {
+		if side.export != nil {
+			sum, _, err := side.export.ExportSummary(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			count = max(count, sum.ItemCount)
+			continue
+		}
+		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(side.name)})
+		if err != nil {
+			return nil, 0, fmt.Errorf("describing %s: %w", side.name, err)
+		}
+		var names []string
+		for _, k := range out.Table.KeySchema { // HASH is listed first
+			names = append(names, aws.ToString(k.AttributeName))
+		}
+		if len(keyNames) > 0 && !slices.Equal(keyNames, names) {
+			return nil, 0, fmt.Errorf("--key %v, but %s has key %v: give the table's key or leave --key out", keyNames, side.name, names)
+		}
+		keyNames = names
+		count = max(count, aws.ToInt64(out.Table.ItemCount))
+	}
+	if len(keyNames) == 0 {
+		return nil, 0, fmt.Errorf("both sides are exports, which do not record the table's key: give it with --key HASH[,RANGE]")
+	}
+	return keyNames, count, nil
+}
+
+// readExport reduces every item of a full export to key and checksum, as
+// scanSegment does for a table.
+func readExport(ctx context.Context, e exportverify.Export, opts Options, keyNames []string, sp *spill, n *atomic.Int64, progress func()) error {
+	_, err := e.EachItem(ctx, opts.ExportParallel, func(item map[string]types.AttributeValue) error {
+		key, err := AppendKey(nil, item, keyNames)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.URI, err)
+		}
+		if err := sp.add(key, Sum(item, opts.Attributes)); err != nil {
+			return err
+		}
+		if n.Add(1)%1000 == 0 {
+			progress()
+		}
+		return nil
+	})
+	progress()
+	return err
 }
 
 // bucketsFor sizes the spill buckets for tables of up to n items.

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -21,6 +23,7 @@ import (
 // Options of `dynops pitr repair`.
 type Options struct {
 	Repair         repair.Options
+	FromExport     string // a full export's URI instead of --from
 	AllDifferences bool
 	Segments       int // for --all-differences
 	Yes            bool
@@ -45,7 +48,10 @@ func NewCmdRepair(f *factory.Factory, runF func(context.Context, *Options) error
 		Long: `Repair copies the items a diff found missing or changed from the restored table
 (--from) back to the original (--to). The keys come from
 ` + "`dynops table diff --source RESTORED --target ORIGINAL --keys-out FILE`" + ` (--keys FILE),
-or from a fresh diff (--all-differences).
+or from a fresh diff (--all-differences). With --from-export the items come
+from a full export instead of a restored table (keys from
+` + "`table diff --source-export`" + `): no restore, no read capacity; the export
+is checked against its manifests as it streams.
 
 Each item is written with a condition that the original still holds what the
 diff saw (its checksum, then a condition on its whole image in the write), so a
@@ -59,11 +65,12 @@ Without --yes it prints what it would do and changes nothing; for prod tables
 it also needs the original's name typed (or --confirm NAME).
 Exit status 1 when some keys were left alone as conflicts.`,
 		Example: `  dynops pitr repair --from prod-hoge-user-restored-20261121t094500z --to prod-hoge-user --keys keys.jsonl
-  dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL`,
+  dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL
+  dynops pitr repair --from-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --to prod-hoge-user --keys keys.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if r.From == "" || r.To == "" {
-				return factory.UsageErrorf("pitr repair needs --from RESTORED and --to ORIGINAL")
+			if (r.From == "") == (opts.FromExport == "") || r.To == "" {
+				return factory.UsageErrorf("pitr repair needs --to ORIGINAL and one of --from RESTORED (a table) or --from-export s3://BUCKET/PREFIX (a full export)")
 			}
 			if r.From == r.To {
 				return factory.UsageErrorf("--from and --to are both %s: repair copies from a restored table to the original", r.From)
@@ -83,6 +90,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl := cmd.Flags()
 	fl.StringVar(&r.From, "from", "", "the restored table to copy from")
 	fl.StringVar(&r.To, "to", "", "the original table to repair")
+	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export)")
+	fl.IntVar(&r.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export)")
 	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
 	fl.BoolVar(&opts.AllDifferences, "all-differences", false, "diff the tables now and repair every difference")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments for --all-differences")
@@ -103,6 +112,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	db := dynamodb.NewFromConfig(cfg)
 	ro := opts.Repair
 	rep := Report{}
+	if opts.FromExport != "" {
+		ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return export.NewS3(cfg), nil })
+		if err != nil {
+			return factory.UsageErrorf("--from-export: %w", err)
+		}
+		ro.From = opts.FromExport
+	}
 	if opts.AllDifferences {
 		dir, err := os.MkdirTemp("", "dynops-repair-")
 		if err != nil {
@@ -111,6 +127,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		defer os.RemoveAll(dir)
 		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
 		rep.Diff, err = tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
+			SourceExport: ro.FromExport, ExportParallel: ro.ExportParallel,
 			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) {
 				f.IOStreams.Progress("diff: %d items of %s, %d of %s", a, ro.From, b, ro.To)
 			}})
