@@ -7,8 +7,8 @@
 // condition on the item's full current image (attribute_not_exists of the
 // key when it was absent), so a write the application makes in between is
 // never overwritten: it is reported as a conflict instead (DDB-API-01/02).
-// With Unconditional, items are read with BatchGetItem and written with
-// BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
+// With Unconditional, items are read with BatchGetItem (100 keys per call)
+// and written with BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
 // (DDB-API-02): much faster, and safe only while writes to the original are
 // stopped. Items only in the original are deleted only with DeleteExtra.
 package repair
@@ -178,7 +178,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	// up to 25 keys of one kind (batch) per unit of work.
 	per := 1
 	if opts.Unconditional {
-		per = 25
+		per = maxBatchGet // one BatchGetItem, then BatchWriteItems of 25
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan unit, opts.Workers)
@@ -473,11 +473,7 @@ func (r *runner) batch(ctx context.Context, u unit) error {
 		for _, k := range keys {
 			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
 		}
-		if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
-			return err
-		}
-		r.deleted.Add(int64(len(reqs)))
-		return nil
+		return r.writeAll(ctx, reqs, &r.deleted)
 	}
 	items := u.images
 	if items == nil {
@@ -487,16 +483,28 @@ func (r *runner) batch(ctx context.Context, u unit) error {
 		}
 	}
 	r.gone.Add(int64(len(keys) - len(items)))
-	if len(items) == 0 {
-		return nil
-	}
 	for _, it := range items {
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}
-	if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
-		return err
+	return r.writeAll(ctx, reqs, &r.copied)
+}
+
+// Batch limits of DynamoDB.
+const (
+	maxBatchGet   = 100
+	maxBatchWrite = 25
+)
+
+// writeAll writes reqs to the original in BatchWriteItems of 25, adding to
+// done after each call that DynamoDB fully processed.
+func (r *runner) writeAll(ctx context.Context, reqs []types.WriteRequest, done *atomic.Int64) error {
+	for i := 0; i < len(reqs); i += maxBatchWrite {
+		chunk := reqs[i:min(i+maxBatchWrite, len(reqs))]
+		if err := writeBatch(ctx, r.db, r.opts.To, chunk, r.opts.Backoff); err != nil {
+			return err
+		}
+		done.Add(int64(len(chunk)))
 	}
-	r.copied.Add(int64(len(reqs)))
 	return nil
 }
 

@@ -159,6 +159,65 @@ func repairCase() *benchCase {
 	return c
 }
 
+// repairExportCase: `dynops pitr repair --unconditional --from-export`, the
+// images streamed from a full export in the target's S3 (AWS's layout)
+// instead of read from a restored table, beside raw BatchWriteItem of the
+// same items (same workers).
+func repairExportCase() *benchCase {
+	var to, keys, uri string
+	var lost []map[string]types.AttributeValue
+	c := &benchCase{name: "pitr repair --from-export", unit: "items/s", goal: 0.9}
+	c.setup = func(e *env) error {
+		c.raw = fmt.Sprintf("BatchWriteItem, %d workers", e.workers)
+		var err error
+		var items []map[string]types.AttributeValue
+		if uri, items, err = e.export("repair", e.items); err != nil {
+			return err
+		}
+		if to, err = e.createTable("repair-export"); err != nil {
+			return err
+		}
+		half := len(items) / 2
+		lost = items[half:]
+		if err := e.batchWrite(to, puts(items[:half])); err != nil {
+			return err
+		}
+		keys = filepath.Join(e.tmp, "keys-export.jsonl")
+		_, _, err = e.runDynops("table", "diff", "--source-export", uri, "--target", to, "--keys-out", keys)
+		return err
+	}
+	c.round = func(e *env) (measure, measure, error) {
+		start := time.Now()
+		err := e.batchWrite(to, puts(lost))
+		raw := measure{work: float64(len(lost)), seconds: time.Since(start).Seconds()}
+		if err == nil {
+			err = e.batchWrite(to, deletes(lost))
+		}
+		if err != nil {
+			return measure{}, raw, err
+		}
+		out, dyn, err := e.runDynops("pitr", "repair", "--from-export", uri, "--to", to, "--keys", keys,
+			"--unconditional", "--workers", strconv.Itoa(e.workers), "--yes")
+		if err != nil {
+			return dyn, raw, err
+		}
+		var rep struct {
+			Result struct {
+				Copied int64 `json:"copied"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return dyn, raw, fmt.Errorf("pitr repair -o json: %w: %s", err, out)
+		}
+		if rep.Result.Copied != int64(len(lost)) {
+			return dyn, raw, fmt.Errorf("repair copied %d items, want %d", rep.Result.Copied, len(lost))
+		}
+		dyn.work = float64(rep.Result.Copied)
+		return dyn, raw, e.batchWrite(to, deletes(lost))
+	}
+	return c
+}
+
 // verifyCase: `dynops export verify --dir` of an export in AWS's layout
 // (exporttest) beside `gzip -t` of the same data files, both with one
 // process (or worker) per CPU: MB/s of compressed input.

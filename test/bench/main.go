@@ -3,6 +3,7 @@
 //
 //	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
 //	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
+//	pitr repair --from-export    the same, the images streamed from an export in S3
 //	export verify                vs `gzip -t` of the same files (same number of processes)
 //
 // dynops runs as the built binary (bin/dynops), the way an operator runs it,
@@ -85,11 +86,11 @@ type benchCase struct {
 // cases lists what `make bench` measures, in order. migrate backfill (H15,
 // goal >= 0.8x raw BatchWriteItem) is added here as one more benchCase.
 func cases() []*benchCase {
-	return []*benchCase{diffCase(), repairCase(), verifyCase()}
+	return []*benchCase{diffCase(), repairCase(), repairExportCase(), verifyCase()}
 }
 
 func run() error {
-	items := flag.Int("items", 20000, "items per table")
+	items := flag.Int("items", 10000, "items per table")
 	rounds := flag.Int("rounds", 3, "rounds per case (dynops and the raw client alternate)")
 	only := flag.String("only", "", "run only the cases whose name contains this")
 	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -12,8 +14,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/tablesettings"
 	"github.com/dynops/dynops/test/fixture"
 )
@@ -122,4 +129,53 @@ func (e *env) rawScan(segments int, tables ...string) (int64, error) {
 	}
 	err := g.Wait()
 	return n.Load(), err
+}
+
+// export writes a full export of n items in AWS's layout (exporttest) to a
+// bucket on the target and returns its URI and its items.
+func (e *env) export(suffix string, n int) (string, []map[string]types.AttributeValue, error) {
+	root := filepath.Join(e.tmp, "export-"+suffix)
+	prefix := "full/" + suffix
+	id := "01763700000000-" + e.id[len(e.id)-8:]
+	files := []int{n / 4, n / 4, n / 4, n - 3*(n/4)}
+	if _, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150}); err != nil {
+		return "", nil, err
+	}
+	bucket := "dev-" + e.id + "-" + suffix
+	s3c := export.NewS3(e.cfg)
+	in := &s3.CreateBucketInput{Bucket: &bucket}
+	if e.region != "us-east-1" {
+		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(e.region)}
+	}
+	if _, err := s3c.CreateBucket(e.ctx, in); err != nil {
+		return "", nil, fmt.Errorf("creating bucket %s: %w", bucket, err)
+	}
+	var keys []string
+	e.cleanup = append(e.cleanup, func() {
+		for _, k := range keys {
+			_, _ = s3c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &k})
+		}
+		_, _ = s3c.DeleteBucket(context.Background(), &s3.DeleteBucketInput{Bucket: &bucket})
+	})
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		key := filepath.ToSlash(rel)
+		keys = append(keys, key)
+		_, err = s3c.PutObject(e.ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(body)})
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("uploading the export: %w", err)
+	}
+	var items []map[string]types.AttributeValue
+	_, err = exportverify.Export{Store: exportverify.DirStore{Root: root}, Prefix: prefix, URI: root}.EachItem(e.ctx, 1,
+		func(it map[string]types.AttributeValue) error { items = append(items, it); return nil })
+	return "s3://" + bucket + "/" + prefix + "/AWSDynamoDB/" + id, items, err
 }
