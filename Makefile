@@ -62,5 +62,8 @@ bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + he
 bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair beside the AWS CLI)
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
 
+release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit stamped, SHA256SUMS
+	scripts/release.sh
+
 clean: ## remove build output and caches of this repo (not the tool cache)
-	rm -rf bin .cache
+	rm -rf bin .cache dist
