@@ -113,8 +113,11 @@ provider_installation {
 }
 RC
 else
-  log "no provider mirror at $MIRROR_DIR: terraform will use the registry"
-  : >"$rc"
+  log "no provider mirror at $MIRROR_DIR: terraform will use the registry, once per provider version (plugin cache)"
+  # Without a mirror every `terraform init` of every test root would download
+  # the ~700 MB AWS provider; the plugin cache links it from one download.
+  printf 'plugin_cache_dir = "%s"\nplugin_cache_may_break_dependency_lock_file = true\n' "$TOOLS/terraform-plugins" >"$rc"
+  mkdir -p "$TOOLS/terraform-plugins"
 fi
 
 if [ "${1:-}" = "--print-env" ]; then
