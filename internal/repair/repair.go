@@ -177,7 +177,10 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	// Second pass: stream the keys to the workers, one key (conditional) or
 	// up to 25 keys of one kind (batch) per unit of work.
 	per := 1
-	if opts.Unconditional {
+	switch {
+	case opts.Unconditional && opts.FromExport != nil:
+		per = maxBatchWrite // nothing to read: one BatchWriteItem per unit
+	case opts.Unconditional:
 		per = maxBatchGet // one BatchGetItem, then BatchWriteItems of 25
 	}
 	g, gctx := errgroup.WithContext(ctx)
