@@ -96,6 +96,7 @@ func run() error {
 	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")
 	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
+	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
 	flag.Parse()
 
 	e, err := newEnv(*bin, *items)
@@ -103,6 +104,7 @@ func run() error {
 		return err
 	}
 	defer e.close()
+	e.segments = *segments
 	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
 		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
 	if *memory {
