@@ -13,8 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dynops/dynops/internal/exportverify"
 )
 
 func TestEncodeKeyRoundTrip(t *testing.T) {
@@ -299,13 +297,4 @@ func BenchmarkReduce(b *testing.B) {
 			_ = Sum(it, nil)
 		}
 	})
-}
-
-func TestMemoryLimitGrowsWithPagesInFlightOnly(t *testing.T) {
-	one := MemoryLimit(Options{Segments: 1})
-	assert.Equal(t, int64(32<<20+2*8<<20), one, "two tables, one page each")
-	assert.Equal(t, one+6*8<<20, MemoryLimit(Options{Segments: 4}), "eight pages")
-	exp := &exportverify.Export{}
-	assert.Equal(t, int64(32<<20+(8+4)*8<<20), MemoryLimit(Options{Segments: 4, SourceExport: exp, ExportParallel: 8}), "eight export files + four segments")
-	assert.Equal(t, MemoryLimit(Options{Segments: 4, SourceExport: exp, TargetExport: exp}), MemoryLimit(Options{Segments: 1, SourceExport: exp, TargetExport: exp}), "segments do not count for exports")
 }

@@ -266,26 +266,6 @@ func readExport(ctx context.Context, e exportverify.Export, opts Options, keyNam
 	return err
 }
 
-// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) that
-// fits a diff: a fixed part for the program plus room for the pages in
-// flight (each Scan segment or export file holds one page of up to 1 MB of
-// items being decoded, ~8 MB of Go values). Without it the garbage
-// collector lets the heap grow to twice its size at the last collection,
-// and a long diff's RSS drifts up with the number of pages decoded (3.6x at
-// 10x the items in the bench), not with anything the diff keeps.
-func MemoryLimit(o Options) int64 {
-	const fixed, perPage = 32 << 20, 8 << 20
-	inFlight := 0
-	for _, export := range []*exportverify.Export{o.SourceExport, o.TargetExport} {
-		if export != nil {
-			inFlight += max(o.ExportParallel, 4)
-		} else {
-			inFlight += max(o.Segments, 1)
-		}
-	}
-	return fixed + int64(inFlight)*perPage
-}
-
 // bucketsFor sizes the spill buckets for tables of up to n items.
 func bucketsFor(n int64) int {
 	const perBucket = 250_000

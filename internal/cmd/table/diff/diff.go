@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"runtime/debug"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
@@ -117,9 +115,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return factory.UsageErrorf("--target-export: %w", err)
 		}
 		d.Target = opts.TargetExport
-	}
-	if os.Getenv("GOMEMLIMIT") == "" { // the user's setting wins
-		debug.SetMemoryLimit(tablediff.MemoryLimit(d))
 	}
 	d.Progress = func(a, b int64) {
 		f.IOStreams.Progress("scanning: %d items of %s, %d of %s", a, d.Source, b, d.Target)
