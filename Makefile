@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench chaos clean
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -55,7 +55,14 @@ test-badinput: ## the bad-input suite: the real binary against the emulator, eve
 test-unit: ## only the fast packages (no terraform, no emulator)
 	go test -count=1 ./internal/... ./cmd/...
 
-bench: build ## benchmarks on the emulator, printed as figures
+BENCH_FLAGS ?=
+bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run: ratios with their goals
+	$(SETUP) && bin/with-emulator -- go run ./test/bench $(BENCH_FLAGS)
+
+bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + heap profile (minutes)
+	$(SETUP) && bin/with-emulator -- go run ./test/bench -memory -items 20000 $(BENCH_FLAGS)
+
+bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair beside the AWS CLI)
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
 
 chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds) and 20 SIGKILLs each; prints command x fault -> result
@@ -64,8 +71,11 @@ chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds) a
 	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
 	@cat .cache/chaos.txt
 
+release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit stamped, SHA256SUMS
+	scripts/release.sh
+
 clean: ## remove build output and caches of this repo (not the tool cache)
-	rm -rf bin .cache
+	rm -rf bin .cache dist
 
 .PHONY: bench-migrate test-migrate-big
 bench-migrate: ## migration benchmark: backfill vs raw BatchWriteItem and raw copy, catch-up lag (prints ratios)

@@ -44,5 +44,8 @@ for m in modules/*/; do
     || { echo "README out of date: $m (run make docs)"; fail=1; }
 done
 
+step "actionlint (.github/workflows)"
+"$ACTIONLINT" -no-color .github/workflows/*.yml || fail=1
+
 if [ "$fail" -ne 0 ]; then echo; echo "lint: FAILED (see the steps above)"; exit 1; fi
 echo; echo "lint: ok"

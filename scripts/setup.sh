@@ -11,6 +11,7 @@ TFLINT_VERSION=v0.64.0
 TFLINT_AWS_VERSION=v0.48.0
 TERRAFORM_DOCS_VERSION=v0.24.0
 GOTESTSUM_VERSION=v1.12.3
+ACTIONLINT_VERSION=v1.7.12
 # IAM policy evaluator for the tenant-isolation tests (test/access). AGPL-3.0:
 # a test-only tool in the tool cache, never shipped with dynops.
 IAM_SIMULATE_VERSION=0.1.173
@@ -77,6 +78,7 @@ tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
 ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
+actionlint=$(go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint)
 
 # The IAM evaluator: npm package into $TOOLS/iam-simulate-VERSION, reached by
 # the tests through the stable link $TOOLS/iam-simulate.
@@ -111,8 +113,11 @@ provider_installation {
 }
 RC
 else
-  log "no provider mirror at $MIRROR_DIR: terraform will use the registry"
-  : >"$rc"
+  log "no provider mirror at $MIRROR_DIR: terraform will use the registry, once per provider version (plugin cache)"
+  # Without a mirror every `terraform init` of every test root would download
+  # the ~700 MB AWS provider; the plugin cache links it from one download.
+  printf 'plugin_cache_dir = "%s"\nplugin_cache_may_break_dependency_lock_file = true\n' "$TOOLS/terraform-plugins" >"$rc"
+  mkdir -p "$TOOLS/terraform-plugins"
 fi
 
 if [ "${1:-}" = "--print-env" ]; then
@@ -120,7 +125,8 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export TFLINT_PLUGIN_DIR=$plugin_dir"
   echo "export TERRAFORM_DOCS=$tfdocs"
   echo "export GOTESTSUM=$gotestsum"
+  echo "export ACTIONLINT=$actionlint"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"

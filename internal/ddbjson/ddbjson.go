@@ -1,6 +1,7 @@
 // Package ddbjson converts between DynamoDB JSON (the typed form of exports
 // and of the low-level API, {"name": {"S": "v"}}) and the SDK's attribute
-// values, and measures how many bytes an item takes in a request.
+// values, measures how many bytes an item takes in a request (this file),
+// and scans the lines of exports without encoding/json (lines.go).
 package ddbjson
 
 import (

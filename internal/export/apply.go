@@ -382,7 +382,7 @@ func readChanges(ctx context.Context, store exportverify.Store, inc Increment) (
 		if err != nil {
 			return nil, err
 		}
-		_, err = exportverify.EachLine(r, func(line []byte) error {
+		err = exportverify.EachLine(r, func(line []byte) error {
 			var l incrementalLine
 			if err := json.Unmarshal(line, &l); err != nil {
 				return err

@@ -26,7 +26,6 @@ package exportverify
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -38,6 +37,10 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/dynops/dynops/internal/ddbjson"
 )
 
 // Manifest file names.
@@ -390,13 +393,8 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		return r
 	}
 	defer body.Close()
-	h := md5.New()
-	counter := &countingReader{r: io.TeeReader(body, h)}
-	items, err := CountItems(counter)
-	if err == nil {
-		_, err = io.Copy(io.Discard, counter) // the whole object goes into the MD5
-	}
-	r.Bytes, r.Items = counter.n, items
+	n, items, got, err := scanFile(body, ddbjson.Check)
+	r.Bytes, r.Items = n, items
 	if err != nil {
 		r.Status, r.Detail = StatusCorrupt, err.Error()
 		if errors.Is(err, ErrTruncated) {
@@ -409,7 +407,7 @@ func checkFile(ctx context.Context, store Store, sum Summary, j job) FileResult 
 		return r
 	}
 	var diffs []string
-	if got := base64.StdEncoding.EncodeToString(h.Sum(nil)); j.entry.MD5Checksum != "" && got != j.entry.MD5Checksum {
+	if j.entry.MD5Checksum != "" && got != j.entry.MD5Checksum {
 		diffs = append(diffs, fmt.Sprintf("MD5 %s, manifest says %s", got, j.entry.MD5Checksum))
 	}
 	if obj.ETag != "" && j.entry.ETag != "" && obj.ETag != j.entry.ETag {
@@ -518,92 +516,101 @@ func readFilesManifest(ctx context.Context, store Store, key string) ([]FileEntr
 // under this.
 const maxLine = 8 << 20
 
-// attribute type keys of DynamoDB JSON.
-var attrTypes = map[string]bool{"S": true, "N": true, "B": true, "SS": true, "NS": true, "BS": true, "M": true, "L": true, "NULL": true, "BOOL": true}
-
-// exportLine is one line of a full ("Item") or incremental ("Metadata",
-// "Keys", "NewImage", "OldImage") export.
-type exportLine struct {
-	Item     map[string]map[string]json.RawMessage `json:"Item"`
-	Keys     map[string]map[string]json.RawMessage `json:"Keys"`
-	NewImage map[string]map[string]json.RawMessage `json:"NewImage"`
-	OldImage map[string]map[string]json.RawMessage `json:"OldImage"`
-}
-
-// ErrTruncated is wrapped by CountItems when a data file ends before its
-// gzip stream does (a partial upload or copy).
+// ErrTruncated is wrapped when a data file ends before its gzip stream does
+// (a partial upload or copy).
 var ErrTruncated = errors.New("truncated")
 
 // CountItems decodes gzip DynamoDB JSON lines from r and counts them. Each
 // line must be an object with a non-empty "Item" (full export) or "Keys"
-// (incremental export), whose attributes are DynamoDB JSON values. AWS writes
-// an empty partition as a 20-byte empty gzip; a zero-byte file, or a gzip
-// stream that ends early, is reported as truncated (ErrTruncated), not as
-// bad JSON.
+// (incremental export), whose attributes are DynamoDB JSON values
+// (ddbjson.Check). AWS writes an empty partition as a 20-byte empty gzip; a
+// zero-byte file, or a gzip stream that ends early, is reported as truncated
+// (ErrTruncated), not as bad JSON.
 func CountItems(r io.Reader) (int64, error) {
-	n, err := EachLine(r, func([]byte) error { return nil })
+	var n int64
+	err := EachLine(r, func(line []byte) error {
+		if err := ddbjson.Check(line); err != nil {
+			return fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
+		}
+		n++
+		return nil
+	})
 	return n, err
 }
 
-// EachLine decodes gzip DynamoDB JSON lines from r, checks each one as
-// CountItems does, and calls fn with every line: the one reader of export
-// data files.
-func EachLine(r io.Reader, fn func(line []byte) error) (int64, error) {
-	br := bufio.NewReader(r)
+// scanFile reads one data file to its end: each line goes to check (which
+// counts it when it returns nil), the whole object into the MD5. It returns
+// the compressed bytes read, the items, and the MD5 in base64 (the
+// manifest's form).
+func scanFile(body io.Reader, check func(line []byte) error) (int64, int64, string, error) {
+	h := md5.New()
+	counter := &countingReader{r: io.TeeReader(body, h)}
+	var items int64
+	err := EachLine(counter, func(line []byte) error {
+		if err := check(line); err != nil {
+			return fmt.Errorf("line %d is not DynamoDB JSON: %w", items+1, err)
+		}
+		items++
+		return nil
+	})
+	if err == nil {
+		_, err = io.Copy(io.Discard, counter) // the whole object goes into the MD5
+	}
+	return counter.n, items, base64.StdEncoding.EncodeToString(h.Sum(nil)), err
+}
+
+// EachLine streams the non-blank lines of a gzip data file to fn, in a
+// reused buffer (fn must not keep the slice): the one reader of export data
+// files. A zero-byte file, a cut-short header, or a gzip stream that ends
+// early is ErrTruncated (AWS writes an empty partition as a 20-byte empty
+// gzip, never as zero bytes); an error of fn on a line the cut made is
+// reported as the truncation it is.
+func EachLine(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	magic, err := br.Peek(2)
 	switch {
 	case len(magic) == 0:
-		return 0, fmt.Errorf("%w: the file is empty (0 bytes); AWS writes an empty partition as a 20-byte empty gzip", ErrTruncated)
+		return fmt.Errorf("%w: the file is empty (0 bytes); AWS writes an empty partition as a 20-byte empty gzip", ErrTruncated)
 	case magic[0] != 0x1f || (len(magic) == 2 && magic[1] != 0x8b):
-		return 0, errors.New("not gzip: the file does not start with the gzip magic bytes 1f 8b")
+		return errors.New("not gzip: the file does not start with the gzip magic bytes 1f 8b")
 	case err != nil:
-		return 0, fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
+		return fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
+			return fmt.Errorf("%w: the gzip header is cut short", ErrTruncated)
 		}
-		return 0, fmt.Errorf("not gzip: %w", err)
+		return fmt.Errorf("not gzip: %w", err)
 	}
 	defer zr.Close()
 	er := &errReader{r: zr}
-	truncated := func(n int64) error {
-		return fmt.Errorf("%w: the gzip stream ends early, after %d complete items (the file was cut short)", ErrTruncated, n)
+	var lines int64
+	truncated := func() error {
+		return fmt.Errorf("%w: the gzip stream ends early, after %d complete items (the file was cut short)", ErrTruncated, lines)
 	}
 	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 256*1024), maxLine)
-	var n int64
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var l exportLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			if er.truncated() {
-				return n, truncated(n)
-			}
-			return n, fmt.Errorf("line %d is not DynamoDB JSON: %w", n+1, err)
-		}
-		if err := l.check(); err != nil {
-			if er.truncated() {
-				return n, truncated(n)
-			}
-			return n, fmt.Errorf("line %d: %w", n+1, err)
-		}
 		if err := fn(line); err != nil {
-			return n, fmt.Errorf("line %d: %w", n+1, err)
+			if er.truncated() {
+				return truncated()
+			}
+			return err
 		}
-		n++
+		lines++
 	}
 	if err := sc.Err(); err != nil {
 		if er.truncated() {
-			return n, truncated(n)
+			return truncated()
 		}
-		return n, fmt.Errorf("after %d items: %w", n, err)
+		return fmt.Errorf("after %d items: %w", lines, err)
 	}
-	return n, nil
+	return nil
 }
 
 // errReader remembers the error its reader returned.
@@ -621,31 +628,6 @@ func (e *errReader) Read(p []byte) (int, error) {
 }
 
 func (e *errReader) truncated() bool { return errors.Is(e.err, io.ErrUnexpectedEOF) }
-
-func (l exportLine) check() error {
-	var maps []map[string]map[string]json.RawMessage
-	switch {
-	case len(l.Item) > 0:
-		maps = append(maps, l.Item)
-	case len(l.Keys) > 0:
-		maps = append(maps, l.Keys, l.NewImage, l.OldImage)
-	default:
-		return errors.New(`neither "Item" (full export) nor "Keys" (incremental export)`)
-	}
-	for _, m := range maps {
-		for name, v := range m {
-			if len(v) != 1 {
-				return fmt.Errorf("attribute %q is not one typed DynamoDB JSON value", name)
-			}
-			for t := range v {
-				if !attrTypes[t] {
-					return fmt.Errorf("attribute %q has unknown type %q", name, t)
-				}
-			}
-		}
-	}
-	return nil
-}
 
 type countingReader struct {
 	r io.Reader

@@ -7,8 +7,8 @@
 // condition on the item's full current image (attribute_not_exists of the
 // key when it was absent), so a write the application makes in between is
 // never overwritten: it is reported as a conflict instead (DDB-API-01/02).
-// With Unconditional, items are read with BatchGetItem and written with
-// BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
+// With Unconditional, items are read with BatchGetItem (100 keys per call)
+// and written with BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
 // (DDB-API-02): much faster, and safe only while writes to the original are
 // stopped. Items only in the original are deleted only with DeleteExtra.
 package repair
@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
 
@@ -61,6 +62,13 @@ type Options struct {
 	Backoff Backoff
 	// Progress, when set, is called with the number of keys handled so far.
 	Progress func(done int64)
+	// FromExport, when set, is where the items come from instead of the
+	// restored table: a full export (From is then its URI, as in the keys
+	// file). The export is streamed once; the keys to copy are held in
+	// memory meanwhile (~100 bytes each).
+	FromExport *exportverify.Export
+	// ExportParallel is how many export files are read at once (default 4).
+	ExportParallel int
 }
 
 // Plan is what a repair would do, read from the keys file alone.
@@ -143,12 +151,20 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	if opts.Backoff.Attempts <= 0 {
 		opts.Backoff = DefaultBackoff()
 	}
+	if opts.ExportParallel <= 0 {
+		opts.ExportParallel = 4
+	}
 	// A first pass checks the whole file and counts before anything is touched.
 	plan, header, err := readPlan(opts)
 	if err != nil {
 		return nil, err
 	}
-	keyNames, _, err := tablediff.SameKey(ctx, db, opts.From, opts.To)
+	var keyNames []string
+	if opts.FromExport != nil {
+		keyNames, err = tableKey(ctx, db, opts.To)
+	} else {
+		keyNames, _, err = tablediff.SameKey(ctx, db, opts.From, opts.To)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -161,59 +177,39 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	// Second pass: stream the keys to the workers, one key (conditional) or
 	// up to 25 keys of one kind (batch) per unit of work.
 	per := 1
-	if opts.Unconditional {
-		per = 25
+	switch {
+	case opts.Unconditional && opts.FromExport != nil:
+		per = maxBatchWrite // nothing to read: one BatchWriteItem per unit
+	case opts.Unconditional:
+		per = maxBatchGet // one BatchGetItem, then BatchWriteItems of 25
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	work := make(chan []tablediff.KeyRecord, opts.Workers)
+	work := make(chan unit, opts.Workers)
 	g.Go(func() error {
 		defer close(work)
-		var puts, dels []tablediff.KeyRecord
-		send := func(q *[]tablediff.KeyRecord) error {
-			if len(*q) == 0 {
-				return nil
-			}
-			select {
-			case work <- *q:
-				*q = nil
-				return nil
-			case <-gctx.Done():
-				return gctx.Err()
-			}
+		if opts.FromExport != nil {
+			return r.feedFromExport(gctx, per, work)
 		}
-		_, err := tablediff.ReadKeys(opts.KeysFile, func(rec tablediff.KeyRecord) error {
-			q := &puts
-			if rec.Kind == tablediff.OnlyInTarget {
-				q = &dels
-			}
-			*q = append(*q, rec)
-			if len(*q) >= per {
-				return send(q)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := send(&puts); err != nil {
-			return err
-		}
-		return send(&dels)
+		return feed(gctx, opts.KeysFile, per, work, nil)
 	})
 	for w := 0; w < opts.Workers; w++ {
 		g.Go(func() error {
-			for recs := range work {
+			for u := range work {
 				var err error
 				if opts.Unconditional {
-					err = r.batch(gctx, recs)
+					err = r.batch(gctx, u)
 				} else {
-					err = r.one(gctx, recs[0])
+					var img map[string]types.AttributeValue
+					if u.images != nil {
+						img = u.images[0]
+					}
+					err = r.one(gctx, u.recs[0], img)
 				}
 				if err != nil {
 					return err
 				}
 				if opts.Progress != nil {
-					opts.Progress(r.done.Add(int64(len(recs))))
+					opts.Progress(r.done.Add(int64(len(u.recs))))
 				}
 			}
 			return nil
@@ -228,6 +224,112 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		res.ItemsPerSec = float64(res.Copied+res.Deleted) / res.Seconds
 	}
 	return res, nil
+}
+
+// unit is one piece of work: one key (conditional) or up to 25 keys of one
+// kind (batch), with the source images when they come from an export.
+type unit struct {
+	recs   []tablediff.KeyRecord
+	images []map[string]types.AttributeValue // nil: read them from the restored table
+}
+
+// queue groups records into units of per and sends them.
+type queue struct {
+	ctx  context.Context
+	per  int
+	work chan<- unit
+	u    unit
+}
+
+func (q *queue) add(rec tablediff.KeyRecord, image map[string]types.AttributeValue) error {
+	q.u.recs = append(q.u.recs, rec)
+	if image != nil {
+		q.u.images = append(q.u.images, image)
+	}
+	if len(q.u.recs) >= q.per {
+		return q.flush()
+	}
+	return nil
+}
+
+func (q *queue) flush() error {
+	if len(q.u.recs) == 0 {
+		return nil
+	}
+	select {
+	case q.work <- q.u:
+		q.u = unit{}
+		return nil
+	case <-q.ctx.Done():
+		return q.ctx.Err()
+	}
+}
+
+// feed streams the keys file to the workers: copies and deletes in separate
+// units. With keep set, copies go to keep instead (the export path).
+func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord)) error {
+	puts, dels := &queue{ctx: ctx, per: per, work: work}, &queue{ctx: ctx, per: per, work: work}
+	_, err := tablediff.ReadKeys(keysFile, func(rec tablediff.KeyRecord) error {
+		if rec.Kind == tablediff.OnlyInTarget {
+			return dels.add(rec, nil)
+		}
+		if keep != nil {
+			keep(rec)
+			return nil
+		}
+		return puts.add(rec, nil)
+	})
+	if err != nil {
+		return err
+	}
+	if err := puts.flush(); err != nil {
+		return err
+	}
+	return dels.flush()
+}
+
+// feedFromExport sends the deletes from the keys file, then streams the
+// export and sends each item whose key is to be copied, with its image.
+// Keys the export does not hold are counted as gone from the source.
+func (r *runner) feedFromExport(ctx context.Context, per int, work chan<- unit) error {
+	want := map[string]tablediff.KeyRecord{}
+	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	puts := &queue{ctx: ctx, per: per, work: work}
+	_, err := r.opts.FromExport.EachItem(ctx, r.opts.ExportParallel, func(item map[string]types.AttributeValue) error {
+		key, err := tablediff.EncodeKey(item, r.keyNames)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.opts.FromExport.URI, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		rec, ok := want[string(key)]
+		if !ok {
+			return nil
+		}
+		delete(want, string(key))
+		return puts.add(rec, item)
+	})
+	if err != nil {
+		return err
+	}
+	r.gone.Add(int64(len(want)))
+	return puts.flush()
+}
+
+// tableKey returns a table's key attribute names, hash first.
+func tableKey(ctx context.Context, db tablediff.Describer, table string) ([]string, error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return nil, fmt.Errorf("describing %s: %w", table, err)
+	}
+	var names []string
+	for _, k := range out.Table.KeySchema {
+		names = append(names, aws.ToString(k.AttributeName))
+	}
+	return names, nil
 }
 
 // runner holds the state of one repair; its counters are shared by the workers.
@@ -283,7 +385,7 @@ func (r *runner) sum(item map[string]types.AttributeValue) string {
 }
 
 // one repairs one key with a conditional write.
-func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
+func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[string]types.AttributeValue) error {
 	key, err := tablediff.DecodeKey(rec.Key)
 	if err != nil {
 		return err
@@ -292,9 +394,11 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
 		r.kept.Add(1)
 		return nil
 	}
-	src, err := r.get(ctx, r.opts.From, key)
-	if err != nil {
-		return err
+	src := image
+	if src == nil && r.opts.FromExport == nil {
+		if src, err = r.get(ctx, r.opts.From, key); err != nil {
+			return err
+		}
 	}
 	if r.sum(src) != rec.SourceSum {
 		if src == nil {
@@ -353,7 +457,8 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord) error {
 }
 
 // batch repairs up to 25 keys of one kind with BatchGetItem and BatchWriteItem, no conditions.
-func (r *runner) batch(ctx context.Context, recs []tablediff.KeyRecord) error {
+func (r *runner) batch(ctx context.Context, u unit) error {
+	recs := u.recs
 	keys := make([]map[string]types.AttributeValue, 0, len(recs))
 	for _, rec := range recs {
 		k, err := tablediff.DecodeKey(rec.Key)
@@ -371,27 +476,38 @@ func (r *runner) batch(ctx context.Context, recs []tablediff.KeyRecord) error {
 		for _, k := range keys {
 			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
 		}
-		if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
+		return r.writeAll(ctx, reqs, &r.deleted)
+	}
+	items := u.images
+	if items == nil {
+		var err error
+		if items, err = getBatch(ctx, r.db, r.opts.From, keys, r.opts.Backoff); err != nil {
 			return err
 		}
-		r.deleted.Add(int64(len(reqs)))
-		return nil
-	}
-	items, err := getBatch(ctx, r.db, r.opts.From, keys, r.opts.Backoff)
-	if err != nil {
-		return err
 	}
 	r.gone.Add(int64(len(keys) - len(items)))
-	if len(items) == 0 {
-		return nil
-	}
 	for _, it := range items {
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}
-	if err := writeBatch(ctx, r.db, r.opts.To, reqs, r.opts.Backoff); err != nil {
-		return err
+	return r.writeAll(ctx, reqs, &r.copied)
+}
+
+// Batch limits of DynamoDB.
+const (
+	maxBatchGet   = 100
+	maxBatchWrite = 25
+)
+
+// writeAll writes reqs to the original in BatchWriteItems of 25, adding to
+// done after each call that DynamoDB fully processed.
+func (r *runner) writeAll(ctx context.Context, reqs []types.WriteRequest, done *atomic.Int64) error {
+	for i := 0; i < len(reqs); i += maxBatchWrite {
+		chunk := reqs[i:min(i+maxBatchWrite, len(reqs))]
+		if err := writeBatch(ctx, r.db, r.opts.To, chunk, r.opts.Backoff); err != nil {
+			return err
+		}
+		done.Add(int64(len(chunk)))
 	}
-	r.copied.Add(int64(len(reqs)))
 	return nil
 }
 

@@ -61,7 +61,7 @@ func CompareFeeds(ctx context.Context, opts FeedOptions, source, target []Feed) 
 						return err
 					}
 					n.Add(1)
-					return sp.add(key, Checksum(item, nil))
+					return sp.add(key, Sum(item, nil))
 				})
 			})
 		}

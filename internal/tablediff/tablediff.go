@@ -24,10 +24,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +38,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/dynops/dynops/internal/exportverify"
 )
 
 // Describer is the part of the API SameKey uses.
@@ -73,6 +75,15 @@ type Options struct {
 	Progress func(sourceItems, targetItems int64)
 	// Now stamps the keys file header (default time.Now).
 	Now func() time.Time
+	// SourceExport and TargetExport, when set, replace the Scan of that side
+	// with the items of a full export (read and checked file by file against
+	// its manifests); Source/Target then name the export (its URI).
+	SourceExport, TargetExport *exportverify.Export
+	// KeyNames is the primary key (hash first) when both sides are exports;
+	// with a table on either side it is read from the table.
+	KeyNames []string
+	// ExportParallel is how many export files are read at once (default 4).
+	ExportParallel int
 }
 
 // Report is the result of a diff.
@@ -117,7 +128,10 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	keyNames, count, err := SameKey(ctx, db, opts.Source, opts.Target)
+	if opts.ExportParallel <= 0 {
+		opts.ExportParallel = 4
+	}
+	keyNames, count, err := keysOf(ctx, db, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -151,13 +165,19 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 		seen[a] = new(atomic.Int64)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for seg := 0; seg < opts.Segments; seg++ {
-		g.Go(func() error {
-			return scanSegment(gctx, db, opts, opts.Source, keyNames, seg, src, &srcN, progress, seen)
-		})
-		g.Go(func() error {
-			return scanSegment(gctx, db, opts, opts.Target, keyNames, seg, dst, &dstN, progress, seen)
-		})
+	for _, side := range []struct {
+		table  string
+		export *exportverify.Export
+		sp     *spill
+		n      *atomic.Int64
+	}{{opts.Source, opts.SourceExport, src, &srcN}, {opts.Target, opts.TargetExport, dst, &dstN}} {
+		if side.export != nil {
+			g.Go(func() error { return readExport(gctx, *side.export, opts, keyNames, side.sp, side.n, progress, seen) })
+			continue
+		}
+		for seg := 0; seg < opts.Segments; seg++ {
+			g.Go(func() error { return scanSegment(gctx, db, opts, side.table, keyNames, seg, side.sp, side.n, progress, seen) })
+		}
 	}
 	err = g.Wait()
 	if cerr := errors.Join(src.close(), dst.close()); err == nil {
@@ -206,6 +226,71 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 		rep.ItemsPerSec = float64(rep.SourceItems+rep.TargetItems) / rep.Seconds
 	}
 	return rep, nil
+}
+
+// keysOf returns the key names and the larger item count of the two sides:
+// from the tables (SameKey) or, for an export, its summary's itemCount.
+func keysOf(ctx context.Context, db Describer, opts Options) ([]string, int64, error) {
+	if opts.SourceExport == nil && opts.TargetExport == nil {
+		return SameKey(ctx, db, opts.Source, opts.Target)
+	}
+	var count int64
+	keyNames := opts.KeyNames
+	for _, side := range []struct {
+		name   string
+		export *exportverify.Export
+	}{{opts.Source, opts.SourceExport}, {opts.Target, opts.TargetExport}} {
+		if side.export != nil {
+			sum, _, err := side.export.ExportSummary(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			count = max(count, sum.ItemCount)
+			continue
+		}
+		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(side.name)})
+		if err != nil {
+			return nil, 0, fmt.Errorf("describing %s: %w", side.name, err)
+		}
+		var names []string
+		for _, k := range out.Table.KeySchema { // HASH is listed first
+			names = append(names, aws.ToString(k.AttributeName))
+		}
+		if len(keyNames) > 0 && !slices.Equal(keyNames, names) {
+			return nil, 0, fmt.Errorf("--key %v, but %s has key %v: give the table's key or leave --key out", keyNames, side.name, names)
+		}
+		keyNames = names
+		count = max(count, aws.ToInt64(out.Table.ItemCount))
+	}
+	if len(keyNames) == 0 {
+		return nil, 0, fmt.Errorf("both sides are exports, which do not record the table's key: give it with --key HASH[,RANGE]")
+	}
+	return keyNames, count, nil
+}
+
+// readExport reduces every item of a full export to key and checksum, as
+// scanSegment does for a table.
+func readExport(ctx context.Context, e exportverify.Export, opts Options, keyNames []string, sp *spill, n *atomic.Int64, progress func(), seen map[string]*atomic.Int64) error {
+	_, err := e.EachItem(ctx, opts.ExportParallel, func(item map[string]types.AttributeValue) error {
+		key, err := AppendKey(nil, item, keyNames)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.URI, err)
+		}
+		if err := sp.add(key, Sum(item, opts.Attributes)); err != nil {
+			return err
+		}
+		for _, a := range opts.Attributes {
+			if _, ok := lookupAttr(item, a); ok {
+				seen[a].Add(1)
+			}
+		}
+		if n.Add(1)%1000 == 0 {
+			progress()
+		}
+		return nil
+	})
+	progress()
+	return err
 }
 
 // bucketsFor sizes the spill buckets for tables of up to n items.
@@ -268,17 +353,17 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 	if opts.PageLimit > 0 {
 		in.Limit = aws.Int32(opts.PageLimit)
 	}
+	var key []byte // reused: the spill copies it into its buffer
 	for {
 		out, err := db.Scan(ctx, in)
 		if err != nil {
 			return fmt.Errorf("scanning %s segment %d/%d: %w", table, seg, opts.Segments, err)
 		}
 		for _, item := range out.Items {
-			key, err := EncodeKey(item, keyNames)
-			if err != nil {
+			if key, err = AppendKey(key[:0], item, keyNames); err != nil {
 				return fmt.Errorf("%s: %w", table, err)
 			}
-			if err := sp.add(key, Checksum(item, opts.Attributes)); err != nil {
+			if err := sp.add(key, Sum(item, opts.Attributes)); err != nil {
 				return err
 			}
 			for _, a := range opts.Attributes {
@@ -311,17 +396,18 @@ func newSpill(dir string, buckets int) *spill {
 
 func (s *spill) path(b int) string { return filepath.Join(s.dir, fmt.Sprintf("%04d", b)) }
 
+// bucketOf is FNV-1a of the key modulo the bucket count.
 func bucketOf(key []byte, buckets int) int {
-	h := fnv.New64a()
-	h.Write(key)
-	return int(h.Sum64() % uint64(buckets))
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return int(h % uint64(buckets))
 }
 
-func (s *spill) add(key []byte, sum string) error {
-	raw, err := hex.DecodeString(sum)
-	if err != nil {
-		return fmt.Errorf("checksum %q: %w", sum, err)
-	}
+func (s *spill) add(key []byte, sum [16]byte) error {
 	b := bucketOf(key, len(s.files))
 	s.mu[b].Lock()
 	defer s.mu[b].Unlock()
@@ -339,7 +425,7 @@ func (s *spill) add(key []byte, sum string) error {
 	var lenBuf [binary.MaxVarintLen64]byte
 	w.Write(lenBuf[:binary.PutUvarint(lenBuf[:], uint64(len(key)))])
 	w.Write(key)
-	if _, err := w.Write(raw); err != nil {
+	if _, err := w.Write(sum[:]); err != nil {
 		return fmt.Errorf("writing spill bucket %s: %w", s.path(b), err)
 	}
 	return nil
@@ -367,6 +453,7 @@ func readBucket(path string, fn func(key string, sum [16]byte)) error {
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
+	var buf []byte // reused: fn gets the key as a new string
 	for {
 		n, err := binary.ReadUvarint(r)
 		if err == io.EOF {
@@ -375,7 +462,10 @@ func readBucket(path string, fn func(key string, sum [16]byte)) error {
 		if err != nil {
 			return fmt.Errorf("reading spill bucket %s: %w", path, err)
 		}
-		buf := make([]byte, int(n)+16)
+		if n > 1<<20 {
+			return fmt.Errorf("reading spill bucket %s: a key of %d bytes: the file is damaged", path, n)
+		}
+		buf = slices.Grow(buf[:0], int(n)+16)[:int(n)+16]
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return fmt.Errorf("reading spill bucket %s: %w", path, err)
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -23,6 +25,7 @@ import (
 // Options of `dynops pitr repair`.
 type Options struct {
 	Repair         repair.Options
+	FromExport     string // a full export's URI instead of --from
 	AllDifferences bool
 	Segments       int // for --all-differences
 	Yes            bool
@@ -52,7 +55,10 @@ func NewCmdRepair(f *factory.Factory, runF func(context.Context, *Options) error
 		Long: `Repair copies the items a diff found missing or changed from the restored table
 (--from) back to the original (--to). The keys come from
 ` + "`dynops table diff --source RESTORED --target ORIGINAL --keys-out FILE`" + ` (--keys FILE),
-or from a fresh diff (--all-differences).
+or from a fresh diff (--all-differences). With --from-export the items come
+from a full export instead of a restored table (keys from
+` + "`table diff --source-export`" + `): no restore, no read capacity; the export
+is checked against its manifests as it streams.
 
 Each item is written with a condition that the original still holds what the
 diff saw (its checksum, then a condition on its whole image in the write), so a
@@ -73,11 +79,12 @@ protected original (prod, or anything dynops cannot show is not prod, README
 --confirm NAME).
 Exit status 1 when some keys were left alone as conflicts.`,
 		Example: `  dynops pitr repair --from prod-hoge-user-restored-20261121t094500z --to prod-hoge-user --keys keys.jsonl
-  dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL`,
+  dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL
+  dynops pitr repair --from-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --to prod-hoge-user --keys keys.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if r.From == "" || r.To == "" {
-				return factory.UsageErrorf("pitr repair needs --from RESTORED and --to ORIGINAL")
+			if (r.From == "") == (opts.FromExport == "") || r.To == "" {
+				return factory.UsageErrorf("pitr repair needs --to ORIGINAL and one of --from RESTORED (a table) or --from-export s3://BUCKET/PREFIX (a full export)")
 			}
 			if r.From == r.To {
 				return factory.UsageErrorf("--from and --to are both %s: repair copies from a restored table to the original", r.From)
@@ -100,6 +107,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl := cmd.Flags()
 	fl.StringVar(&r.From, "from", "", "the restored table to copy from")
 	fl.StringVar(&r.To, "to", "", "the original table to repair")
+	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export)")
+	fl.IntVar(&r.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export)")
 	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
 	fl.BoolVar(&opts.AllDifferences, "all-differences", false, "diff the tables now and repair every difference")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments for --all-differences")
@@ -131,18 +140,40 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: factory.Typed(opts.Confirm)}); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
 	}
-	rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
-	rep.Source = &rel
-	switch {
-	case errors.Is(err, repair.ErrKeySchema):
-		return factory.UsageErrorf("%w", err)
-	case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
-		return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
-	case errors.Is(err, repair.ErrUnrelatedSource):
-		f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
-		f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
-	case err != nil:
-		return err
+	if opts.FromExport != "" {
+		ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return export.NewS3(cfg), nil })
+		if err != nil {
+			return factory.UsageErrorf("--from-export: %w", err)
+		}
+		ro.From = opts.FromExport
+		// The export must be of --to (its manifest's tableArn), as a restored
+		// table must be a restore of it.
+		sum, _, err := ro.FromExport.ExportSummary(ctx)
+		if err != nil {
+			return err
+		}
+		if name := sum.TableArn[strings.LastIndex(sum.TableArn, "/")+1:]; name != ro.To {
+			why := fmt.Sprintf("the export %s is of table %q (its manifest's tableArn %s), not of --to %s", opts.FromExport, name, sum.TableArn, ro.To)
+			if opts.AllowUnrelated == "" {
+				return factory.UsageErrorf("%s; pass --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", why)
+			}
+			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
+			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
+		}
+	} else {
+		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
+		rep.Source = &rel
+		switch {
+		case errors.Is(err, repair.ErrKeySchema):
+			return factory.UsageErrorf("%w", err)
+		case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
+			return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
+		case errors.Is(err, repair.ErrUnrelatedSource):
+			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
+			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
+		case err != nil:
+			return err
+		}
 	}
 	if opts.AllDifferences {
 		dir, err := os.MkdirTemp("", "dynops-repair-")
@@ -151,12 +182,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		defer os.RemoveAll(dir)
 		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
-		_, count, err := tablediff.SameKey(ctx, db, ro.From, ro.To)
-		if err != nil {
-			return err
+		var total int64 // unknown (0) for an export source: its manifest counts are read by the diff
+		if ro.FromExport == nil {
+			_, count, err := tablediff.SameKey(ctx, db, ro.From, ro.To)
+			if err != nil {
+				return err
+			}
+			total = 2 * count
 		}
-		bar := f.IOStreams.StartProgress("diff before repair: items scanned", 2*count)
+		bar := f.IOStreams.StartProgress("diff before repair: items scanned", total)
 		rep.Diff, err = tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
+			SourceExport: ro.FromExport, ExportParallel: ro.ExportParallel,
 			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) { bar.Set(a + b) }})
 		bar.Done()
 		if err != nil {

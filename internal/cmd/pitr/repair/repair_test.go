@@ -40,11 +40,13 @@ func TestRepairFlags(t *testing.T) {
 
 func TestRepairFlagsRefused(t *testing.T) {
 	cases := map[string][]string{
-		"needs exactly one of --keys FILE": {"--from", "b", "--to", "a"},
-		"exactly one of --keys":            {"--from", "b", "--to", "a", "--keys", "k", "--all-differences"},
-		"needs --from RESTORED and --to":   {"--to", "a", "--keys", "k"},
-		"--from and --to are both a":       {"--from", "a", "--to", "a", "--keys", "k"},
-		"--workers 0: use 1 to 256":        {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
+		"needs exactly one of --keys FILE":                  {"--from", "b", "--to", "a"},
+		"exactly one of --keys":                             {"--from", "b", "--to", "a", "--keys", "k", "--all-differences"},
+		"one of --from RESTORED (a table) or --from-export": {"--to", "a", "--keys", "k"},
+		"needs --to ORIGINAL":                               {"--from", "b", "--keys", "k"},
+		"or --from-export s3://BUCKET/PREFIX":               {"--from", "b", "--from-export", "s3://x/y", "--to", "a", "--keys", "k"},
+		"--from and --to are both a":                        {"--from", "a", "--to", "a", "--keys", "k"},
+		"--workers 0: use 1 to 256":                         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
 
@@ -17,6 +19,9 @@ import (
 type Options struct {
 	Diff     tablediff.Options
 	ExitCode bool
+	// SourceExport and TargetExport are export URIs (s3://BUCKET/PREFIX or
+	// a local copy) that replace --source / --target.
+	SourceExport, TargetExport string
 }
 
 // NewCmdDiff returns `dynops table diff`. runF replaces the run function in tests of flag parsing.
@@ -24,26 +29,42 @@ func NewCmdDiff(f *factory.Factory, runF func(context.Context, *Options) error) 
 	opts := &Options{}
 	d := &opts.Diff
 	cmd := &cobra.Command{
-		Use:   "diff --source A --target B [--keys-out FILE]",
+		Use:   "diff (--source A | --source-export S3URI) (--target B | --target-export S3URI) [--keys-out FILE]",
 		Short: "Compare the items of two tables by primary key",
 		Long: `Diff reads both tables with parallel segmented Scans and compares items by
 primary key: keys only in the source, only in the target, and changed. Memory
 stays bounded: items are reduced to key + checksum and spilled to on-disk
 buckets by key hash, then compared one bucket at a time.
 
+--source-export / --target-export read a full export (AWS's format:
+manifest-summary.json, manifest-files.json, gzip DynamoDB JSON) instead of a
+table: no read capacity, no restored table. Every data file is checked
+against the manifest (MD5, item count) as it streams; a damaged export
+stops the diff. With exports on both sides give the key with --key.
+
 --keys-out writes every differing key (JSON lines) for ` + "`dynops pitr repair --keys`" + `.
 After a restore, diff --source RESTORED --target ORIGINAL: only-in-source are
 items deleted since, changed are items overwritten since, only-in-target are
 items written since (kept by repair unless --delete-extra).`,
 		Example: `  dynops table diff --source prod-hoge-user-restored-20261121t094500z --target prod-hoge-user --keys-out keys.jsonl
-  dynops table diff --source A --target B --segments 8 --attributes status,email -o json`,
+  dynops table diff --source A --target B --segments 8 --attributes status,email -o json
+  dynops table diff --source-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --target prod-hoge-user --keys-out keys.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if d.Source == "" || d.Target == "" {
-				return factory.UsageErrorf("table diff needs --source A and --target B (two tables with the same primary key)")
+			for _, side := range []struct{ table, export, name string }{
+				{d.Source, opts.SourceExport, "source"}, {d.Target, opts.TargetExport, "target"}} {
+				if (side.table == "") == (side.export == "") {
+					return factory.UsageErrorf("table diff needs one --%s: a table (--%[1]s NAME) or a full export (--%[1]s-export s3://BUCKET/PREFIX)", side.name)
+				}
 			}
-			if d.Source == d.Target {
-				return factory.UsageErrorf("--source and --target are both %s: compare two different tables", d.Source)
+			if opts.SourceExport != "" && opts.TargetExport != "" && len(d.KeyNames) == 0 {
+				return factory.UsageErrorf("both sides are exports, which do not record the table's key: add --key HASH[,RANGE]")
+			}
+			if len(d.KeyNames) > 2 {
+				return factory.UsageErrorf("--key %v: a primary key is one attribute (hash) or two (hash,range)", d.KeyNames)
+			}
+			if d.Source != "" && d.Source == d.Target || opts.SourceExport != "" && opts.SourceExport == opts.TargetExport {
+				return factory.UsageErrorf("--source and --target are both %s: compare two different tables or exports", d.Source+opts.SourceExport)
 			}
 			if d.Segments < 1 || d.Segments > 1000000 {
 				return factory.UsageErrorf("--segments %d: use 1 to 1000000 parallel Scan segments", d.Segments)
@@ -67,6 +88,10 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&d.KeysOut, "keys-out", "", "write every differing key to FILE (JSON lines, for pitr repair --keys)")
 	fl.StringVar(&d.TempDir, "temp-dir", "", "where the spill buckets go (default: the system temp dir)")
 	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the tables differ (like diff(1))")
+	fl.StringVar(&opts.SourceExport, "source-export", "", "a full export instead of --source: s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID (or a local copy)")
+	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
+	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
+	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	return cmd
 }
 
@@ -78,13 +103,31 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	d := opts.Diff
 	d.Now = f.Now
-	db := dynamodb.NewFromConfig(cfg)
-	// The total: both tables' ItemCount (approximate, refreshed every ~6 h).
-	_, count, err := tablediff.SameKey(ctx, db, d.Source, d.Target)
-	if err != nil {
-		return err
+	s3 := func() (exportverify.S3API, error) { return export.NewS3(cfg), nil }
+	if opts.SourceExport != "" {
+		if d.SourceExport, err = exportverify.OpenExport(opts.SourceExport, s3); err != nil {
+			return factory.UsageErrorf("--source-export: %w", err)
+		}
+		d.Source = opts.SourceExport
 	}
-	bar := f.IOStreams.StartProgress("table diff: items scanned", 2*count)
+	if opts.TargetExport != "" {
+		if d.TargetExport, err = exportverify.OpenExport(opts.TargetExport, s3); err != nil {
+			return factory.UsageErrorf("--target-export: %w", err)
+		}
+		d.Target = opts.TargetExport
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	// The total: both tables' ItemCount (approximate, refreshed every ~6 h);
+	// unknown (0) when a side is an export.
+	var total int64
+	if d.SourceExport == nil && d.TargetExport == nil {
+		_, count, err := tablediff.SameKey(ctx, db, d.Source, d.Target)
+		if err != nil {
+			return err
+		}
+		total = 2 * count
+	}
+	bar := f.IOStreams.StartProgress("table diff: items scanned", total)
 	d.Progress = func(a, b int64) { bar.Set(a + b) }
 	rep, err := tablediff.Diff(ctx, db, d)
 	bar.Done()

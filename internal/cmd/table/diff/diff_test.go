@@ -36,14 +36,28 @@ func TestDiffFlags(t *testing.T) {
 	assert.Equal(t, []string{"status", "email"}, o.Diff.Attributes)
 	assert.Equal(t, "k.jsonl", o.Diff.KeysOut)
 	assert.True(t, o.ExitCode)
+
+	o, err = parse("--source-export", "s3://bkt/full/AWSDynamoDB/01-x", "--target", "t", "--export-parallel", "8")
+	require.NoError(t, err)
+	assert.Equal(t, "s3://bkt/full/AWSDynamoDB/01-x", o.SourceExport)
+	assert.Equal(t, 8, o.Diff.ExportParallel)
+	o, err = parse("--source-export", "s3://b/p1", "--target-export", "s3://b/p2", "--key", "tenant,sk")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tenant", "sk"}, o.Diff.KeyNames)
 }
 
 func TestDiffFlagsRefused(t *testing.T) {
 	cases := map[string][]string{
-		"needs --source A and --target B": {"--source", "a"},
-		"are both a":                      {"--source", "a", "--target", "a"},
-		"--segments 0: use 1 to 1000000":  {"--source", "a", "--target", "b", "--segments", "0"},
-		"--buckets 5000":                  {"--source", "a", "--target", "b", "--buckets", "5000"},
+		"needs one --target":                             {"--source", "a"},
+		"needs one --source":                             {"--target", "a"},
+		"needs one --source: a table (--source NAME) or": {"--source", "a", "--source-export", "s3://b/p", "--target", "b"},
+		"needs one --target: a table":                    {"--source", "a", "--target", "b", "--target-export", "s3://b/p"},
+		"both sides are exports":                         {"--source-export", "s3://b/p1", "--target-export", "s3://b/p2"},
+		"are both s3://b/p":                              {"--source-export", "s3://b/p", "--target-export", "s3://b/p", "--key", "id"},
+		"--key [a b c]":                                  {"--source-export", "s3://b/p", "--target", "t", "--key", "a,b,c"},
+		"are both a":                                     {"--source", "a", "--target", "a"},
+		"--segments 0: use 1 to 1000000":                 {"--source", "a", "--target", "b", "--segments", "0"},
+		"--buckets 5000":                                 {"--source", "a", "--target", "b", "--buckets", "5000"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {

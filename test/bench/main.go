@@ -1,0 +1,258 @@
+// Command bench measures dynops against the raw client doing the same work
+// in the same run, and prints each ratio beside its goal (`make bench`):
+//
+//	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
+//	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
+//	pitr repair --from-export    the same, the images streamed from an export in S3
+//	export verify                vs `gzip -t` of the same files (same number of processes)
+//
+// dynops runs as the built binary (bin/dynops), the way an operator runs it,
+// so its max RSS is measured too; the raw client runs in this process with the
+// same AWS configuration loader (internal/awsconfig). Rounds alternate the two
+// so both see the same load, and the ratio printed is the median of the
+// rounds' ratios. On the emulator (moto, one Python process) the emulator is
+// the ceiling both reach; the ratios say how close dynops gets to it.
+//
+// `make bench-memory` (-memory) measures the diff's max RSS at 1x and 10x
+// the items instead, and writes a heap profile of the diff at its peak.
+//
+//	bin/with-emulator -- go run ./test/bench [-items 20000] [-rounds 3]
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// env is what every case needs.
+type env struct {
+	ctx      context.Context
+	cfg      aws.Config
+	db       *dynamodb.Client
+	dynops   string // the binary
+	region   string
+	endpoint string // "" on AWS
+	id       string // unique part of table names
+	tmp      string
+	items    int // per table
+	workers  int
+	segments int
+	cleanup  []func()
+}
+
+// measure is one timed run: how much work (items or bytes), how long, and
+// the max RSS of the process (dynops only).
+type measure struct {
+	work    float64
+	seconds float64
+	rssKB   int64
+}
+
+func (m measure) rate() float64 { return m.work / m.seconds }
+
+// benchCase is one line of the table: a dynops operation beside the raw
+// client doing the same work.
+type benchCase struct {
+	name, raw string
+	unit      string  // of the rates: items/s or MB/s
+	goal      float64 // dynops/raw must be at least this
+	setup     func(e *env) error
+	// round runs dynops and the raw client once each.
+	round func(e *env) (dynops, raw measure, err error)
+}
+
+// cases lists what `make bench` measures, in order. migrate backfill (H15,
+// goal >= 0.8x raw BatchWriteItem) is added here as one more benchCase.
+func cases() []*benchCase {
+	return []*benchCase{diffCase(), repairCase(), repairExportCase(), verifyCase()}
+}
+
+func run() error {
+	items := flag.Int("items", 10000, "items per table")
+	rounds := flag.Int("rounds", 3, "rounds per case (dynops and the raw client alternate)")
+	only := flag.String("only", "", "run only the cases whose name contains this")
+	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")
+	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
+	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
+	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
+	flag.Parse()
+
+	e, err := newEnv(*bin, *items)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	e.segments = *segments
+	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
+		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
+	if *memory {
+		return benchMemory(e, *items, *profile)
+	}
+	type row struct {
+		c           *benchCase
+		dyn, raw    []measure
+		ratios      []float64
+		setupSecond float64
+	}
+	var rows []row
+	for _, c := range cases() {
+		if *only != "" && !strings.Contains(c.name, *only) {
+			continue
+		}
+		start := time.Now()
+		if err := c.setup(e); err != nil {
+			return fmt.Errorf("%s: setup: %w", c.name, err)
+		}
+		r := row{c: c, setupSecond: time.Since(start).Seconds()}
+		for i := 0; i < *rounds; i++ {
+			d, w, err := c.round(e)
+			if err != nil {
+				return fmt.Errorf("%s: round %d: %w", c.name, i+1, err)
+			}
+			r.dyn, r.raw = append(r.dyn, d), append(r.raw, w)
+			r.ratios = append(r.ratios, d.rate()/w.rate())
+			fmt.Fprintf(os.Stderr, "bench: %-28s round %d: dynops %8.1f %s (%.2fs, max RSS %d MB)  raw %8.1f %s (%.2fs)  ratio %.2fx\n",
+				c.name, i+1, d.rate(), c.unit, d.seconds, d.rssKB/1024, w.rate(), c.unit, w.seconds, d.rate()/w.rate())
+		}
+		rows = append(rows, r)
+	}
+	fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "OPERATION", "DYNOPS", "RAW CLIENT (same run)", "RAW", "RATIO", "GOAL", "")
+	missed := 0
+	for _, r := range rows {
+		ratio := median(r.ratios)
+		verdict := "met"
+		if ratio < r.c.goal {
+			verdict, missed = "MISSED", missed+1
+		}
+		fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", r.c.name,
+			fmt.Sprintf("%.1f %s", median(rates(r.dyn)), r.c.unit), r.c.raw,
+			fmt.Sprintf("%.1f %s", median(rates(r.raw)), r.c.unit),
+			fmt.Sprintf("%.2fx", ratio), fmt.Sprintf(">=%.2fx", r.c.goal), verdict)
+	}
+	fmt.Printf("\nratio = dynops rate / raw rate, median of %d alternating rounds; max RSS of dynops per case:", *rounds)
+	for _, r := range rows {
+		fmt.Printf(" %s %d MB;", r.c.name, maxRSS(r.dyn)/1024)
+	}
+	fmt.Println()
+	if missed > 0 {
+		fmt.Printf("%d goal(s) missed (see README, Performance: what bounds each ratio)\n", missed)
+	}
+	return nil
+}
+
+func newEnv(bin string, items int) (*env, error) {
+	ctx := context.Background()
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("no dynops binary at %s: run `make build` first", bin)
+	}
+	e := &env{ctx: ctx, dynops: abs, items: items, workers: 8, segments: 4}
+	e.endpoint = os.Getenv("DYNOPS_EMULATOR_URL")
+	e.region = os.Getenv("AWS_REGION")
+	if e.region == "" {
+		e.region = "eu-west-1"
+	}
+	if e.endpoint == "" && !strings.EqualFold(os.Getenv("DYNOPS_TEST_TARGET"), "aws") {
+		return nil, fmt.Errorf("no emulator: run under bin/with-emulator (make bench), or set DYNOPS_TEST_TARGET=aws to bench against real AWS (tables dev-bench-* are created and deleted)")
+	}
+	if e.cfg, err = awsconfig.Load(ctx, awsconfig.Options{Region: e.region, EndpointURL: e.endpoint}); err != nil {
+		return nil, err
+	}
+	e.db = dynamodb.NewFromConfig(e.cfg)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	e.id = "bench" + hex.EncodeToString(b[:])
+	if e.tmp, err = os.MkdirTemp("", "dynops-bench-"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) where() string {
+	if e.endpoint != "" {
+		return "emulator " + e.endpoint
+	}
+	return "AWS " + e.region
+}
+
+func (e *env) close() {
+	for _, f := range slices.Backward(e.cleanup) {
+		f()
+	}
+	os.RemoveAll(e.tmp)
+}
+
+// runDynops runs the binary with the target's flags and returns its stdout,
+// the wall time and its max RSS.
+func (e *env) runDynops(args ...string) ([]byte, measure, error) {
+	args = append(args, "--region", e.region, "--audit-log", filepath.Join(e.tmp, "audit.jsonl"), "-o", "json")
+	if e.endpoint != "" {
+		args = append(args, "--endpoint-url", e.endpoint)
+	}
+	cmd := exec.CommandContext(e.ctx, e.dynops, args...)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	start := time.Now()
+	out, err := cmd.Output()
+	m := measure{seconds: time.Since(start).Seconds()}
+	if cmd.ProcessState != nil {
+		m.rssKB = rssKB(cmd.ProcessState)
+	}
+	if err != nil {
+		return out, m, fmt.Errorf("dynops %s: %w\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out, m, nil
+}
+
+func rates(ms []measure) []float64 {
+	var r []float64
+	for _, m := range ms {
+		r = append(r, m.rate())
+	}
+	return r
+}
+
+func maxRSS(ms []measure) int64 {
+	var m int64
+	for _, x := range ms {
+		m = max(m, x.rssKB)
+	}
+	return m
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
