@@ -176,7 +176,9 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 			continue
 		}
 		for seg := 0; seg < opts.Segments; seg++ {
-			g.Go(func() error { return scanSegment(gctx, db, opts, side.table, keyNames, seg, side.sp, side.n, progress, seen) })
+			g.Go(func() error {
+				return scanSegment(gctx, db, opts, side.table, keyNames, seg, side.sp, side.n, progress, seen)
+			})
 		}
 	}
 	err = g.Wait()
