@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"sync/atomic"
 	"testing"
 
@@ -72,7 +72,9 @@ func TestEachItemRefusesWhatCannotBeTrusted(t *testing.T) {
 		"summary count off": {func(t *testing.T, root string, w exporttest.Written) {
 			p := filepath.Join(root, w.SummaryKey)
 			b, _ := os.ReadFile(p)
-			b = []byte(strings.Replace(string(b), `"itemCount": 40`, `"itemCount": 41`, 1))
+			before := string(b)
+			b = []byte(regexp.MustCompile(`"itemCount": ?40\b`).ReplaceAllString(before, `"itemCount":41`))
+			require.NotEqual(t, before, string(b), "the damage must change the summary")
 			require.NoError(t, os.WriteFile(p, b, 0o644))
 		}, "says itemCount 41"},
 		"no manifest": {func(t *testing.T, root string, w exporttest.Written) {
