@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/permissions"
 )
 
 // DynamoDB is the part of the API this package uses.
@@ -123,7 +125,7 @@ func Plan(have, want Settings) []Change {
 				if have.StreamViewType != "" { // the view type of a live stream cannot change in place
 					if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table,
 						StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(false)}}); err != nil {
-						return err
+						return permissions.Explain(err, "dynamodb:UpdateTable")
 					}
 					if err := WaitActive(ctx, db, table, nil); err != nil {
 						return err
@@ -132,7 +134,7 @@ func Plan(have, want Settings) []Change {
 				_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table,
 					StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view}})
 				if err != nil {
-					return err
+					return permissions.Explain(err, "dynamodb:UpdateTable")
 				}
 				return WaitActive(ctx, db, table, nil)
 			}})
@@ -147,7 +149,7 @@ func Plan(have, want Settings) []Change {
 		cs = append(cs, Change{What: "pitr", Detail: detail,
 			apply: func(ctx context.Context, db DynamoDB, table, _ string) error {
 				_, err := db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{TableName: &table, PointInTimeRecoverySpecification: spec})
-				return err
+				return permissions.Explain(err, "dynamodb:UpdateContinuousBackups")
 			}})
 	}
 	if want.TTLAttribute != "" && have.TTLAttribute != want.TTLAttribute {
@@ -182,7 +184,7 @@ func Plan(have, want Settings) []Change {
 		cs = append(cs, Change{What: "resource-policy", Detail: "put the source's resource policy",
 			apply: func(ctx context.Context, db DynamoDB, _, arn string) error {
 				_, err := db.PutResourcePolicy(ctx, &dynamodb.PutResourcePolicyInput{ResourceArn: &arn, Policy: &policy})
-				return err
+				return permissions.Explain(err, "dynamodb:PutResourcePolicy")
 			}})
 	}
 	if want.DeletionProtection && !have.DeletionProtection {
@@ -190,7 +192,7 @@ func Plan(have, want Settings) []Change {
 			apply: func(ctx context.Context, db DynamoDB, table, _ string) error {
 				_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table, DeletionProtectionEnabled: aws.Bool(true)})
 				if err != nil {
-					return err
+					return permissions.Explain(err, "dynamodb:UpdateTable")
 				}
 				return WaitActive(ctx, db, table, nil)
 			}})
