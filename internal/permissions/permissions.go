@@ -90,7 +90,7 @@ func Unscoped() []string {
 	return []string{
 		"dynamodb:ListTables", "dynamodb:ListBackups", "dynamodb:ListExports", "dynamodb:ListImports",
 		"dynamodb:ListGlobalTables", "dynamodb:ListContributorInsights", "dynamodb:DescribeLimits",
-		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings",
+		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings", "dynamodb:ListStreams",
 		"s3:ListAllMyBuckets", "sqs:ListQueues", "lambda:ListEventSourceMappings", "lambda:ListFunctions",
 		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:PutMetricData",
 		"backup:ListBackupVaults", "tag:GetResources",
