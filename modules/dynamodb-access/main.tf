@@ -45,11 +45,11 @@ locals {
   # attached to application roles that use other services); the operator and
   # break-glass roles are dynops' own, capped everywhere.
   cap = { for role, c in {
-    application  = { actions = local.application_actions, resources = [local.env_tables_any_region] }
-    tenant       = { actions = concat(local.item_read, local.item_write), resources = [local.env_tables_any_region] }
-    investigator = { actions = local.investigator_actions, resources = [local.env_tables_any_region] }
-    "data-patch" = { actions = local.data_patch_actions, resources = [local.env_tables_any_region] }
-    "dynops-operator" = { actions = local.operator_actions, resources = ["*"] }
+    application          = { actions = local.application_actions, resources = [local.env_tables_any_region] }
+    tenant               = { actions = concat(local.item_read, local.item_write), resources = [local.env_tables_any_region] }
+    investigator         = { actions = local.investigator_actions, resources = [local.env_tables_any_region] }
+    "data-patch"         = { actions = local.data_patch_actions, resources = [local.env_tables_any_region] }
+    "dynops-operator"    = { actions = local.operator_actions, resources = ["*"] }
     "dynops-break-glass" = { actions = concat(local.operator_actions, local.break_glass_actions), resources = ["*"] }
     } : role => merge(local.statement, {
       Sid       = "DenyOutsideDocumentedSet"
