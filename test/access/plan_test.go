@@ -28,7 +28,7 @@ const (
 	accountID = "123456789012"
 	// healthCheckID is the env's Route 53 health check the example gives the operator.
 	healthCheckID = "abcdef12-3456-7890-abcd-ef1234567890"
-	region    = harness.DefaultRegion
+	region        = harness.DefaultRegion
 )
 
 // Policy is an IAM policy document.
