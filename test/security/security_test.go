@@ -163,7 +163,7 @@ func TestApplyVPCEndpoint_DDB_SEC_05(t *testing.T) {
 // its event selectors back from CloudTrail (a refresh).
 func TestApplyCloudTrail_DDB_SEC_06(t *testing.T) {
 	t.Parallel()
-	target.RequireAWS(t, "moto 5.2.1 answers CloudTrail StartLogging with HTTP 500 (measured: the trail is created, the provider's StartLogging fails); the plan and the policies are tested offline (TestPlanCloudTrail_DDB_SEC_06)")
+	target.RequireAWS(t, "answers CloudTrail StartLogging with HTTP 500 (measured: the trail is created, the provider's StartLogging fails); the plan and the policies are tested offline (TestPlanCloudTrail_DDB_SEC_06)")
 	acct := target.AccountID(t)
 	opts := target.Options(t, trailExample, map[string]any{"env": harness.UniqueID(), "region": target.Region, "account_id": acct, "force_destroy": true})
 	t.Cleanup(func() { terraform.Destroy(t, opts) })
