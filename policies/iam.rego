@@ -41,7 +41,7 @@ deny contains msg if {
 	not env_scoped(res)
 	not unscoped_only(s, res)
 	not other_service(res)
-	msg := sprintf("DDB-SEC-03: %s: statement %q grants DynamoDB actions on %q, which is not scoped to one environment; use arn:PARTITION:dynamodb:REGION:ACCOUNT:table/{env}-* (env one of %v)", [addr, object.get(s, "Sid", ""), res, allowed_envs])
+	msg := sprintf("DDB-SEC-03: %s: statement %q grants DynamoDB actions on %q, which is not scoped to this root's environment; use arn:PARTITION:dynamodb:REGION:ACCOUNT:table/{env}-* (env %v)", [addr, object.get(s, "Sid", ""), res, scope_envs])
 }
 
 dynamodb_statement(s) if {
@@ -55,7 +55,7 @@ dynamodb_statement(s) if {
 }
 
 env_scoped(res) if {
-	some env in allowed_envs
+	some env in scope_envs
 	regex.match(sprintf(`^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/%s-`, [env]), res)
 }
 

@@ -160,6 +160,9 @@ func roots(t *testing.T) []string {
 	return out
 }
 
+// network is an env's application VPC for the DynamoDB endpoint (DDB-SEC-05).
+var network = map[string]any{"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"rtb-0123456789abcdef0"}}
+
 // TestRootsPass: every env root and example plans clean under every rule.
 func TestRootsPass(t *testing.T) {
 	e := evaluator(t)
@@ -171,10 +174,11 @@ func TestRootsPass(t *testing.T) {
 			case dir == "envs/local":
 				vars = map[string]any{"endpoint": "http://127.0.0.1:1"}
 			case dir == "envs/prod":
-				vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}}
+				vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "network": network}
 			case strings.HasPrefix(dir, "envs/"):
-				// The access policies need the account ID (no STS call at plan time).
-				vars = map[string]any{"account_id": "123456789012"}
+				// The access policies need the account ID (no STS call at plan time);
+				// the VPC endpoint the network (DDB-SEC-05).
+				vars = map[string]any{"account_id": "123456789012", "network": network}
 			case dir == "modules/dr/examples/two-region":
 				vars = map[string]any{"account_id": "123456789012"}
 			case dir == "modules/stream-consumer/examples/go-consumer":

@@ -37,6 +37,12 @@ echo "$dirs" | xargs -P 2 -I{} bash -c 'validate {}' || fail=1
 step "tflint (terraform + aws rulesets)"
 "$TFLINT" --recursive --config "$PWD/.tflint.hcl" --no-color || fail=1
 
+step "tfsec (Terraform security scan; accepted findings in .tfsec/config.yml, each with its reason)"
+# A scanner does not judge IAM reach: test/access's escalation matrix does.
+"$TFSEC" modules --config-file .tfsec/config.yml --no-colour --no-module-downloads --exclude-downloaded-modules \
+  --minimum-severity LOW --concise-output || fail=1
+scripts/tfsec-accepted.sh || fail=1
+
 step "terraform-docs READMEs up to date"
 for m in modules/*/; do
   [ -f "$m/versions.tf" ] || continue

@@ -15,3 +15,12 @@ variable "consumer_zip" {
   type        = string
   default     = null
 }
+
+variable "network" {
+  description = "The application VPC and the route tables of its subnets, for the DynamoDB gateway endpoint (DDB-SEC-05); null: no endpoint (the policy check then fails the root)."
+  type = object({
+    vpc_id          = string
+    route_table_ids = list(string)
+  })
+  default = null
+}

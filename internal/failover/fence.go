@@ -5,29 +5,75 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
+
+	"github.com/dynops/dynops/internal/permissions"
 )
 
 // FenceSid is the Sid of the statement dynops adds to a table's resource
 // policy to fence writes in a region; `dynops dr status` recognises it.
 const FenceSid = "DynopsDRFenceWrites"
 
-// fencedActions are the item writes the fence denies. TransactWriteItems is
+// writeActions are the item writes a fence must deny. TransactWriteItems is
 // authorised per item as PutItem, UpdateItem or DeleteItem.
-var fencedActions = []string{
+var writeActions = []string{
 	"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
 	"dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete",
 }
+
+// tableActions are the table changes the fence denies too: a fenced table
+// must not be changed, dropped or have its items expire differently.
+var tableActions = []string{"dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTimeToLive"}
+
+// policyActions are the policy changes the fence denies when a break-glass
+// role is exempt (it lifts the fence). Without one nobody could lift it, so
+// they are left out then.
+var policyActions = []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}
+
+// MaxPolicyBytes is DynamoDB's limit on a resource policy, whitespace
+// counted (PutResourcePolicy: 20 KB).
+const MaxPolicyBytes = 20 * 1024
 
 // replicationRole is the service-linked role global tables replicate with:
 // denying it writes would stop replication (REPLICATION_NOT_AUTHORIZED), so
 // the fence always exempts it.
 const replicationRole = "role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication"
+
+// roleARN is an IAM role ARN: a partition, a 12-digit account, a role name
+// (with an optional path) and no wildcard.
+var roleARN = regexp.MustCompile(`^arn:(aws|aws-cn|aws-us-gov|aws-iso|aws-iso-b|aws-iso-e|aws-iso-f|aws-eusc):iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$`)
+
+// ValidateBreakGlassARN checks that arn names one IAM role in the partition
+// of tableARN: a wildcard, a user, an account root or another partition would
+// turn the fence's exemption into a hole (or the fence into a no-op).
+func ValidateBreakGlassARN(arn, tableARN string) error {
+	if arn == "" {
+		return nil
+	}
+	if strings.ContainsAny(arn, "*?$") || !roleARN.MatchString(arn) {
+		return fmt.Errorf("break-glass role %q is not one IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME, no wildcards)", arn)
+	}
+	if p := partitionOf(tableARN); p != "" && partitionOf(arn) != p {
+		return fmt.Errorf("break-glass role %q is in partition %s, the table %s in %s", arn, partitionOf(arn), tableARN, p)
+	}
+	return nil
+}
+
+// partitionOf returns the partition of an ARN ("" when it is not one).
+func partitionOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 || parts[0] != "arn" {
+		return ""
+	}
+	return parts[1]
+}
 
 // policy is an IAM policy document; statements are kept as raw JSON so that
 // statements dynops did not write pass through unchanged.
@@ -70,7 +116,9 @@ func statementSid(s json.RawMessage) string {
 	return v.Sid
 }
 
-// HasFence reports whether a resource policy document carries the fence.
+// HasFence reports whether a resource policy document carries a statement
+// with the fence's Sid (what dynops wrote and may remove). Whether the policy
+// fences the table is FenceHolds: a statement's Sid proves nothing.
 func HasFence(doc string) bool {
 	p, err := parsePolicy(doc)
 	if err != nil {
@@ -84,14 +132,28 @@ func HasFence(doc string) bool {
 	return false
 }
 
-// fenceStatement denies item writes on tableARN to every principal except the
-// break-glass role (when given) and the replication service-linked role.
-func fenceStatement(tableARN, breakGlassRoleARN string) (json.RawMessage, error) {
-	account := "*"
-	if parts := strings.Split(tableARN, ":"); len(parts) > 4 && parts[4] != "" {
-		account = parts[4]
+// FencedActions returns what the fence denies: item writes, table changes,
+// and policy changes when a break-glass role is exempt.
+func FencedActions(breakGlassRoleARN string) []string {
+	out := append(slices.Clone(writeActions), tableActions...)
+	if breakGlassRoleARN != "" {
+		out = append(out, policyActions...)
 	}
-	exempt := []string{"arn:aws:iam::" + account + ":" + replicationRole}
+	return out
+}
+
+// fenceStatement denies the fenced actions on tableARN to every principal
+// except the break-glass role (when given) and the replication
+// service-linked role of the table's account and partition.
+func fenceStatement(tableARN, breakGlassRoleARN string) (json.RawMessage, error) {
+	parts := strings.SplitN(tableARN, ":", 6)
+	if len(parts) < 6 || parts[0] != "arn" || parts[1] == "" || !regexp.MustCompile(`^[0-9]{12}$`).MatchString(parts[4]) {
+		return nil, fmt.Errorf("fencing %q: not a table ARN with a partition and an account (arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME)", tableARN)
+	}
+	if err := ValidateBreakGlassARN(breakGlassRoleARN, tableARN); err != nil {
+		return nil, err
+	}
+	exempt := []string{"arn:" + parts[1] + ":iam::" + parts[4] + ":" + replicationRole}
 	if breakGlassRoleARN != "" {
 		exempt = append([]string{breakGlassRoleARN}, exempt...)
 	}
@@ -99,10 +161,125 @@ func fenceStatement(tableARN, breakGlassRoleARN string) (json.RawMessage, error)
 		"Sid":       FenceSid,
 		"Effect":    "Deny",
 		"Principal": "*",
-		"Action":    fencedActions,
+		"Action":    FencedActions(breakGlassRoleARN),
 		"Resource":  tableARN,
 		"Condition": map[string]any{"ArnNotLike": map[string]any{"aws:PrincipalArn": exempt}},
 	})
+}
+
+// FenceHolds reads a resource policy by its content: it fences tableARN when
+// one Deny statement, to every principal, covers every item write on the
+// table, with no exemption but named IAM roles (no wildcard, no user, no
+// account). It returns the holding statement's Sid, or why none holds.
+func FenceHolds(doc, tableARN string) (bool, string) {
+	p, err := parsePolicy(doc)
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(p.Statement) == 0 {
+		return false, "no resource policy"
+	}
+	var why []string
+	for _, raw := range p.Statement {
+		var st struct {
+			Sid       string
+			Effect    string
+			Principal any
+			Action    any
+			NotAction any
+			Resource  any
+			Condition map[string]map[string]any
+		}
+		if err := json.Unmarshal(raw, &st); err != nil {
+			why = append(why, "a statement that is not JSON")
+			continue
+		}
+		name := st.Sid
+		if name == "" {
+			name = "(no Sid)"
+		}
+		switch {
+		case st.Effect != "Deny":
+			continue
+		case !everyone(st.Principal):
+			why = append(why, name+": not every principal")
+		case st.NotAction != nil:
+			why = append(why, name+": NotAction")
+		case !coversAll(strs(st.Action), writeActions):
+			why = append(why, name+": does not deny every item write")
+		case !slices.Contains(strs(st.Resource), tableARN) && !slices.Contains(strs(st.Resource), "*"):
+			why = append(why, name+": not on "+tableARN)
+		default:
+			if ok, reason := onlyNamedRoles(st.Condition); !ok {
+				why = append(why, name+": "+reason)
+				continue
+			}
+			return true, name
+		}
+	}
+	if len(why) == 0 {
+		return false, "no statement denies item writes"
+	}
+	return false, strings.Join(why, "; ")
+}
+
+func everyone(p any) bool {
+	switch v := p.(type) {
+	case string:
+		return v == "*"
+	case map[string]any:
+		return slices.Contains(strs(v["AWS"]), "*")
+	}
+	return false
+}
+
+func strs(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// coversAll reports whether actions (as written in a policy) name each of want.
+func coversAll(actions, want []string) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(actions, func(a string) bool {
+			return a == "*" || strings.EqualFold(a, "dynamodb:*") || strings.EqualFold(a, w)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNamedRoles accepts no condition, or ArnNotLike/ArnNotEquals on
+// aws:PrincipalArn listing IAM role ARNs without wildcards.
+func onlyNamedRoles(cond map[string]map[string]any) (bool, string) {
+	for op, keys := range cond {
+		if op != "ArnNotLike" && op != "ArnNotEquals" {
+			return false, "condition " + op + " can switch the deny off"
+		}
+		for key, v := range keys {
+			if key != "aws:PrincipalArn" {
+				return false, "condition on " + key + " can switch the deny off"
+			}
+			for _, a := range strs(v) {
+				if strings.ContainsAny(a, "*?") || !roleARN.MatchString(a) {
+					return false, fmt.Sprintf("exempts %q, which is not one named IAM role", a)
+				}
+			}
+		}
+	}
+	return true, ""
 }
 
 // WithFence returns doc with the fence statement added (replacing an older fence).
@@ -157,36 +334,100 @@ func ResourcePolicy(ctx context.Context, db DynamoDB, tableARN string) (doc, rev
 	return aws.ToString(out.Policy), aws.ToString(out.RevisionId), nil
 }
 
+// ErrPolicyChanged is a policy update refused because the policy is no
+// longer the revision read before (a concurrent edit): nothing was lost.
+var ErrPolicyChanged = errors.New("the resource policy changed since it was read")
+
 // setPolicy writes doc as the table's resource policy, or deletes the policy
-// when doc is "". DynamoDB refuses a policy change within 15 s of the last
-// one; setPolicy waits and retries for up to a minute.
-func setPolicy(ctx context.Context, db DynamoDB, tableARN, doc string) error {
+// when doc is "", only if the policy is still at revision expected (the one
+// read before; "" = there was none): a concurrent edit is refused, never
+// overwritten. confirmSelf lets a policy deny the caller further policy
+// changes (the fence with a break-glass role, which keeps them). It returns
+// the new revision ("" after a delete). DynamoDB refuses a policy change
+// within 15 s of the last one; setPolicy waits and retries for up to a minute.
+func setPolicy(ctx context.Context, db DynamoDB, tableARN, doc, expected string, confirmSelf bool) (string, error) {
+	if len(doc) > MaxPolicyBytes {
+		return "", fmt.Errorf("the resource policy for %s would be %d bytes, over DynamoDB's %d-byte limit: shorten the table's own statements", tableARN, len(doc), MaxPolicyBytes)
+	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		var err error
-		if doc == "" {
-			_, err = db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &tableARN})
-			if apiCode(err) == "PolicyNotFoundException" {
-				err = nil
+		var rev string
+		switch {
+		case doc == "" && expected == "":
+			return "", nil // no policy before, none wanted
+		case doc == "":
+			_, err = db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &tableARN, ExpectedRevisionId: &expected})
+			err = permissions.Explain(err, "dynamodb:DeleteResourcePolicy")
+		default:
+			want := expected
+			if want == "" {
+				want = "NO_POLICY"
 			}
-		} else {
-			_, err = db.PutResourcePolicy(ctx, &dynamodb.PutResourcePolicyInput{ResourceArn: &tableARN, Policy: &doc})
+			in := &dynamodb.PutResourcePolicyInput{ResourceArn: &tableARN, Policy: &doc, ExpectedRevisionId: &want}
+			if confirmSelf {
+				in.ConfirmRemoveSelfResourceAccess = true
+			}
+			var out *dynamodb.PutResourcePolicyOutput
+			if out, err = db.PutResourcePolicy(ctx, in); err == nil {
+				rev = aws.ToString(out.RevisionId)
+			}
+			err = permissions.Explain(err, "dynamodb:PutResourcePolicy")
 		}
 		if err == nil {
-			return nil
+			return rev, nil
+		}
+		if apiCode(err) == "PolicyNotFoundException" {
+			return "", fmt.Errorf("%w: %s is no longer at revision %q (someone changed it): run the command again to work on the current policy: %v", ErrPolicyChanged, tableARN, expected, err)
 		}
 		switch apiCode(err) {
 		case "ResourceInUseException", "LimitExceededException", "ThrottlingException":
 			if time.Now().Before(deadline) {
 				select {
 				case <-ctx.Done():
-					return ctx.Err()
+					return "", ctx.Err()
 				case <-time.After(3 * time.Second):
 					continue
 				}
 			}
 		}
-		return fmt.Errorf("writing the resource policy of %s: %w", tableARN, err)
+		return "", fmt.Errorf("writing the resource policy of %s: %w", tableARN, err)
+	}
+}
+
+// readBacks is how many reads in a row must show a policy change: the
+// resource policy applies eventually, and one read may see an old copy.
+const readBacks = 3
+
+// awaitPolicy reads the table's policy until readBacks reads in a row show
+// revision rev (any revision when rev is "": a delete) and ok(doc) holds, or
+// timeout passes. It returns the last document read.
+func awaitPolicy(ctx context.Context, db DynamoDB, tableARN, rev string, ok func(doc string) bool, interval, timeout time.Duration) (string, error) {
+	start := time.Now()
+	streak := 0
+	var doc, got string
+	for {
+		var err error
+		doc, got, err = ResourcePolicy(ctx, db, tableARN)
+		if err != nil {
+			return doc, err
+		}
+		if (rev == "" || got == rev) && ok(doc) {
+			streak++
+			if streak >= readBacks {
+				return doc, nil
+			}
+		} else {
+			streak = 0
+		}
+		if time.Since(start) > timeout {
+			return doc, fmt.Errorf("the policy of %s read back %d times in %s did not show the change %d times in a row (last revision %q, want %q)", tableARN, readBacks, timeout, readBacks, got, rev)
+		}
+		select {
+		case <-ctx.Done():
+			return doc, ctx.Err()
+		case <-time.After(interval):
+		}
 	}
 }
 

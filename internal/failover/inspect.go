@@ -73,12 +73,15 @@ type RegionState struct {
 	Replicas           map[string]string `json:"replicas,omitempty"` // region -> ReplicaStatus, as this region lists them
 	HashKey            KeyAttr           `json:"hash_key"`
 	RangeKey           *KeyAttr          `json:"range_key,omitempty"`
-	Fenced             bool              `json:"fenced"`
-	Policy             string            `json:"-"`
-	PolicyError        string            `json:"policy_error,omitempty"`
-	Pointer            string            `json:"pointer,omitempty"`
-	PointerError       string            `json:"pointer_error,omitempty"`
-	Latency            []Latency         `json:"replication_latency,omitempty"`
+	// Fenced is read from the policy's content (FenceHolds), not a Sid.
+	Fenced bool `json:"fenced"`
+	// FenceDetail names the statement that fences, or why none does.
+	FenceDetail  string    `json:"fence_detail,omitempty"`
+	Policy       string    `json:"-"`
+	PolicyError  string    `json:"policy_error,omitempty"`
+	Pointer      string    `json:"pointer,omitempty"`
+	PointerError string    `json:"pointer_error,omitempty"`
+	Latency      []Latency `json:"replication_latency,omitempty"`
 }
 
 // State is the table seen from every region.
@@ -191,7 +194,11 @@ func inspectRegion(ctx context.Context, c Clients, t Target, region string, wind
 		if err != nil {
 			rs.PolicyError = err.Error()
 		}
-		rs.Fenced = HasFence(rs.Policy)
+		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN)
+		if !rs.Fenced && HasFence(rs.Policy) {
+			// dynops' statement is there but does not fence: say so (e.g. a wildcard exemption).
+			rs.FenceDetail = "statement " + FenceSid + " present but NOT a fence: " + rs.FenceDetail
+		}
 	}
 	p, err := c.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &t.Pointer})
 	switch {

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,4 +167,147 @@ func TestCanaryKey(t *testing.T) {
 	assert.Len(t, c.key, 2)
 	_, err = newCanary(KeyAttr{Name: "id", Type: "N"}, nil, "x")
 	assert.ErrorContains(t, err, "string partition key")
+}
+
+// TestFenceHoldsByContent_DDB_DR_01: a fence is read from what the policy
+// says, not from its Sid: a statement named like the fence that exempts a
+// wildcard, a user or an account, or that misses a write, is no fence; one
+// written under any Sid that denies every write to everyone is.
+func TestFenceHoldsByContent_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
+	stmt := func(mut func(m map[string]any)) string {
+		m := map[string]any{
+			"Sid": FenceSid, "Effect": "Deny", "Principal": "*",
+			"Action":    []any{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"},
+			"Resource":  arn,
+			"Condition": map[string]any{"ArnNotLike": map[string]any{"aws:PrincipalArn": []any{"arn:aws:iam::111122223333:role/break-glass"}}},
+		}
+		if mut != nil {
+			mut(m)
+		}
+		b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{m}})
+		return string(b)
+	}
+	exempt := func(a ...any) func(m map[string]any) {
+		return func(m map[string]any) {
+			m["Condition"] = map[string]any{"ArnNotLike": map[string]any{"aws:PrincipalArn": a}}
+		}
+	}
+	ours, err := WithFence("", arn, "arn:aws:iam::111122223333:role/break-glass")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want bool
+	}{
+		{"dynops' own fence", ours, true},
+		{"the fence as written by hand", stmt(nil), true},
+		{"another Sid, same content", stmt(func(m map[string]any) { m["Sid"] = "Freeze" }), true},
+		{"no condition", stmt(func(m map[string]any) { delete(m, "Condition") }), true},
+		{"dynamodb:* denied", stmt(func(m map[string]any) { m["Action"] = "dynamodb:*" }), true},
+		{"Principal AWS *", stmt(func(m map[string]any) { m["Principal"] = map[string]any{"AWS": "*"} }), true},
+		{"Resource *", stmt(func(m map[string]any) { m["Resource"] = "*" }), true},
+		{"no policy", "", false},
+		{"wildcard exemption", stmt(exempt("arn:aws:iam::*:role/*")), false},
+		{"star exemption", stmt(exempt("*")), false},
+		{"role wildcard in name", stmt(exempt("arn:aws:iam::111122223333:role/break-*")), false},
+		{"question mark", stmt(exempt("arn:aws:iam::111122223333:role/break-glas?")), false},
+		{"account root exempt", stmt(exempt("arn:aws:iam::111122223333:root")), false},
+		{"user exempt", stmt(exempt("arn:aws:iam::111122223333:user/alice")), false},
+		{"StringNotLike on another key", stmt(func(m map[string]any) {
+			m["Condition"] = map[string]any{"StringNotLike": map[string]any{"aws:userid": "*"}}
+		}), false},
+		{"Bool condition", stmt(func(m map[string]any) {
+			m["Condition"] = map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}}
+		}), false},
+		{"Allow, not Deny", stmt(func(m map[string]any) { m["Effect"] = "Allow" }), false},
+		{"one principal only", stmt(func(m map[string]any) { m["Principal"] = map[string]any{"AWS": "arn:aws:iam::111122223333:role/app"} }), false},
+		{"PutItem missing", stmt(func(m map[string]any) { m["Action"] = []any{"dynamodb:UpdateItem", "dynamodb:DeleteItem"} }), false},
+		{"PartiQL missing", stmt(func(m map[string]any) {
+			m["Action"] = []any{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+		}), false},
+		{"NotAction", stmt(func(m map[string]any) { delete(m, "Action"); m["NotAction"] = "dynamodb:GetItem" }), false},
+		{"another table", stmt(func(m map[string]any) { m["Resource"] = strings.Replace(arn, "session", "user", 1) }), false},
+		{"not JSON", "{", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := FenceHolds(tc.doc, arn)
+			assert.Equal(t, tc.want, got, "FenceHolds says %s", why)
+			assert.NotEmpty(t, why)
+		})
+	}
+}
+
+// TestBreakGlassARNValidated: only one named IAM role, in the table's partition.
+func TestBreakGlassARNValidated(t *testing.T) {
+	const table = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
+	for arn, ok := range map[string]bool{
+		"": true,
+		"arn:aws:iam::111122223333:role/break-glass":             true,
+		"arn:aws:iam::444455556666:role/sec/break-glass":         true,
+		"arn:aws:iam::*:role/*":                                  false,
+		"arn:aws:iam::111122223333:role/*":                       false,
+		"arn:aws:iam::111122223333:role/break?":                  false,
+		"arn:aws:iam::111122223333:root":                         false,
+		"arn:aws:iam::111122223333:user/alice":                   false,
+		"arn:aws:iam:::role/break-glass":                         false,
+		"arn:aws:iam::12345:role/break-glass":                    false,
+		"arn:aws:sts::111122223333:assumed-role/break-glass/bob": false,
+		"arn:": false,
+		"*":    false,
+		"arn:aws-cn:iam::111122223333:role/break-glass": false, // another partition than the table's
+	} {
+		err := ValidateBreakGlassARN(arn, table)
+		assert.Equal(t, ok, err == nil, "%q: %v", arn, err)
+	}
+}
+
+// TestFenceExemptsReplicationInTheTablesPartition: the replication role's
+// ARN comes from the table's partition and account, not a hard-coded "aws".
+func TestFenceExemptsReplicationInTheTablesPartition(t *testing.T) {
+	for _, part := range []string{"aws", "aws-cn", "aws-us-gov"} {
+		arn := "arn:" + part + ":dynamodb:r-1:111122223333:table/prod-hoge-session"
+		doc, err := WithFence("", arn, "")
+		require.NoError(t, err)
+		assert.Contains(t, doc, `"arn:`+part+`:iam::111122223333:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication"`)
+		held, why := FenceHolds(doc, arn)
+		assert.True(t, held, why)
+		assert.NotContains(t, doc, "dynamodb:PutResourcePolicy", "without a break-glass role nobody could lift a fence on policy changes")
+		for _, a := range []string{"dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTimeToLive"} {
+			assert.Contains(t, doc, a)
+		}
+		withBG, err := WithFence("", arn, "arn:"+part+":iam::111122223333:role/break-glass")
+		require.NoError(t, err)
+		assert.Contains(t, withBG, "dynamodb:PutResourcePolicy")
+		assert.Contains(t, withBG, "dynamodb:DeleteResourcePolicy")
+	}
+	_, err := WithFence("", "arn:aws:dynamodb:eu-west-1::table/x", "")
+	assert.Error(t, err, "a table ARN without an account")
+}
+
+// TestFencePolicySizeCheckedInPreflight: a policy that the fence would push
+// over DynamoDB's 20 KB limit fails the preflight, before any step.
+func TestFencePolicySizeCheckedInPreflight(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
+	big := func(n int) string {
+		b, _ := json.Marshal(map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+			"Sid": "Own", "Effect": "Allow", "Principal": map[string]any{"AWS": "arn:aws:iam::111122223333:role/app"}, "Action": "dynamodb:GetItem", "Resource": arn,
+			"Condition": map[string]any{"StringEquals": map[string]any{"aws:PrincipalTag/x": strings.Repeat("a", n)}},
+		}}})
+		return string(b)
+	}
+	for _, tc := range []struct {
+		n    int
+		want CheckStatus
+	}{{100, CheckOK}, {MaxPolicyBytes - 1200, CheckOK}, {MaxPolicyBytes - 200, CheckFail}, {MaxPolicyBytes, CheckFail}} {
+		s := State{Target: Target{Table: "prod-hoge-session", Regions: []string{"eu-west-1", "eu-central-1"}}}
+		s.Regions = []RegionState{{Region: "eu-west-1", Answers: true, TableExists: true, TableARN: arn, Policy: big(tc.n)}}
+		checks := fenceChecks(s, Request{Rules: Rules{From: "eu-west-1", To: "eu-central-1"}})
+		require.Len(t, checks, 1)
+		assert.Equal(t, tc.want, checks[0].Status, "%d-byte condition: %s", tc.n, checks[0].Detail)
+	}
+	s := State{Regions: []RegionState{{Region: "eu-west-1", Answers: true, TableExists: true, TableARN: arn}}}
+	checks := fenceChecks(s, Request{Rules: Rules{From: "eu-west-1", To: "eu-central-1"}, BreakGlassRoleARN: "arn:aws:iam::*:role/*"})
+	require.NotEmpty(t, checks)
+	assert.Equal(t, CheckFail, checks[0].Status)
 }

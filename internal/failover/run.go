@@ -123,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		case req.Rules.From == "":
 			res.Checks = []Check{{Name: "pointer", Status: CheckFail, Detail: fmt.Sprintf("%s does not name one region everywhere (%s): pass --from with the region that takes writes", req.Target.Pointer, describePointers(res.State))}}
 		default:
-			res.Checks = Preflight(res.State, req.Rules)
+			res.Checks = append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...)
 		}
 		if why := Refused(res.Checks); len(why) > 0 {
 			err = fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
@@ -278,7 +278,7 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 	}
 	defs := []stepDef{{
 		name: "fence-old",
-		plan: fmt.Sprintf("deny item writes on %s in %s to every principal but %s (resource policy statement %s)", table, from, exempt, FenceSid),
+		plan: fmt.Sprintf("deny %s on %s in %s to every principal but %s (resource policy statement %s)", strings.Join(FencedActions(req.BreakGlassRoleARN), ", "), table, from, exempt, FenceSid),
 		run: func(ctx context.Context, st *Step) error {
 			if !fromState.Answers {
 				st.Status = StepSkipped
@@ -363,9 +363,20 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 	return defs
 }
 
+func (r *Runner) pollInterval() time.Duration {
+	if r.PollInterval > 0 {
+		return r.PollInterval
+	}
+	return 2 * time.Second
+}
+
+// fence adds the fence statement to the table's policy, only over the
+// revision it read (a concurrent edit is refused, not lost), and reads the
+// policy back until it shows the new revision fencing the table by its
+// content, several reads in a row (a resource policy applies eventually).
 func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
 	db := r.Clients(region).DynamoDB
-	before, _, err := ResourcePolicy(ctx, db, arn)
+	before, rev, err := ResourcePolicy(ctx, db, arn)
 	if err != nil {
 		return err
 	}
@@ -373,28 +384,33 @@ func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass st
 	if err != nil {
 		return err
 	}
-	if err := setPolicy(ctx, db, arn, doc); err != nil {
-		return err
-	}
-	st.Undo = []string{restorePolicyCmd(region, arn, before)}
-	after, rev, err := ResourcePolicy(ctx, db, arn)
+	newRev, err := setPolicy(ctx, db, arn, doc, rev, breakGlass != "")
 	if err != nil {
 		return err
 	}
-	if !HasFence(after) {
-		return fmt.Errorf("the policy read back from %s has no %s statement", arn, FenceSid)
+	st.Undo = []string{restorePolicyCmd(region, arn, before)}
+	after, err := awaitPolicy(ctx, db, arn, newRev, func(d string) bool { ok, _ := FenceHolds(d, arn); return ok }, r.pollInterval(), time.Minute)
+	if err != nil {
+		_, why := FenceHolds(after, arn)
+		return fmt.Errorf("the fence on %s is not shown by the policy read back (%s): %w", arn, why, err)
 	}
-	st.Detail = fmt.Sprintf("fence on %s, read back (policy revision %s)", arn, rev)
+	_, by := FenceHolds(after, arn)
+	st.Detail = fmt.Sprintf("fence on %s (statement %s denies %s), read back %d times at revision %s", arn, by, strings.Join(FencedActions(breakGlass), ", "), readBacks, newRev)
 	return nil
 }
 
+// unfence removes the fence statement dynops wrote, over the revision it
+// read, and reads back until the table is no longer fenced by any statement.
 func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) error {
 	db := r.Clients(region).DynamoDB
-	before, _, err := ResourcePolicy(ctx, db, arn)
+	before, rev, err := ResourcePolicy(ctx, db, arn)
 	if err != nil {
 		return err
 	}
 	if !HasFence(before) {
+		if holds, by := FenceHolds(before, arn); holds {
+			return fmt.Errorf("%s is fenced by statement %s, which dynops did not write (no %s): remove it yourself, then run the command again", arn, by, FenceSid)
+		}
 		st.Status, st.Detail = StepSkipped, fmt.Sprintf("%s carries no fence", arn)
 		return nil
 	}
@@ -402,19 +418,24 @@ func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) erro
 	if err != nil {
 		return err
 	}
-	if err := setPolicy(ctx, db, arn, doc); err != nil {
-		return err
-	}
-	st.Undo = []string{restorePolicyCmd(region, arn, before)}
-	after, _, err := ResourcePolicy(ctx, db, arn)
+	newRev, err := setPolicy(ctx, db, arn, doc, rev, false)
 	if err != nil {
 		return err
 	}
-	if HasFence(after) {
-		return fmt.Errorf("the policy read back from %s still has the %s statement", arn, FenceSid)
+	st.Undo = []string{restorePolicyCmd(region, arn, before)}
+	after, err := awaitPolicy(ctx, db, arn, newRev, func(d string) bool { ok, _ := FenceHolds(d, arn); return !ok && !HasFence(d) }, r.pollInterval(), time.Minute)
+	if err != nil {
+		return fmt.Errorf("the policy of %s read back still fences it: %w", arn, err)
 	}
-	st.Detail = fmt.Sprintf("fence removed from %s, read back", arn)
+	st.Detail = fmt.Sprintf("fence removed from %s, read back %d times (%s)", arn, readBacks, policySummary(after))
 	return nil
+}
+
+func policySummary(doc string) string {
+	if doc == "" {
+		return "no resource policy left"
+	}
+	return fmt.Sprintf("%d bytes of policy left", len(doc))
 }
 
 func restorePolicyCmd(region, arn, doc string) string {
@@ -549,4 +570,34 @@ func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table strin
 		return false, r.Now().Sub(start), nil
 	}
 	return seen, r.Now().Sub(start), err
+}
+
+// fenceChecks are the preflight checks of the fence this switch writes: the
+// break-glass role is one named role, and the policies it writes stay under
+// DynamoDB's 20 KB limit (else the switch would fail midway).
+func fenceChecks(s State, req Request) []Check {
+	var out []Check
+	for _, region := range []string{req.Rules.From, req.Rules.To} {
+		rs, ok := s.Region(region)
+		if !ok || !rs.TableExists || rs.TableARN == "" {
+			continue
+		}
+		if err := ValidateBreakGlassARN(req.BreakGlassRoleARN, rs.TableARN); err != nil {
+			out = append(out, Check{Name: "break-glass-role", Status: CheckFail, Detail: err.Error()})
+			return out
+		}
+		if region != req.Rules.From {
+			continue // only the old region gets the fence
+		}
+		doc, err := WithFence(rs.Policy, rs.TableARN, req.BreakGlassRoleARN)
+		switch {
+		case err != nil:
+			out = append(out, Check{Name: "fence-policy-size", Status: CheckFail, Detail: err.Error()})
+		case len(doc) > MaxPolicyBytes:
+			out = append(out, Check{Name: "fence-policy-size", Status: CheckFail, Detail: fmt.Sprintf("the policy of %s with the fence would be %d bytes, over DynamoDB's %d-byte limit (whitespace counted): shorten its own statements first", rs.TableARN, len(doc), MaxPolicyBytes)})
+		default:
+			out = append(out, Check{Name: "fence-policy-size", Status: CheckOK, Detail: fmt.Sprintf("the policy of %s with the fence is %d of %d bytes", rs.TableARN, len(doc), MaxPolicyBytes)})
+		}
+	}
+	return out
 }

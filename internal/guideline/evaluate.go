@@ -176,6 +176,8 @@ func Evaluate(s TableState) []Finding {
 	}
 	add(Sec04, name, true, "encrypted at rest with the "+key)
 
+	evaluateTenantKeys(s, add)
+
 	if s.Monitoring != nil {
 		evaluateMonitoring(s, add)
 	}

@@ -35,6 +35,7 @@ const (
 	Stream01 = "DDB-STREAM-01"
 	Prot01   = "DDB-PROT-01"
 	Pitr01   = "DDB-PITR-01"
+	Sec02    = "DDB-SEC-02"
 	Sec04    = "DDB-SEC-04"
 	Mon01    = "DDB-MON-01"
 	Stream04 = "DDB-STREAM-04"
@@ -55,6 +56,7 @@ func Rules() []Rule {
 		{Mon01, "alarms on table throttling (ThrottledRequests) and GSI throttle events, with actions", Error},
 		{Stream04, "stream consumers: bisect, bounded retries and record age, on-failure DLQ", Error},
 		{Stream05, "stream consumers: IteratorAge and DLQ depth alarmed", Error},
+		{Sec02, "multi-tenant tables: the tenant key is the partition key of the table and of every tenant-scoped GSI", Error},
 		{Sec04, "encryption at rest (AWS owned key by default, CMK where required)", Info},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/internal/poll"
 )
 
@@ -125,7 +126,7 @@ func Plan(have, want Settings) []Change {
 				if have.StreamViewType != "" { // the view type of a live stream cannot change in place
 					if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table,
 						StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(false)}}); err != nil {
-						return err
+						return permissions.Explain(err, "dynamodb:UpdateTable")
 					}
 					if err := WaitActive(ctx, db, table, nil); err != nil {
 						return err
@@ -134,7 +135,7 @@ func Plan(have, want Settings) []Change {
 				_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table,
 					StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view}})
 				if err != nil {
-					return err
+					return permissions.Explain(err, "dynamodb:UpdateTable")
 				}
 				return WaitActive(ctx, db, table, nil)
 			}})
@@ -149,7 +150,7 @@ func Plan(have, want Settings) []Change {
 		cs = append(cs, Change{What: "pitr", Detail: detail,
 			apply: func(ctx context.Context, db DynamoDB, table, _ string) error {
 				_, err := db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{TableName: &table, PointInTimeRecoverySpecification: spec})
-				return err
+				return permissions.Explain(err, "dynamodb:UpdateContinuousBackups")
 			}})
 	}
 	if want.TTLAttribute != "" && have.TTLAttribute != want.TTLAttribute {
@@ -184,7 +185,7 @@ func Plan(have, want Settings) []Change {
 		cs = append(cs, Change{What: "resource-policy", Detail: "put the source's resource policy",
 			apply: func(ctx context.Context, db DynamoDB, _, arn string) error {
 				_, err := db.PutResourcePolicy(ctx, &dynamodb.PutResourcePolicyInput{ResourceArn: &arn, Policy: &policy})
-				return err
+				return permissions.Explain(err, "dynamodb:PutResourcePolicy")
 			}})
 	}
 	if want.DeletionProtection && !have.DeletionProtection {
@@ -192,7 +193,7 @@ func Plan(have, want Settings) []Change {
 			apply: func(ctx context.Context, db DynamoDB, table, _ string) error {
 				_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &table, DeletionProtectionEnabled: aws.Bool(true)})
 				if err != nil {
-					return err
+					return permissions.Explain(err, "dynamodb:UpdateTable")
 				}
 				return WaitActive(ctx, db, table, nil)
 			}})

@@ -57,6 +57,14 @@ data "aws_iam_policy_document" "backup_assume" {
       type        = "Service"
       identifiers = ["backup.amazonaws.com"]
     }
+    # Confused deputy: only AWS Backup acting for this account. No
+    # aws:SourceArn: a backup job's source is not one fixed ARN, and a
+    # condition on a key the service does not send refuses every job.
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account]
+    }
   }
 }
 

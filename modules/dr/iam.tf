@@ -15,6 +15,8 @@ locals {
   role_enabled = var.failover_role.enabled && length(var.tables) > 0
 }
 
+# The failover role can change a table's resource policy (the fence), which
+# can switch protection off: it is a break-glass role, assumed with MFA only.
 data "aws_iam_policy_document" "assume" {
   count = local.role_enabled ? 1 : 0
 
@@ -24,7 +26,25 @@ data "aws_iam_policy_document" "assume" {
       type        = "AWS"
       identifiers = var.failover_role.trusted_principal_arns
     }
+    dynamic "condition" {
+      for_each = var.failover_role.require_mfa ? [1] : []
+      content {
+        test     = "Bool"
+        variable = "aws:MultiFactorAuthPresent"
+        values   = ["true"]
+      }
+    }
   }
+}
+
+locals {
+  # The failover role's documented set: what `dynops dr` calls (internal/permissions).
+  failover_actions = concat(
+    ["dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"],
+    ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
+    ["ssm:GetParameter", "ssm:PutParameter", "cloudwatch:GetMetricData"],
+    var.route53 == null ? [] : ["route53:GetHealthCheck", "route53:UpdateHealthCheck"],
+  )
 }
 
 data "aws_iam_policy_document" "failover" {
@@ -73,6 +93,32 @@ data "aws_iam_policy_document" "failover" {
       actions   = ["route53:GetHealthCheck", "route53:UpdateHealthCheck"]
       resources = [for hc in aws_route53_health_check.this : "arn:${local.partition}:route53:::healthcheck/${hc.id}"]
     }
+  }
+
+  # The resource-policy actions only in a session with MFA (a resource policy
+  # can grant more than this policy, or lift the fence).
+  dynamic "statement" {
+    for_each = var.failover_role.require_mfa ? [1] : []
+    content {
+      sid       = "DenyPolicyChangesWithoutMFA"
+      effect    = "Deny"
+      actions   = ["dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"]
+      resources = ["*"]
+      condition {
+        test     = "BoolIfExists"
+        variable = "aws:MultiFactorAuthPresent"
+        values   = ["false"]
+      }
+    }
+  }
+
+  # DDB-SEC-01: nothing outside the documented set, whatever a table's
+  # resource policy (which this role can write) allows: an explicit Deny wins.
+  statement {
+    sid         = "DenyOutsideDocumentedSet"
+    effect      = "Deny"
+    not_actions = local.failover_actions
+    resources   = ["*"]
   }
 }
 

@@ -27,6 +27,11 @@ variable "tables" {
     condition     = alltrue([for t in var.tables : can(regex("^[a-z][a-z0-9]*-[a-z0-9-]+$", t))])
     error_message = "DDB-NAME-01: tables must be table names {env}-{product}-{usage}, e.g. \"prod-hoge-session\"."
   }
+
+  validation {
+    condition     = alltrue([for t in var.tables : startswith(t, "${var.env}-")])
+    error_message = "DDB-SEC-03: every table must be one of this env's (name starting with \"<env>-\"); the failover role of one env never reaches another env's tables."
+  }
 }
 
 variable "pointer_prefix" {
@@ -44,11 +49,14 @@ variable "failover_role" {
   description = <<-EOF
     The IAM role on-call engineers assume to run `dynops dr` (DDB-SEC-01: only what it needs).
     trusted_principal_arns: who may assume it (required when enabled).
+    require_mfa (default true): the role changes resource policies (the fence), which can switch protection off, so it is
+    assumed with MFA only and denies PutResourcePolicy/DeleteResourcePolicy in a session without MFA (DDB-SEC-01 break-glass).
   EOF
   type = object({
     enabled                = optional(bool, true)
     name                   = optional(string)
     trusted_principal_arns = optional(list(string), [])
+    require_mfa            = optional(bool, true)
   })
   default = {}
 
@@ -101,6 +109,11 @@ variable "backup" {
     selection_enabled   = optional(bool, true)
   })
   default = {}
+
+  validation {
+    condition     = alltrue([for t in var.backup.tables : startswith(t, "${var.env}-")])
+    error_message = "DDB-SEC-03: every backup.tables entry must be one of this env's tables (name starting with \"<env>-\")."
+  }
 
   validation {
     condition     = !var.backup.enabled || length(var.backup.tables) > 0

@@ -6,7 +6,12 @@
 #   investigator     production reads: GetItem, Query (DDB-SEC-01)
 #   data-patch       investigator + PutItem, UpdateItem (DDB-SEC-01)
 #   dynops-operator  exactly what each dynops command calls (operator-actions.json,
-#                    generated from internal/permissions)
+#                    generated from internal/permissions), except the break-glass actions
+#   dynops-break-glass  the operator's set plus the actions that can switch a table's
+#                    protection off (resource policy, deletion protection, PITR), MFA only
+#
+# Every policy ends with an explicit Deny of everything outside the role's
+# documented set (NotAction), which no resource policy can override.
 
 data "aws_partition" "current" {}
 
@@ -17,78 +22,140 @@ locals {
   region    = coalesce(var.region, data.aws_region.current.name)
   arn       = "arn:${local.partition}:dynamodb:${local.region}:${var.account_id}"
 
-  # DDB-SEC-03: the one resource pattern for "any table of this env", which
-  # covers its indexes, streams, backups and exports too.
-  env_tables = "${local.arn}:table/${var.env}-*"
+  # DDB-SEC-03: what names "this env's" resources: {env}- or, with
+  # product_scope, {env}-{product}-.
+  scope = var.product_scope ? "${var.env}-${var.product}-" : "${var.env}-"
+
+  # The one resource pattern for "any table of this env", which covers its
+  # indexes, streams, backups and exports too.
+  env_tables = "${local.arn}:table/${local.scope}*"
+  # The same in every region (the caps below and the operator, which fails over).
+  env_tables_any_region = "arn:${local.partition}:dynamodb:*:${var.account_id}:table/${local.scope}*"
 
   item_read  = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"]
   item_write = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"]
 
+  # Every statement has every key (one object type); null keys are left out of the JSON.
+  statement = { Sid = null, Effect = "Allow", Action = null, NotAction = null, Resource = null, Condition = null }
+
+  # DDB-SEC-01: no role can grant itself more than its documented set. A
+  # resource policy it could write (or anyone could) may Allow more, but an
+  # explicit Deny in the role's own policy wins over any Allow. The data roles'
+  # caps cover this env's DynamoDB resources only (their policies may be
+  # attached to application roles that use other services); the operator and
+  # break-glass roles are dynops' own, capped everywhere.
+  cap = { for role, c in {
+    application          = { actions = local.application_actions, resources = [local.env_tables_any_region] }
+    tenant               = { actions = concat(local.item_read, local.item_write), resources = [local.env_tables_any_region] }
+    investigator         = { actions = local.investigator_actions, resources = [local.env_tables_any_region] }
+    "data-patch"         = { actions = local.data_patch_actions, resources = [local.env_tables_any_region] }
+    "dynops-operator"    = { actions = local.operator_actions, resources = ["*"] }
+    "dynops-break-glass" = { actions = concat(local.operator_actions, local.break_glass_actions), resources = ["*"] }
+    } : role => merge(local.statement, {
+      Sid       = "DenyOutsideDocumentedSet"
+      Effect    = "Deny"
+      NotAction = sort(distinct(c.actions))
+      Resource  = c.resources
+  }) }
+
+  application_actions = concat(local.item_read, local.item_write, ["dynamodb:DescribeTable"])
   application = length(var.application_tables) == 0 ? null : {
     Version = "2012-10-17"
-    Statement = [{
-      Sid       = "ApplicationItems"
-      Effect    = "Allow"
-      Action    = concat(local.item_read, local.item_write, ["dynamodb:DescribeTable"])
-      Resource  = flatten([for t in var.application_tables : ["${local.arn}:table/${t}", "${local.arn}:table/${t}/index/*"]])
-      Condition = null
-    }]
+    Statement = [
+      merge(local.statement, {
+        Sid      = "ApplicationItems"
+        Action   = local.application_actions
+        Resource = flatten([for t in var.application_tables : ["${local.arn}:table/${t}", "${local.arn}:table/${t}/index/*"]])
+      }),
+      local.cap.application,
+    ]
   }
 
   # DDB-SEC-02. ForAllValues on a key the request lacks is true, so each
   # statement also requires dynamodb:LeadingKeys and the tenant tag to exist.
   # StringEquals on the exact composed key (prefix + tenant id): t1 never
   # matches t10. Composite index keys need StringLike on prefix + id +
-  # delimiter + *, which the trust policy makes safe by refusing tenant ids
-  # that contain the delimiter or a wildcard.
+  # delimiter + *, which is safe because the delimiter is a character a tag
+  # value cannot hold; the policy itself (not only the trust policy of the
+  # role this module may create) refuses a tag with a wildcard, the
+  # delimiter, or nothing in it.
   tenant_value = "$${aws:PrincipalTag/${var.tenant_tag_key}}"
+  tenant_tag   = "aws:PrincipalTag/${var.tenant_tag_key}"
   tenant_present = {
-    "dynamodb:LeadingKeys"                   = "false"
-    "aws:PrincipalTag/${var.tenant_tag_key}" = "false"
+    "dynamodb:LeadingKeys" = "false"
+    (local.tenant_tag)     = "false"
   }
   tenant_sid = { for t in keys(var.tenant_tables) : t => join("", [for w in split("-", t) : title(w)]) }
+  # Values the tenant tag must never have: wildcards and variables (which a
+  # tag cannot hold either) and every index-key delimiter in use.
+  tenant_forbidden_values = distinct(concat(["*$${*}*", "*$${?}*", "*$${$}*"], [for cfg in values(var.tenant_tables) : "*${cfg.index_key_delimiter}*" if cfg.index_key_delimiter != null]))
+  tenant_resources        = flatten([for t in keys(var.tenant_tables) : ["${local.arn}:table/${t}", "${local.arn}:table/${t}/index/*"]])
+  # Indexes marked cross-tenant (their partition key is not the tenant key):
+  # LeadingKeys does not bound them, so the tenant role never reaches them.
+  cross_tenant_index_arns = flatten([for t, cfg in var.tenant_tables : [for i in keys(cfg.cross_tenant_indexes) : "${local.arn}:table/${t}/index/${i}"]])
 
   tenant = length(var.tenant_tables) == 0 ? null : {
     Version = "2012-10-17"
     Statement = concat(
-      [for t, cfg in var.tenant_tables : {
+      [for t, cfg in var.tenant_tables : merge(local.statement, {
         Sid      = "TenantItems${local.tenant_sid[t]}"
-        Effect   = "Allow"
         Action   = concat(local.item_read, local.item_write)
         Resource = ["${local.arn}:table/${t}", "${local.arn}:table/${t}/index/*"]
         Condition = {
           "ForAllValues:StringEquals" = { "dynamodb:LeadingKeys" = ["${cfg.key_prefix}${local.tenant_value}"] }
           Null                        = local.tenant_present
         }
-      }],
-      [for t, cfg in var.tenant_tables : {
+      })],
+      [for t, cfg in var.tenant_tables : merge(local.statement, {
         Sid      = "TenantIndexQuery${local.tenant_sid[t]}"
-        Effect   = "Allow"
         Action   = ["dynamodb:Query"]
         Resource = ["${local.arn}:table/${t}/index/*"]
         Condition = {
           "ForAllValues:StringLike" = { "dynamodb:LeadingKeys" = ["${cfg.key_prefix}${local.tenant_value}${cfg.index_key_delimiter}*"] }
           Null                      = local.tenant_present
         }
-      } if cfg.index_key_delimiter != null],
-      [{
-        Sid       = "DenyScanAndPartiQL"
-        Effect    = "Deny"
-        Action    = ["dynamodb:Scan", "dynamodb:PartiQLSelect", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"]
-        Resource  = [local.env_tables]
-        Condition = null
-      }],
+      }) if cfg.index_key_delimiter != null],
+      [
+        merge(local.statement, {
+          Sid       = "DenyTenantTagWithWildcardOrDelimiter"
+          Effect    = "Deny"
+          Action    = concat(local.item_read, local.item_write)
+          Resource  = local.tenant_resources
+          Condition = { StringLike = { (local.tenant_tag) = local.tenant_forbidden_values } }
+        }),
+        merge(local.statement, {
+          Sid       = "DenyEmptyOrMissingTenantTag"
+          Effect    = "Deny"
+          Action    = concat(local.item_read, local.item_write)
+          Resource  = local.tenant_resources
+          Condition = { StringNotLike = { (local.tenant_tag) = "?*" } }
+        }),
+        merge(local.statement, {
+          Sid      = "DenyScanAndPartiQL"
+          Effect   = "Deny"
+          Action   = ["dynamodb:Scan", "dynamodb:PartiQLSelect", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"]
+          Resource = [local.env_tables]
+        }),
+      ],
+      length(local.cross_tenant_index_arns) == 0 ? [] : [merge(local.statement, {
+        Sid      = "DenyCrossTenantIndexes"
+        Effect   = "Deny"
+        Action   = ["dynamodb:*"]
+        Resource = local.cross_tenant_index_arns
+      })],
+      [local.cap.tenant],
     )
   }
 
   investigator_actions = ["dynamodb:GetItem", "dynamodb:Query"]
+  data_patch_actions   = concat(local.investigator_actions, ["dynamodb:PutItem", "dynamodb:UpdateItem"])
   investigator = {
     Version   = "2012-10-17"
-    Statement = [{ Sid = "InvestigateItems", Effect = "Allow", Action = local.investigator_actions, Resource = [local.env_tables], Condition = null }]
+    Statement = [merge(local.statement, { Sid = "InvestigateItems", Action = local.investigator_actions, Resource = [local.env_tables] }), local.cap.investigator]
   }
   data_patch = {
     Version   = "2012-10-17"
-    Statement = [{ Sid = "PatchItems", Effect = "Allow", Action = concat(local.investigator_actions, ["dynamodb:PutItem", "dynamodb:UpdateItem"]), Resource = [local.env_tables], Condition = null }]
+    Statement = [merge(local.statement, { Sid = "PatchItems", Action = local.data_patch_actions, Resource = [local.env_tables] }), local.cap["data-patch"]]
   }
 
   # Resources per scope of operator-actions.json: "*" for actions IAM cannot
@@ -96,38 +163,81 @@ locals {
   operator_scopes = {
     "*" = ["*"]
     # The operator works in every region of the env (DR failover): any region, env-scoped tables.
-    dynamodb   = ["arn:${local.partition}:dynamodb:*:${var.account_id}:table/${var.env}-*"]
-    ssm        = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${var.env}-*", "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${var.env}-*"]
-    route53    = ["arn:${local.partition}:route53:::healthcheck/*"]
+    dynamodb = [local.env_tables_any_region]
+    ssm      = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${local.scope}*", "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${local.scope}*"]
+    # Health check ARNs hold only an ID: the env's are the ones modules/dr created for it.
+    route53    = [for id in var.health_check_ids : "arn:${local.partition}:route53:::healthcheck/${id}"]
     logs       = ["arn:${local.partition}:logs:${local.region}:${var.account_id}:log-group:/aws-dynamodb/imports:*"]
-    s3         = ["arn:${local.partition}:s3:::${var.env}-*", "arn:${local.partition}:s3:::${var.env}-*/*"]
-    sqs        = ["arn:${local.partition}:sqs:${local.region}:${var.account_id}:${var.env}-*"]
-    lambda     = ["arn:${local.partition}:lambda:${local.region}:${var.account_id}:function:${var.env}-*", "arn:${local.partition}:lambda:${local.region}:${var.account_id}:event-source-mapping:*"]
-    cloudwatch = ["arn:${local.partition}:cloudwatch:${local.region}:${var.account_id}:alarm:${var.env}-*"]
+    s3         = ["arn:${local.partition}:s3:::${local.scope}*", "arn:${local.partition}:s3:::${local.scope}*/*"]
+    sqs        = ["arn:${local.partition}:sqs:${local.region}:${var.account_id}:${local.scope}*"]
+    lambda     = ["arn:${local.partition}:lambda:${local.region}:${var.account_id}:function:${local.scope}*", "arn:${local.partition}:lambda:${local.region}:${var.account_id}:event-source-mapping:*"]
+    cloudwatch = ["arn:${local.partition}:cloudwatch:${local.region}:${var.account_id}:alarm:${local.scope}*"]
     backup     = ["arn:${local.partition}:backup:${local.region}:${var.account_id}:backup-vault:${var.env}-*", "arn:${local.partition}:backup:${local.region}:${var.account_id}:recovery-point:*"]
   }
-  operator = {
-    Version = "2012-10-17"
-    Statement = [for s in jsondecode(file("${path.module}/operator-actions.json")).statements : {
+  # S3 ARNs carry no account: a bucket named like the env's could be another
+  # account's; the condition ties them to this account.
+  operator_conditions = {
+    s3 = { StringEquals = { "aws:ResourceAccount" = var.account_id } }
+  }
+  # PutMetricData has no resource: the namespace condition keeps the operator
+  # from writing into other namespaces (e.g. masking the export alarms' metrics).
+  metrics_namespace = "dynops/Export"
+
+  operator_doc        = jsondecode(file("${path.module}/operator-actions.json"))
+  operator_actions    = flatten([for s in local.operator_doc.statements : s.actions])
+  break_glass_actions = flatten([for s in local.operator_doc.break_glass : s.actions])
+  operator_allow = concat(
+    [for s in local.operator_doc.statements : merge(local.statement, {
       Sid       = "Dynops${s.scope == "*" ? "Unscoped" : title(s.scope)}"
-      Effect    = "Allow"
-      Action    = s.actions
+      Action    = [for a in s.actions : a if a != "cloudwatch:PutMetricData"]
       Resource  = local.operator_scopes[s.scope]
-      Condition = null
-    }]
+      Condition = lookup(local.operator_conditions, s.scope, null)
+    }) if length(local.operator_scopes[s.scope]) > 0],
+    contains(local.operator_actions, "cloudwatch:PutMetricData") ? [merge(local.statement, {
+      Sid       = "DynopsMetrics"
+      Action    = ["cloudwatch:PutMetricData"]
+      Resource  = ["*"]
+      Condition = { StringEquals = { "cloudwatch:namespace" = local.metrics_namespace } }
+    })] : [],
+  )
+  operator = {
+    Version   = "2012-10-17"
+    Statement = concat(local.operator_allow, [local.cap["dynops-operator"]])
+  }
+
+  # The break-glass role: the operator's set plus the actions that can switch
+  # a table's protection off (resource policy, deletion protection, PITR), on
+  # this env's tables and only in a session with MFA.
+  break_glass = {
+    Version = "2012-10-17"
+    Statement = concat(local.operator_allow, [
+      merge(local.statement, {
+        Sid      = "BreakGlassProtection"
+        Action   = local.break_glass_actions
+        Resource = [local.env_tables_any_region]
+      }),
+      merge(local.statement, {
+        Sid       = "DenyProtectionChangesWithoutMFA"
+        Effect    = "Deny"
+        Action    = local.break_glass_actions
+        Resource  = ["*"]
+        Condition = { BoolIfExists = { "aws:MultiFactorAuthPresent" = "false" } }
+      }),
+      local.cap["dynops-break-glass"],
+    ])
   }
 
   # Role key => policy document; null documents (no tables given) are left out.
   documents = { for k, d in {
-    application       = local.application
-    tenant            = local.tenant
-    investigator      = local.investigator
-    "data-patch"      = local.data_patch
-    "dynops-operator" = local.operator
+    application          = local.application
+    tenant               = local.tenant
+    investigator         = local.investigator
+    "data-patch"         = local.data_patch
+    "dynops-operator"    = local.operator
+    "dynops-break-glass" = local.break_glass
   } : k => d if d != null }
 
-  # Statements carry Condition = null where there is none (one object type for
-  # every statement); the JSON leaves those keys out.
+  # The JSON leaves out the keys a statement does not use (null).
   policies = { for k, d in local.documents : k => jsonencode({
     Version   = d.Version
     Statement = [for s in d.Statement : { for sk, sv in s : sk => sv if sv != null }]
@@ -156,7 +266,6 @@ locals {
 
   # The tenant role: AssumeRole must carry the tenant tag (sts:TagSession),
   # without wildcards or a composite-key delimiter in its value (DDB-SEC-02).
-  tenant_forbidden_values = distinct(concat(["*$${*}*", "*$${?}*"], [for cfg in values(var.tenant_tables) : "*${cfg.index_key_delimiter}*" if cfg.index_key_delimiter != null]))
   assume = jsonencode({
     Version   = "2012-10-17"
     Statement = [{ Sid = "Assume", Effect = "Allow", Principal = local.trusted, Action = ["sts:AssumeRole"] }]
@@ -175,7 +284,20 @@ locals {
       }
     }]
   })
-  trust = { for k in keys(local.policies) : k => k == "tenant" ? local.assume_with_tenant_tag : local.assume }
+  # The break-glass role: only a session with MFA may assume it.
+  assume_with_mfa = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Sid       = "AssumeWithMFA"
+      Effect    = "Allow"
+      Principal = local.trusted
+      Action    = ["sts:AssumeRole"]
+      Condition = { Bool = { "aws:MultiFactorAuthPresent" = "true" } }
+    }]
+  })
+  trust = { for k in keys(local.policies) : k => (
+    k == "tenant" ? local.assume_with_tenant_tag : k == "dynops-break-glass" ? local.assume_with_mfa : local.assume
+  ) }
 }
 
 resource "aws_iam_role" "this" {

@@ -38,6 +38,23 @@ variable "region" {
   default     = null
 }
 
+variable "product_scope" {
+  description = "Scope every resource to `{env}-{product}-*` instead of `{env}-*` (DDB-SEC-03): the policies then reach only this product's tables, buckets, queues, functions, alarms and DR pointers."
+  type        = bool
+  default     = false
+}
+
+variable "health_check_ids" {
+  description = "Route 53 health check IDs of this env (modules/dr output `health_check_ids`) that the operator may read and invert (`dynops dr`). Health check ARNs hold only an ID, so the operator reaches exactly these; empty: no Route 53 rights."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for id in var.health_check_ids : can(regex("^[0-9a-f-]{36}$", id))])
+    error_message = "DDB-SEC-03: health_check_ids must be Route 53 health check IDs (e.g. \"abcdef12-3456-7890-abcd-ef1234567890\"), not ARNs or wildcards."
+  }
+}
+
 ################################################################################
 # Policies (DDB-SEC-01, DDB-SEC-02)
 ################################################################################
@@ -57,12 +74,16 @@ variable "tenant_tables" {
   description = <<-EOT
     Multi-tenant tables, keyed by table name (DDB-SEC-02). The tenant policy allows item actions only where the partition key is
     `key_prefix` followed by the session's tenant tag (e.g. `TENANT#t1`), on the table and its indexes, with Scan and PartiQL denied.
-    `index_key_delimiter` (e.g. `#`): GSI partition keys that carry more after the tenant id (`TENANT#t1#STATUS#open`) are queryable too;
-    the trust policy then refuses tenant ids containing the delimiter, so `t1` never matches `t1#x` or `t10`.
+    `index_key_delimiter` (e.g. `#`): GSI partition keys that carry more after the tenant id (`TENANT#t1#STATUS#open`) are queryable too.
+    It must be a character a tag value cannot hold (tag values hold letters, digits, spaces and `_ . : / = + - @`), so that the tenant id
+    ends at the delimiter: `t1` never matches `t1#x` or `t10`, and `acme` never `acme-eu`. Both the policy and the trust policy refuse a tag with it.
+    `cross_tenant_indexes`: index name => reason, for GSIs whose partition key is not the tenant key attribute (DDB-SEC-02 index keys:
+    LeadingKeys does not bound them, a tenant could write another tenant's key into them). The tenant role is denied every such index.
   EOT
   type = map(object({
-    key_prefix          = optional(string, "")
-    index_key_delimiter = optional(string)
+    key_prefix           = optional(string, "")
+    index_key_delimiter  = optional(string)
+    cross_tenant_indexes = optional(map(string), {})
   }))
   default = {}
 
@@ -72,8 +93,19 @@ variable "tenant_tables" {
   }
 
   validation {
-    condition     = alltrue([for t in values(var.tenant_tables) : !can(regex("[*?$]", t.key_prefix)) && (t.index_key_delimiter == null || can(regex("^[^*?$A-Za-z0-9]$", coalesce(t.index_key_delimiter, "#"))))])
-    error_message = "DDB-SEC-02: key_prefix must not contain * ? or $, and index_key_delimiter must be one punctuation character such as \"#\" (letters and digits could be part of a tenant id)."
+    condition     = alltrue([for t in values(var.tenant_tables) : !can(regex("[*?$]", t.key_prefix))])
+    error_message = "DDB-SEC-02: key_prefix must not contain * ? or $ (IAM wildcards and policy variables), e.g. \"TENANT#\"."
+  }
+
+  validation {
+    # Tag values may hold letters, digits, spaces and _ . : / = + - @ ; * ? $ are IAM wildcards/variables.
+    condition     = alltrue([for t in values(var.tenant_tables) : t.index_key_delimiter == null || can(regex("^[#|~!%^&,;<>(){}\\[\\]]$", coalesce(t.index_key_delimiter, "#")))])
+    error_message = "DDB-SEC-02: index_key_delimiter must be one character a tag value cannot hold, one of # | ~ ! % ^ & , ; < > ( ) { } [ ] (tag values may hold letters, digits, spaces and _ . : / = + - @, so tenant \"acme\" would reach \"acme-eu\"); e.g. \"#\"."
+  }
+
+  validation {
+    condition     = alltrue(flatten([for t in values(var.tenant_tables) : [for i, why in t.cross_tenant_indexes : can(regex("^gsi[1-9][0-9]*$", i)) && length(trimspace(why)) > 0]]))
+    error_message = "DDB-SEC-02: cross_tenant_indexes must map GSI names (gsi1, gsi2, ...) to the reason the index is not tenant-scoped, e.g. { gsi3 = \"admin reporting across tenants\" }."
   }
 }
 

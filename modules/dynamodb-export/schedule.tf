@@ -33,12 +33,19 @@ module "checkpoint_table" {
   tags                         = var.tags
 }
 
+# Confused deputy: Lambda acting for this account only (no aws:SourceArn: see
+# modules/stream-consumer).
 data "aws_iam_policy_document" "lambda_assume" {
   statement {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
       identifiers = ["lambda.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
     }
   }
 }
@@ -75,6 +82,12 @@ data "aws_iam_policy_document" "scheduler_lambda" {
     sid       = "WriteExportObjects"
     actions   = ["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"]
     resources = local.table_prefix_arns
+    # S3 ARNs carry no account: only this account's bucket of that name.
+    condition {
+      test     = "StringEquals"
+      variable = "aws:ResourceAccount"
+      values   = [local.account_id]
+    }
   }
   dynamic "statement" {
     for_each = local.kms_statements
@@ -82,6 +95,11 @@ data "aws_iam_policy_document" "scheduler_lambda" {
       sid       = "EncryptExportObjects"
       actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
       resources = [statement.value]
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["s3.${local.region}.amazonaws.com"]
+      }
     }
   }
   statement {
@@ -98,6 +116,18 @@ data "aws_iam_policy_document" "scheduler_lambda" {
     sid       = "Logs"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${local.log_group_arn}:*"]
+  }
+  # DDB-SEC-01: nothing outside the documented set, whatever a resource
+  # policy (a table's, the bucket's) allows: an explicit Deny wins.
+  statement {
+    sid       = "DenyOutsideDocumentedSet"
+    effect    = "Deny"
+    resources = ["*"]
+    not_actions = concat(
+      ["dynamodb:ExportTableToPointInTime", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem"],
+      ["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"],
+      length(local.kms_statements) == 0 ? [] : ["kms:GenerateDataKey", "kms:Decrypt"],
+    )
   }
 }
 
@@ -151,6 +181,12 @@ data "aws_iam_policy_document" "scheduler_assume" {
       variable = "aws:SourceAccount"
       values   = [local.account_id]
     }
+    # The schedules are in the default schedule group.
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = ["arn:${local.partition}:scheduler:${local.region}:${local.account_id}:schedule-group/default"]
+    }
   }
 }
 
@@ -166,6 +202,12 @@ data "aws_iam_policy_document" "scheduler_invoke" {
   statement {
     actions   = ["lambda:InvokeFunction"]
     resources = [local.function_arn]
+  }
+  statement {
+    sid         = "DenyOutsideDocumentedSet"
+    effect      = "Deny"
+    not_actions = ["lambda:InvokeFunction"]
+    resources   = ["*"]
   }
 }
 

@@ -443,4 +443,17 @@ variable "tags" {
   description = "Extra tags, merged over the standard tags env, product, usage, managed-by (the standard keys cannot be overridden)."
   type        = map(string)
   default     = {}
+
+  # DDB-SEC-02 index keys: dynamodb:LeadingKeys bounds only the partition key
+  # a request names. On a multi-tenant table (tag dynops:tenant-key = the
+  # tenant key attribute, the table's hash key) a GSI keyed by another
+  # attribute lets a tenant write an item that shows up in another tenant's
+  # index queries; such a GSI needs the tag dynops:cross-tenant:<gsi> = reason.
+  validation {
+    condition = lookup(var.tags, "dynops:tenant-key", "") == "" || (
+      lookup(var.tags, "dynops:tenant-key", "") == var.hash_key &&
+      alltrue([for g in var.global_secondary_indexes : g.hash_key == lookup(var.tags, "dynops:tenant-key", "") || length(trimspace(lookup(var.tags, "dynops:cross-tenant:${g.name}", ""))) > 0])
+    )
+    error_message = "DDB-SEC-02: on a multi-tenant table (tag dynops:tenant-key) the tenant key must be the table's hash_key and every GSI's hash_key, so that dynamodb:LeadingKeys bounds the index too; key a tenant-scoped GSI by the tenant key (put the rest in its range key), or tag a GSI that is not tenant-scoped \"dynops:cross-tenant:<gsi>\" = \"<reason>\" (and deny it to the tenant role: modules/dynamodb-access cross_tenant_indexes)."
+  }
 }

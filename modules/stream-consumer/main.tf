@@ -15,11 +15,25 @@ locals {
   role_name     = local.create_function ? aws_iam_role.this[0].name : var.existing_function.role_name
 
   # arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL
-  table_arn = regex("^(.*)/stream/[^/]+$", var.stream_arn)[0]
-  region    = split(":", var.stream_arn)[3]
-  account   = split(":", var.stream_arn)[4]
+  region  = split(":", var.stream_arn)[3]
+  account = split(":", var.stream_arn)[4]
   # Known at plan time, so the policy can be reviewed in the plan.
   dlq_arn = "arn:${data.aws_partition.current.partition}:sqs:${local.region}:${local.account}:${var.name}-dlq"
+
+  # A customer managed key on the DLQ: sending needs GenerateDataKey and
+  # Decrypt on it, through SQS only. A key ID or alias names no ARN: any key of
+  # the account, still through SQS only.
+  dlq_kms_key_arn = var.dlq_kms_master_key_id == null ? null : (
+    startswith(var.dlq_kms_master_key_id, "arn:") ? var.dlq_kms_master_key_id : "arn:${data.aws_partition.current.partition}:kms:${local.region}:${local.account}:key/*"
+  )
+
+  # DDB-SEC-01: the role's documented set (the consumer's rights and the
+  # handler's statements); the role denies every other action.
+  consumer_actions = distinct(concat(
+    ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "sqs:SendMessage", "logs:CreateLogStream", "logs:PutLogEvents"],
+    local.dlq_kms_key_arn == null ? [] : ["kms:GenerateDataKey", "kms:Decrypt"],
+    flatten([for st in var.handler_policy_statements : st.actions]),
+  ))
 }
 
 ################################################################################
@@ -38,12 +52,20 @@ resource "aws_sqs_queue" "dlq" {
 # Function, role and logs (when the module builds the function)
 ################################################################################
 
+# Confused deputy: Lambda acting for this account only. No aws:SourceArn: a
+# condition on it in an execution role's trust has been reported to break
+# creating VPC functions (aws/aws-parallelcluster#6926).
 data "aws_iam_policy_document" "assume" {
   statement {
     actions = ["sts:AssumeRole"]
     principals {
       type        = "Service"
       identifiers = ["lambda.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account]
     }
   }
 }
@@ -95,10 +117,12 @@ data "aws_iam_policy_document" "consumer" {
     actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
     resources = [var.stream_arn]
   }
+  # ListStreams has no resource type (Service Authorization Reference): it
+  # needs "*"; it lists stream ARNs, never records.
   statement {
-    sid       = "ListTheTablesStreams"
+    sid       = "ListStreams"
     actions   = ["dynamodb:ListStreams"]
-    resources = ["${local.table_arn}/stream/*"]
+    resources = ["*"]
   }
   statement {
     sid       = "SendFailedRecordsToTheDLQ"
@@ -111,6 +135,31 @@ data "aws_iam_policy_document" "consumer" {
       sid       = "WriteItsLogs"
       actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
       resources = ["arn:${data.aws_partition.current.partition}:logs:${local.region}:${local.account}:log-group:/aws/lambda/${var.name}:*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = local.dlq_kms_key_arn == null ? [] : [1]
+    content {
+      sid       = "EncryptForTheDLQ"
+      actions   = ["kms:GenerateDataKey", "kms:Decrypt"]
+      resources = [local.dlq_kms_key_arn]
+      condition {
+        test     = "StringEquals"
+        variable = "kms:ViaService"
+        values   = ["sqs.${local.region}.amazonaws.com"]
+      }
+    }
+  }
+  # DDB-SEC-01: nothing outside the documented set, whatever a resource
+  # policy allows. Only on the role this module creates: an existing
+  # function's role may hold rights for other work.
+  dynamic "statement" {
+    for_each = local.create_function ? [1] : []
+    content {
+      sid         = "DenyOutsideDocumentedSet"
+      effect      = "Deny"
+      not_actions = local.consumer_actions
+      resources   = ["*"]
     }
   }
 }

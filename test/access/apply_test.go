@@ -43,7 +43,7 @@ func TestApplyModule(t *testing.T) {
 	terraform.OutputStruct(t, opts, "role_names", &roleNames)
 	var policyARNs map[string]string
 	terraform.OutputStruct(t, opts, "policy_arns", &policyARNs)
-	require.Len(t, roleNames, 5)
+	require.Len(t, roleNames, 6) // application, tenant, investigator, data-patch, dynops-operator, dynops-break-glass
 
 	client := iam.NewFromConfig(target.AWSConfig(t))
 	for role, arn := range policyARNs {

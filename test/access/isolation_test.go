@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -347,4 +348,60 @@ func short(r string) string {
 		return "DENY!"
 	}
 	return "error"
+}
+
+// allowedDelimiters are the index-key delimiters the module accepts: the
+// characters a tag value cannot hold (tag values hold letters, digits, spaces
+// and _ . : / = + - @), without IAM's wildcards and variables (* ? $).
+var allowedDelimiters = []string{"#", "|", "~", "!", "%", "^", "&", ",", ";", "<", ">", "(", ")", "{", "}", "[", "]"}
+
+// tagChars are characters a tag value may hold: a tenant id may continue
+// with any of them, so "acme" must never reach "acme<c>eu".
+var tagChars = []string{"-", "_", ".", ":", "/", "=", "+", "@", " ", "1", "x", "Z"}
+
+// TestIndexKeyAndDelimiterIsolation_DDB_SEC_02: one tenant table per accepted
+// delimiter, planned through the module, evaluated by the real IAM evaluator:
+// tenant acme reaches its own composite index keys and never a tenant whose
+// id extends "acme" by any character a tag can hold; a session tag carrying
+// the delimiter or a wildcard is refused by the permission policy itself (no
+// trust policy involved: the env roots attach the policy without the
+// module's roles); the cross-tenant index is denied outright; and IAM cannot
+// see an item's index keys (the injection cell), which is why the plan-time
+// rule keys every tenant-scoped GSI by the tenant key.
+func TestIndexKeyAndDelimiterIsolation_DDB_SEC_02(t *testing.T) {
+	t.Parallel()
+	tables := map[string]any{}
+	name := func(i int) string { return fmt.Sprintf("dev-example-t%02d", i) }
+	for i, d := range allowedDelimiters {
+		tables[name(i)] = map[string]any{"key_prefix": "TENANT#", "index_key_delimiter": d, "cross_tenant_indexes": map[string]any{"gsi3": "operations across tenants"}}
+	}
+	docs := planPolicies(t, module, map[string]any{"env": "dev", "product": "example", "account_id": accountID, "tenant_tables": tables})
+	policy := policyOf(t, docs, `aws_iam_policy.this["tenant"]`)
+
+	var cells []cell
+	for i, d := range allowedDelimiters {
+		table := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s", region, accountID, name(i))
+		gsi1, gsi3 := table+"/index/gsi1", table+"/index/gsi3"
+		m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/dev-example-dynamodb-tenant/acme", policy: policy, tags: map[string]any{"aws:PrincipalTag/tenant_id": "acme"}}
+		row := "delimiter " + strconv.Quote(d)
+		m.add(row, "own TENANT#acme", allowed, "dynamodb:GetItem", table, keysOf("TENANT#acme"))
+		m.add(row, "own index key", allowed, "dynamodb:Query", gsi1, keysOf("TENANT#acme"+d+"STATUS"+d+"open"))
+		m.add(row, "index key acme<d><d>", allowed, "dynamodb:Query", gsi1, keysOf("TENANT#acme"+d+d))
+		for _, c := range tagChars {
+			m.add(row, "acme"+c+"eu index", denied, "dynamodb:Query", gsi1, keysOf("TENANT#acme"+c+"eu"+d+"STATUS"))
+		}
+		m.add(row, "table key acme<d>x", denied, "dynamodb:PutItem", table, keysOf("TENANT#acme"+d+"x"))
+		m.add(row, "tag acme<d>x", explicit, "dynamodb:Query", gsi1, merge(keysOf("TENANT#acme"+d+"x"+d+"STATUS"), map[string]any{"aws:PrincipalTag/tenant_id": "acme" + d + "x"}))
+		m.add(row, "tag *", explicit, "dynamodb:GetItem", table, merge(keysOf("TENANT#*"), map[string]any{"aws:PrincipalTag/tenant_id": "*"}))
+		m.add(row, "tag empty", explicit, "dynamodb:GetItem", table, merge(keysOf("TENANT#"), map[string]any{"aws:PrincipalTag/tenant_id": ""}))
+		m.add(row, "cross-tenant gsi3 own key", explicit, "dynamodb:Query", gsi3, keysOf("TENANT#acme"))
+		// IAM sees only the partition key a request names: a PutItem keyed by
+		// the tenant's own key is allowed whatever the item's GSI attributes
+		// say. The defence is DDB-SEC-02's plan-time rule (GSIs keyed by the
+		// tenant key: TestIndexKeyInjectionRefused_DDB_SEC_02, dynops check).
+		m.add(row, "injection: own key, other's GSI key", allowed, "dynamodb:PutItem", table, merge(keysOf("TENANT#acme"), map[string]any{"dynamodb:Attributes": []string{"tenant_key", "tenant_status"}}))
+		cells = append(cells, m.cells...)
+	}
+	evaluate(t, cells)
+	report(t, fmt.Sprintf("tenant acme: %d accepted delimiters x index keys, tenant ids extended by tag characters, tag guards in the permission policy, cross-tenant index", len(allowedDelimiters)), cells)
 }

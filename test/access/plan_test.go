@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +26,9 @@ const (
 	example   = "modules/dynamodb-access/examples/complete"
 	module    = "modules/dynamodb-access"
 	accountID = "123456789012"
-	region    = harness.DefaultRegion
+	// healthCheckID is the env's Route 53 health check the example gives the operator.
+	healthCheckID = "abcdef12-3456-7890-abcd-ef1234567890"
+	region        = harness.DefaultRegion
 )
 
 // Policy is an IAM policy document.
@@ -39,6 +43,7 @@ type Statement struct {
 	Effect    string         `json:"Effect"`
 	Principal map[string]any `json:"Principal,omitempty"`
 	Action    []string       `json:"Action"`
+	NotAction []string       `json:"NotAction,omitempty"`
 	Resource  []string       `json:"Resource,omitempty"`
 	Condition map[string]any `json:"Condition,omitempty"`
 }
@@ -87,9 +92,9 @@ func decode(t *testing.T, doc string) Policy {
 func TestPlanExample(t *testing.T) {
 	t.Parallel()
 	boundary := "arn:aws:iam::" + accountID + ":policy/dev-boundary"
-	got := planExample(t, map[string]any{"permissions_boundary_arn": boundary})
+	got := planExample(t, map[string]any{"permissions_boundary_arn": boundary, "health_check_ids": []string{healthCheckID}})
 
-	roles := []string{"application", "data-patch", "dynops-operator", "investigator", "tenant"}
+	roles := []string{"application", "data-patch", "dynops-operator", "dynops-break-glass", "investigator", "tenant"}
 	require.ElementsMatch(t, roles, keys(got.policies), "one policy per role")
 	require.ElementsMatch(t, roles, keys(got.trust), "one role per policy with create_roles = true")
 
@@ -99,6 +104,9 @@ func TestPlanExample(t *testing.T) {
 		operatorPrefix := fmt.Sprintf("arn:aws:dynamodb:*:%s:table/dev-", accountID)
 		for role, doc := range got.policies {
 			for _, s := range decode(t, doc).Statement {
+				if s.Effect == "Deny" {
+					continue // a Deny cannot widen the reach
+				}
 				for _, r := range s.Resource {
 					switch {
 					case r == "*":
@@ -106,11 +114,11 @@ func TestPlanExample(t *testing.T) {
 							assert.Equal(t, "*", permissions.Scope(a), "%s: %s on * but IAM can scope it", role, a)
 						}
 					case strings.HasPrefix(r, "arn:aws:dynamodb:"):
-						ok := strings.HasPrefix(r, prefix) || (role == "dynops-operator" && strings.HasPrefix(r, operatorPrefix))
+						ok := strings.HasPrefix(r, prefix) || (strings.HasPrefix(role, "dynops-") && strings.HasPrefix(r, operatorPrefix))
 						assert.True(t, ok, "%s: resource %s is not under %s", role, r, prefix)
-					case role == "dynops-operator":
-						// Other services: named by the env prefix, except Route 53 health checks (IDs only).
-						ok := strings.Contains(r, "dev-") || strings.HasPrefix(r, "arn:aws:route53:::healthcheck/") ||
+					case strings.HasPrefix(role, "dynops-"):
+						// Other services: named by the env prefix, except Route 53 health checks (exactly the env's IDs).
+						ok := strings.Contains(r, "dev-") || r == "arn:aws:route53:::healthcheck/"+healthCheckID ||
 							strings.Contains(r, ":event-source-mapping:") || strings.Contains(r, ":recovery-point:") || strings.Contains(r, "/aws-dynamodb/imports")
 						assert.True(t, ok, "%s: resource %s is not scoped to the env", role, r)
 					default:
@@ -122,11 +130,48 @@ func TestPlanExample(t *testing.T) {
 	})
 	t.Run("DDB-SEC-01 investigator reads, data-patch writes only Put/Update", func(t *testing.T) {
 		inv := decode(t, got.policies["investigator"])
-		require.Len(t, inv.Statement, 1)
+		require.Len(t, inv.Statement, 2)
 		assert.ElementsMatch(t, []string{"dynamodb:GetItem", "dynamodb:Query"}, inv.Statement[0].Action)
 		dp := decode(t, got.policies["data-patch"])
-		require.Len(t, dp.Statement, 1)
+		require.Len(t, dp.Statement, 2)
 		assert.ElementsMatch(t, []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}, dp.Statement[0].Action)
+	})
+	t.Run("DDB-SEC-01 every policy ends with a Deny of everything outside its documented set", func(t *testing.T) {
+		for role, doc := range got.policies {
+			sts := decode(t, doc).Statement
+			last := sts[len(sts)-1]
+			assert.Equal(t, "Deny", last.Effect, role)
+			assert.Equal(t, "DenyOutsideDocumentedSet", last.Sid, role)
+			var allowed []string
+			for _, s := range sts {
+				if s.Effect == "Allow" {
+					allowed = append(allowed, s.Action...)
+				}
+			}
+			for _, a := range allowed {
+				assert.Contains(t, last.NotAction, a, "%s allows %s outside its cap", role, a)
+			}
+		}
+	})
+	t.Run("DDB-SEC-01 protection switches only in the break-glass role, with MFA", func(t *testing.T) {
+		for _, a := range permissions.BreakGlass() {
+			assert.NotContains(t, got.policies["dynops-operator"], `"`+a+`"`, "the operator holds %s", a)
+			assert.Contains(t, got.policies["dynops-break-glass"], `"`+a+`"`)
+		}
+		assert.Contains(t, got.policies["dynops-break-glass"], `"BoolIfExists":{"aws:MultiFactorAuthPresent":"false"}`)
+		assert.Contains(t, got.trust["dynops-break-glass"], `"Bool":{"aws:MultiFactorAuthPresent":"true"}`)
+	})
+	t.Run("DDB-SEC-03 S3 tied to the account, PutMetricData to its namespace", func(t *testing.T) {
+		for _, s := range decode(t, got.policies["dynops-operator"]).Statement {
+			for _, a := range s.Action {
+				switch {
+				case strings.HasPrefix(a, "s3:"):
+					assert.Equal(t, map[string]any{"StringEquals": map[string]any{"aws:ResourceAccount": accountID}}, s.Condition, "%s: %s", s.Sid, a)
+				case a == "cloudwatch:PutMetricData":
+					assert.Equal(t, map[string]any{"StringEquals": map[string]any{"cloudwatch:namespace": "dynops/Export"}}, s.Condition, s.Sid)
+				}
+			}
+		}
 	})
 	t.Run("DDB-SEC-01 application has no Scan and no wildcard", func(t *testing.T) {
 		for _, s := range decode(t, got.policies["application"]).Statement {
@@ -149,6 +194,16 @@ func TestPlanExample(t *testing.T) {
 			have = append(have, s.Action...)
 		}
 		assert.ElementsMatch(t, want, have)
+		bg := decode(t, got.policies["dynops-break-glass"]).Statement
+		for _, s := range doc.BreakGlass {
+			var in []string
+			for _, st := range bg {
+				if st.Effect == "Allow" {
+					in = append(in, st.Action...)
+				}
+			}
+			assert.Subset(t, in, s.Actions)
+		}
 	})
 	t.Run("DDB-SEC-02 tenant trust requires the tag at TagSession", func(t *testing.T) {
 		trust := decode(t, got.trust["tenant"])
@@ -186,8 +241,18 @@ func TestPlanValidations(t *testing.T) {
 		{"DDB-SEC-03 tenant table of another env", map[string]any{"tenant_tables": map[string]any{"stg-hoge-order": map[string]any{}}}, "DDB-SEC-03: every tenant_tables key"},
 		{"DDB-SEC-03 account id", map[string]any{"account_id": "12345"}, "DDB-SEC-03: account_id must be the 12-digit"},
 		{"DDB-SEC-02 wildcard in key prefix", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"key_prefix": "TENANT*"}}}, "DDB-SEC-02: key_prefix must not contain"},
-		{"DDB-SEC-02 letter as delimiter", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"index_key_delimiter": "x"}}}, "DDB-SEC-02: key_prefix must not contain"},
+		{"DDB-SEC-02 cross-tenant index without a reason", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"cross_tenant_indexes": map[string]any{"gsi3": " "}}}}, "DDB-SEC-02: cross_tenant_indexes must map GSI names"},
+		{"DDB-SEC-03 health check wildcard", map[string]any{"health_check_ids": []string{"*"}}, "DDB-SEC-03: health_check_ids must be Route 53 health check IDs"},
 		{"DDB-SEC-01 roles without principals", map[string]any{"create_roles": true}, "DDB-SEC-01: create_roles = true needs trusted_principal_arns"},
+	}
+	// DDB-SEC-02: every delimiter a tag value can hold (letters, digits, space,
+	// _ . : / = + - @) or that IAM reads as a wildcard/variable is refused.
+	for _, d := range []string{"x", "Z", "7", " ", "_", ".", ":", "/", "=", "+", "-", "@", "*", "?", "$", "##", "é"} {
+		cases = append(cases, struct {
+			name string
+			vars map[string]any
+			want string
+		}{"DDB-SEC-02 delimiter " + strconv.Quote(d), map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"index_key_delimiter": d}}}, "DDB-SEC-02: index_key_delimiter must be one character a tag value cannot hold"})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,6 +265,61 @@ func TestPlanValidations(t *testing.T) {
 			out, err := terraform.InitAndPlanE(t, opts)
 			require.Error(t, err, "plan should fail")
 			assert.Contains(t, strings.Join(strings.Fields(out), " "), tc.want)
+		})
+	}
+}
+
+// TestIndexKeyInjectionRefused_DDB_SEC_02: dynamodb:LeadingKeys bounds only
+// the partition key a request names, so on a multi-tenant table (tag
+// dynops:tenant-key) a GSI keyed by another attribute is refused at plan time
+// unless marked cross-tenant with a reason.
+func TestIndexKeyInjectionRefused_DDB_SEC_02(t *testing.T) {
+	t.Parallel()
+	const refused = "DDB-SEC-02: on a multi-tenant table (tag dynops:tenant-key)"
+	gsi := func(name, hash string) map[string]any {
+		return map[string]any{"name": name, "hash_key": hash, "range_key": "order_key", "projection_type": "KEYS_ONLY"}
+	}
+	for _, tc := range []struct {
+		name string
+		hash string
+		gsis []map[string]any
+		tags map[string]string
+		want string // "" = the plan succeeds
+	}{
+		{"composite tenant_status GSI key", "tenant_key", []map[string]any{gsi("gsi1", "tenant_status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
+		{"second GSI keyed by status", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
+		{"cross-tenant tag without a reason", "tenant_key", []map[string]any{gsi("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi1": " "}, refused},
+		{"cross-tenant tag for another index", "tenant_key", []map[string]any{gsi("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "reporting"}, refused},
+		{"tenant key is not the hash key", "order_key", []map[string]any{gsi("gsi1", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
+		{"every GSI keyed by the tenant key", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, ""},
+		{"cross-tenant GSI with its reason", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "operations: open orders of every tenant"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rangeKey := "order_key"
+			if tc.hash == "order_key" {
+				rangeKey = "tenant_key"
+			}
+			// Only indexed attributes may be declared.
+			attrs := []map[string]any{{"name": "tenant_key", "type": "S"}, {"name": "order_key", "type": "S"}}
+			for _, g := range tc.gsis {
+				if h := g["hash_key"].(string); h != "tenant_key" && h != "order_key" && !slices.ContainsFunc(attrs, func(a map[string]any) bool { return a["name"] == h }) {
+					attrs = append(attrs, map[string]any{"name": h, "type": "S"})
+				}
+			}
+			opts := harness.PlanOptions(t, "modules/dynamodb-table", map[string]any{
+				"env": "dev", "product": "hoge", "usage": "order", "hash_key": tc.hash, "range_key": rangeKey,
+				"attributes": attrs, "global_secondary_indexes": tc.gsis, "tags": tc.tags,
+			})
+			opts.Logger = logger.Discard
+			out, err := terraform.InitAndPlanE(t, opts)
+			flat := strings.Join(strings.Fields(out), " ")
+			if tc.want == "" {
+				require.NoError(t, err, "plan should succeed: %s", flat)
+				return
+			}
+			require.Error(t, err, "plan should fail")
+			assert.Contains(t, flat, tc.want)
 		})
 	}
 }

@@ -231,7 +231,7 @@ var transientErrors = map[string]string{
 
 // Services the override points at the emulator; every service a module here uses.
 var overrideServices = []string{
-	"applicationautoscaling", "backup", "cloudwatch", "cloudwatchlogs", "dynamodb", "events", "iam", "kms",
+	"applicationautoscaling", "backup", "cloudtrail", "cloudwatch", "cloudwatchlogs", "dynamodb", "ec2", "events", "iam", "kms",
 	"lambda", "route53", "s3", "scheduler", "sfn", "sns", "sqs", "ssm", "sts",
 }
 

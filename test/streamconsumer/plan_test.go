@@ -140,11 +140,12 @@ func TestPlanLeastPrivilege_DDB_SEC_01(t *testing.T) {
 		got[s.Sid] = [2]string{flat(s.Action), flat(s.Resource)}
 	}
 	assert.Equal(t, [2]string{"dynamodb:DescribeStream,dynamodb:GetRecords,dynamodb:GetShardIterator", streamArn}, got["ReadTheStream"])
-	assert.Equal(t, [2]string{"dynamodb:ListStreams", "arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user/stream/*"}, got["ListTheTablesStreams"])
+	// ListStreams has no resource type: it needs "*" (test/access's escalation matrix asks the IAM evaluator).
+	assert.Equal(t, [2]string{"dynamodb:ListStreams", "*"}, got["ListStreams"])
 	assert.Equal(t, [2]string{"sqs:SendMessage", "arn:aws:sqs:eu-west-1:123456789012:" + name + "-dlq"}, got["SendFailedRecordsToTheDLQ"])
 	assert.Equal(t, [2]string{"logs:CreateLogStream,logs:PutLogEvents", "arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/" + name + ":*"}, got["WriteItsLogs"])
-	assert.Len(t, got, 4, "no other statement")
-	assert.NotContains(t, doc, `"*"`, "no wildcard resource")
+	assert.Contains(t, got, "DenyOutsideDocumentedSet", "DDB-SEC-01: the role is capped to its documented set")
+	assert.Len(t, got, 5, "no other statement")
 }
 
 func flat(v any) string {

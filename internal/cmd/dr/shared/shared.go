@@ -158,8 +158,8 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	if s.To != "" && s.To == s.From {
 		return factory.UsageErrorf("--to and --from are both %s: name the region writes move to", s.To)
 	}
-	if s.BreakGlassRoleARN != "" && !strings.HasPrefix(s.BreakGlassRoleARN, "arn:") {
-		return factory.UsageErrorf("--break-glass-role-arn %q is not an ARN (arn:aws:iam::ACCOUNT:role/NAME)", s.BreakGlassRoleARN)
+	if err := failover.ValidateBreakGlassARN(s.BreakGlassRoleARN, ""); err != nil {
+		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
 	}
 	if s.ReplicationTimeout <= 0 {
 		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")

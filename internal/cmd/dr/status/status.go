@@ -105,8 +105,11 @@ func printReport(ios *iostreams.IOStreams, rep Report) error {
 			pointer = ios.Colour(iostreams.Yellow, r.PointerError)
 		}
 		fence := "no"
-		if r.Fenced {
-			fence = ios.Colour(iostreams.Yellow, "FENCED ("+failover.FenceSid+")")
+		switch {
+		case r.Fenced:
+			fence = ios.Colour(iostreams.Yellow, "FENCED (by content: "+r.FenceDetail+")")
+		case r.FenceDetail != "" && strings.Contains(r.FenceDetail, failover.FenceSid):
+			fence = ios.Colour(iostreams.Red, "NOT fenced: "+r.FenceDetail)
 		}
 		if r.PolicyError != "" {
 			fence = r.PolicyError

@@ -21,3 +21,9 @@ variable "permissions_boundary_arn" {
   type        = string
   default     = null
 }
+
+variable "health_check_ids" {
+  description = "Route 53 health check IDs of the env (modules/dr output health_check_ids) the operator may invert."
+  type        = list(string)
+  default     = []
+}

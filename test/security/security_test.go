@@ -1,0 +1,185 @@
+package security
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/logger"
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/harness"
+)
+
+const (
+	endpointExample = "modules/dynamodb-vpc-endpoint/examples/complete"
+	trailExample    = "modules/cloudtrail-data-events/examples/complete"
+)
+
+func planned(t *testing.T, dir string, vars map[string]any) map[string]map[string]any {
+	t.Helper()
+	opts := harness.PlanOptions(t, dir, vars)
+	opts.Logger = logger.Discard
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	out := map[string]map[string]any{}
+	for addr, r := range p.ResourcePlannedValuesMap {
+		out[addr] = r.AttributeValues
+	}
+	return out
+}
+
+// TestPlanVPCEndpoint_DDB_SEC_05: a Gateway endpoint for DynamoDB on the
+// given route tables, with no endpoint policy.
+func TestPlanVPCEndpoint_DDB_SEC_05(t *testing.T) {
+	t.Parallel()
+	got := planned(t, endpointExample, nil)
+	ep, ok := got["module.dynamodb_endpoint.aws_vpc_endpoint.dynamodb"]
+	require.True(t, ok, "no endpoint in the plan")
+	assert.Equal(t, "Gateway", ep["vpc_endpoint_type"])
+	assert.Equal(t, "com.amazonaws."+harness.DefaultRegion+".dynamodb", ep["service_name"])
+	assert.Nil(t, ep["policy"], "DDB-SEC-05: no endpoint policy (control stays in IAM)")
+}
+
+// TestPlanVPCEndpointValidations_DDB_SEC_05: bad network inputs fail the plan naming the rule.
+func TestPlanVPCEndpointValidations_DDB_SEC_05(t *testing.T) {
+	t.Parallel()
+	for name, vars := range map[string]map[string]any{
+		"no route tables":   {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{}},
+		"not a route table": {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"subnet-0123"}},
+		"not a VPC":         {"vpc_id": "subnet-0123", "route_table_ids": []string{"rtb-0123456789abcdef0"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			vars["env"] = "dev"
+			opts := harness.PlanOptions(t, "modules/dynamodb-vpc-endpoint", vars)
+			opts.Logger = logger.Discard
+			out, err := terraform.InitAndPlanE(t, opts)
+			require.Error(t, err)
+			assert.Contains(t, out, "DDB-SEC-05")
+		})
+	}
+}
+
+// TestPlanCloudTrail_DDB_SEC_06: management events and every DynamoDB table
+// and stream data event, with no filter but the resource type; the bucket
+// is written only by this trail, over TLS.
+func TestPlanCloudTrail_DDB_SEC_06(t *testing.T) {
+	t.Parallel()
+	got := planned(t, trailExample, nil)
+	trail, ok := got["module.trail.aws_cloudtrail.this"]
+	require.True(t, ok, "no trail in the plan")
+	assert.Equal(t, true, trail["is_multi_region_trail"])
+	assert.Equal(t, true, trail["enable_log_file_validation"])
+	types := map[string]bool{}
+	management := false
+	for _, s := range trail["advanced_event_selector"].([]any) {
+		fields := map[string][]any{}
+		for _, f := range s.(map[string]any)["field_selector"].([]any) {
+			fm := f.(map[string]any)
+			fields[fm["field"].(string)] = fm["equals"].([]any)
+		}
+		for f := range fields {
+			assert.Contains(t, []string{"eventCategory", "resources.type"}, f, "DDB-SEC-06: no filter but category and type (filter downstream)")
+		}
+		if len(fields["resources.type"]) == 1 {
+			types[fields["resources.type"][0].(string)] = true
+		} else if fields["eventCategory"][0] == "Management" {
+			management = true
+		}
+	}
+	assert.True(t, management, "management events recorded")
+	assert.Equal(t, map[string]bool{"AWS::DynamoDB::Table": true, "AWS::DynamoDB::Stream": true}, types)
+
+	var bucket struct {
+		Statement []struct {
+			Sid       string
+			Effect    string
+			Condition map[string]map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(got["module.trail.aws_s3_bucket_policy.trail"]["policy"].(string)), &bucket))
+	sids := map[string]bool{}
+	for _, s := range bucket.Statement {
+		sids[s.Sid] = true
+		if s.Effect == "Allow" {
+			assert.Contains(t, s.Condition["StringEquals"], "aws:SourceArn", "%s: only this trail writes", s.Sid)
+		}
+	}
+	assert.True(t, sids["TLSOnly"])
+}
+
+// refreshed applies root, then refreshes its state from the service
+// (`apply -refresh-only`: the provider reads every resource back) and
+// returns each resource's attributes as read, by address.
+func refreshed(t *testing.T, opts *terraform.Options) map[string]map[string]any {
+	t.Helper()
+	terraform.InitAndApply(t, opts)
+	terraform.RunTerraformCommand(t, opts, "apply", "-refresh-only", "-auto-approve", "-input=false", "-no-color")
+	out := terraform.RunTerraformCommand(t, opts, "show", "-json", "-no-color")
+	var st struct {
+		Values struct {
+			RootModule module `json:"root_module"`
+		} `json:"values"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	got := map[string]map[string]any{}
+	var walk func(m module)
+	walk = func(m module) {
+		for _, r := range m.Resources {
+			got[r.Address] = r.Values
+		}
+		for _, c := range m.ChildModules {
+			walk(c)
+		}
+	}
+	walk(st.Values.RootModule)
+	return got
+}
+
+type module struct {
+	Resources []struct {
+		Address string         `json:"address"`
+		Values  map[string]any `json:"values"`
+	} `json:"resources"`
+	ChildModules []module `json:"child_modules"`
+}
+
+// TestApplyVPCEndpoint_DDB_SEC_05 applies the example and reads the endpoint
+// back from EC2 (a refresh): a Gateway endpoint on the route table.
+func TestApplyVPCEndpoint_DDB_SEC_05(t *testing.T) {
+	t.Parallel()
+	opts := target.Options(t, endpointExample, map[string]any{"env": "dev", "region": target.Region})
+	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	got := refreshed(t, opts)
+	ep, ok := got["module.dynamodb_endpoint.aws_vpc_endpoint.dynamodb"]
+	require.True(t, ok, "the endpoint is not in the refreshed state")
+	assert.Equal(t, "Gateway", ep["vpc_endpoint_type"])
+	assert.Equal(t, "com.amazonaws."+target.Region+".dynamodb", ep["service_name"])
+	assert.Len(t, ep["route_table_ids"], 1)
+}
+
+// TestApplyCloudTrail_DDB_SEC_06 applies the example and reads the trail and
+// its event selectors back from CloudTrail (a refresh).
+func TestApplyCloudTrail_DDB_SEC_06(t *testing.T) {
+	t.Parallel()
+	target.RequireAWS(t, "answers CloudTrail StartLogging with HTTP 500 (measured: the trail is created, the provider's StartLogging fails); the plan and the policies are tested offline (TestPlanCloudTrail_DDB_SEC_06)")
+	acct := target.AccountID(t)
+	opts := target.Options(t, trailExample, map[string]any{"env": harness.UniqueID(), "region": target.Region, "account_id": acct, "force_destroy": true})
+	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	got := refreshed(t, opts)
+	trail, ok := got["module.trail.aws_cloudtrail.this"]
+	require.True(t, ok, "the trail is not in the refreshed state")
+	types := map[string]bool{}
+	for _, s := range trail["advanced_event_selector"].([]any) {
+		for _, f := range s.(map[string]any)["field_selector"].([]any) {
+			fm := f.(map[string]any)
+			if fm["field"] == "resources.type" {
+				for _, v := range fm["equals"].([]any) {
+					types[v.(string)] = true
+				}
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{"AWS::DynamoDB::Table": true, "AWS::DynamoDB::Stream": true}, types, "read back from CloudTrail")
+}
