@@ -370,64 +370,32 @@ func (r *Runner) pollInterval() time.Duration {
 	return 2 * time.Second
 }
 
-// fence adds the fence statement to the table's policy, only over the
-// revision it read (a concurrent edit is refused, not lost), and reads the
-// policy back until it shows the new revision fencing the table by its
-// content, several reads in a row (a resource policy applies eventually).
+// fence is FenceTable as a step of the switch: its undo restores the policy before.
 func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
-	db := r.Clients(region).DynamoDB
-	before, rev, err := ResourcePolicy(ctx, db, arn)
+	before, detail, changed, err := fenceTable(ctx, r.Clients(region).DynamoDB, arn, breakGlass, r.pollInterval())
+	if changed {
+		st.Undo = []string{restorePolicyCmd(region, arn, before)}
+	}
 	if err != nil {
 		return err
 	}
-	doc, err := WithFence(before, arn, breakGlass)
-	if err != nil {
-		return err
-	}
-	newRev, err := setPolicy(ctx, db, arn, doc, rev, breakGlass != "")
-	if err != nil {
-		return err
-	}
-	st.Undo = []string{restorePolicyCmd(region, arn, before)}
-	after, err := awaitPolicy(ctx, db, arn, newRev, func(d string) bool { ok, _ := FenceHolds(d, arn); return ok }, r.pollInterval(), time.Minute)
-	if err != nil {
-		_, why := FenceHolds(after, arn)
-		return fmt.Errorf("the fence on %s is not shown by the policy read back (%s): %w", arn, why, err)
-	}
-	_, by := FenceHolds(after, arn)
-	st.Detail = fmt.Sprintf("fence on %s (statement %s denies %s), read back %d times at revision %s", arn, by, strings.Join(FencedActions(breakGlass), ", "), readBacks, newRev)
+	st.Detail = detail
 	return nil
 }
 
 // unfence removes the fence statement dynops wrote, over the revision it
 // read, and reads back until the table is no longer fenced by any statement.
 func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) error {
-	db := r.Clients(region).DynamoDB
-	before, rev, err := ResourcePolicy(ctx, db, arn)
+	had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, arn, r.pollInterval())
 	if err != nil {
 		return err
 	}
-	if !HasFence(before) {
-		if holds, by := FenceHolds(before, arn); holds {
-			return fmt.Errorf("%s is fenced by statement %s, which dynops did not write (no %s): remove it yourself, then run the command again", arn, by, FenceSid)
-		}
-		st.Status, st.Detail = StepSkipped, fmt.Sprintf("%s carries no fence", arn)
+	if !had {
+		st.Status, st.Detail = StepSkipped, detail
 		return nil
 	}
-	doc, err := WithoutFence(before)
-	if err != nil {
-		return err
-	}
-	newRev, err := setPolicy(ctx, db, arn, doc, rev, false)
-	if err != nil {
-		return err
-	}
 	st.Undo = []string{restorePolicyCmd(region, arn, before)}
-	after, err := awaitPolicy(ctx, db, arn, newRev, func(d string) bool { ok, _ := FenceHolds(d, arn); return !ok && !HasFence(d) }, r.pollInterval(), time.Minute)
-	if err != nil {
-		return fmt.Errorf("the policy of %s read back still fences it: %w", arn, err)
-	}
-	st.Detail = fmt.Sprintf("fence removed from %s, read back %d times (%s)", arn, readBacks, policySummary(after))
+	st.Detail = detail
 	return nil
 }
 
