@@ -42,6 +42,9 @@ type Options struct {
 	// LogOutput and keeps the raw SDK error chain in translated errors.
 	Debug     bool
 	LogOutput io.Writer
+	// Unanswered, when set, is shared by every configuration of one run: an
+	// endpoint that timed out is not waited on again (see Unanswered).
+	Unanswered *Unanswered
 }
 
 // Load returns an aws.Config for o, or an error naming what is missing.
@@ -62,7 +65,7 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	opts = append(opts, config.WithHTTPClient(awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
 		WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = connect })))
-	g := &guard{timeout: timeout, slow: operationTimeouts(), endpoint: o.EndpointURL, debug: o.Debug}
+	g := &guard{timeout: timeout, slow: operationTimeouts(), endpoint: o.EndpointURL, debug: o.Debug, unanswered: o.Unanswered}
 	opts = append(opts, config.WithAPIOptions([]func(*middleware.Stack) error{g.addTo}))
 	if o.Debug {
 		w := o.LogOutput

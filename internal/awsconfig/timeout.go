@@ -86,6 +86,8 @@ type guard struct {
 	endpoint string // the configured base endpoint, "" for the SDK's own resolution
 	debug    bool
 	account  func(context.Context) string
+	// unanswered: endpoints that timed out earlier in this run (nil: none kept).
+	unanswered *Unanswered
 }
 
 func (g *guard) addTo(stack *middleware.Stack) error {
@@ -96,7 +98,11 @@ func (g *guard) addTo(stack *middleware.Stack) error {
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			if info, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
 				if req, ok := in.Request.(*smithyhttp.Request); ok && req.URL != nil {
-					info.setEndpoint(req.URL.Scheme + "://" + req.URL.Host)
+					ep := req.URL.Scheme + "://" + req.URL.Host
+					info.setEndpoint(ep)
+					if first := g.unanswered.first(ep, awsmiddleware.GetRegion(ctx)); first != nil {
+						return middleware.DeserializeOutput{}, middleware.Metadata{}, &notTriedAgain{first: first}
+					}
 				}
 			}
 			return next.HandleDeserialize(ctx, in)
@@ -145,8 +151,14 @@ func (g *guard) handle(ctx context.Context, in middleware.InitializeInput, next 
 		endpoint = "the " + service + " endpoint of " + awsmiddleware.GetRegion(ctx)
 	}
 	region := awsmiddleware.GetRegion(ctx)
+	var nta *notTriedAgain
+	if errors.As(err, &nta) {
+		return out, md, &TimeoutError{Service: service, Operation: op, Endpoint: endpoint, Region: region, After: nta.first.After, Err: err}
+	}
 	if fired.Load() || isTimeout(err) {
-		return out, md, &TimeoutError{Service: service, Operation: op, Endpoint: endpoint, Region: region, After: limit, Err: err}
+		te := &TimeoutError{Service: service, Operation: op, Endpoint: endpoint, Region: region, After: limit, Err: err}
+		g.unanswered.add(info.getEndpoint(), region, te)
+		return out, md, te
 	}
 	return out, md, g.translate(ctx, service, op, endpoint, region, in.Parameters, err)
 }

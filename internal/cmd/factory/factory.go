@@ -69,6 +69,8 @@ type Factory struct {
 	Getenv func(string) string
 
 	in *bufio.Reader // stdin, shared by the prompts of one run
+	// unanswered: the endpoints that timed out in this run (awsconfig.Unanswered).
+	unanswered *awsconfig.Unanswered
 }
 
 // New returns a Factory on the given streams.
@@ -79,6 +81,8 @@ func New(ios *iostreams.IOStreams) *Factory {
 		Now:       time.Now,
 		LoadAWS:   awsconfig.Load,
 		Getenv:    os.Getenv,
+
+		unanswered: &awsconfig.Unanswered{},
 	}
 }
 
@@ -100,6 +104,7 @@ func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 		Timeout:     f.Flags.Timeout,
 		Debug:       f.Flags.Debug,
 		LogOutput:   f.IOStreams.ErrOut,
+		Unanswered:  f.unanswered,
 	})
 }
 
