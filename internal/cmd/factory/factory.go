@@ -161,6 +161,12 @@ func (f *Factory) Protection(targets ...protect.Target) ([]protect.Decision, err
 	}
 	out := make([]protect.Decision, 0, len(targets))
 	for _, t := range targets {
+		// An endpoint that does not answer decides nothing and changes
+		// nothing: say that (exit 124), rather than "protected" (exit 2).
+		var te *awsconfig.TimeoutError
+		if errors.As(t.TagsErr, &te) {
+			return nil, fmt.Errorf("reading the tags of %s %s to decide whether it is protected: %w; nothing was changed", t.Kind, t.Name, te)
+		}
 		out = append(out, p.Decide(t))
 	}
 	return out, nil
