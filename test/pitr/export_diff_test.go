@@ -35,11 +35,11 @@ type exportFixture struct {
 	items  []map[string]types.AttributeValue
 }
 
-func uploadExport(t *testing.T, s3c *s3.Client, bucket, prefix, id string, files []int) exportFixture {
+func uploadExport(t *testing.T, s3c *s3.Client, bucket, prefix, id, table string, files []int) exportFixture {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 40})
+	w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 40, Table: table})
 	require.NoError(t, err)
 	fx := exportFixture{bucket: bucket, keys: w.DataKeys, uri: "s3://" + bucket + "/" + prefix + "/AWSDynamoDB/" + id}
 	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -110,9 +110,9 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	cfg := target.AWSConfig(t)
 	db, s3c := dynamodb.NewFromConfig(cfg), export.NewS3(cfg)
 	bucket := createBucket(t, s3c)
-	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", []int{120, 0, 90, 150})
-
 	table := "dev-" + harness.UniqueID() + "-user"
+	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", table, []int{120, 0, 90, 150})
+
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id"})
 	fixture.Put(t, db, table, fx.items)
 	// Since the export: 25 deleted, 15 changed (a value, a type, a set, a
@@ -203,8 +203,8 @@ func TestDiffTwoExports(t *testing.T) {
 	cfg := target.AWSConfig(t)
 	s3c := export.NewS3(cfg)
 	bucket := createBucket(t, s3c)
-	a := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-aaaaaaaa", []int{60, 60})
-	b := uploadExport(t, s3c, bucket, "full/dev-user", "01763790000000-bbbbbbbb", []int{60, 61})
+	a := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-aaaaaaaa", "", []int{60, 60})
+	b := uploadExport(t, s3c, bucket, "full/dev-user", "01763790000000-bbbbbbbb", "", []int{60, 61})
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 

@@ -60,6 +60,9 @@ type Spec struct {
 	// ChecksumSuffix names the manifests' checksum files: ".md5" (default,
 	// as real exports) or ".checksum" (as the developer guide says).
 	ChecksumSuffix string
+	// Table is the exported table's name in the manifest's ARNs (default
+	// dev-hoge-user).
+	Table string
 }
 
 // Record is one change in an incremental export, in DynamoDB JSON
@@ -147,10 +150,10 @@ func Write(root string, s Spec) (Written, error) {
 	}
 	summary := map[string]any{
 		"version":            "2020-06-30",
-		"exportArn":          "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user/export/" + s.ExportID,
+		"exportArn":          "arn:aws:dynamodb:eu-west-1:123456789012:table/" + s.table() + "/export/" + s.ExportID,
 		"startTime":          stamp(exportTime.Add(time.Minute)),
 		"endTime":            stamp(exportTime.Add(6 * time.Minute)),
-		"tableArn":           "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user",
+		"tableArn":           "arn:aws:dynamodb:eu-west-1:123456789012:table/" + s.table(),
 		"tableId":            "12345a12-abcd-123a-ab12-1234abc12345",
 		"s3Bucket":           "export-bucket",
 		"s3Prefix":           s.Prefix,
@@ -320,4 +323,11 @@ func put(root, key string, body []byte) error {
 		return err
 	}
 	return os.WriteFile(p, body, 0o644)
+}
+
+func (s Spec) table() string {
+	if s.Table == "" {
+		return "dev-hoge-user"
+	}
+	return s.Table
 }
