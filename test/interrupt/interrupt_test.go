@@ -103,7 +103,7 @@ func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	}{
 		{"table diff mid-scan", "Scan", []string{"table", "diff", "--source", src, "--target", dst, "--keys-out", "keys.jsonl"},
 			"nothing was changed and its temporary files were removed"},
-		{"pitr repair mid-scan", "Scan", []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences"},
+		{"pitr repair mid-scan", "Scan", []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--allow-unrelated-source", "test: a copy, not a restore"},
 			"run the same repair again"},
 		{"export wait", "DescribeExport", []string{"export", "wait", exportArn}, "run `dynops export wait ARN` again"},
 		{"pitr status", "DescribeContinuousBackups", []string{"pitr", "status", "--table", dst}, "nothing was changed"},

@@ -142,7 +142,8 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
 	consumer := &handler.Handler{DB: db, ProcessedTable: processed}
-	ep.Register("order-consumer", func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
+	fn := table + "-consumer" // dev-…: not protected by its name (DDB-NAME-01)
+	ep.Register(fn, func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", ep.URL) // the in-process steps invoke the local endpoint
 
 	for i := 0; i < 4; i++ {
@@ -153,7 +154,7 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 4)
 	for _, batch := range [][]int{{0, 2}, {2, 3}, {3, 4}} { // three failed batches in the DLQ
-		r := esm.OnFailure(shard, recs[batch[0]:batch[1]], esm.FunctionArn(target.Region, "order-consumer"), "", 3, time.Now())
+		r := esm.OnFailure(shard, recs[batch[0]:batch[1]], esm.FunctionArn(target.Region, fn), "", 3, time.Now())
 		require.NoError(t, esm.Send(ctx, sq, dlq, r))
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")

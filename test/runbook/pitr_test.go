@@ -196,7 +196,8 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 	}
 	fixture.Put(t, db, to, bad)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := command(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1", "--yes")
+	cmd := command(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
+		"--allow-unrelated-source", "test: a copy, not a restore", "--yes")
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
