@@ -10,7 +10,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 
-.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench clean
+.PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit bench mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ test-unit: ## only the fast packages (no terraform, no emulator)
 
 bench: build ## benchmarks on the emulator, printed as figures
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
+
+mutate: ## mutation check (not in make test: takes hours): gremlins over internal/, every Rego deny rule, every validation message
+	DYNOPS_SETUP_MUTATE=1 $(SETUP) && go run ./test/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"}
 
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache

@@ -11,6 +11,9 @@ TFLINT_VERSION=v0.64.0
 TFLINT_AWS_VERSION=v0.48.0
 TERRAFORM_DOCS_VERSION=v0.24.0
 GOTESTSUM_VERSION=v1.12.3
+# The Go mutation tool of `make mutate`; built only when that target asks
+# (DYNOPS_SETUP_MUTATE=1), so `make test` does not pay for it.
+GREMLINS_VERSION=v0.5.0
 # IAM policy evaluator for the tenant-isolation tests (test/access). AGPL-3.0:
 # a test-only tool in the tool cache, never shipped with dynops.
 IAM_SIMULATE_VERSION=0.1.173
@@ -77,6 +80,10 @@ tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
 ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
+gremlins=""
+if [ "${DYNOPS_SETUP_MUTATE:-}" = 1 ]; then
+  gremlins=$(go_tool gremlins github.com/go-gremlins/gremlins "$GREMLINS_VERSION" ./cmd/gremlins)
+fi
 
 # The IAM evaluator: npm package into $TOOLS/iam-simulate-VERSION, reached by
 # the tests through the stable link $TOOLS/iam-simulate.
@@ -122,5 +129,6 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export GOTESTSUM=$gotestsum"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
+  [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
 log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"
