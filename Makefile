@@ -74,6 +74,9 @@ chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds) a
 release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit stamped, SHA256SUMS
 	scripts/release.sh
 
+mutate: ## mutation check (not in make test: takes hours): gremlins over internal/, every Rego deny rule, every validation message
+	export DYNOPS_SETUP_MUTATE=1 && $(SETUP) && go run ./test/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"}
+
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache dist
 

@@ -15,6 +15,9 @@ ACTIONLINT_VERSION=v1.7.12
 # Terraform security scanner for the lint stage (tfsec: builds from the Go
 # module proxy; trivy needs GOEXPERIMENT=jsonv2 and ~8 min, see TOOLCHAIN.md).
 TFSEC_VERSION=v1.28.14
+# The Go mutation tool of `make mutate`; built only when that target asks
+# (DYNOPS_SETUP_MUTATE=1), so `make test` does not pay for it.
+GREMLINS_VERSION=v0.5.0
 # IAM policy evaluator for the tenant-isolation tests (test/access). AGPL-3.0:
 # a test-only tool in the tool cache, never shipped with dynops.
 IAM_SIMULATE_VERSION=0.1.173
@@ -83,6 +86,10 @@ tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRA
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
 actionlint=$(go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint)
 tfsec=$(go_tool tfsec github.com/aquasecurity/tfsec "$TFSEC_VERSION" ./cmd/tfsec)
+gremlins=""
+if [ "${DYNOPS_SETUP_MUTATE:-}" = 1 ]; then
+  gremlins=$(go_tool gremlins github.com/go-gremlins/gremlins "$GREMLINS_VERSION" ./cmd/gremlins)
+fi
 
 # The IAM evaluator: npm package into $TOOLS/iam-simulate-VERSION, reached by
 # the tests through the stable link $TOOLS/iam-simulate.
@@ -133,5 +140,6 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export TFSEC=$tfsec"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
+  [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
 log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, tfsec $TFSEC_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"

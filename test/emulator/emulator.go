@@ -73,7 +73,11 @@ func start(ctx context.Context, bin string, port int, o Options) (*Emulator, err
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Own process group, so Stop ends the interpreter behind any wrapper script.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: the kernel kills the server when the process that started it
+	// dies without calling Stop (a test that panics or hits -timeout exits
+	// without running deferred calls). It survives the exec chain of a wrapper
+	// such as a pyenv shim, which execs the interpreter in the same process.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(os.Environ(),
 		"MOTO_IAM_LOAD_MANAGED_POLICIES=true", // AWS-managed policies for Lambda roles
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
@@ -104,6 +108,47 @@ func start(ctx context.Context, bin string, port int, o Options) (*Emulator, err
 			return nil, fmt.Errorf("moto_server did not answer on %s within %s; log: %s", e.URL, o.ReadyTimeout, tail(logPath))
 		}
 	}
+}
+
+// MeasuredVersion is the moto release whose behaviour the README's support
+// table, EMULATOR.md and every "needs real AWS" skip reason describe.
+const MeasuredVersion = "5.2.1"
+
+// Version asks the interpreter that runs the server which moto it imports.
+// The server's /proc/PID/exe is that interpreter: wrappers (a pyenv shim)
+// exec it in the same process, so this is the moto that answers, not
+// whichever python3 comes first on PATH.
+func (e *Emulator) Version(ctx context.Context) (string, error) {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.PID()))
+	if err != nil {
+		return "", fmt.Errorf("finding the interpreter of moto_server (pid %d): %w", e.PID(), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, exe, "-c", "import importlib.metadata as m; print(m.version('moto'))").Output()
+	if err != nil {
+		return "", fmt.Errorf("asking %s for the moto version: %w", exe, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// CheckVersion fails unless the server is the moto release the skip reasons
+// were measured on, so that a newer moto cannot leave stale skips (a feature
+// it gained would stay skipped) or unexplained failures. allowOther (the
+// DYNOPS_EMULATOR_ANY_VERSION=1 escape hatch) turns the mismatch into a note.
+func (e *Emulator) CheckVersion(ctx context.Context, allowOther bool) (string, error) {
+	v, err := e.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	return v, checkVersion(v, allowOther)
+}
+
+func checkVersion(v string, allowOther bool) error {
+	if v != MeasuredVersion && !allowOther {
+		return fmt.Errorf("moto_server is moto %s, but the emulator facts, the README support table and the skip reasons were measured on moto %s: install it (pip install 'moto[server]==%s'), or re-measure the support table and set DYNOPS_EMULATOR_ANY_VERSION=1", v, MeasuredVersion, MeasuredVersion)
+	}
+	return nil
 }
 
 // PID is the server's process ID.

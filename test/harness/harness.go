@@ -86,6 +86,10 @@ func runMain(m *testing.M, tg **Target) int {
 		return 1
 	}
 	defer emu.Stop()
+	if _, err := emu.CheckVersion(context.Background(), os.Getenv("DYNOPS_EMULATOR_ANY_VERSION") == "1"); err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		return 1
+	}
 	*tg = &Target{Kind: KindEmulator, Region: DefaultRegion, Emulator: emu}
 	return m.Run()
 }
@@ -98,7 +102,7 @@ func (tg *Target) OnEmulator() bool { return tg.Kind == KindEmulator }
 func (tg *Target) RequireAWS(t *testing.T, emulatorLacks string) {
 	t.Helper()
 	if tg.OnEmulator() {
-		t.Skipf("needs real AWS: the emulator (moto 5.2.1) %s. Run with DYNOPS_TEST_TARGET=aws (see README, 'Tests against real AWS')", emulatorLacks)
+		t.Skipf("needs real AWS: the emulator (moto "+emulator.MeasuredVersion+") %s. Run with DYNOPS_TEST_TARGET=aws (see README, 'Tests against real AWS')", emulatorLacks)
 	}
 }
 
