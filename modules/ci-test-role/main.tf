@@ -78,7 +78,6 @@ data "aws_iam_policy_document" "suite" {
     resources = [
       "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*",
       "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*/*",
-      "${local.arn}:dynamodb:*:${local.a}:global-table/${local.p}*",
     ]
   }
 

@@ -13,6 +13,7 @@ module "table" {
 
   hash_key                 = each.value.hash_key
   range_key                = each.value.range_key
+  key_naming_reason        = each.value.key_naming_reason
   attributes               = each.value.attributes
   global_secondary_indexes = each.value.global_secondary_indexes
   stream_enabled           = each.value.stream_enabled

@@ -14,8 +14,9 @@ variable "tables" {
     inputs of modules/dynamodb-table that differ per table; everything else is the guideline default.
   EOT
   type = map(object({
-    hash_key  = string
-    range_key = optional(string)
+    hash_key          = string
+    range_key         = optional(string)
+    key_naming_reason = optional(string) # DDB-NAME-03 exception: keys that are not snake_case
     attributes = list(object({
       name = string
       type = string

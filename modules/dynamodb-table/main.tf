@@ -11,6 +11,7 @@ locals {
   exceptions = { for rule, reason in {
     "DDB-CAP-01"    = local.provisioned ? "provisioned: ${var.provisioned_reason}${var.autoscaling.enabled ? "" : "; no autoscaling: ${var.autoscaling_disabled_reason}"}" : ""
     "DDB-IDX-02"    = var.allow_projection_all ? var.projection_all_reason : ""
+    "DDB-NAME-03"   = coalesce(var.key_naming_reason, " ")
     "DDB-PITR-01"   = var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35 ? "" : var.point_in_time_recovery.reason
     "DDB-PROT-01"   = var.deletion_protection_enabled ? "" : var.deletion_protection_disabled_reason
     "DDB-STREAM-01" = var.stream_enabled && var.stream_view_type != "NEW_AND_OLD_IMAGES" ? var.stream_view_type_reason : ""

@@ -52,8 +52,19 @@ variable "hash_key" {
   type        = string
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.hash_key))
-    error_message = "DDB-NAME-03: hash_key must be a snake_case attribute name that says what it holds (e.g. \"user_id\")."
+    condition     = var.key_naming_reason != null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.hash_key))
+    error_message = "DDB-NAME-03: hash_key must be a snake_case attribute name that says what it holds (e.g. \"user_id\"), or set key_naming_reason (e.g. generic PK/SK keys of a migrated single-table design)."
+  }
+}
+
+variable "key_naming_reason" {
+  description = "Why the key attributes (hash_key, range_key) are not snake_case names that say what they hold (DDB-NAME-03), e.g. generic PK/SK keys kept from a single-table design; written as the dynops:exception:DDB-NAME-03 tag. null: keys must follow DDB-NAME-03."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.key_naming_reason == null || can(regex("[\\p{L}\\p{N}]", coalesce(var.key_naming_reason, "x")))
+    error_message = "DDB-NAME-03: key_naming_reason must say why (letters or digits), or be left unset."
   }
 }
 
@@ -63,8 +74,8 @@ variable "range_key" {
   default     = null
 
   validation {
-    condition     = var.range_key == null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", coalesce(var.range_key, "x")))
-    error_message = "DDB-NAME-03: range_key must be a snake_case attribute name (e.g. \"created_at\")."
+    condition     = var.range_key == null || var.key_naming_reason != null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", coalesce(var.range_key, "x")))
+    error_message = "DDB-NAME-03: range_key must be a snake_case attribute name (e.g. \"created_at\"), or set key_naming_reason."
   }
 }
 
@@ -81,8 +92,8 @@ variable "attributes" {
   }
 
   validation {
-    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name))])
-    error_message = "DDB-NAME-03: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\")."
+    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || (var.key_naming_reason != null && contains(compact([var.hash_key, var.range_key]), a.name))])
+    error_message = "DDB-NAME-03: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"); key_naming_reason excepts only the table's own hash_key and range_key."
   }
 
   validation {
