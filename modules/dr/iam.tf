@@ -40,7 +40,7 @@ data "aws_iam_policy_document" "assume" {
 locals {
   # The failover role's documented set: what `dynops dr` calls (internal/permissions).
   failover_actions = concat(
-    ["dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"],
+    ["dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"],
     ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
     ["ssm:GetParameter", "ssm:PutParameter", "cloudwatch:GetMetricData"],
     var.route53 == null ? [] : ["route53:GetHealthCheck", "route53:UpdateHealthCheck"],
@@ -54,6 +54,8 @@ data "aws_iam_policy_document" "failover" {
     sid = "InspectAndFence"
     actions = [
       "dynamodb:DescribeTable",
+      # The protection decision reads the table's env tag (internal/protect).
+      "dynamodb:ListTagsOfResource",
       "dynamodb:GetResourcePolicy",
       "dynamodb:PutResourcePolicy",
       "dynamodb:DeleteResourcePolicy",
