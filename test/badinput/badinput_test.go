@@ -119,7 +119,7 @@ func TestBadInput(t *testing.T) {
 		{name: "failover: a region twice", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--regions", "eu-west-1,eu-west-1"), code: 2, want: []string{"list each region once"}},
 		{name: "failover: --to outside --regions", inv: args("dr", "failover", "--table", x.devTable, "--to", "us-east-1", "--regions", "eu-west-1,eu-central-1"), code: 2, want: []string{"us-east-1 is not in --regions"}},
 		{name: "failover: --to is --from", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-west-1", "--from", "eu-west-1"), code: 2, want: []string{"--to and --from are both eu-west-1"}},
-		{name: "failover: break-glass role not an ARN", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--break-glass-role-arn", "admin"), code: 2, want: []string{"is not an ARN"}},
+		{name: "failover: break-glass role not an ARN", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--break-glass-role-arn", "admin"), code: 2, want: []string{"is not one IAM role ARN"}},
 		{name: "failover: --max-replication-latency 0s", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--max-replication-latency", "0s"), code: 2, want: []string{"--max-replication-latency"}},
 		{name: "failover: --replication-timeout -1s", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--replication-timeout", "-1s"), code: 2, want: []string{"--replication-timeout"}},
 		{name: "failover: bad --health-check", inv: args("dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--health-check", "eu-west-1="), code: 2, want: []string{"--health-check takes REGION=ID"}},
@@ -128,7 +128,7 @@ func TestBadInput(t *testing.T) {
 		// General.
 		{name: "--output yaml", inv: args("pitr", "restore", "--table", x.devTable, "--latest", "-o", "yaml"), code: 2, want: []string{`--output "yaml"`}},
 		{name: "an unknown flag", inv: args("pitr", "restore", "--table", x.devTable, "--latest", "--yess"), code: 2, want: []string{"--yess"}},
-		{name: "table diff without --target", inv: args("table", "diff", "--source", x.devTable), code: 2, want: []string{"--source A and --target B"}},
+		{name: "table diff without --target", inv: args("table", "diff", "--source", x.devTable), code: 2, want: []string{"table diff needs one --target"}},
 		{name: "table diff of a table with itself", inv: args("table", "diff", "--source", x.devTable, "--target", x.devTable), code: 2, want: []string{"both"}},
 		{name: "export full without --bucket", inv: args("export", "full", "--table", x.devTable), code: 2, want: []string{"--bucket"}},
 		{name: "pitr status without --table", inv: args("pitr", "status"), code: 2, want: []string{"--table NAME"}},
