@@ -47,7 +47,7 @@ func TestCLIStatusVerdict_DDB_DR_01(t *testing.T) {
 	require.Equal(t, 0, code)
 	out, _, code = target.Dynops(t, log, append([]string{"dr", "status"}, pairFlags(p)...)...)
 	assert.Equal(t, 1, code, "after a failover the old region is fenced: not ready to fail over back (that is a failback)")
-	assert.Contains(t, out, "FENCED (DynopsDRFenceWrites)")
+	assert.Contains(t, out, "FENCED (by content: DynopsDRFenceWrites)")
 	assert.Contains(t, out, "NOT READY to fail over to "+drpair.Home)
 	assert.Contains(t, out, "dynops dr failback --table "+p.Table+" --to "+drpair.Home)
 }
@@ -67,7 +67,7 @@ func TestCLIRefusals(t *testing.T) {
 		{"one region is not a pair", []string{"dr", "status", "--table", "dev-hoge-session", "--regions", "eu-west-1"}, 2, "at least two regions"},
 		{"--to outside --regions", []string{"dr", "failover", "--table", "dev-hoge-session", "--regions", "eu-west-1,eu-central-1", "--to", "us-east-1"}, 2, "us-east-1 is not in --regions"},
 		{"bad --health-check", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--health-check", "eu-west-1="}, 2, "--health-check takes REGION=ID"},
-		{"break-glass must be an ARN", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--break-glass-role-arn", "admin"}, 2, "is not an ARN"},
+		{"break-glass must be an ARN", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--break-glass-role-arn", "admin"}, 2, "is not one IAM role ARN"},
 		{"prod needs the typed name", []string{"dr", "failover", "--table", "prod-hoge-session", "--to", "eu-central-1", "--yes"}, 2, "--confirm prod-hoge-session"},
 	}
 	for _, tc := range cases {

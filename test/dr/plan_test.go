@@ -101,8 +101,8 @@ func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 		for _, s := range pol.Statement {
 			got[s.Sid] = s
 		}
-		require.ElementsMatch(t, []string{"InspectAndFence", "Canary", "Pointer", "ReplicationLatency"}, keys(got))
-		assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(got["InspectAndFence"].Action))
+		require.ElementsMatch(t, []string{"InspectAndFence", "Canary", "Pointer", "ReplicationLatency", "DenyPolicyChangesWithoutMFA", "DenyOutsideDocumentedSet"}, keys(got))
+		assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(got["InspectAndFence"].Action))
 		assert.ElementsMatch(t, []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}, list(got["Canary"].Action))
 		assert.Equal(t, []string{"dynops-dr-canary#*"}, list(got["Canary"].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]))
 		tables := list(got["InspectAndFence"].Resource)
