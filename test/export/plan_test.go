@@ -209,6 +209,10 @@ func TestPlanSchedule(t *testing.T) {
 		pol := parsePolicy(t, attrs(t, p, "aws_iam_role_policy.scheduler_lambda[0]")["policy"])
 		got := map[string][]string{}
 		for _, s := range pol.Statement {
+			if s.Sid == "DenyOutsideDocumentedSet" {
+				assert.Equal(t, "Deny", s.Effect, "the role cannot grant itself more (DDB-SEC-01)")
+				continue
+			}
 			assert.Equal(t, "Allow", s.Effect)
 			for _, a := range list(s.Action) {
 				assert.NotContains(t, a, "*", "no wildcard actions")
@@ -227,7 +231,9 @@ func TestPlanSchedule(t *testing.T) {
 			}
 		}
 		inv := parsePolicy(t, attrs(t, p, "aws_iam_role_policy.scheduler[0]")["policy"])
-		require.Len(t, inv.Statement, 1)
+		require.Len(t, inv.Statement, 2, "the invoke grant and the deny of everything else")
+		assert.Equal(t, "DenyOutsideDocumentedSet", inv.Statement[1].Sid)
+		assert.Equal(t, "Deny", inv.Statement[1].Effect)
 		assert.Equal(t, []string{"lambda:InvokeFunction"}, list(inv.Statement[0].Action))
 		assert.Equal(t, []string{"arn:aws:lambda:eu-west-1:123456789012:function:dev-hoge-export-scheduler"}, list(inv.Statement[0].Resource))
 	})

@@ -35,8 +35,17 @@ func TestCatchUpReplayNeverOverwritesNewer(t *testing.T) {
 	recs, err := audit.Read(auditLog)
 	require.NoError(t, err)
 	require.NotEmpty(t, recs)
-	require.NotEmpty(t, recs[0].Actions)
-	assert.Equal(t, "record-stream-position", recs[0].Actions[0].What, "the position is recorded (and audited) before the first read")
+	// The backfill's run: its `finished` record holds the actions (its
+	// `started` record holds the plan).
+	var acts []audit.Action
+	for _, r := range recs {
+		if r.Event == audit.EventFinished && len(r.Actions) > 0 {
+			acts = r.Actions
+			break
+		}
+	}
+	require.NotEmpty(t, acts, "the backfill's finished record lists its actions")
+	assert.Equal(t, "record-stream-position", acts[0].What, "the position is recorded (and audited) before the first read")
 
 	key := map[string]types.AttributeValue{"PK": s("TENANT#t7"), "SK": s("TASK#k7")}
 	update := func(v string) {
