@@ -8,12 +8,17 @@ package runbook
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -59,9 +64,40 @@ func binary(t *testing.T) string {
 // environment for it.
 func command(t *testing.T, auditLog string, args ...string) *exec.Cmd {
 	t.Helper()
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
+	endpoint := ""
 	if target.Emulator != nil {
-		full = append(full, "--endpoint-url", target.Emulator.URL)
+		endpoint = target.Emulator.URL
+	}
+	return commandAt(t, auditLog, endpoint, args...)
+}
+
+// slowCommand is command with every DynamoDB BatchWriteItem delayed by
+// 100 ms on the emulator (a reverse proxy in front of it), so that a test
+// that kills the command after its first write sees it mid-way however
+// loaded the machine is. Real AWS is slow enough as it is.
+func slowCommand(t *testing.T, auditLog string, args ...string) *exec.Cmd {
+	t.Helper()
+	if target.Emulator == nil {
+		return command(t, auditLog, args...)
+	}
+	u, err := url.Parse(target.Emulator.URL)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchWriteItem") {
+			time.Sleep(100 * time.Millisecond)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return commandAt(t, auditLog, srv.URL, args...)
+}
+
+func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cmd {
+	t.Helper()
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
+	if endpoint != "" {
+		full = append(full, "--endpoint-url", endpoint)
 	}
 	cmd := exec.Command(binary(t), full...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "DYNOPS_INCIDENT=")

@@ -75,8 +75,9 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	fixture.Put(t, db, table, bad)
 	require.Equal(t, damaged, countStatus(t, db, table, "corrupted"))
 
-	// 3. Go on in the built binary; SIGKILL once the repair has written.
-	cmd := command(t, log, base...)
+	// 3. Go on in the built binary (every request slowed); SIGKILL once the
+	// repair has written.
+	cmd := slowCommand(t, log, base...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
@@ -196,7 +197,7 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 	}
 	fixture.Put(t, db, to, bad)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := command(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
+	cmd := slowCommand(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
 		"--allow-unrelated-source", "test: a copy, not a restore", "--yes")
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
