@@ -25,6 +25,9 @@ module "stack" {
   access = {
     account_id    = var.account_id
     tenant_tables = { order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }
+    # The operator reads and inverts this env's Route 53 health checks only
+    # (dynops dr failover --health-check); none until modules/dr gets route53.
+    health_check_ids = values(module.dr.health_check_ids)
   }
 
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.

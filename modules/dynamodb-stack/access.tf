@@ -17,6 +17,7 @@ module "access" {
   create_roles             = var.access.create_roles
   trusted_principal_arns   = var.access.trusted_principal_arns
   permissions_boundary_arn = var.access.permissions_boundary_arn
+  health_check_ids         = var.access.health_check_ids
 
   tags = var.tags
 }

@@ -68,6 +68,7 @@ variable "access" {
   description = <<-EOT
     IAM policies (and optionally roles) for the tables (modules/dynamodb-access, DDB-SEC-01..03); null: none.
     tenant_tables is keyed by usage, e.g. `{ order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }` (DDB-SEC-02).
+    health_check_ids: this env's Route 53 health checks (modules/dr output), the only ones the operator may read and invert.
   EOT
   type = object({
     account_id = string
@@ -78,6 +79,7 @@ variable "access" {
     create_roles             = optional(bool, false)
     trusted_principal_arns   = optional(list(string), [])
     permissions_boundary_arn = optional(string)
+    health_check_ids         = optional(list(string), [])
   })
   default = null
 
