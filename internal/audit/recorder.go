@@ -326,6 +326,19 @@ func resultOf(o Outcome) string {
 	}
 }
 
+// SkipCaller records why the run's AWS identity was not looked up (a
+// command line refused before any AWS call: answering it must not wait on
+// STS), so that Finish does not look it up.
+func (r *Recorder) SkipCaller(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.callerOK || r.callerErr != nil {
+		return
+	}
+	r.callerErr = errors.New(reason)
+	r.o.Identity.CallerError = reason
+}
+
 func (r *Recorder) resolveCaller(ctx context.Context) {
 	r.mu.Lock()
 	done := r.callerOK || r.callerErr != nil

@@ -68,9 +68,11 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 				return audit.Caller{}, err
 			}
 			rec.AddRegion(cfg.Region)
+			// The identity is best effort (the record says why it is missing):
+			// one retry, not the data path's patience.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer cancel()
-			out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			out, err := sts.NewFromConfig(cfg, func(o *sts.Options) { o.RetryMaxAttempts = 2 }).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 			if err != nil {
 				return audit.Caller{}, fmt.Errorf("sts GetCallerIdentity: %w", err)
 			}
@@ -139,6 +141,11 @@ func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, ru
 		out.Refused, out.Err = true, runErr
 	default:
 		out.Err = runErr
+	}
+	if factory.IsUsageError(runErr) {
+		// Nothing was attempted: the typo is answered at once, not after
+		// STS has been retried against an endpoint that may not answer.
+		f.Audit.SkipCaller("not looked up: the command line was refused before any AWS call")
 	}
 	if err := f.Audit.Finish(ctx, out); err != nil {
 		fmt.Fprintf(f.IOStreams.ErrOut, "warning: audit record incomplete: %v\n", err)

@@ -3,8 +3,11 @@ package root
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +268,42 @@ func TestCommandTimeouts(t *testing.T) {
 		if got := commandTimeout(path); got != want {
 			t.Errorf("commandTimeout(%q) = %s, want %s", path, got, want)
 		}
+	}
+}
+
+// A command line refused as a usage error (exit 2) is answered without any
+// AWS call, the identity lookup included: an endpoint that answers nothing
+// must not delay the message. The refusal is still audited, saying why the
+// caller is missing.
+func TestUsageErrorMakesNoAWSCall(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"export", "full", "--bucket", "b"},
+		{"export", "import", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--hash-key", "id:BOOL", "--yes"},
+		{"pitr", "restore", "--table", "dev-hoge-user", "--latest", "--time", "2026-01-01T00:00:00Z"},
+		{"dlq", "move", "--yes"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			calls.Store(0)
+			_, errOut, code, log := run(t, append(args, "--endpoint-url", srv.URL, "--region", "eu-west-1")...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (usage): %s", code, errOut)
+			}
+			if n := calls.Load(); n != 0 {
+				t.Errorf("%d AWS calls for a usage error", n)
+			}
+			recs, err := audit.Read(log)
+			if err != nil || len(recs) != 2 {
+				t.Fatalf("records %v, %v", recs, err)
+			}
+			if r := recs[1]; r.Result != audit.ResultRefused || !strings.Contains(r.Identity.CallerError, "not looked up") {
+				t.Errorf("finished record %+v", r)
+			}
+		})
 	}
 }
