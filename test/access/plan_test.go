@@ -254,19 +254,15 @@ func TestPlanValidations(t *testing.T) {
 			want string
 		}{"DDB-SEC-02 delimiter " + strconv.Quote(d), map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"index_key_delimiter": d}}}, "DDB-SEC-02: index_key_delimiter must be one character a tag value cannot hold"})
 	}
+	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			vars := base()
-			for k, v := range tc.vars {
-				vars[k] = v
-			}
-			opts := harness.PlanOptions(t, module, vars)
-			out, err := terraform.InitAndPlanE(t, opts)
-			require.Error(t, err, "plan should fail")
-			assert.Contains(t, strings.Join(strings.Fields(out), " "), tc.want)
-		})
+		vars := base()
+		for k, v := range tc.vars {
+			vars[k] = v
+		}
+		refusals = append(refusals, harness.Refusal{Name: tc.name, Vars: vars, Want: []string{tc.want}})
 	}
+	harness.ExpectRefusals(t, module, refusals)
 }
 
 // TestIndexKeyInjectionRefused_DDB_SEC_02: dynamodb:LeadingKeys bounds only

@@ -44,21 +44,16 @@ func TestPlanVPCEndpoint_DDB_SEC_05(t *testing.T) {
 // TestPlanVPCEndpointValidations_DDB_SEC_05: bad network inputs fail the plan naming the rule.
 func TestPlanVPCEndpointValidations_DDB_SEC_05(t *testing.T) {
 	t.Parallel()
+	var refusals []harness.Refusal
 	for name, vars := range map[string]map[string]any{
 		"no route tables":   {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{}},
 		"not a route table": {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"subnet-0123"}},
 		"not a VPC":         {"vpc_id": "subnet-0123", "route_table_ids": []string{"rtb-0123456789abcdef0"}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			vars["env"] = "dev"
-			opts := harness.PlanOptions(t, "modules/dynamodb-vpc-endpoint", vars)
-			opts.Logger = logger.Discard
-			out, err := terraform.InitAndPlanE(t, opts)
-			require.Error(t, err)
-			assert.Contains(t, out, "DDB-SEC-05")
-		})
+		vars["env"] = "dev"
+		refusals = append(refusals, harness.Refusal{Name: name, Vars: vars, Want: []string{"DDB-SEC-05:"}})
 	}
+	harness.ExpectRefusals(t, "modules/dynamodb-vpc-endpoint", refusals)
 }
 
 // TestPlanCloudTrail_DDB_SEC_06: management events and every DynamoDB table

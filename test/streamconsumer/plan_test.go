@@ -235,14 +235,9 @@ func TestPlanValidations(t *testing.T) {
 		{"DLQ retention over 14 days", with(t, map[string]any{"dlq_message_retention_seconds": 1209601}), "DDB-STREAM-05", "14-day default"},
 		{"capitalised name", with(t, map[string]any{"name": "Prod_Consumer"}), "DDB-NAME-01", "lower case words"},
 	}
+	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, c := range cases {
-		t.Run(c.rule+" "+c.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := terraform.InitAndPlanE(t, planOptions(t, c.vars))
-			require.Error(t, err, "plan must refuse %s", c.name)
-			msg := strings.Join(strings.Fields(err.Error()), " ")
-			assert.Contains(t, msg, c.rule+":", "the error names the rule")
-			assert.Contains(t, msg, c.fix, "the error says the fix")
-		})
+		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: c.vars, Want: []string{c.rule + ":", c.fix}})
 	}
+	harness.ExpectRefusals(t, module, refusals)
 }

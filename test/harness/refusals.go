@@ -1,0 +1,248 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Refusal is one bad input of a validation matrix: the root's variables and
+// the text the refusal must carry (the rule ID and the fix), each matched
+// in one error diagnostic with its whitespace collapsed.
+type Refusal struct {
+	Name string
+	Vars map[string]any
+	Want []string
+}
+
+// ExpectRefusals plans the root at dir once per case and asserts that each
+// plan is refused with its Want texts, one subtest per case.
+//
+// The cases run as `terraform test` files with a mock aws provider, one file
+// per case (terraform test skips a file's later runs after one fails), in a
+// few `terraform test` processes: the provider's schema is loaded once per
+// process instead of once per `terraform plan`, which is what a matrix of
+// refused plans costs. Variable validations and preconditions on known
+// values are evaluated by terraform itself, with or without the real
+// provider; the plans that must succeed stay real plans (PlanOptions).
+func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
+	t.Helper()
+	if len(cases) == 0 {
+		t.Fatal("ExpectRefusals: no cases")
+	}
+	tmp := copyRoot(t, dir)
+	writeLocalBackend(t, tmp)
+	testDir := filepath.Join(tmp, "dynops-refusals")
+	if err := os.MkdirAll(testDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mocks := []map[string]any{{}}
+	for _, alias := range append(providerAliases(t, tmp), configurationAliases(t, tmp)...) {
+		mocks = append(mocks, map[string]any{"alias": alias})
+	}
+	files := make([]string, len(cases))
+	for i, c := range cases {
+		file := map[string]any{
+			"mock_provider": map[string]any{"aws": mocks},
+			"run":           map[string]any{"refused": map[string]any{"command": "plan", "variables": escapeTemplates(c.Vars)}},
+		}
+		b, err := json.MarshalIndent(file, "", "  ")
+		if err != nil {
+			t.Fatalf("case %q: encoding its variables: %v", c.Name, err)
+		}
+		files[i] = fmt.Sprintf("dynops-refusals/case_%03d.tftest.json", i)
+		if err := os.WriteFile(filepath.Join(tmp, files[i]), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+CLIConfig(t), "TF_IN_AUTOMATION=1")
+	dataDir := filepath.Join(t.TempDir(), "tfdata")
+	env = append(env, "TF_DATA_DIR="+dataDir)
+	if out, err := terraformCmd(tmp, env, "init", "-backend=false", "-input=false", "-no-color").CombinedOutput(); err != nil {
+		t.Fatalf("terraform init in %s: %v\n%s", dir, err, out)
+	}
+
+	// A few processes, each with its share of the files.
+	shards := min(runtime.GOMAXPROCS(0), len(files))
+	results := make([]map[string]*fileResult, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for s := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"test", "-json", "-no-color", "-test-directory", "dynops-refusals"}
+			for i := s; i < len(files); i += shards {
+				args = append(args, "-filter="+files[i])
+			}
+			var stdout, stderr bytes.Buffer
+			cmd := terraformCmd(tmp, env, args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			_ = cmd.Run() // exit 1: the runs fail, as they must; judged per file below
+			results[s], errs[s] = parseTestJSON(stdout.Bytes())
+			if errs[s] == nil && len(results[s]) == 0 {
+				errs[s] = fmt.Errorf("terraform test reported no file:\n%s%s", stdout.String(), stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	byFile := map[string]*fileResult{}
+	for s := range shards {
+		if errs[s] != nil {
+			t.Fatalf("terraform test in %s: %v", dir, errs[s])
+		}
+		for f, r := range results[s] {
+			byFile[f] = r
+		}
+	}
+
+	for i, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			r := byFile[files[i]]
+			if r == nil {
+				t.Fatalf("terraform test did not run %s", files[i])
+			}
+			if r.status == "pass" {
+				t.Fatalf("the plan was not refused (variables %v); want %q", c.Vars, c.Want)
+			}
+			for _, d := range r.errors {
+				if containsAll(d, c.Want) {
+					return
+				}
+			}
+			t.Errorf("no error carries %q; terraform said:\n%s", c.Want, strings.Join(r.errors, "\n"))
+		})
+	}
+}
+
+func terraformCmd(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("terraform", args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}
+
+type fileResult struct {
+	status string   // the run's status: pass, fail, error
+	errors []string // "summary: detail" of each error diagnostic, whitespace collapsed
+}
+
+// parseTestJSON reads `terraform test -json` (one JSON object per line).
+func parseTestJSON(out []byte) (map[string]*fileResult, error) {
+	res := map[string]*fileResult{}
+	get := func(f string) *fileResult {
+		if res[f] == nil {
+			res[f] = &fileResult{}
+		}
+		return res[f]
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var m struct {
+			Type       string `json:"type"`
+			File       string `json:"@testfile"`
+			Diagnostic struct {
+				Severity string `json:"severity"`
+				Summary  string `json:"summary"`
+				Detail   string `json:"detail"`
+			} `json:"diagnostic"`
+			TestRun struct {
+				Progress string `json:"progress"`
+				Status   string `json:"status"`
+			} `json:"test_run"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return nil, fmt.Errorf("not terraform test JSON: %q: %w", sc.Text(), err)
+		}
+		if m.File == "" {
+			continue
+		}
+		f := filepath.ToSlash(m.File)
+		switch {
+		case m.Type == "diagnostic" && m.Diagnostic.Severity == "error":
+			r := get(f)
+			r.errors = append(r.errors, strings.Join(strings.Fields(m.Diagnostic.Summary+": "+m.Diagnostic.Detail), " "))
+		case m.Type == "test_run" && m.TestRun.Progress == "complete":
+			get(f).status = m.TestRun.Status
+		}
+	}
+	return res, sc.Err()
+}
+
+func containsAll(s string, want []string) bool {
+	for _, w := range want {
+		if !strings.Contains(s, strings.Join(strings.Fields(w), " ")) {
+			return false
+		}
+	}
+	return true
+}
+
+// escapeTemplates doubles "${" and "%{" in every string: a .tftest.json
+// value is a template, a test's input is literal text.
+func escapeTemplates(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = escapeTemplates(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = escapeTemplates(e)
+		}
+		return out
+	default:
+		// Typed slices and maps ([]string, map[string]string, ...) go through JSON.
+		b, err := json.Marshal(x)
+		if err != nil || len(b) == 0 || (b[0] != '[' && b[0] != '{' && b[0] != '"') {
+			return x
+		}
+		var generic any
+		if json.Unmarshal(b, &generic) != nil {
+			return x
+		}
+		return escapeTemplates(generic)
+	}
+}
+
+var configurationAliasesRe = regexp.MustCompile(`configuration_aliases\s*=\s*\[([^\]]*)\]`)
+
+// configurationAliases are the aws aliases a module used as a root expects
+// (configuration_aliases = [aws.secondary]).
+func configurationAliases(t *testing.T, dir string) []string {
+	t.Helper()
+	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatalf("listing %s: %v", dir, err)
+	}
+	var out []string
+	for _, f := range tfs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		for _, m := range configurationAliasesRe.FindAllStringSubmatch(string(b), -1) {
+			for _, a := range strings.Split(m[1], ",") {
+				if a = strings.TrimSpace(a); strings.HasPrefix(a, "aws.") {
+					out = append(out, strings.TrimPrefix(a, "aws."))
+				}
+			}
+		}
+	}
+	return out
+}
