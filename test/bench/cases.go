@@ -114,6 +114,9 @@ func repairCase() *benchCase {
 		if to, err = e.createTable("repair"); err != nil {
 			return err
 		}
+		if err := e.tagRestoredFrom(from, to); err != nil {
+			return err
+		}
 		items := users(e.items)
 		half := len(items) / 2
 		lost = items[half:]

@@ -4,6 +4,7 @@
 //	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
 //	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
 //	pitr repair --from-export    the same, the images streamed from an export in S3
+//	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
 //	export verify                vs `gzip -t` of the same files (same number of processes)
 //
 // dynops runs as the built binary (bin/dynops), the way an operator runs it,
@@ -16,7 +17,7 @@
 // `make bench-memory` (-memory) measures the diff's max RSS at 1x and 10x
 // the items instead, and writes a heap profile of the diff at its peak.
 //
-//	bin/with-emulator -- go run ./test/bench [-items 20000] [-rounds 3]
+//	bin/with-emulator -- go run ./test/bench [-items 20000] [-rounds 3] [-only backfill,unconditional] [-profile-dir DIR]
 package main
 
 import (
@@ -28,8 +29,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +62,9 @@ type env struct {
 	items    int // per table
 	workers  int
 	segments int
+	profiles string // where each dynops run's profiles go ("": none)
+	gctrace  bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
+	runs     int
 	cleanup  []func()
 }
 
@@ -68,6 +74,9 @@ type measure struct {
 	work    float64
 	seconds float64
 	rssKB   int64
+	// From the garbage collector's trace (-memory): the largest heap left
+	// live after a collection, and the largest heap goal, in MB.
+	liveMB, goalMB int
 }
 
 func (m measure) rate() float64 { return m.work / m.seconds }
@@ -83,16 +92,16 @@ type benchCase struct {
 	round func(e *env) (dynops, raw measure, err error)
 }
 
-// cases lists what `make bench` measures, in order. migrate backfill (H15,
-// goal >= 0.8x raw BatchWriteItem) is added here as one more benchCase.
+// cases lists what `make bench` measures, in order.
 func cases() []*benchCase {
-	return []*benchCase{diffCase(), repairCase(), repairExportCase(), verifyCase()}
+	return []*benchCase{diffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
 }
 
 func run() error {
 	items := flag.Int("items", 10000, "items per table")
 	rounds := flag.Int("rounds", 3, "rounds per case (dynops and the raw client alternate)")
-	only := flag.String("only", "", "run only the cases whose name contains this")
+	only := flag.String("only", "", "run only the cases whose name contains one of these comma-separated words (e.g. backfill,unconditional)")
+	profiles := flag.String("profile-dir", "", "write a CPU and a heap profile of each dynops run there (DYNOPS_CPUPROFILE, DYNOPS_MEMPROFILE)")
 	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")
 	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
@@ -104,7 +113,13 @@ func run() error {
 		return err
 	}
 	defer e.close()
+	if *profiles != "" {
+		if err := os.MkdirAll(*profiles, 0o755); err != nil {
+			return err
+		}
+	}
 	e.segments = *segments
+	e.profiles = *profiles
 	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
 		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
 	if *memory {
@@ -118,7 +133,7 @@ func run() error {
 	}
 	var rows []row
 	for _, c := range cases() {
-		if *only != "" && !strings.Contains(c.name, *only) {
+		if !selected(c.name, *only) {
 			continue
 		}
 		start := time.Now()
@@ -215,6 +230,14 @@ func (e *env) runDynops(args ...string) ([]byte, measure, error) {
 		args = append(args, "--endpoint-url", e.endpoint)
 	}
 	cmd := exec.CommandContext(e.ctx, e.dynops, args...)
+	if e.profiles != "" {
+		e.runs++
+		base := filepath.Join(e.profiles, fmt.Sprintf("%02d-%s-%s", e.runs, args[0], args[1]))
+		cmd.Env = append(os.Environ(), "DYNOPS_CPUPROFILE="+base+".cpu.pprof", "DYNOPS_MEMPROFILE="+base+".heap.pprof")
+	}
+	if e.gctrace {
+		cmd.Env = append(cmd.Environ(), "GODEBUG=gctrace=1")
+	}
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
 	start := time.Now()
@@ -223,10 +246,40 @@ func (e *env) runDynops(args ...string) ([]byte, measure, error) {
 	if cmd.ProcessState != nil {
 		m.rssKB = rssKB(cmd.ProcessState)
 	}
+	if e.gctrace {
+		m.liveMB, m.goalMB = gcTrace(errOut.String())
+	}
 	if err != nil {
 		return out, m, fmt.Errorf("dynops %s: %w\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out, m, nil
+}
+
+// gcLine is the heap part of a GODEBUG=gctrace=1 line: "4->5->2 MB, 8 MB goal".
+var gcLine = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB, (\d+) MB goal`)
+
+// gcTrace returns the largest live heap after a collection and the largest
+// heap goal of a gctrace.
+func gcTrace(trace string) (live, goal int) {
+	for _, m := range gcLine.FindAllStringSubmatch(trace, -1) {
+		l, _ := strconv.Atoi(m[3])
+		g, _ := strconv.Atoi(m[4])
+		live, goal = max(live, l), max(goal, g)
+	}
+	return live, goal
+}
+
+// selected tells whether the case named name is in -only (all when empty).
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, w := range strings.Split(only, ",") {
+		if w = strings.TrimSpace(w); w != "" && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func rates(ms []measure) []float64 {

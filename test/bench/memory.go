@@ -33,11 +33,14 @@ func benchMemory(e *env, n int, profilePath string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "bench: %d items x 2 tables written in %.0fs\n", n*k, time.Since(start).Seconds())
+		e.gctrace = true
 		_, m, err := e.diff(a, b)
+		e.gctrace = false
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "bench: diff of 2 x %d items: %.1fs, max RSS %d MB\n", n*k, m.seconds, m.rssKB/1024)
+		fmt.Fprintf(os.Stderr, "bench: diff of 2 x %d items: %.1fs, max RSS %d MB, largest live heap after a GC %d MB, largest heap goal %d MB\n",
+			n*k, m.seconds, m.rssKB/1024, m.liveMB, m.goalMB)
 		pts = append(pts, point{items: n * k, m: m})
 		if k == 1 {
 			small = [2]string{a, b}
@@ -51,9 +54,10 @@ func benchMemory(e *env, n int, profilePath string) error {
 	if ratio > 1.2 {
 		verdict = "MISSED"
 	}
-	fmt.Printf("%-34s %-10s %-12s %s\n", "table diff (dynops binary)", "seconds", "items/s", "max RSS")
+	fmt.Printf("%-34s %-10s %-12s %-10s %-14s %s\n", "table diff (dynops binary)", "seconds", "items/s", "max RSS", "max live heap", "max heap goal (gctrace)")
 	for _, p := range pts {
-		fmt.Printf("2 x %-30d %-10.1f %-12.0f %.1f MB\n", p.items, p.m.seconds, p.m.rate(), float64(p.m.rssKB)/1024)
+		fmt.Printf("2 x %-30d %-10.1f %-12.0f %-10s %-14s %d MB\n", p.items, p.m.seconds, p.m.rate(), fmt.Sprintf("%.1f MB", float64(p.m.rssKB)/1024),
+			fmt.Sprintf("%d MB", p.m.liveMB), p.m.goalMB)
 	}
 	fmt.Printf("max RSS at 10x / at 1x: %.2fx (goal <= 1.20x): %s\n\n", ratio, verdict)
 	out, err := os.ReadFile(profilePath + ".txt")

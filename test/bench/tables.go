@@ -21,6 +21,7 @@ import (
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
 	"github.com/dynops/dynops/test/fixture"
 )
@@ -54,6 +55,21 @@ func (e *env) createTable(suffix string) (string, error) {
 		}
 	})
 	return name, tablesettings.WaitActive(e.ctx, e.db, name, nil)
+}
+
+// tagRestoredFrom tags table as a restore of original, as `pitr restore`
+// does: repair copies only from a table shown to be a restore of its target.
+func (e *env) tagRestoredFrom(table, original string) error {
+	d, err := e.db.DescribeTable(e.ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	if err != nil {
+		return fmt.Errorf("describing %s: %w", table, err)
+	}
+	_, err = e.db.TagResource(e.ctx, &dynamodb.TagResourceInput{ResourceArn: d.Table.TableArn,
+		Tags: []types.Tag{{Key: aws.String(restore.TagRestoredFrom), Value: &original}}})
+	if err != nil {
+		return fmt.Errorf("tagging %s: %w", table, err)
+	}
+	return nil
 }
 
 // users returns items [from, to) of the bench's table shape (~200 bytes:
