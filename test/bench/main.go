@@ -195,7 +195,9 @@ func newEnv(bin string, items int) (*env, error) {
 	if e.endpoint == "" && !strings.EqualFold(os.Getenv("DYNOPS_TEST_TARGET"), "aws") {
 		return nil, fmt.Errorf("no emulator: run under bin/with-emulator (make bench), or set DYNOPS_TEST_TARGET=aws to bench against real AWS (tables dev-bench-* are created and deleted)")
 	}
-	if e.cfg, err = awsconfig.Load(ctx, awsconfig.Options{Region: e.region, EndpointURL: e.endpoint}); err != nil {
+	// moto serves concurrent pages one at a time: a 1 MB page can wait minutes.
+	opts := awsconfig.Options{Region: e.region, EndpointURL: e.endpoint, Timeout: 10 * time.Minute}
+	if e.cfg, err = awsconfig.Load(ctx, opts); err != nil {
 		return nil, err
 	}
 	e.db = dynamodb.NewFromConfig(e.cfg)
