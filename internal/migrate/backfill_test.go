@@ -153,3 +153,41 @@ func TestCatchUpRefusesUnfinishedBackfill(t *testing.T) {
 	assert.True(t, IsInputError(err))
 	assert.ErrorContains(t, err, "has not finished")
 }
+
+// The shared writers: with any number of writers per segment and a write
+// failing at any point, the backfill stops with the error (no writer left
+// waiting), its checkpoint never passes an item that was not written, and
+// a resumed run writes every item (DDB-API-02: unprocessed items retried).
+func TestBackfillSharedWritersCheckpointOnlyWrittenPages_DDB_API_02(t *testing.T) {
+	for _, tc := range []struct {
+		writers, page, failAfter int
+	}{{1, 40, 3}, {3, 40, 7}, {8, 17, 2}, {8, 100, 5}, {64, 7, 30}, {2, 230, 4}} {
+		t.Run(fmt.Sprintf("writers=%d page=%d fail after %d batches", tc.writers, tc.page, tc.failAfter), func(t *testing.T) {
+			db := &scanDB{n: 230, page: tc.page, written: map[string][]string{}, unproc: map[string]bool{}, failAfter: tc.failAfter}
+			c := Clients{DB: db, Streams: newOneShard()}
+			st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
+			o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: tc.writers,
+				Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
+			_, err := Backfill(context.Background(), c, o, st)
+			require.ErrorContains(t, err, "connection reset")
+			loaded, err := LoadState(st.Path())
+			require.NoError(t, err)
+			seg := loaded.Backfill.Segments[0]
+			written := map[string]bool{}
+			for _, k := range db.written["tasks"] {
+				written[k] = true
+			}
+			for i := 0; i < int(seg.Read); i++ {
+				assert.True(t, written[fmt.Sprintf("TASK#%05d", i)], "item %d is before the checkpoint (%d read) but was not written", i, seg.Read)
+			}
+			db.failAfter = 0
+			res, err := Backfill(context.Background(), c, o, loaded)
+			require.NoError(t, err)
+			assert.EqualValues(t, 230, res.Read)
+			for _, k := range db.written["tasks"] {
+				written[k] = true
+			}
+			assert.Len(t, written, 230, "every item written after the resume")
+		})
+	}
+}

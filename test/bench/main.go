@@ -90,6 +90,11 @@ type benchCase struct {
 	setup     func(e *env) error
 	// round runs dynops and the raw client once each.
 	round func(e *env) (dynops, raw measure, err error)
+	// ref, when set, is a second raw client doing everything dynops does
+	// (read the items, then write them), run in each round after round:
+	// its ratio says what dynops adds beyond the service's own work.
+	ref      string
+	refRound func(e *env) (measure, error)
 }
 
 // cases lists what `make bench` measures, in order.
@@ -129,6 +134,8 @@ func run() error {
 		c           *benchCase
 		dyn, raw    []measure
 		ratios      []float64
+		refs        []measure
+		refRatios   []float64
 		setupSecond float64
 	}
 	var rows []row
@@ -150,6 +157,15 @@ func run() error {
 			r.ratios = append(r.ratios, d.rate()/w.rate())
 			fmt.Fprintf(os.Stderr, "bench: %-28s round %d: dynops %8.1f %s (%.2fs, max RSS %d MB)  raw %8.1f %s (%.2fs)  ratio %.2fx\n",
 				c.name, i+1, d.rate(), c.unit, d.seconds, d.rssKB/1024, w.rate(), c.unit, w.seconds, d.rate()/w.rate())
+			if c.refRound != nil {
+				ref, err := c.refRound(e)
+				if err != nil {
+					return fmt.Errorf("%s: round %d: %s: %w", c.name, i+1, c.ref, err)
+				}
+				r.refs, r.refRatios = append(r.refs, ref), append(r.refRatios, d.rate()/ref.rate())
+				fmt.Fprintf(os.Stderr, "bench: %-28s round %d: %s %8.1f %s (%.2fs)  ratio %.2fx\n",
+					c.name, i+1, c.ref, ref.rate(), c.unit, ref.seconds, d.rate()/ref.rate())
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -165,6 +181,10 @@ func run() error {
 			fmt.Sprintf("%.1f %s", median(rates(r.dyn)), r.c.unit), r.c.raw,
 			fmt.Sprintf("%.1f %s", median(rates(r.raw)), r.c.unit),
 			fmt.Sprintf("%.2fx", ratio), fmt.Sprintf(">=%.2fx", r.c.goal), verdict)
+		if r.c.refRound != nil {
+			fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "  same work, raw", "", r.c.ref,
+				fmt.Sprintf("%.1f %s", median(rates(r.refs)), r.c.unit), fmt.Sprintf("%.2fx", median(r.refRatios)), "-", "(what dynops adds)")
+		}
 	}
 	fmt.Printf("\nratio = dynops rate / raw rate, median of %d alternating rounds; max RSS of dynops per case:", *rounds)
 	for _, r := range rows {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -118,6 +119,69 @@ func deletes(items []map[string]types.AttributeValue) []types.WriteRequest {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"user_id": it["user_id"]}}}
 	}
 	return reqs
+}
+
+// rawGet reads the items of keys from table with BatchGetItem (consistent
+// reads, 100 keys per call, e.workers calls at a time, unprocessed keys
+// retried): the raw client's read half of a repair.
+func (e *env) rawGet(table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var mu sync.Mutex
+	var items []map[string]types.AttributeValue
+	g, ctx := errgroup.WithContext(e.ctx)
+	g.SetLimit(e.workers)
+	for i := 0; i < len(keys); i += 100 {
+		chunk := keys[i:min(i+100, len(keys))]
+		g.Go(func() error {
+			pending := map[string]types.KeysAndAttributes{table: {Keys: chunk, ConsistentRead: aws.Bool(true)}}
+			for attempt := 0; len(pending[table].Keys) > 0; attempt++ {
+				if attempt == 10 {
+					return fmt.Errorf("BatchGetItem from %s: keys still unprocessed after 10 attempts", table)
+				}
+				if attempt > 0 {
+					time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+				}
+				out, err := e.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
+				if err != nil {
+					return fmt.Errorf("BatchGetItem from %s: %w", table, err)
+				}
+				mu.Lock()
+				items = append(items, out.Responses[table]...)
+				mu.Unlock()
+				pending = out.UnprocessedKeys
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	return items, err
+}
+
+// rawScanItems reads every item of table with segments parallel Scan
+// segments (consistent reads), as a raw copy does.
+func (e *env) rawScanItems(segments int, table string) ([]map[string]types.AttributeValue, error) {
+	var mu sync.Mutex
+	var items []map[string]types.AttributeValue
+	g, ctx := errgroup.WithContext(e.ctx)
+	for seg := 0; seg < segments; seg++ {
+		g.Go(func() error {
+			in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ConsistentRead: aws.Bool(true)}
+			for {
+				out, err := e.db.Scan(ctx, in)
+				if err != nil {
+					return fmt.Errorf("scanning %s: %w", table, err)
+				}
+				mu.Lock()
+				items = append(items, out.Items...)
+				mu.Unlock()
+				if len(out.LastEvaluatedKey) == 0 {
+					return nil
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+		})
+	}
+	err := g.Wait()
+	return items, err
 }
 
 // rawScan reads every item of the tables with segments parallel Scan
