@@ -113,8 +113,22 @@ func peakHeap(path string) func() {
 		if err := os.WriteFile(path, prof.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "dynops: DYNOPS_MEMPROFILE: %v\n", err)
 		}
-		_ = os.WriteFile(path+".txt", []byte(txt), 0o644)
+		_ = os.WriteFile(path+".txt", []byte(vmHWM()+txt), 0o644)
 	}
+}
+
+// vmHWM is the process's peak resident memory since its exec (Linux).
+func vmHWM() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.Join(strings.Fields(line), " ") + " (peak resident memory of the process)\n"
+		}
+	}
+	return ""
 }
 
 // rssBytes is the process's resident memory now (Linux; 0 elsewhere).

@@ -21,6 +21,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -261,12 +262,23 @@ func (e *env) runDynops(args ...string) ([]byte, measure, error) {
 		cmd.Env = append(cmd.Environ(), "GODEBUG=gctrace=1")
 	}
 	var errOut strings.Builder
-	cmd.Stderr = &errOut
+	var stdout bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &errOut, &stdout
 	start := time.Now()
-	out, err := cmd.Output()
-	m := measure{seconds: time.Since(start).Seconds()}
-	if cmd.ProcessState != nil {
-		m.rssKB = rssKB(cmd.ProcessState)
+	err := cmd.Start()
+	var hwm int64
+	if err == nil {
+		done := make(chan struct{})
+		polled := make(chan int64)
+		go func() { polled <- pollHWM(cmd.Process.Pid, done) }()
+		err = cmd.Wait()
+		close(done)
+		hwm = <-polled
+	}
+	out := stdout.Bytes()
+	m := measure{seconds: time.Since(start).Seconds(), rssKB: hwm}
+	if hwm == 0 && cmd.ProcessState != nil {
+		m.rssKB = rssKB(cmd.ProcessState) // not Linux: see rssKB
 	}
 	if e.gctrace {
 		m.liveMB, m.goalMB = gcTrace(errOut.String())

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,7 +29,38 @@ import (
 	"github.com/dynops/dynops/test/fixture"
 )
 
-// rssKB is the max RSS of a finished process in KB.
+// pollHWM reads the process's peak resident memory (VmHWM, KB) from
+// /proc/PID/status every 10 ms until done and returns the last value read.
+// VmHWM is the high-water mark of the process's own address space since its
+// exec; the rusage of a finished child (rssKB) is not: Go starts children
+// with vfork (CLONE_VM), so at exec the kernel records the parent's peak as
+// the child's, and a child of this bench (which holds its tables' items in
+// memory) reported the bench's own RSS. 0 where /proc is absent.
+func pollHWM(pid int, done <-chan struct{}) int64 {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	var hwm int64
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+					hwm = max(hwm, kb)
+				}
+			}
+		}
+		select {
+		case <-done:
+			return hwm
+		case <-t.C:
+		}
+	}
+}
+
+// rssKB is the max RSS of a finished process in KB from its rusage: on
+// Linux it includes this process's RSS at the child's start (see pollHWM),
+// so it is used only where /proc is absent.
 func rssKB(ps *os.ProcessState) int64 {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok {
