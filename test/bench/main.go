@@ -109,6 +109,7 @@ func run() error {
 	only := flag.String("only", "", "run only the cases whose name contains one of these comma-separated words (e.g. backfill,unconditional)")
 	profiles := flag.String("profile-dir", "", "write a CPU and a heap profile of each dynops run there (DYNOPS_CPUPROFILE, DYNOPS_MEMPROFILE)")
 	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")
+	fake := flag.Bool("fake", false, "with -memory: serve the tables from an in-process fake DynamoDB (Scan only; seconds instead of minutes)")
 	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
 	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
@@ -129,7 +130,7 @@ func run() error {
 	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
 		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
 	if *memory {
-		return benchMemory(e, *items, *profile)
+		return benchMemory(e, *items, *profile, *fake)
 	}
 	type row struct {
 		c           *benchCase
