@@ -156,6 +156,7 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		g.Go(func() error { return b.segment(gctx, seg) })
 	}
 	err = g.Wait()
+	b.feeding.Wait() // a segment that failed may leave a page's batches being handed over
 	close(b.jobs)
 	writers.Wait()
 	if err != nil {
@@ -204,7 +205,8 @@ type backfiller struct {
 	keyNames    []string
 	start       time.Time
 	doneAtStart int64
-	jobs        chan writeJob // to the shared writers
+	jobs        chan writeJob  // to the shared writers
+	feeding     sync.WaitGroup // submit's senders: jobs closes after them
 }
 
 // writeJob is one BatchWriteItem's worth of a page (batchwrite.Split).
@@ -348,20 +350,31 @@ func (b *backfiller) route(out *dynamodb.ScanOutput) (*page, error) {
 
 // submit hands a page's items to the shared writers in batches sized by
 // their encoded request (batchwrite.Split: 25 requests, 16 MB) and returns
-// at once; pageWrites.wait says when they are all written.
+// at once, so the segment reads its next page meanwhile; pageWrites.wait
+// says when they are all written.
 func (b *backfiller) submit(ctx context.Context, p *page) *pageWrites {
+	var jobs []writeJob
 	pw := &pageWrites{}
 	for table, reqs := range p.batches {
 		for _, batch := range batchwrite.Split(table, reqs, batchwrite.DefaultLimits()) {
-			pw.wg.Add(1)
-			select {
-			case b.jobs <- writeJob{table: table, batch: batch, page: pw}:
-			case <-ctx.Done():
-				pw.done(ctx.Err())
-				return pw
-			}
+			jobs = append(jobs, writeJob{table: table, batch: batch, page: pw})
 		}
 	}
+	pw.wg.Add(len(jobs))
+	b.feeding.Add(1)
+	go func() {
+		defer b.feeding.Done()
+		for i, j := range jobs {
+			select {
+			case b.jobs <- j:
+			case <-ctx.Done():
+				for range jobs[i:] {
+					pw.done(ctx.Err())
+				}
+				return
+			}
+		}
+	}()
 	return pw
 }
 

@@ -33,6 +33,7 @@ type scanDB struct {
 	unproc    map[string]bool
 	starts    []int // the first index of every source page read
 	generic   bool  // a destination item kept GSI1PK
+	scanFail  int   // > 0: a Scan of a page starting at or after this index fails
 }
 
 func (f *scanDB) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
@@ -59,7 +60,11 @@ func (f *scanDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 	}
 	f.mu.Lock()
 	f.starts = append(f.starts, start)
+	fail := f.scanFail > 0 && start >= f.scanFail
 	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("scan reset")
+	}
 	out := &dynamodb.ScanOutput{}
 	for i := start; i < min(start+f.page, f.n); i++ {
 		out.Items = append(out.Items, map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "TENANT#1"},
@@ -189,5 +194,27 @@ func TestBackfillSharedWritersCheckpointOnlyWrittenPages_DDB_API_02(t *testing.T
 			}
 			assert.Len(t, written, 230, "every item written after the resume")
 		})
+	}
+}
+
+// A Scan failing while the previous page's batches are still being handed
+// to the writers stops the backfill with the scan's error (no send on a
+// closed queue, no writer left waiting), and the resumed run finishes.
+func TestBackfillScanFailsWhileWriting(t *testing.T) {
+	for _, writers := range []int{1, 2, 8} {
+		db := &scanDB{n: 230, page: 50, written: map[string][]string{}, unproc: map[string]bool{}, scanFail: 100}
+		c := Clients{DB: db, Streams: newOneShard()}
+		st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
+		o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: writers,
+			Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
+		_, err := Backfill(context.Background(), c, o, st)
+		require.ErrorContains(t, err, "scan reset")
+		loaded, err := LoadState(st.Path())
+		require.NoError(t, err)
+		assert.LessOrEqual(t, loaded.Backfill.Segments[0].Read, int64(100), "the checkpoint stops before the page that failed")
+		db.scanFail = 0
+		res, err := Backfill(context.Background(), c, o, loaded)
+		require.NoError(t, err)
+		assert.EqualValues(t, 230, res.Read)
 	}
 }
