@@ -194,7 +194,8 @@ func repairExportCase() *benchCase {
 		c.raw = fmt.Sprintf("BatchWriteItem, %d workers", e.workers)
 		var err error
 		var items []map[string]types.AttributeValue
-		if uri, items, err = e.export("repair", e.items); err != nil {
+		// The export is of the table it repairs (its manifest's table ARN names it).
+		if uri, items, err = e.export("repair", e.items, "dev-"+e.id+"-repair-export"); err != nil {
 			return err
 		}
 		if to, err = e.createTable("repair-export"); err != nil {

@@ -244,14 +244,14 @@ func (e *env) rawScan(segments int, tables ...string) (int64, error) {
 	return n.Load(), err
 }
 
-// export writes a full export of n items in AWS's layout (exporttest) to a
-// bucket on the target and returns its URI and its items.
-func (e *env) export(suffix string, n int) (string, []map[string]types.AttributeValue, error) {
+// export writes a full export of table with n items in AWS's layout
+// (exporttest) to a bucket on the target and returns its URI and its items.
+func (e *env) export(suffix string, n int, table string) (string, []map[string]types.AttributeValue, error) {
 	root := filepath.Join(e.tmp, "export-"+suffix)
 	prefix := "full/" + suffix
 	id := "01763700000000-" + e.id[len(e.id)-8:]
 	files := []int{n / 4, n / 4, n / 4, n - 3*(n/4)}
-	if _, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150}); err != nil {
+	if _, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150, Table: table}); err != nil {
 		return "", nil, err
 	}
 	bucket := "dev-" + e.id + "-" + suffix
