@@ -85,6 +85,14 @@ func Write(ctx context.Context, db Writer, table string, reqs []types.WriteReque
 	return done, nil
 }
 
+// WriteBatch writes one batch of Split (at most Items requests within
+// Bytes), retrying what DynamoDB leaves unprocessed with bo and writing each
+// half on its own when DynamoDB refuses the batch as too large. Callers that
+// write many batches at once split first and hand the batches to workers.
+func WriteBatch(ctx context.Context, db Writer, table string, batch []types.WriteRequest, bo Backoff) error {
+	return writeSplitting(ctx, db, table, batch, bo)
+}
+
 // Split groups reqs into batches of at most l.Items requests whose encoded
 // BatchWriteItem body stays within l.Bytes. A request too large on its own
 // goes alone (DynamoDB will say why).

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
+	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -24,7 +25,8 @@ type BackfillOptions struct {
 	// Segments is the number of parallel Scan segments (default 4); a resumed
 	// backfill keeps the number it started with.
 	Segments int
-	// Writers is the number of concurrent BatchWriteItem calls per segment (default 2).
+	// Writers is the number of concurrent BatchWriteItem calls per segment
+	// (default 2): Segments x Writers writers are shared by all segments.
 	Writers int
 	// MaxWritesPerSecond caps the items written per second over all segments (0: no cap).
 	MaxWritesPerSecond int
@@ -131,16 +133,33 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if o.MaxWritesPerSecond > 0 {
 		limiter = rate.NewLimiter(rate.Limit(o.MaxWritesPerSecond), max(25, o.MaxWritesPerSecond/10))
 	}
-	b := &backfiller{c: c, o: o, st: st, limiter: limiter, keyNames: o.Routes.SourceKey, start: time.Now()}
+	b := &backfiller{c: c, o: o, st: st, limiter: limiter, keyNames: o.Routes.SourceKey, start: time.Now(), jobs: make(chan writeJob)}
 	b.doneAtStart = b.readSoFar()
 	g, gctx := errgroup.WithContext(ctx)
+	// One pool of writers for all segments (as a raw copy runs N writers):
+	// a segment whose page is large, or the last segment still running,
+	// gets every writer instead of its own few.
+	var writers sync.WaitGroup
+	for range len(st.Backfill.Segments) * o.Writers {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for j := range b.jobs {
+				j.page.done(b.writeBatch(gctx, j))
+			}
+		}()
+	}
 	for seg := range st.Backfill.Segments {
 		if st.Backfill.Segments[seg].Done {
 			continue
 		}
 		g.Go(func() error { return b.segment(gctx, seg) })
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	b.feeding.Wait() // a segment that failed may leave a page's batches being handed over
+	close(b.jobs)
+	writers.Wait()
+	if err != nil {
 		return nil, err
 	}
 	now := o.Now().UTC()
@@ -186,7 +205,41 @@ type backfiller struct {
 	keyNames    []string
 	start       time.Time
 	doneAtStart int64
-	mu          sync.Mutex
+	jobs        chan writeJob  // to the shared writers
+	feeding     sync.WaitGroup // submit's senders: jobs closes after them
+}
+
+// writeJob is one BatchWriteItem's worth of a page (batchwrite.Split).
+type writeJob struct {
+	table string
+	batch []types.WriteRequest
+	page  *pageWrites
+}
+
+// pageWrites tracks the writes of one page: the checkpoint moves past the
+// page only once all of them succeeded.
+type pageWrites struct {
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (pw *pageWrites) done(err error) {
+	if err != nil {
+		pw.mu.Lock()
+		if pw.err == nil {
+			pw.err = err
+		}
+		pw.mu.Unlock()
+	}
+	pw.wg.Done()
+}
+
+func (pw *pageWrites) wait() error {
+	pw.wg.Wait()
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.err
 }
 
 func (b *backfiller) readSoFar() int64 {
@@ -242,13 +295,13 @@ func (b *backfiller) segment(ctx context.Context, seg int) error {
 		}
 		in.ExclusiveStartKey = k
 	}
-	var inflight chan error
+	var inflight *pageWrites
 	var prev *page
 	wait := func() error {
 		if inflight == nil {
 			return nil
 		}
-		if err := <-inflight; err != nil {
+		if err := inflight.wait(); err != nil {
 			return err
 		}
 		return b.checkpoint(seg, prev)
@@ -265,8 +318,7 @@ func (b *backfiller) segment(ctx context.Context, seg int) error {
 		if err := wait(); err != nil {
 			return err
 		}
-		inflight, prev = make(chan error, 1), p
-		go func(ch chan error) { ch <- b.write(ctx, p) }(inflight)
+		inflight, prev = b.submit(ctx, p), p
 		if len(out.LastEvaluatedKey) == 0 {
 			return wait()
 		}
@@ -296,24 +348,48 @@ func (b *backfiller) route(out *dynamodb.ScanOutput) (*page, error) {
 	return p, nil
 }
 
-// write writes a page's items, 25 per BatchWriteItem, Writers calls at a time.
-func (b *backfiller) write(ctx context.Context, p *page) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.o.Writers)
+// submit hands a page's items to the shared writers in batches sized by
+// their encoded request (batchwrite.Split: 25 requests, 16 MB) and returns
+// at once, so the segment reads its next page meanwhile; pageWrites.wait
+// says when they are all written.
+func (b *backfiller) submit(ctx context.Context, p *page) *pageWrites {
+	var jobs []writeJob
+	pw := &pageWrites{}
 	for table, reqs := range p.batches {
-		for i := 0; i < len(reqs); i += 25 {
-			chunk := reqs[i:min(i+25, len(reqs))]
-			g.Go(func() error {
-				if b.limiter != nil {
-					if err := b.limiter.WaitN(gctx, len(chunk)); err != nil {
-						return err
-					}
-				}
-				return repair.WriteBatch(gctx, b.c.DB, table, chunk, b.o.Backoff)
-			})
+		for _, batch := range batchwrite.Split(table, reqs, batchwrite.DefaultLimits()) {
+			jobs = append(jobs, writeJob{table: table, batch: batch, page: pw})
 		}
 	}
-	return g.Wait()
+	pw.wg.Add(len(jobs))
+	b.feeding.Add(1)
+	go func() {
+		defer b.feeding.Done()
+		for i, j := range jobs {
+			select {
+			case b.jobs <- j:
+			case <-ctx.Done():
+				for range jobs[i:] {
+					pw.done(ctx.Err())
+				}
+				return
+			}
+		}
+	}()
+	return pw
+}
+
+// writeBatch writes one batch within the rate limit, retrying unprocessed
+// items with backoff and halving a batch refused as too large (batchwrite).
+func (b *backfiller) writeBatch(ctx context.Context, j writeJob) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.limiter != nil {
+		if err := b.limiter.WaitN(ctx, len(j.batch)); err != nil {
+			return err
+		}
+	}
+	return batchwrite.WriteBatch(ctx, b.c.DB, j.table, j.batch, b.o.Backoff)
 }
 
 func (b *backfiller) checkpoint(seg int, p *page) error {

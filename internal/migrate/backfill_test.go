@@ -33,6 +33,7 @@ type scanDB struct {
 	unproc    map[string]bool
 	starts    []int // the first index of every source page read
 	generic   bool  // a destination item kept GSI1PK
+	scanFail  int   // > 0: a Scan of a page starting at or after this index fails
 }
 
 func (f *scanDB) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
@@ -59,7 +60,11 @@ func (f *scanDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 	}
 	f.mu.Lock()
 	f.starts = append(f.starts, start)
+	fail := f.scanFail > 0 && start >= f.scanFail
 	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("scan reset")
+	}
 	out := &dynamodb.ScanOutput{}
 	for i := start; i < min(start+f.page, f.n); i++ {
 		out.Items = append(out.Items, map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "TENANT#1"},
@@ -152,4 +157,64 @@ func TestCatchUpRefusesUnfinishedBackfill(t *testing.T) {
 	_, err := CatchUpPass(context.Background(), Clients{}, CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	assert.True(t, IsInputError(err))
 	assert.ErrorContains(t, err, "has not finished")
+}
+
+// The shared writers: with any number of writers per segment and a write
+// failing at any point, the backfill stops with the error (no writer left
+// waiting), its checkpoint never passes an item that was not written, and
+// a resumed run writes every item (DDB-API-02: unprocessed items retried).
+func TestBackfillSharedWritersCheckpointOnlyWrittenPages_DDB_API_02(t *testing.T) {
+	for _, tc := range []struct {
+		writers, page, failAfter int
+	}{{1, 40, 3}, {3, 40, 7}, {8, 17, 2}, {8, 100, 5}, {64, 7, 30}, {2, 230, 4}} {
+		t.Run(fmt.Sprintf("writers=%d page=%d fail after %d batches", tc.writers, tc.page, tc.failAfter), func(t *testing.T) {
+			db := &scanDB{n: 230, page: tc.page, written: map[string][]string{}, unproc: map[string]bool{}, failAfter: tc.failAfter}
+			c := Clients{DB: db, Streams: newOneShard()}
+			st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
+			o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: tc.writers,
+				Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
+			_, err := Backfill(context.Background(), c, o, st)
+			require.ErrorContains(t, err, "connection reset")
+			loaded, err := LoadState(st.Path())
+			require.NoError(t, err)
+			seg := loaded.Backfill.Segments[0]
+			written := map[string]bool{}
+			for _, k := range db.written["tasks"] {
+				written[k] = true
+			}
+			for i := 0; i < int(seg.Read); i++ {
+				assert.True(t, written[fmt.Sprintf("TASK#%05d", i)], "item %d is before the checkpoint (%d read) but was not written", i, seg.Read)
+			}
+			db.failAfter = 0
+			res, err := Backfill(context.Background(), c, o, loaded)
+			require.NoError(t, err)
+			assert.EqualValues(t, 230, res.Read)
+			for _, k := range db.written["tasks"] {
+				written[k] = true
+			}
+			assert.Len(t, written, 230, "every item written after the resume")
+		})
+	}
+}
+
+// A Scan failing while the previous page's batches are still being handed
+// to the writers stops the backfill with the scan's error (no send on a
+// closed queue, no writer left waiting), and the resumed run finishes.
+func TestBackfillScanFailsWhileWriting(t *testing.T) {
+	for _, writers := range []int{1, 2, 8} {
+		db := &scanDB{n: 230, page: 50, written: map[string][]string{}, unproc: map[string]bool{}, scanFail: 100}
+		c := Clients{DB: db, Streams: newOneShard()}
+		st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
+		o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: writers,
+			Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
+		_, err := Backfill(context.Background(), c, o, st)
+		require.ErrorContains(t, err, "scan reset")
+		loaded, err := LoadState(st.Path())
+		require.NoError(t, err)
+		assert.LessOrEqual(t, loaded.Backfill.Segments[0].Read, int64(100), "the checkpoint stops before the page that failed")
+		db.scanFail = 0
+		res, err := Backfill(context.Background(), c, o, loaded)
+		require.NoError(t, err)
+		assert.EqualValues(t, 230, res.Read)
+	}
 }

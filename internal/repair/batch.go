@@ -55,12 +55,3 @@ func getBatch(ctx context.Context, db batchGetter, table string, keys []map[stri
 		pending = map[string]types.KeysAndAttributes{table: left}
 	}
 }
-
-// WriteBatch writes up to 25 requests to table with BatchWriteItem, retrying
-// UnprocessedItems with backoff (DDB-API-02). It is the one batch writer of
-// dynops: `dynops migrate backfill` writes through it too.
-func WriteBatch(ctx context.Context, db interface {
-	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}, table string, reqs []types.WriteRequest, bo Backoff) error {
-	return writeBatch(ctx, db, table, reqs, bo)
-}

@@ -8,9 +8,10 @@
 // key when it was absent), so a write the application makes in between is
 // never overwritten: it is reported as a conflict instead (DDB-API-01/02).
 // With Unconditional, items are read with BatchGetItem (100 keys per call)
-// and written with BatchWriteItem, 25 at a time, retrying UnprocessedItems with backoff
-// (DDB-API-02): much faster, and safe only while writes to the original are
-// stopped. Items only in the original are deleted only with DeleteExtra.
+// and written with BatchWriteItem (batchwrite: 25 requests and 16 MB per
+// call, retrying UnprocessedItems with backoff, DDB-API-02), reads and writes
+// in two pipelined stages of Workers each: much faster, and safe only while
+// writes to the original are stopped. Items only in the original are deleted only with DeleteExtra.
 package repair
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -175,7 +177,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
 
 	// Second pass: stream the keys to the workers, one key (conditional) or
-	// up to 25 keys of one kind (batch) per unit of work.
+	// up to 100 keys of one kind (batch: one BatchGetItem) per unit of work.
 	per := 1
 	switch {
 	case opts.Unconditional && opts.FromExport != nil:
@@ -192,28 +194,24 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		}
 		return feed(gctx, opts.KeysFile, per, work, nil)
 	})
-	for w := 0; w < opts.Workers; w++ {
-		g.Go(func() error {
-			for u := range work {
-				var err error
-				if opts.Unconditional {
-					err = r.batch(gctx, u)
-				} else {
+	if opts.Unconditional {
+		r.pipeline(gctx, g, work)
+	} else {
+		for w := 0; w < opts.Workers; w++ {
+			g.Go(func() error {
+				for u := range work {
 					var img map[string]types.AttributeValue
 					if u.images != nil {
 						img = u.images[0]
 					}
-					err = r.one(gctx, u.recs[0], img)
+					if err := r.one(gctx, u.recs[0], img); err != nil {
+						return err
+					}
+					r.handled(int64(len(u.recs)))
 				}
-				if err != nil {
-					return err
-				}
-				if opts.Progress != nil {
-					opts.Progress(r.done.Add(int64(len(u.recs))))
-				}
-			}
-			return nil
-		})
+				return nil
+			})
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -456,60 +454,124 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 	return nil
 }
 
-// batch repairs up to 25 keys of one kind with BatchGetItem and BatchWriteItem, no conditions.
-func (r *runner) batch(ctx context.Context, u unit) error {
-	recs := u.recs
-	keys := make([]map[string]types.AttributeValue, 0, len(recs))
-	for _, rec := range recs {
-		k, err := tablediff.DecodeKey(rec.Key)
-		if err != nil {
-			return err
-		}
-		keys = append(keys, k)
+// handled adds n keys to those done and reports progress.
+func (r *runner) handled(n int64) {
+	done := r.done.Add(n)
+	if r.opts.Progress != nil {
+		r.opts.Progress(done)
 	}
+}
+
+// batch is one BatchWriteItem's worth of requests (batchwrite.Split: at most
+// 25 requests and 16 MB encoded) and the counter its items add to.
+type batch struct {
+	reqs []types.WriteRequest
+	done *atomic.Int64
+}
+
+// pipeline runs the unconditional repair in two stages, like a raw copy:
+// Workers readers turn units into batches (a BatchGetItem of up to 100 keys
+// from the restored table, or the export's images, or deletes), and Workers
+// writers send the batches with BatchWriteItem, so the writes of one unit
+// run in parallel with each other and with the next units' reads. Each batch
+// is sized by its encoded request and split in halves when refused as too
+// large; unprocessed items are retried with opts.Backoff (batchwrite).
+func (r *runner) pipeline(ctx context.Context, g *errgroup.Group, work <-chan unit) {
+	batches := make(chan batch, 2*r.opts.Workers)
+	var readers sync.WaitGroup
+	for w := 0; w < r.opts.Workers; w++ {
+		readers.Add(1)
+		g.Go(func() error {
+			defer readers.Done()
+			for u := range work {
+				if err := r.toBatches(ctx, u, batches); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		readers.Wait()
+		close(batches)
+		return nil
+	})
+	for w := 0; w < r.opts.Workers; w++ {
+		g.Go(func() error {
+			for b := range batches {
+				if err := batchwrite.WriteBatch(ctx, r.db, r.opts.To, b.reqs, r.opts.Backoff); err != nil {
+					return err
+				}
+				b.done.Add(int64(len(b.reqs)))
+				r.handled(int64(len(b.reqs)))
+			}
+			return nil
+		})
+	}
+}
+
+// toBatches turns one unit (keys of one kind) into write batches: deletes of
+// items only in the original (with DeleteExtra), or puts of the restored
+// table's current items (BatchGetItem, consistent) or of the export's images.
+// Keys it leaves alone (kept extras, items gone from the source) count as
+// handled at once.
+func (r *runner) toBatches(ctx context.Context, u unit, out chan<- batch) error {
+	recs := u.recs
 	var reqs []types.WriteRequest
+	done := &r.copied
 	if recs[0].Kind == tablediff.OnlyInTarget {
 		if !r.opts.DeleteExtra {
 			r.kept.Add(int64(len(recs)))
+			r.handled(int64(len(recs)))
 			return nil
 		}
-		for _, k := range keys {
+		done = &r.deleted
+		for _, rec := range recs {
+			k, err := tablediff.DecodeKey(rec.Key)
+			if err != nil {
+				return err
+			}
 			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
 		}
-		return r.writeAll(ctx, reqs, &r.deleted)
-	}
-	items := u.images
-	if items == nil {
-		var err error
-		if items, err = getBatch(ctx, r.db, r.opts.From, keys, r.opts.Backoff); err != nil {
-			return err
+	} else {
+		items := u.images
+		if items == nil {
+			keys := make([]map[string]types.AttributeValue, 0, len(recs))
+			for _, rec := range recs {
+				k, err := tablediff.DecodeKey(rec.Key)
+				if err != nil {
+					return err
+				}
+				keys = append(keys, k)
+			}
+			var err error
+			if items, err = getBatch(ctx, r.db, r.opts.From, keys, r.opts.Backoff); err != nil {
+				return err
+			}
+		}
+		if gone := int64(len(recs) - len(items)); gone > 0 {
+			r.gone.Add(gone)
+			r.handled(gone)
+		}
+		for _, it := range items {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 		}
 	}
-	r.gone.Add(int64(len(keys) - len(items)))
-	for _, it := range items {
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	for _, b := range batchwrite.Split(r.opts.To, reqs, batchwrite.DefaultLimits()) {
+		select {
+		case out <- batch{reqs: b, done: done}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return r.writeAll(ctx, reqs, &r.copied)
+	return nil
 }
 
 // Batch limits of DynamoDB.
 const (
 	maxBatchGet   = 100
-	maxBatchWrite = 25
+	maxBatchWrite = batchwrite.MaxItems
 )
-
-// writeAll writes reqs to the original in BatchWriteItems of 25, adding to
-// done after each call that DynamoDB fully processed.
-func (r *runner) writeAll(ctx context.Context, reqs []types.WriteRequest, done *atomic.Int64) error {
-	for i := 0; i < len(reqs); i += maxBatchWrite {
-		chunk := reqs[i:min(i+maxBatchWrite, len(reqs))]
-		if err := writeBatch(ctx, r.db, r.opts.To, chunk, r.opts.Backoff); err != nil {
-			return err
-		}
-		done.Add(int64(len(chunk)))
-	}
-	return nil
-}
 
 // condition is a ConditionExpression with its placeholders (DDB-API-04).
 type condition struct {

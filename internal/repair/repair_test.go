@@ -3,6 +3,7 @@ package repair_test
 import (
 	"context"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -177,4 +178,83 @@ func TestUnconditionalBatchRepair_DDB_API_02(t *testing.T) {
 	assert.Equal(t, int64(2), res.Deleted)
 	assert.Equal(t, int64(9), progress)
 	assert.Equal(t, [3]int64{0, 0, 0}, diffCounts(t, db, restored, original))
+}
+
+// TestUnconditionalRepairPipeline_DDB_API_02: the batch repair's two stages
+// (BatchGetItem readers, BatchWriteItem writers) across unit and batch
+// boundaries, with one worker and many, extras deleted or kept, and items
+// gone from the restored table since the diff: the counts add up to the
+// keys file, progress reaches it, and the tables end equal.
+func TestUnconditionalRepairPipeline_DDB_API_02(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	for _, tc := range []struct {
+		name                    string
+		items, missing, changed int
+		extra, gone, workers    int
+		deleteExtra             bool
+	}{
+		{name: "one worker, one partial unit", items: 40, missing: 7, changed: 3, extra: 2, workers: 1, deleteExtra: true},
+		{name: "units of 100 split into batches of 25", items: 600, missing: 230, changed: 101, extra: 26, workers: 8, deleteExtra: true},
+		{name: "extras kept", items: 300, missing: 120, changed: 30, extra: 51, workers: 4},
+		{name: "items gone from the restored table", items: 400, missing: 150, changed: 60, extra: 10, gone: 37, workers: 3, deleteExtra: true},
+		{name: "more workers than units", items: 50, missing: 26, changed: 0, extra: 0, workers: 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := harness.UniqueID()
+			restored, original := "dev-"+id+"-user-restored", "dev-"+id+"-user"
+			users := fixture.Users(tc.items + tc.extra)
+			fixture.Create(t, db, fixture.Table{Name: restored, HashKey: "user_id"})
+			fixture.Create(t, db, fixture.Table{Name: original, HashKey: "user_id"})
+			fixture.Put(t, db, restored, users[:tc.items])
+			// The original lost the first `missing` items, has the next `changed` corrupted, and `extra` more.
+			var orig []map[string]types.AttributeValue
+			for i, it := range users {
+				switch {
+				case i < tc.missing:
+					continue
+				case i < tc.missing+tc.changed:
+					c := map[string]types.AttributeValue{}
+					for k, v := range it {
+						c[k] = v
+					}
+					c["status"] = &types.AttributeValueMemberS{Value: "corrupted"}
+					it = c
+				}
+				orig = append(orig, it)
+			}
+			fixture.Put(t, db, original, orig)
+			keys := filepath.Join(t.TempDir(), "keys.jsonl")
+			rep, err := tablediff.Diff(ctx, db, tablediff.Options{Source: restored, Target: original, KeysOut: keys})
+			require.NoError(t, err)
+			require.Equal(t, [3]int64{int64(tc.missing), int64(tc.extra), int64(tc.changed)}, [3]int64{rep.OnlyInSource, rep.OnlyInTarget, rep.Changed})
+			// Items gone from the restored table since the diff: the first `gone` missing ones.
+			for i := 0; i < tc.gone; i++ {
+				_, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &restored, Key: fixture.UserKey(i)})
+				require.NoError(t, err)
+			}
+			var progress atomic.Int64
+			res, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
+				DeleteExtra: tc.deleteExtra, Workers: tc.workers, Progress: func(n int64) {
+					for p := progress.Load(); n > p && !progress.CompareAndSwap(p, n); p = progress.Load() {
+					}
+				}})
+			require.NoError(t, err)
+			copies := int64(tc.missing + tc.changed - tc.gone)
+			assert.Equal(t, copies, res.Copied, "copied")
+			assert.Equal(t, int64(tc.gone), res.GoneFromSource, "gone from the source")
+			if tc.deleteExtra {
+				assert.Equal(t, [2]int64{int64(tc.extra), 0}, [2]int64{res.Deleted, res.KeptExtra}, "deleted, kept")
+			} else {
+				assert.Equal(t, [2]int64{0, int64(tc.extra)}, [2]int64{res.Deleted, res.KeptExtra}, "deleted, kept")
+			}
+			assert.Equal(t, int64(tc.missing+tc.changed+tc.extra), progress.Load(), "progress ends at every key of the file")
+			// Gone items are in neither table now; kept extras stay only in the original.
+			want := [3]int64{0, 0, 0}
+			if !tc.deleteExtra {
+				want[1] = int64(tc.extra)
+			}
+			assert.Equal(t, want, diffCounts(t, db, restored, original), "only in restored, only in original, changed after the repair")
+		})
+	}
 }

@@ -4,6 +4,7 @@
 //	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
 //	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
 //	pitr repair --from-export    the same, the images streamed from an export in S3
+//	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
 //	export verify                vs `gzip -t` of the same files (same number of processes)
 //
 // dynops runs as the built binary (bin/dynops), the way an operator runs it,
@@ -16,10 +17,11 @@
 // `make bench-memory` (-memory) measures the diff's max RSS at 1x and 10x
 // the items instead, and writes a heap profile of the diff at its peak.
 //
-//	bin/with-emulator -- go run ./test/bench [-items 20000] [-rounds 3]
+//	bin/with-emulator -- go run ./test/bench [-items 20000] [-rounds 3] [-only backfill,unconditional] [-profile-dir DIR]
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -28,8 +30,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +63,9 @@ type env struct {
 	items    int // per table
 	workers  int
 	segments int
+	profiles string // where each dynops run's profiles go ("": none)
+	gctrace  bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
+	runs     int
 	cleanup  []func()
 }
 
@@ -68,6 +75,9 @@ type measure struct {
 	work    float64
 	seconds float64
 	rssKB   int64
+	// From the garbage collector's trace (-memory): the largest heap left
+	// live after a collection, and the largest heap goal, in MB.
+	liveMB, goalMB int
 }
 
 func (m measure) rate() float64 { return m.work / m.seconds }
@@ -81,19 +91,25 @@ type benchCase struct {
 	setup     func(e *env) error
 	// round runs dynops and the raw client once each.
 	round func(e *env) (dynops, raw measure, err error)
+	// ref, when set, is a second raw client doing everything dynops does
+	// (read the items, then write them), run in each round after round:
+	// its ratio says what dynops adds beyond the service's own work.
+	ref      string
+	refRound func(e *env) (measure, error)
 }
 
-// cases lists what `make bench` measures, in order. migrate backfill (H15,
-// goal >= 0.8x raw BatchWriteItem) is added here as one more benchCase.
+// cases lists what `make bench` measures, in order.
 func cases() []*benchCase {
-	return []*benchCase{diffCase(), repairCase(), repairExportCase(), verifyCase()}
+	return []*benchCase{diffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
 }
 
 func run() error {
 	items := flag.Int("items", 10000, "items per table")
 	rounds := flag.Int("rounds", 3, "rounds per case (dynops and the raw client alternate)")
-	only := flag.String("only", "", "run only the cases whose name contains this")
+	only := flag.String("only", "", "run only the cases whose name contains one of these comma-separated words (e.g. backfill,unconditional)")
+	profiles := flag.String("profile-dir", "", "write a CPU and a heap profile of each dynops run there (DYNOPS_CPUPROFILE, DYNOPS_MEMPROFILE)")
 	memory := flag.Bool("memory", false, "measure the diff's max RSS at -items and 10x -items instead (make bench-memory)")
+	fake := flag.Bool("fake", false, "with -memory: serve the tables from an in-process fake DynamoDB (Scan only; seconds instead of minutes)")
 	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
 	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
@@ -104,21 +120,29 @@ func run() error {
 		return err
 	}
 	defer e.close()
+	if *profiles != "" {
+		if err := os.MkdirAll(*profiles, 0o755); err != nil {
+			return err
+		}
+	}
 	e.segments = *segments
+	e.profiles = *profiles
 	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
 		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
 	if *memory {
-		return benchMemory(e, *items, *profile)
+		return benchMemory(e, *items, *profile, *fake)
 	}
 	type row struct {
 		c           *benchCase
 		dyn, raw    []measure
 		ratios      []float64
+		refs        []measure
+		refRatios   []float64
 		setupSecond float64
 	}
 	var rows []row
 	for _, c := range cases() {
-		if *only != "" && !strings.Contains(c.name, *only) {
+		if !selected(c.name, *only) {
 			continue
 		}
 		start := time.Now()
@@ -135,6 +159,15 @@ func run() error {
 			r.ratios = append(r.ratios, d.rate()/w.rate())
 			fmt.Fprintf(os.Stderr, "bench: %-28s round %d: dynops %8.1f %s (%.2fs, max RSS %d MB)  raw %8.1f %s (%.2fs)  ratio %.2fx\n",
 				c.name, i+1, d.rate(), c.unit, d.seconds, d.rssKB/1024, w.rate(), c.unit, w.seconds, d.rate()/w.rate())
+			if c.refRound != nil {
+				ref, err := c.refRound(e)
+				if err != nil {
+					return fmt.Errorf("%s: round %d: %s: %w", c.name, i+1, c.ref, err)
+				}
+				r.refs, r.refRatios = append(r.refs, ref), append(r.refRatios, d.rate()/ref.rate())
+				fmt.Fprintf(os.Stderr, "bench: %-28s round %d: %s %8.1f %s (%.2fs)  ratio %.2fx\n",
+					c.name, i+1, c.ref, ref.rate(), c.unit, ref.seconds, d.rate()/ref.rate())
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -150,6 +183,10 @@ func run() error {
 			fmt.Sprintf("%.1f %s", median(rates(r.dyn)), r.c.unit), r.c.raw,
 			fmt.Sprintf("%.1f %s", median(rates(r.raw)), r.c.unit),
 			fmt.Sprintf("%.2fx", ratio), fmt.Sprintf(">=%.2fx", r.c.goal), verdict)
+		if r.c.refRound != nil {
+			fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "  same work, raw", "", r.c.ref,
+				fmt.Sprintf("%.1f %s", median(rates(r.refs)), r.c.unit), fmt.Sprintf("%.2fx", median(r.refRatios)), "-", "(what dynops adds)")
+		}
 	}
 	fmt.Printf("\nratio = dynops rate / raw rate, median of %d alternating rounds; max RSS of dynops per case:", *rounds)
 	for _, r := range rows {
@@ -180,7 +217,9 @@ func newEnv(bin string, items int) (*env, error) {
 	if e.endpoint == "" && !strings.EqualFold(os.Getenv("DYNOPS_TEST_TARGET"), "aws") {
 		return nil, fmt.Errorf("no emulator: run under bin/with-emulator (make bench), or set DYNOPS_TEST_TARGET=aws to bench against real AWS (tables dev-bench-* are created and deleted)")
 	}
-	if e.cfg, err = awsconfig.Load(ctx, awsconfig.Options{Region: e.region, EndpointURL: e.endpoint}); err != nil {
+	// moto serves concurrent pages one at a time: a 1 MB page can wait minutes.
+	opts := awsconfig.Options{Region: e.region, EndpointURL: e.endpoint, Timeout: 10 * time.Minute}
+	if e.cfg, err = awsconfig.Load(ctx, opts); err != nil {
 		return nil, err
 	}
 	e.db = dynamodb.NewFromConfig(e.cfg)
@@ -215,18 +254,67 @@ func (e *env) runDynops(args ...string) ([]byte, measure, error) {
 		args = append(args, "--endpoint-url", e.endpoint)
 	}
 	cmd := exec.CommandContext(e.ctx, e.dynops, args...)
+	if e.profiles != "" {
+		e.runs++
+		base := filepath.Join(e.profiles, fmt.Sprintf("%02d-%s-%s", e.runs, args[0], args[1]))
+		cmd.Env = append(os.Environ(), "DYNOPS_CPUPROFILE="+base+".cpu.pprof", "DYNOPS_MEMPROFILE="+base+".heap.pprof")
+	}
+	if e.gctrace {
+		cmd.Env = append(cmd.Environ(), "GODEBUG=gctrace=1")
+	}
 	var errOut strings.Builder
-	cmd.Stderr = &errOut
+	var stdout bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &errOut, &stdout
 	start := time.Now()
-	out, err := cmd.Output()
-	m := measure{seconds: time.Since(start).Seconds()}
-	if cmd.ProcessState != nil {
-		m.rssKB = rssKB(cmd.ProcessState)
+	err := cmd.Start()
+	var hwm int64
+	if err == nil {
+		done := make(chan struct{})
+		polled := make(chan int64)
+		go func() { polled <- pollHWM(cmd.Process.Pid, done) }()
+		err = cmd.Wait()
+		close(done)
+		hwm = <-polled
+	}
+	out := stdout.Bytes()
+	m := measure{seconds: time.Since(start).Seconds(), rssKB: hwm}
+	if hwm == 0 && cmd.ProcessState != nil {
+		m.rssKB = rssKB(cmd.ProcessState) // not Linux: see rssKB
+	}
+	if e.gctrace {
+		m.liveMB, m.goalMB = gcTrace(errOut.String())
 	}
 	if err != nil {
 		return out, m, fmt.Errorf("dynops %s: %w\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out, m, nil
+}
+
+// gcLine is the heap part of a GODEBUG=gctrace=1 line: "4->5->2 MB, 8 MB goal".
+var gcLine = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB, (\d+) MB goal`)
+
+// gcTrace returns the largest live heap after a collection and the largest
+// heap goal of a gctrace.
+func gcTrace(trace string) (live, goal int) {
+	for _, m := range gcLine.FindAllStringSubmatch(trace, -1) {
+		l, _ := strconv.Atoi(m[3])
+		g, _ := strconv.Atoi(m[4])
+		live, goal = max(live, l), max(goal, g)
+	}
+	return live, goal
+}
+
+// selected tells whether the case named name is in -only (all when empty).
+func selected(name, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, w := range strings.Split(only, ",") {
+		if w = strings.TrimSpace(w); w != "" && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func rates(ms []measure) []float64 {

@@ -64,7 +64,7 @@ unless --allow-unmatched.`,
 	shared.AddFlags(cmd, &opts.Flags)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments (a resumed backfill keeps its own)")
-	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment")
+	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment: --segments x --writers writers, shared by all segments")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/tablesettings"
+)
+
+// backfillCase: `dynops migrate backfill` of a single table keyed PK/SK
+// (stream on, as the migration needs) into one destination, beside raw
+// BatchWriteItem of the same routed items into a table of the same shape
+// (same number of concurrent writes: backfill's default 4 segments x 2
+// writers = e.workers). The backfill also scans the source (consistent
+// reads): the raw client has the items in memory.
+func backfillCase() *benchCase {
+	var src, dst, raw, routesFile string
+	var routed []map[string]types.AttributeValue
+	round := 0
+	c := &benchCase{name: "migrate backfill", unit: "items/s", goal: 0.8}
+	c.refRound = func(e *env) (measure, error) {
+		start := time.Now()
+		items, err := e.rawScanItems(4, src)
+		if err == nil {
+			err = e.batchWrite(raw, puts(routeUsers(items)))
+		}
+		m := measure{work: float64(len(items)), seconds: time.Since(start).Seconds()}
+		if err != nil {
+			return m, err
+		}
+		return m, e.batchWrite(raw, deletesPKSK(items))
+	}
+	c.setup = func(e *env) error {
+		c.raw = fmt.Sprintf("BatchWriteItem, %d workers", e.workers)
+		c.ref = fmt.Sprintf("Scan (4 segments), then BatchWriteItem, %d workers", e.workers)
+		var err error
+		if src, err = e.createPKSK("single", true); err != nil {
+			return err
+		}
+		if dst, err = e.createPKSK("users", false); err != nil {
+			return err
+		}
+		if raw, err = e.createPKSK("users-raw", false); err != nil {
+			return err
+		}
+		items := singleTableUsers(e.items)
+		if err := e.batchWrite(src, puts(items)); err != nil {
+			return err
+		}
+		routed = routeUsers(items)
+		routesFile = filepath.Join(e.tmp, "routes.yaml")
+		return os.WriteFile(routesFile, []byte(fmt.Sprintf(`version: 1
+source_key: [PK, SK]
+routes:
+  - name: users
+    table: %s
+    match: { PK: "TENANT#*", SK: "USER#*" }
+    rename: { GSI1PK: user_list_key, GSI1SK: user_list_sort }
+`, dst)), 0o644)
+	}
+	c.round = func(e *env) (measure, measure, error) {
+		round++
+		start := time.Now()
+		err := e.batchWrite(raw, puts(routed))
+		rawM := measure{work: float64(len(routed)), seconds: time.Since(start).Seconds()}
+		if err == nil {
+			err = e.batchWrite(raw, deletesPKSK(routed))
+		}
+		if err != nil {
+			return measure{}, rawM, err
+		}
+		state := filepath.Join(e.tmp, "migrate-state-"+strconv.Itoa(round)+".json")
+		out, dyn, err := e.runDynops("migrate", "backfill", "--source", src, "--routes", routesFile, "--state", state)
+		if err != nil {
+			return dyn, rawM, err
+		}
+		var rep struct {
+			Read         int64 `json:"items_read"`
+			WrittenTotal int64 `json:"written_total"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return dyn, rawM, fmt.Errorf("migrate backfill -o json: %w: %s", err, out)
+		}
+		if rep.WrittenTotal != int64(len(routed)) {
+			return dyn, rawM, fmt.Errorf("backfill wrote %d items, want %d", rep.WrittenTotal, len(routed))
+		}
+		dyn.work = float64(rep.WrittenTotal)
+		// Empty the destination for the next round (a backfill starts from empty destinations).
+		return dyn, rawM, e.batchWrite(dst, deletesPKSK(routed))
+	}
+	return c
+}
+
+// routeUsers is the bench's route done by hand: GSI1PK/GSI1SK renamed, as
+// a multi-table route does (DDB-IDX-03).
+func routeUsers(items []map[string]types.AttributeValue) []map[string]types.AttributeValue {
+	routed := make([]map[string]types.AttributeValue, 0, len(items))
+	for _, it := range items {
+		out := make(map[string]types.AttributeValue, len(it))
+		for k, v := range it {
+			out[k] = v
+		}
+		out["user_list_key"], out["user_list_sort"] = out["GSI1PK"], out["GSI1SK"]
+		delete(out, "GSI1PK")
+		delete(out, "GSI1SK")
+		routed = append(routed, out)
+	}
+	return routed
+}
+
+// singleTableUsers returns n user items of a single-table design: PK
+// TENANT#t, SK USER#u, GSI1PK/GSI1SK, and the bench's user attributes.
+func singleTableUsers(n int) []map[string]types.AttributeValue {
+	items := users(n)
+	for i, it := range items {
+		it["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("TENANT#%03d", i%100)}
+		it["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("USER#%08d", i)}
+		it["GSI1PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("TENANT#%03d#USERS", i%100)}
+		it["GSI1SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("CREATED#%08d", i)}
+	}
+	return items
+}
+
+func deletesPKSK(items []map[string]types.AttributeValue) []types.WriteRequest {
+	reqs := make([]types.WriteRequest, len(items))
+	for i, it := range items {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}}}
+	}
+	return reqs
+}
+
+// createPKSK creates an on-demand table keyed PK (S, HASH) / SK (S, RANGE),
+// with a NEW_AND_OLD_IMAGES stream when stream is set, and deletes it when
+// the bench ends.
+func (e *env) createPKSK(suffix string, stream bool) (string, error) {
+	name := "dev-" + e.id + "-" + suffix
+	in := &dynamodb.CreateTableInput{TableName: &name,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
+		BillingMode: types.BillingModePayPerRequest}
+	if stream {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+	}
+	if _, err := e.db.CreateTable(e.ctx, in); err != nil {
+		return "", fmt.Errorf("creating %s: %w", name, err)
+	}
+	e.cleanup = append(e.cleanup, func() {
+		if _, err := e.db.DeleteTable(e.ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: deleting %s: %v\n", name, err)
+		}
+	})
+	return name, tablesettings.WaitActive(e.ctx, e.db, name, nil)
+}
