@@ -31,4 +31,3 @@ func main() {
 	stopProfile()
 	os.Exit(code)
 }
-
