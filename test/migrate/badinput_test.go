@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/fixture"
 )
@@ -83,6 +84,12 @@ func TestBadInputRefused(t *testing.T) {
 		{name: "source without stream", noItems: true, cmd: []string{"backfill"}, code: 1, want: []string{"has no stream", "NEW_AND_OLD_IMAGES"}},
 		{name: "catch-up before backfill", cmd: []string{"catch-up"}, code: 1, want: []string{"no migration of dev-aiagent-single found", "backfill"}},
 		{name: "cutover before backfill", cmd: []string{"cutover", "--yes"}, code: 1, want: []string{"no migration of dev-aiagent-single found"}},
+		{name: "DDB-PROT-01 protected destination without its typed name", cmd: []string{"backfill", "--allow-unmatched"}, code: 2,
+			want: []string{"dev-aiagent-tasks", "--confirm"},
+			prepare: func(t *testing.T, d *domain) string {
+				tagTable(t, d.db, "dev-aiagent-tasks", "env", "prod")
+				return routesFile()
+			}},
 		{name: "missing source flag", cmd: []string{"plan", "--source", ""}, code: 2, want: []string{"needs --source TABLE and --routes FILE"}},
 	}
 	for _, c := range cases {
@@ -183,4 +190,42 @@ func TestVerifyFindsDifferences(t *testing.T) {
 	assert.EqualValues(t, 1, v.Changed)
 	assert.EqualValues(t, 2, v.OnlyInTarget)
 	assert.Contains(t, string(v.Sample.OnlyInTarget[0])+string(v.Sample.OnlyInTarget[1]), "dev-aiagent-tenants")
+}
+
+func tagTable(t *testing.T, db *dynamodb.Client, table, key, value string) {
+	t.Helper()
+	dt, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &table})
+	require.NoError(t, err)
+	_, err = db.TagResource(context.Background(), &dynamodb.TagResourceInput{ResourceArn: dt.Table.TableArn,
+		Tags: []types.Tag{{Key: &key, Value: &value}}})
+	require.NoError(t, err)
+}
+
+// TestProtectedDestinationWithItsTypedName_DDB_PROT_01: a destination the
+// protection rule protects is written once its name is typed (--confirm),
+// and the run's started record, written before the first write, names it.
+func TestProtectedDestinationWithItsTypedName_DDB_PROT_01(t *testing.T) {
+	d := setup(t, true)
+	d.populate(t, 40)
+	tagTable(t, d.db, "dev-aiagent-tasks", "env", "prod")
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.jsonl")
+	out, errOut, code := target.Dynops(t, log, "migrate", "backfill", "--source", source, "--routes", routesFile(),
+		"--state", filepath.Join(dir, "state.json"), "--allow-unmatched", "--confirm", "dev-aiagent-tasks")
+	require.Equal(t, 0, code, out+errOut)
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	assert.Equal(t, audit.EventStarted, recs[0].Event)
+	assert.False(t, recs[0].Late, "the started record comes before the writes")
+	assert.Contains(t, recs[0].Plan.Targets, "dev-aiagent-tasks")
+
+	// The catch-up writes the same destinations: the same rule.
+	_, errOut, code = target.Dynops(t, log, "migrate", "catch-up", "--source", source, "--routes", routesFile(),
+		"--state", filepath.Join(dir, "state.json"), "--allow-unmatched")
+	require.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "dev-aiagent-tasks")
+	_, errOut, code = target.Dynops(t, log, "migrate", "catch-up", "--source", source, "--routes", routesFile(),
+		"--state", filepath.Join(dir, "state.json"), "--allow-unmatched", "--confirm", "dev-aiagent-tasks")
+	require.Equal(t, 0, code, errOut)
 }

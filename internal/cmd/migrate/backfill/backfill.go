@@ -18,6 +18,7 @@ import (
 // Options of `dynops migrate backfill`.
 type Options struct {
 	shared.Flags
+	Confirm            []string
 	Segments           int
 	Writers            int
 	MaxWritesPerSecond int
@@ -62,6 +63,7 @@ unless --allow-unmatched.`,
 		},
 	}
 	shared.AddFlags(cmd, &opts.Flags)
+	shared.AddConfirmFlag(cmd, &opts.Confirm)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments (a resumed backfill keeps its own)")
 	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment: --segments x --writers writers, shared by all segments")
@@ -75,6 +77,9 @@ unless --allow-unmatched.`,
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	l, err := shared.Load(&opts.Flags, true)
 	if err != nil {
+		return err
+	}
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)

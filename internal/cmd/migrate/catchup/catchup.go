@@ -17,6 +17,7 @@ import (
 // Options of `dynops migrate catch-up`.
 type Options struct {
 	shared.Flags
+	Confirm        []string
 	Follow         bool
 	Interval       time.Duration
 	Workers        int
@@ -58,6 +59,7 @@ needs a new backfill.`,
 		},
 	}
 	shared.AddFlags(cmd, &opts.Flags)
+	shared.AddConfirmFlag(cmd, &opts.Confirm)
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
@@ -73,6 +75,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if err := l.RequireState(&opts.Flags); err != nil {
+		return err
+	}
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
@@ -34,6 +35,11 @@ func AddFlags(cmd *cobra.Command, fl *Flags) {
 	f.StringVar(&fl.Source, "source", "", "the single source table (e.g. dev-aiagent-single)")
 	f.StringVar(&fl.RoutesFile, "routes", "", "the routes file (YAML; see `dynops migrate --help`)")
 	f.StringVar(&fl.StateFile, "state", "", "the migration's state file (default: $XDG_STATE_HOME/dynops/migrate/SOURCE.json)")
+}
+
+// AddConfirmFlag registers --confirm on a step that writes the destinations.
+func AddConfirmFlag(cmd *cobra.Command, confirm *[]string) {
+	cmd.Flags().StringArrayVar(confirm, "confirm", nil, "the name of a protected destination table, to confirm it without a terminal (repeat per table)")
 }
 
 // Validate checks the flags (usage errors).
@@ -131,4 +137,46 @@ func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, ye
 		return false, err
 	}
 	return true, nil
+}
+
+// ConfirmWrites applies the one protection rule to the tables a step writes
+// (the routes' destinations) before its first write: each is decided from
+// its tags read from the service (unreadable tags leave it protected), and a
+// protected one needs its name typed at a prompt or given with --confirm.
+// The backfill and the catch-up are the migration's writing steps, so there
+// is no dry run here (`dynops migrate plan` is the preview). The run's
+// `started` record is written before anything is; when it cannot be,
+// nothing is written.
+func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	tables := l.Input.Routes.Tables()
+	targets := make([]protect.Target, 0, len(tables))
+	for _, t := range tables {
+		tg := protect.ReadTable(ctx, db, t)
+		var missing *types.ResourceNotFoundException
+		if errors.As(tg.TagsErr, &missing) {
+			// Nothing to protect and nothing can be written there: the
+			// step's own checks name every missing destination.
+			continue
+		}
+		targets = append(targets, tg)
+	}
+	if len(targets) > 0 {
+		decisions, err := f.Protection(targets...)
+		if err != nil {
+			return err
+		}
+		ok, err := f.Confirm(factory.Confirmation{Yes: true, Targets: decisions, Typed: confirm})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return factory.ErrNotConfirmed
+		}
+	}
+	return f.Audit.Start(ctx, audit.Plan{Targets: append([]string{l.Input.Source}, tables...)})
 }
