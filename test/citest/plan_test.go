@@ -105,17 +105,23 @@ func TestPlanCITestRole_DDB_SEC_01(t *testing.T) {
 }
 
 func TestPlanCITestRoleValidations_DDB_SEC_01(t *testing.T) {
-	cases := map[string]struct {
-		vars map[string]any
-		want string
-	}{
-		"DDB-SEC-01_repository_wildcard": {map[string]any{"github_repository": "hoge-inc/*"}, "DDB-SEC-01: github_repository must be OWNER/NAME"},
-		"DDB-SEC-01_repository_no_owner": {map[string]any{"github_repository": "dynops"}, "DDB-SEC-01: github_repository must be OWNER/NAME"},
-		"DDB-SEC-03_account_id":          {map[string]any{"github_repository": "hoge-inc/dynops", "account_id": "12345"}, "DDB-SEC-03: account_id must be the 12-digit"},
+	base := func(over map[string]any) map[string]any {
+		v := map[string]any{"github_repository": "hoge-inc/dynops", "account_id": "123456789012"}
+		for k, x := range over {
+			v[k] = x
+		}
+		return v
 	}
-	var refusals []harness.Refusal
-	for name, c := range cases {
-		refusals = append(refusals, harness.Refusal{Name: name, Vars: c.vars, Want: []string{c.want}})
+	// One case per validation message of modules/ci-test-role (each names its rule and the fix).
+	refusals := []harness.Refusal{
+		{Name: "DDB-SEC-01 repository wildcard", Vars: base(map[string]any{"github_repository": "hoge-inc/*"}), Want: []string{"DDB-SEC-01: github_repository must be OWNER/NAME", "no wildcard"}},
+		{Name: "DDB-SEC-01 repository without owner", Vars: base(map[string]any{"github_repository": "dynops"}), Want: []string{"DDB-SEC-01: github_repository must be OWNER/NAME", "the role trusts one repository"}},
+		{Name: "DDB-SEC-01 environment wildcard", Vars: base(map[string]any{"github_environment": "*"}), Want: []string{"DDB-SEC-01: github_environment must be one environment name", "no wildcard"}},
+		{Name: "DDB-SEC-03 account id", Vars: base(map[string]any{"account_id": "12345"}), Want: []string{"DDB-SEC-03: account_id must be the 12-digit", "sandbox account"}},
+		{Name: "DDB-SEC-03 resource prefix too short", Vars: base(map[string]any{"resource_prefix": "d"}), Want: []string{"DDB-SEC-03: resource_prefix must be at least 3", "never reaches every resource"}},
+		{Name: "DDB-SEC-03 resource prefix wildcard", Vars: base(map[string]any{"resource_prefix": "dev-*"}), Want: []string{"DDB-SEC-03: resource_prefix must be at least 3"}},
+		{Name: "DDB-SEC-01 session too long", Vars: base(map[string]any{"max_session_duration": 86400}), Want: []string{"DDB-SEC-01: max_session_duration must be 3600 to 43200 seconds"}},
+		{Name: "DDB-SEC-01 session too short", Vars: base(map[string]any{"max_session_duration": 60}), Want: []string{"DDB-SEC-01: max_session_duration must be 3600 to 43200 seconds"}},
 	}
-	harness.ExpectRefusals(t, example, refusals)
+	harness.ExpectRefusals(t, "modules/ci-test-role", refusals)
 }

@@ -175,13 +175,16 @@ func ruleIDAfter(body string) string {
 
 // moduleTests maps a module to the Go package whose validation tests cover it.
 var moduleTests = map[string]string{
-	"dynamodb-table":  "./test/table/",
-	"dynamodb-alarms": "./test/alarms/",
-	"stream-consumer": "./test/streamconsumer/",
-	"dynamodb-export": "./test/export/",
-	"dynamodb-access": "./test/access/",
-	"dr":              "./test/dr/",
-	"dynamodb-stack":  "./test/envs/",
+	"dynamodb-table":         "./test/table/",
+	"dynamodb-alarms":        "./test/alarms/",
+	"stream-consumer":        "./test/streamconsumer/",
+	"dynamodb-export":        "./test/export/",
+	"dynamodb-access":        "./test/access/",
+	"dr":                     "./test/dr/",
+	"dynamodb-stack":         "./test/envs/",
+	"ci-test-role":           "./test/citest/",
+	"dynamodb-vpc-endpoint":  "./test/security/",
+	"cloudtrail-data-events": "./test/security/",
 }
 
 var (

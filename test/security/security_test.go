@@ -44,16 +44,38 @@ func TestPlanVPCEndpoint_DDB_SEC_05(t *testing.T) {
 // TestPlanVPCEndpointValidations_DDB_SEC_05: bad network inputs fail the plan naming the rule.
 func TestPlanVPCEndpointValidations_DDB_SEC_05(t *testing.T) {
 	t.Parallel()
-	var refusals []harness.Refusal
-	for name, vars := range map[string]map[string]any{
-		"no route tables":   {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{}},
-		"not a route table": {"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"subnet-0123"}},
-		"not a VPC":         {"vpc_id": "subnet-0123", "route_table_ids": []string{"rtb-0123456789abcdef0"}},
-	} {
-		vars["env"] = "dev"
-		refusals = append(refusals, harness.Refusal{Name: name, Vars: vars, Want: []string{"DDB-SEC-05:"}})
+	vpc := func(over map[string]any) map[string]any {
+		v := map[string]any{"env": "dev", "vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"rtb-0123456789abcdef0"}}
+		for k, x := range over {
+			v[k] = x
+		}
+		return v
 	}
-	harness.ExpectRefusals(t, "modules/dynamodb-vpc-endpoint", refusals)
+	harness.ExpectRefusals(t, "modules/dynamodb-vpc-endpoint", []harness.Refusal{
+		{Name: "DDB-SEC-05 no route tables", Vars: vpc(map[string]any{"route_table_ids": []string{}}), Want: []string{"DDB-SEC-05: route_table_ids must list at least one route table ID", "no traffic uses the endpoint"}},
+		{Name: "DDB-SEC-05 not a route table", Vars: vpc(map[string]any{"route_table_ids": []string{"subnet-0123"}}), Want: []string{"DDB-SEC-05: route_table_ids must list at least one route table ID"}},
+		{Name: "DDB-SEC-05 not a VPC", Vars: vpc(map[string]any{"vpc_id": "subnet-0123"}), Want: []string{"DDB-SEC-05: vpc_id must be a VPC ID (vpc-0123456789abcdef0)"}},
+		{Name: "DDB-NAME-01 env not lower case", Vars: vpc(map[string]any{"env": "Prod"}), Want: []string{"DDB-NAME-01: env must be lower case letters and digits"}},
+	})
+}
+
+// TestPlanCloudTrailValidations_DDB_SEC_06: every validation message of
+// modules/cloudtrail-data-events, with its rule and its fix.
+func TestPlanCloudTrailValidations_DDB_SEC_06(t *testing.T) {
+	t.Parallel()
+	trail := func(over map[string]any) map[string]any {
+		v := map[string]any{"env": "dev", "account_id": "123456789012"}
+		for k, x := range over {
+			v[k] = x
+		}
+		return v
+	}
+	harness.ExpectRefusals(t, "modules/cloudtrail-data-events", []harness.Refusal{
+		{Name: "DDB-NAME-01 env not lower case", Vars: trail(map[string]any{"env": "dev-1"}), Want: []string{"DDB-NAME-01: env must be lower case letters and digits"}},
+		{Name: "DDB-SEC-06 account id", Vars: trail(map[string]any{"account_id": "1234"}), Want: []string{"DDB-SEC-06: account_id must be the 12-digit AWS account ID"}},
+		{Name: "DDB-SEC-04 KMS key not an ARN", Vars: trail(map[string]any{"kms_key_arn": "alias/trail"}), Want: []string{"DDB-SEC-04: kms_key_arn must be a KMS key ARN", "null for SSE-S3"}},
+		{Name: "DDB-SEC-06 retention under a quarter", Vars: trail(map[string]any{"retention_days": 30}), Want: []string{"DDB-SEC-06: retention_days must be at least 90", "investigation looks back"}},
+	})
 }
 
 // TestPlanCloudTrail_DDB_SEC_06: management events and every DynamoDB table
