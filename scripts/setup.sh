@@ -80,6 +80,19 @@ go_tool() {
   echo "$dir/$name"
 }
 
+# Missing tools are built all at once in the background first (a build leaves
+# cores idle in its link and single-package steps); the calls below then find
+# them cached, and a build that failed is retried there and reported.
+(
+  go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" &
+  go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION" &
+  go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION" &
+  go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION" &
+  go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint &
+  go_tool tfsec github.com/aquasecurity/tfsec "$TFSEC_VERSION" ./cmd/tfsec &
+  wait
+) >/dev/null || true
+
 tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
 ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
