@@ -74,7 +74,7 @@ func fingerprint(t *testing.T, db *dynamodb.Client, table string) string {
 		for _, it := range out.Items {
 			var names []string
 			for n := range it {
-				if n == "user_id" || n == "tenant_key" || n == "order_key" {
+				if n == "user_id" || n == "tenant_key" || n == "order_key" || n == "PK" || n == "SK" {
 					names = append(names, n)
 				}
 			}
