@@ -136,8 +136,11 @@ const maxDecisions = 8
 // the end of a COMPLETED export; every write is conditional on the version
 // read, and the in-flight export is recorded before it is requested (with a
 // deterministic client token) so a crash cannot start a second one.
-func (s Series) Step(ctx context.Context) (Outcome, error) {
-	out := Outcome{Table: s.Table}
+func (s Series) Step(ctx context.Context) (out Outcome, err error) {
+	// Named results: the deferred out.State and out.Lag below reach the
+	// caller (with an unnamed result they were set on a copy, and every
+	// outcome said "no checkpoint, nothing in flight": --wait never waited).
+	out = Outcome{Table: s.Table}
 	if s.Now == nil {
 		s.Now = time.Now
 	}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,7 +21,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/tablesettings"
+	"github.com/dynops/dynops/test/drpair"
 	"github.com/dynops/dynops/test/esm"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
@@ -28,7 +31,7 @@ import (
 
 // The commands of issue 16's list that the first matrix left out: export
 // wait, the export series step, dlq redrive, and the migration's backfill,
-// catch-up and verify. dr failover/failback are in dr_test.go.
+// catch-up and verify, dr failover and failback.
 func init() {
 	scenarios = append(scenarios,
 		scenario{"export wait", func(t *testing.T, e *env) ([]string, func(string) string) {
@@ -43,23 +46,17 @@ func init() {
 				return "export " + string(d.ExportDescription.ExportStatus) + ", " + exportsOf(t, e, table)
 			}
 		}},
-		scenario{"export series step (--since-checkpoint)", func(t *testing.T, e *env) ([]string, func(string) string) {
-			table, b := exportTable(t, e)
-			cp := "dev-" + harness.UniqueID() + "-export-checkpoint"
-			_, err := e.db.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: &cp, BillingMode: types.BillingModePayPerRequest,
-				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("table_name"), KeyType: types.KeyTypeHash}},
-				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("table_name"), AttributeType: types.ScalarAttributeTypeS}}})
-			require.NoError(t, err)
-			require.NoError(t, tablesettings.WaitActive(context.Background(), e.db, cp, nil))
-			t.Cleanup(func() { fixture.Cleanup(t, e.db, cp) })
-			return []string{"export", "incremental", "--table", table, "--bucket", b, "--prefix", "series/" + table, "--since-checkpoint", "--checkpoint-table", cp, "--wait"},
-				func(string) string {
-					st, err := export.CheckpointStore{DB: e.db, Table: cp}.Load(context.Background(), table)
-					require.NoError(t, err)
-					tbl, err := export.DescribeTable(context.Background(), e.db, table)
-					require.NoError(t, err)
-					return fmt.Sprintf("checkpoint at the full export's time %v, in flight %v, %s", st.Checkpoint.Equal(tbl.PITR.Latest), st.InFlight != nil, exportsOf(t, e, table))
-				}
+		scenario{"export series step (request)", func(t *testing.T, e *env) ([]string, func(string) string) {
+			args, state := seriesStep(t, e)
+			return args, state
+		}},
+		scenario{"export series step (complete, checkpoint)", func(t *testing.T, e *env) ([]string, func(string) string) {
+			args, state := seriesStep(t, e)
+			// The first step requested the full export (fault-free); this
+			// one waits for it and moves the checkpoint.
+			out, errOut, code := dynops(t, target.Emulator.URL, args[:len(args)-1]...)
+			require.Equal(t, 0, code, "%s%s", out, errOut)
+			return args, state
 		}},
 		scenario{"dlq redrive (--to-queue)", func(t *testing.T, e *env) ([]string, func(string) string) {
 			ctx := context.Background()
@@ -105,9 +102,31 @@ func init() {
 			m.run(t, "backfill")
 			m.change(t, e)
 			m.run(t, "catch-up")
-			return m.args("verify"), func(out string) string { return lastLine(out) }
+			return m.args("verify")[:8], func(out string) string { return lastLine(out) }
 		}},
 	)
+}
+
+// seriesStep is a table, a bucket and a checkpoint table, and the series
+// step with --wait: the checkpoint's state, and the table's exports (a
+// retried request that started a second export would show).
+func seriesStep(t *testing.T, e *env) ([]string, func(string) string) {
+	table, b := exportTable(t, e)
+	cp := "dev-" + harness.UniqueID() + "-export-checkpoint"
+	_, err := e.db.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: &cp, BillingMode: types.BillingModePayPerRequest,
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("table_name"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("table_name"), AttributeType: types.ScalarAttributeTypeS}}})
+	require.NoError(t, err)
+	require.NoError(t, tablesettings.WaitActive(context.Background(), e.db, cp, nil))
+	t.Cleanup(func() { fixture.Cleanup(t, e.db, cp) })
+	return []string{"export", "incremental", "--table", table, "--bucket", b, "--prefix", "series/" + table, "--since-checkpoint", "--checkpoint-table", cp, "--wait"},
+		func(out string) string {
+			st, err := export.CheckpointStore{DB: e.db, Table: cp}.Load(context.Background(), table)
+			require.NoError(t, err)
+			tbl, err := export.DescribeTable(context.Background(), e.db, table)
+			require.NoError(t, err)
+			return fmt.Sprintf("checkpoint at the full export's time %v, in flight %v, %s", st.Checkpoint.Equal(tbl.PITR.Latest), st.InFlight != nil, exportsOf(t, e, table))
+		}
 }
 
 // exportTable is a table of 40 users with PITR and a bucket.
@@ -325,4 +344,39 @@ func (m *migration) fingerprints(t *testing.T, e *env) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// drState is the pair's state as dr status reads it (fault-free): the
+// region every pointer names, and which regions are fenced.
+func drState(t *testing.T, p drpair.Pair) string {
+	out, errOut, _ := dynops(t, target.Emulator.URL, "dr", "status", "-o", "json", "--table", p.Table, "--regions", drpair.Home+","+drpair.Away, "--allow-unreplicated")
+	var rep struct{ State failover.State }
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), errOut)
+	var fenced []string
+	for _, r := range rep.State.Regions {
+		if r.Fenced {
+			fenced = append(fenced, r.Region)
+		}
+	}
+	return fmt.Sprintf("active %s, fenced %v", rep.State.Active, fenced)
+}
+
+func init() {
+	scenarios = append(scenarios,
+		scenario{"dr failover", func(t *testing.T, e *env) ([]string, func(string) string) {
+			p := drpair.New(t, target, drpair.Options{})
+			p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
+			return []string{"dr", "failover", "--to", drpair.Away, "--yes", "--table", p.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated"},
+				func(string) string { return drState(t, p) }
+		}},
+		scenario{"dr failback", func(t *testing.T, e *env) ([]string, func(string) string) {
+			p := drpair.New(t, target, drpair.Options{})
+			p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
+			pair := []string{"--table", p.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated"}
+			out, errOut, code := dynops(t, target.Emulator.URL, append([]string{"dr", "failover", "--to", drpair.Away, "--yes"}, pair...)...)
+			require.Equal(t, 0, code, "%s%s", out, errOut)
+			p.PublishLatency(t, drpair.Away, drpair.Home, 250, 750)
+			return append([]string{"dr", "failback", "--to", drpair.Home, "--yes"}, pair...), func(string) string { return drState(t, p) }
+		}},
+	)
 }
