@@ -249,8 +249,9 @@ var scenarios = []scenario{
 // The reduced set of make test keeps its wall time small: these families
 // run only in make chaos, and these others only fault-free and at 30 %.
 var (
-	fullOnly   = map[string]bool{"dr failover": true, "dr failback": true, "migrate backfill": true, "migrate verify": true, "export series step (request)": true}
-	thirtyOnly = map[string]bool{"export wait": true, "export series step (complete, checkpoint)": true, "dlq redrive (--to-queue)": true, "migrate catch-up": true}
+	fullOnly = map[string]bool{"dr failover": true, "dr failback": true, "migrate backfill": true, "migrate catch-up": true, "migrate verify": true,
+		"export series step (request)": true}
+	thirtyOnly = map[string]bool{"export wait": true, "export series step (complete, checkpoint)": true, "dlq redrive (--to-queue)": true}
 )
 
 // drain reads both queues: the distinct bodies in the destination (moved at
