@@ -314,7 +314,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 					stopped := ""
 					if code != 0 {
 						// Stopped: the message must say why, and a re-run must converge.
-						require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why")
+						require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why (exit %d; stdout: %s)", code, out)
 						stopped = lastLine(errOut)
 						t.Logf("stopped (exit %d): %s", code, stopped)
 						out, errOut, code = dynops(t, p.URL, args...)
