@@ -148,8 +148,10 @@ func waitBound(ctx context.Context, q Queue, d Depth) time.Duration {
 type taker struct {
 	q   Queue
 	max int // messages to take (0: all)
-	// fresh handles a message the run had not seen; false stops the run.
-	fresh func(types.Message) bool
+	// fresh handles a message the run had not seen. Every message of a
+	// batch goes to fresh or again, also after an interrupt (a message
+	// received is hidden: the run must hold it, to make it visible again).
+	fresh func(types.Message)
 	again func(types.Message)
 	// held counts the messages the run holds hidden.
 	held func() int
@@ -185,9 +187,7 @@ func (k *taker) run(ctx context.Context) error {
 			seen[id] = true
 			taken++
 			n++
-			if !k.fresh(m) {
-				return nil
-			}
+			k.fresh(m)
 		}
 		if n > 0 {
 			quiet = time.Time{}

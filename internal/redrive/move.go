@@ -210,9 +210,12 @@ func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (
 		moved(id)
 	}
 	k := &taker{q: o.Source, max: o.Max, held: l.held, waiting: o.Waiting,
-		fresh: func(m types.Message) bool {
+		fresh: func(m types.Message) {
 			id := aws.ToString(m.MessageId)
 			l.take(m)
+			if ctx.Err() != nil {
+				return // interrupted: held, made visible again at the end
+			}
 			in := &sqs.SendMessageInput{QueueUrl: &o.Dest, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
 			if fifo {
 				group := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
@@ -224,10 +227,9 @@ func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (
 			if _, err := c.SendMessage(ctx, in); err != nil {
 				rep.Kept++
 				kept[id] = fmt.Sprintf("message %s kept: sending to %s: %v", id, o.Dest, err)
-				return ctx.Err() == nil
+				return
 			}
 			del(m)
-			return ctx.Err() == nil
 		},
 		again: func(m types.Message) {
 			if l.back(m) {

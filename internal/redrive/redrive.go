@@ -115,15 +115,16 @@ func Run(ctx context.Context, q Queue, s Streams, target Target, o Options) (Rep
 	go func() {
 		defer close(msgs)
 		k := &taker{q: q, max: o.Max, held: l.held, idle: l.work.Wait, waiting: o.Waiting,
-			fresh: func(m types.Message) bool {
-				l.take(m)
+			fresh: func(m types.Message) {
+				l.take(m) // held until replayed and deleted, or made visible again at the end
+				if ctx.Err() != nil {
+					return // interrupted: not started
+				}
 				l.work.Add(1)
 				select {
 				case msgs <- m:
-					return true
 				case <-ctx.Done():
-					l.work.Done() // not started: made visible again with the held ones
-					return false
+					l.work.Done() // not started
 				}
 			},
 			again: func(m types.Message) {
