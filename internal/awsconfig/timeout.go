@@ -94,6 +94,9 @@ func (g *guard) addTo(stack *middleware.Stack) error {
 	if err := stack.Initialize.Add(middleware.InitializeMiddlewareFunc("DynopsGuard", g.handle), middleware.Before); err != nil {
 		return err
 	}
+	if err := stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("DynopsReadOnlyBody", readOnlyBody), middleware.After); err != nil {
+		return err
+	}
 	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("DynopsEndpoint",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			if info, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,6 +91,14 @@ func (c CheckpointStore) Save(ctx context.Context, prev, next exportwindow.State
 	if _, err := c.DB.PutItem(ctx, in); err != nil {
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
+			// The SDK retries a put whose answer was lost; when the first
+			// attempt had landed, the retry fails its own condition. The write
+			// took when the stored state is this one (read back).
+			if cur, lerr := c.Load(ctx, next.Table); lerr == nil && cur.Version == next.Version {
+				if stored, merr := json.Marshal(cur); merr == nil && bytes.Equal(stored, body) {
+					return next, nil
+				}
+			}
 			return prev, fmt.Errorf("%s in %s: %w", next.Table, c.Table, ErrConflict)
 		}
 		return prev, fmt.Errorf("writing the export checkpoint of %s to %s: %w", next.Table, c.Table, err)
@@ -136,8 +145,11 @@ const maxDecisions = 8
 // the end of a COMPLETED export; every write is conditional on the version
 // read, and the in-flight export is recorded before it is requested (with a
 // deterministic client token) so a crash cannot start a second one.
-func (s Series) Step(ctx context.Context) (Outcome, error) {
-	out := Outcome{Table: s.Table}
+func (s Series) Step(ctx context.Context) (out Outcome, err error) {
+	// Named results: the deferred out.State and out.Lag below reach the
+	// caller (with an unnamed result they were set on a copy, and every
+	// outcome said "no checkpoint, nothing in flight": --wait never waited).
+	out = Outcome{Table: s.Table}
 	if s.Now == nil {
 		s.Now = time.Now
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/exportwindow"
 )
 
 var errKilled = errors.New("killed")
@@ -196,4 +198,34 @@ func TestSeriesSurvivesACrashAtEveryCall(t *testing.T) {
 		}
 	}
 	t.Logf("%d crash points (every call of a 24-step series, before and after its effect); %d windows without a crash", points, len(wantWindows))
+}
+
+// TestStepOutcomeIsTheStoredState: every step's outcome carries the state
+// it left in the checkpoint table (read back) and its lag; the CLI's --wait
+// loop and its "checkpoint ...; lag ..." line read them. Before the named
+// results, every outcome said "no checkpoint, nothing in flight".
+func TestStepOutcomeIsTheStoredState(t *testing.T) {
+	c := newCrashy(0, false)
+	s := Series{DB: c, Checkpoints: CheckpointStore{DB: c, Table: "dev-hoge-export-checkpoint"}, Table: "dev-hoge-user",
+		Target: Target{Bucket: "b", Prefix: "p"}, Now: func() time.Time { return c.now }}
+	inFlight, advanced := 0, 0
+	for c.step = 1; c.step <= 12; c.step++ {
+		c.now = c.now.Add(time.Hour)
+		out, err := s.Step(context.Background())
+		require.NoError(t, err, "step %d", c.step)
+		stored, err := s.Checkpoints.Load(context.Background(), s.Table)
+		require.NoError(t, err)
+		require.Equal(t, stored.Checkpoint, out.State.Checkpoint, "step %d: the outcome's checkpoint is the stored one", c.step)
+		require.Equal(t, stored.InFlight != nil, out.State.InFlight != nil, "step %d: the outcome's in-flight export is the stored one", c.step)
+		if stored.InFlight != nil {
+			require.Equal(t, stored.InFlight.ExportArn, out.State.InFlight.ExportArn, "step %d", c.step)
+			inFlight++
+		}
+		if !stored.Checkpoint.IsZero() {
+			advanced++
+			require.Equal(t, exportwindow.Lag(stored, c.now), out.Lag, "step %d: the lag of the stored checkpoint", c.step)
+		}
+	}
+	require.Positive(t, inFlight, "some steps left an export in flight")
+	require.Positive(t, advanced, "the checkpoint advanced")
 }

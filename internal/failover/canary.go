@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -66,6 +67,20 @@ func (c canary) write(ctx context.Context, db DynamoDB, table string, now time.T
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": c.hashKey},
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		// The SDK retries a put whose answer was lost; when the first attempt
+		// had landed, the retry fails its own condition. The item is this
+		// run's when it carries this run's nonce (read back, strongly
+		// consistent): the write took.
+		ours, rerr := c.read(ctx, db, table, true)
+		if rerr == nil && ours {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("writing the canary item: %w; and reading it back: %v", err, rerr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("writing the canary item: %w", err)
 	}

@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -377,6 +378,16 @@ func setPolicy(ctx context.Context, db DynamoDB, tableARN, doc, expected string,
 		if err == nil {
 			return rev, nil
 		}
+		switch apiCode(err) {
+		case "PolicyNotFoundException", "ResourceNotFoundException":
+			// The SDK retries a change whose answer was lost; when the first
+			// attempt had landed, the retry is refused (the revision moved on,
+			// or the policy is gone). The change took when the policy now is
+			// the one wanted (read back).
+			if cur, curRev, rerr := ResourcePolicy(ctx, db, tableARN); rerr == nil && samePolicy(cur, doc) {
+				return curRev, nil
+			}
+		}
 		if apiCode(err) == "PolicyNotFoundException" {
 			return "", fmt.Errorf("%w: %s is no longer at revision %q (someone changed it): run the command again to work on the current policy: %v", ErrPolicyChanged, tableARN, expected, err)
 		}
@@ -393,6 +404,18 @@ func setPolicy(ctx context.Context, db DynamoDB, tableARN, doc, expected string,
 		}
 		return "", fmt.Errorf("writing the resource policy of %s: %w", tableARN, err)
 	}
+}
+
+// samePolicy compares two policy documents ("" is none), whitespace aside.
+func samePolicy(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, []byte(a)) != nil || json.Compact(&cb, []byte(b)) != nil {
+		return a == b
+	}
+	return ca.String() == cb.String()
 }
 
 // readBacks is how many reads in a row must show a policy change: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,6 @@ import (
 // MoveAPI is the SQS API `dynops dlq move` uses.
 type MoveAPI interface {
 	SQS
-	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	StartMessageMoveTask(context.Context, *sqs.StartMessageMoveTaskInput, ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
 	ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTasksInput, ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
 }
@@ -46,21 +46,28 @@ type MoveOptions struct {
 	Act  func(what, target string, detail any)
 	// Progress is told the messages moved so far.
 	Progress func(moved int)
+	// Waiting is told, while the run waits for messages in flight to come
+	// back, the source's depth, how many of them the run does not hold, the
+	// time waited and its bound.
+	Waiting func(d Depth, remaining int, waited, bound time.Duration)
 }
 
 // MoveReport is the result of a move.
 type MoveReport struct {
-	Source         string   `json:"source"`
-	Dest           string   `json:"dest"`
-	DryRun         bool     `json:"dry_run"`
-	Method         string   `json:"method"`
-	FallbackReason string   `json:"fallback_reason,omitempty"`
-	Visible        int      `json:"visible_messages"` // in the source when the move began
-	TaskHandle     string   `json:"task_handle,omitempty"`
-	TaskStatus     string   `json:"task_status,omitempty"`
-	Moved          int      `json:"moved"`
-	Kept           int      `json:"kept"`
-	Errors         []string `json:"errors,omitempty"`
+	Source         string `json:"source"`
+	Dest           string `json:"dest"`
+	DryRun         bool   `json:"dry_run"`
+	Method         string `json:"method"`
+	FallbackReason string `json:"fallback_reason,omitempty"`
+	Visible        int    `json:"visible_messages"` // in the source when the move began
+	TaskHandle     string `json:"task_handle,omitempty"`
+	TaskStatus     string `json:"task_status,omitempty"`
+	Moved          int    `json:"moved"`
+	Kept           int    `json:"kept"`
+	// Remaining is the messages still in the source that the run did not
+	// take (in flight or delayed when its wait ended); a re-run moves them.
+	Remaining int      `json:"remaining"`
+	Errors    []string `json:"errors,omitempty"`
 }
 
 // Move moves a plain SQS DLQ's messages to Dest. It uses StartMessageMoveTask
@@ -156,31 +163,59 @@ func moveWithTask(ctx context.Context, c MoveAPI, o MoveOptions, srcArn, destArn
 	if err != nil && ctx.Err() != nil {
 		return rep, fmt.Errorf("stopped watching move task %s (it goes on; dynops dlq move does not cancel it): %w", rep.TaskHandle, err)
 	}
-	return rep, err
+	if err != nil {
+		return rep, err
+	}
+	// A task moves the messages visible to it; one in flight (a receive whose
+	// answer was lost, another consumer) or delayed stays behind. Done is
+	// what the source says, not the task's status.
+	d, err := ReadDepth(ctx, c, o.Source.URL)
+	if err != nil {
+		return rep, fmt.Errorf("move task %s %s; reading what is left in the source: %w", rep.TaskHandle, rep.TaskStatus, err)
+	}
+	if d.Total() > 0 {
+		rep.Remaining = d.Total()
+		return rep, &RemainingError{Queue: o.Source.URL, Depth: d, Remaining: d.Total(), Task: rep.TaskHandle}
+	}
+	return rep, nil
 }
 
+// moveByCopy moves each message itself. It ends only when the source holds
+// no message it did not move (or keep): a message whose receive answer was
+// lost is in flight until its visibility timeout ends, and the run waits for
+// it (taker); a message sent whose delete failed is deleted when it comes
+// back. If the wait passes its bound, the run ends with a *RemainingError.
 func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (MoveReport, error) {
-	var kept []types.Message
-	defer func() { _ = o.Source.release(context.WithoutCancel(ctx), kept) }()
+	l := newLedger()
+	defer func() { _ = o.Source.release(context.WithoutCancel(ctx), l.heldMessages()) }()
 	fifo := strings.HasSuffix(o.Dest, ".fifo")
-	seen := map[string]bool{}
-	for o.Max == 0 || rep.Moved+rep.Kept < o.Max {
-		want := 10
-		if o.Max > 0 {
-			want = min(want, o.Max-rep.Moved-rep.Kept)
+	kept := map[string]string{}      // message ID -> why it was kept (its send failed)
+	undeleted := map[string]string{} // message ID -> the failed delete
+	moved := func(id string) {
+		rep.Moved++
+		o.Act("dlq.move", id, map[string]string{"from": o.Source.URL, "to": o.Dest})
+		if o.Progress != nil {
+			o.Progress(rep.Moved)
 		}
-		msgs, err := o.Source.receive(ctx, want)
-		if err != nil {
-			return rep, err
+	}
+	del := func(m types.Message) {
+		id := aws.ToString(m.MessageId)
+		if err := o.Source.delete(ctx, m); err != nil {
+			l.notDeleted(m)
+			undeleted[id] = fmt.Sprintf("message %s sent but not deleted (it will be in both queues): %v", id, err)
+			return
 		}
-		fresh := 0
-		for _, m := range msgs {
+		l.gone(id)
+		delete(undeleted, id)
+		moved(id)
+	}
+	k := &taker{q: o.Source, max: o.Max, held: l.held, waiting: o.Waiting,
+		fresh: func(m types.Message) {
 			id := aws.ToString(m.MessageId)
-			if seen[id] {
-				continue
+			l.take(m)
+			if ctx.Err() != nil {
+				return // interrupted: held, made visible again at the end
 			}
-			seen[id] = true
-			fresh++
 			in := &sqs.SendMessageInput{QueueUrl: &o.Dest, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
 			if fifo {
 				group := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
@@ -190,26 +225,51 @@ func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (
 				in.MessageGroupId, in.MessageDeduplicationId = &group, &id
 			}
 			if _, err := c.SendMessage(ctx, in); err != nil {
-				kept = append(kept, m)
 				rep.Kept++
-				rep.Errors = append(rep.Errors, fmt.Sprintf("message %s kept: sending to %s: %v", id, o.Dest, err))
-				continue
+				kept[id] = fmt.Sprintf("message %s kept: sending to %s: %v", id, o.Dest, err)
+				return
 			}
-			if err := o.Source.delete(ctx, m); err != nil {
-				rep.Errors = append(rep.Errors, fmt.Sprintf("message %s sent but not deleted (it will be in both queues): %v", id, err))
-				continue
+			del(m)
+		},
+		again: func(m types.Message) {
+			if l.back(m) {
+				del(m) // sent before; its delete failed: delete it now
 			}
-			rep.Moved++
-			o.Act("dlq.move", id, map[string]string{"from": o.Source.URL, "to": o.Dest})
-			if o.Progress != nil {
-				o.Progress(rep.Moved)
-			}
-		}
-		if fresh == 0 || ctx.Err() != nil {
-			break
+		},
+	}
+	err := k.run(ctx)
+	if err == nil && ctx.Err() == nil {
+		// Settled: the source holds no message the run does not hold, so a
+		// message whose delete answer was lost is gone from it.
+		for _, id := range l.undeletedIDs() {
+			l.gone(id)
+			delete(undeleted, id)
+			moved(id)
 		}
 	}
-	return rep, nil
+	for _, m := range sortedValues(kept) {
+		rep.Errors = append(rep.Errors, m)
+	}
+	for _, m := range sortedValues(undeleted) {
+		rep.Errors = append(rep.Errors, m)
+	}
+	var re *RemainingError
+	if errors.As(err, &re) {
+		rep.Remaining = re.Remaining
+	}
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted after moving %d message(s): the messages taken and not moved are visible again; run the same command again to go on: %w", rep.Moved, context.Cause(ctx))
+	}
+	return rep, err
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func queueInfo(ctx context.Context, c MoveAPI, url string) (arn string, visible int, err error) {

@@ -3,6 +3,7 @@ package redrive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ type fakeSQS struct {
 	started   *sqs.StartMessageMoveTaskInput
 	listCalls int
 	received  int
+	left      int // messages in flight once the move ran
 }
 
 func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
@@ -34,7 +36,15 @@ func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttribut
 	if !ok {
 		return nil, &types.QueueDoesNotExist{Message: aws.String("no such queue")}
 	}
-	return &sqs.GetQueueAttributesOutput{Attributes: a}, nil
+	out := map[string]string{"ApproximateNumberOfMessagesNotVisible": "0", "ApproximateNumberOfMessagesDelayed": "0"}
+	for k, v := range a {
+		out[k] = v
+	}
+	if f.received > 0 || f.started != nil {
+		// The run took them: what is left is f.left (in flight).
+		out["ApproximateNumberOfMessages"], out["ApproximateNumberOfMessagesNotVisible"] = "0", fmt.Sprint(f.left)
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: out}, nil
 }
 
 func (f *fakeSQS) StartMessageMoveTask(_ context.Context, in *sqs.StartMessageMoveTaskInput, _ ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error) {
@@ -108,6 +118,7 @@ func TestMoveDecisions(t *testing.T) {
 		wantErr    string
 		moved      int
 		taskStatus string
+		left       int
 	}{
 		{name: "dry run with move tasks starts nothing", dest: destURL, method: MethodMoveTask},
 		{name: "move task to dest runs until COMPLETED", dest: destURL, apply: true, method: MethodMoveTask, started: true,
@@ -128,11 +139,14 @@ func TestMoveDecisions(t *testing.T) {
 		{name: "fallback without dest needs --to-queue", listErr: httpErr(500), method: MethodCopy, wantErr: "--to-queue"},
 		{name: "access denied is an error, no fallback", dest: destURL, apply: true, listErr: &smithy.GenericAPIError{Code: "AccessDenied"}, method: MethodMoveTask, wantErr: "AccessDenied"},
 		{name: "--max needs copy", dest: destURL, apply: true, max: 3, method: MethodCopy},
+		{name: "COMPLETED task with messages left in flight is not done", dest: destURL, apply: true, method: MethodMoveTask, started: true, left: 2,
+			statuses: []types.ListMessageMoveTasksResultEntry{status("handle-1", "COMPLETED", 5)}, moved: 5, taskStatus: "COMPLETED",
+			wantErr: "2 message(s) are still in " + srcURL + " (0 visible, 2 in flight, 0 delayed) after move task handle-1 completed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake()
-			f.listErr, f.statuses, f.others = c.listErr, c.statuses, c.others
+			f.listErr, f.statuses, f.others, f.left = c.listErr, c.statuses, c.others, c.left
 			var acts []string
 			rep, err := Move(context.Background(), f, MoveOptions{Source: Queue{Client: f, URL: srcURL, VisibilityTimeout: time.Second},
 				Dest: c.dest, Apply: c.apply, Max: c.max, Poll: time.Millisecond, Act: func(what, _ string, _ any) { acts = append(acts, what) }})

@@ -36,6 +36,10 @@ type Options struct {
 	Act func(what, target string, detail any)
 	// Progress is told each finished message.
 	Progress func(done int, o Outcome)
+	// Waiting is told, while the run waits for messages in flight to come
+	// back, the queue's depth, how many of them the run does not hold, the
+	// time waited and its bound.
+	Waiting func(d Depth, remaining int, waited, bound time.Duration)
 }
 
 // Outcome is what happened to one message.
@@ -62,7 +66,10 @@ type Report struct {
 	DryRun   bool           `json:"dry_run"`
 	Outcomes []Outcome      `json:"outcomes"`
 	Counts   map[string]int `json:"counts"`
-	Seconds  float64        `json:"seconds"`
+	// Remaining is the messages still in the queue that the run did not
+	// take (in flight or delayed when its wait ended); a re-run takes them.
+	Remaining int     `json:"remaining"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // Kept reports how many messages the run left in the queue.
@@ -102,44 +109,43 @@ func Run(ctx context.Context, q Queue, s Streams, target Target, o Options) (Rep
 	rep := Report{Queue: q.URL, DryRun: !o.Apply, Counts: map[string]int{}}
 
 	msgs := make(chan types.Message)
+	l := newLedger()
+	var mu sync.Mutex // rep
 	var recvErr error
-	var unstarted []types.Message // received, then interrupted before a worker took them
 	go func() {
 		defer close(msgs)
-		seen := map[string]bool{}
-		for taken := 0; o.Max == 0 || taken < o.Max; {
-			want := 10
-			if o.Max > 0 {
-				want = min(want, o.Max-taken)
-			}
-			got, err := q.receive(ctx, want)
-			if err != nil {
-				if ctx.Err() == nil {
-					recvErr = err
+		k := &taker{q: q, max: o.Max, held: l.held, idle: l.work.Wait, waiting: o.Waiting,
+			fresh: func(m types.Message) {
+				l.take(m) // held until replayed and deleted, or made visible again at the end
+				if ctx.Err() != nil {
+					return // interrupted: not started
 				}
-				return
-			}
-			fresh := 0
-			for _, m := range got {
-				if id := aws.ToString(m.MessageId); !seen[id] {
-					seen[id] = true
-					fresh++
-					taken++
-					select {
-					case msgs <- m:
-					case <-ctx.Done():
-						unstarted = append(unstarted, m)
-					}
+				l.work.Add(1)
+				select {
+				case msgs <- m:
+				case <-ctx.Done():
+					l.work.Done() // not started
 				}
-			}
-			if fresh == 0 || ctx.Err() != nil {
-				return
-			}
+			},
+			again: func(m types.Message) {
+				if !l.back(m) {
+					return
+				}
+				// Replayed before; its delete failed: delete it now (not replayed again).
+				id := aws.ToString(m.MessageId)
+				if err := q.delete(context.WithoutCancel(ctx), m); err != nil {
+					return
+				}
+				l.gone(id)
+				o.Act("dlq.delete", id, q.URL)
+				mu.Lock()
+				rep.markDeleted(id, "the first delete failed; deleted when the message came back")
+				mu.Unlock()
+			},
 		}
+		recvErr = k.run(ctx)
 	}()
 
-	var mu sync.Mutex
-	var kept []types.Message
 	var wg sync.WaitGroup
 	for range o.Concurrency {
 		wg.Add(1)
@@ -148,14 +154,18 @@ func Run(ctx context.Context, q Queue, s Streams, target Target, o Options) (Rep
 			for m := range msgs {
 				// A message taken finishes even if the run is interrupted.
 				out := redriveOne(context.WithoutCancel(ctx), q, s, target, o, m)
+				switch out.Status {
+				case Replayed, Discarded:
+					l.gone(out.MessageID)
+				case NotDeleted:
+					l.notDeleted(m)
+				}
 				mu.Lock()
 				rep.Outcomes = append(rep.Outcomes, out)
 				rep.Counts[out.Status]++
-				if out.Status != Replayed && out.Status != Discarded && out.Status != NotDeleted {
-					kept = append(kept, m)
-				}
 				done := len(rep.Outcomes)
 				mu.Unlock()
+				l.work.Done()
 				if o.Progress != nil {
 					o.Progress(done, out)
 				}
@@ -163,9 +173,36 @@ func Run(ctx context.Context, q Queue, s Streams, target Target, o Options) (Rep
 		}()
 	}
 	wg.Wait()
-	relErr := q.release(context.WithoutCancel(ctx), append(kept, unstarted...))
+	if recvErr == nil && ctx.Err() == nil {
+		// Settled: the queue holds no message the run does not hold, so a
+		// message whose delete answer was lost is gone from it.
+		for _, id := range l.undeletedIDs() {
+			l.gone(id)
+			rep.markDeleted(id, "the delete's answer was lost; the message is gone from the queue")
+		}
+	}
+	var re *RemainingError
+	if errors.As(recvErr, &re) {
+		rep.Remaining = re.Remaining
+	}
+	relErr := q.release(context.WithoutCancel(ctx), l.heldMessages())
 	rep.Seconds = o.Now().Sub(start).Seconds()
 	return rep, errors.Join(recvErr, relErr)
+}
+
+// markDeleted turns a not-deleted outcome into a replayed one.
+func (r *Report) markDeleted(id, reason string) {
+	for i := range r.Outcomes {
+		if o := &r.Outcomes[i]; o.MessageID == id && o.Status == NotDeleted {
+			r.Counts[NotDeleted]--
+			if r.Counts[NotDeleted] == 0 {
+				delete(r.Counts, NotDeleted)
+			}
+			o.Status, o.Reason = Replayed, reason
+			r.Counts[Replayed]++
+			return
+		}
+	}
 }
 
 func redriveOne(ctx context.Context, q Queue, s Streams, target Target, o Options, m types.Message) Outcome {

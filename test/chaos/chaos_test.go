@@ -74,7 +74,7 @@ func fingerprint(t *testing.T, db *dynamodb.Client, table string) string {
 		for _, it := range out.Items {
 			var names []string
 			for n := range it {
-				if n == "user_id" || n == "tenant_key" || n == "order_key" {
+				if n == "user_id" || n == "tenant_key" || n == "order_key" || n == "PK" || n == "SK" {
 					names = append(names, n)
 				}
 			}
@@ -246,6 +246,14 @@ var scenarios = []scenario{
 	}},
 }
 
+// The reduced set of make test keeps its wall time small: these families
+// run only in make chaos, and these others only fault-free and at 30 %.
+var (
+	fullOnly = map[string]bool{"dr failover": true, "dr failback": true, "migrate backfill": true, "migrate catch-up": true, "migrate verify": true,
+		"export series step (request)": true}
+	thirtyOnly = map[string]bool{"export wait": true, "export series step (complete, checkpoint)": true, "dlq redrive (--to-queue)": true}
+)
+
 // drain reads both queues: the distinct bodies in the destination (moved at
 // least once; duplicates are documented for a move) and what is left in the
 // source.
@@ -283,23 +291,20 @@ func TestCommandsUnderFaults(t *testing.T) {
 				rate float64
 				seed uint64
 			}
+			full := os.Getenv("DYNOPS_CHAOS") == "full"
+			if fullOnly[sc.family] && !full {
+				t.Skip("make chaos only (the CI budget): " + sc.family)
+			}
 			runs := []rateRun{{0, 0}}
 			for _, s := range seeds() {
-				runs = append(runs, rateRun{0.1, s}, rateRun{0.3, s})
+				if full || !thirtyOnly[sc.family] {
+					runs = append(runs, rateRun{0.1, s})
+				}
+				runs = append(runs, rateRun{0.3, s})
 			}
 			for _, r := range runs {
 				name := fmt.Sprintf("%.0f%%/seed%d", r.rate*100, r.seed)
 				t.Run(name, func(t *testing.T) {
-					if strings.HasPrefix(sc.family, "dlq move") && r.rate >= 0.3 {
-						// KNOWN DEFECT (issue 16, open): at 30 % faults a receive whose
-						// response is reset leaves messages in flight (invisible until
-						// their visibility timeout) and `dlq move` exits 0 with them not
-						// yet moved (seed 1: 15 of 25 moved, 0 visible in the source). It
-						// must count ApproximateNumberOfMessagesNotVisible before saying
-						// done. Skipped so the rest of the matrix runs; not a pass.
-						record(sc.family, name, "KNOWN DEFECT: in-flight messages after reset receives (issue 16)", false)
-						t.Skip("known defect, issue 16: dlq move exits 0 while messages whose receive was reset are still in flight")
-					}
 					p, err := faults.Start(target.Emulator.URL, faults.Config{Rate: r.rate, Seed: r.seed})
 					require.NoError(t, err)
 					defer p.Close()
@@ -309,7 +314,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 					stopped := ""
 					if code != 0 {
 						// Stopped: the message must say why, and a re-run must converge.
-						require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why")
+						require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why (exit %d; stdout: %s)", code, out)
 						stopped = lastLine(errOut)
 						t.Logf("stopped (exit %d): %s", code, stopped)
 						out, errOut, code = dynops(t, p.URL, args...)

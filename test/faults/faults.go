@@ -169,11 +169,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Reset:
 		rec := &recorder{header: http.Header{}, code: 200}
 		p.rp.ServeHTTP(rec, r)
-		resetHalfway(w, rec)
+		resetHalfway(w, rec, r.Method == http.MethodHead)
 	case SlowBody:
 		rec := &recorder{header: http.Header{}, code: 200}
 		p.rp.ServeHTTP(rec, r)
-		trickle(w, rec)
+		trickle(w, rec, r.Method == http.MethodHead)
 	default:
 		p.rp.ServeHTTP(w, r)
 	}
@@ -281,19 +281,24 @@ func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
 
-func copyHeader(w http.ResponseWriter, rec *recorder) {
+// copyHeader copies the emulator's headers. The Content-Length of a HEAD
+// response is the object's size, not the (empty) body's: kept as it came
+// (HeadObject read 0 bytes for every object it slowed down).
+func copyHeader(w http.ResponseWriter, rec *recorder, head bool) {
 	for k, vs := range rec.header {
 		for _, v := range vs {
 			w.Header().Add(k, v)
 		}
 	}
-	w.Header().Set("Content-Length", fmt.Sprint(rec.body.Len()))
+	if !head {
+		w.Header().Set("Content-Length", fmt.Sprint(rec.body.Len()))
+	}
 }
 
 // resetHalfway sends the status, headers and half the body, then resets the
 // connection (RST): the request took effect, its response is lost.
-func resetHalfway(w http.ResponseWriter, rec *recorder) {
-	copyHeader(w, rec)
+func resetHalfway(w http.ResponseWriter, rec *recorder, head bool) {
+	copyHeader(w, rec, head)
 	w.WriteHeader(rec.code)
 	_, _ = w.Write(rec.body.Bytes()[:rec.body.Len()/2])
 	if f, ok := w.(http.Flusher); ok {
@@ -314,8 +319,8 @@ func resetHalfway(w http.ResponseWriter, rec *recorder) {
 }
 
 // trickle sends the body in 512-byte chunks, 2 ms apart (at most ~200 ms).
-func trickle(w http.ResponseWriter, rec *recorder) {
-	copyHeader(w, rec)
+func trickle(w http.ResponseWriter, rec *recorder, head bool) {
+	copyHeader(w, rec, head)
 	w.WriteHeader(rec.code)
 	b := rec.body.Bytes()
 	step := max(512, len(b)/100)

@@ -136,3 +136,22 @@ func TestRetryPolicyCarriesThirtyPercent(t *testing.T) {
 		assert.NotZero(t, counts[k], "%s was injected", k)
 	}
 }
+
+// A HEAD response keeps the Content-Length the emulator sent (the object's
+// size), whatever the fault: S3 HeadObject reads sizes from it.
+func TestHeadKeepsContentLength(t *testing.T) {
+	for _, kind := range []faults.Kind{faults.SlowBody, faults.Latency, faults.Reset} {
+		t.Run(string(kind), func(t *testing.T) {
+			p := proxy(t, 1, kind)
+			req, err := http.NewRequest(http.MethodHead, p.URL+"/bucket/key", nil)
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			if kind == faults.Reset && err != nil {
+				return // the connection was reset: nothing was read
+			}
+			require.NoError(t, err)
+			_ = resp.Body.Close()
+			assert.EqualValues(t, 2, resp.ContentLength, "the backend's Content-Length of the {} it would send")
+		})
+	}
+}

@@ -4,12 +4,15 @@ package dlqcmd
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
+	"github.com/dynops/dynops/internal/redrive"
 )
 
 // Target is the DLQ a command changes, and how the change was confirmed.
@@ -53,4 +56,12 @@ func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueA
 		return false, decisions, err
 	}
 	return true, decisions, nil
+}
+
+// Waiting shows, on the run's progress, that it waits for messages in
+// flight to come back (move and redrive).
+func Waiting(bar *iostreams.Bar) func(d redrive.Depth, remaining int, waited, bound time.Duration) {
+	return func(d redrive.Depth, remaining int, waited, bound time.Duration) {
+		bar.Status("waiting for %d message(s) not taken yet to come back (%s; %s of at most %s)", remaining, d, waited.Round(time.Second), bound.Round(time.Second))
+	}
 }

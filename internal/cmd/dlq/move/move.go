@@ -39,7 +39,14 @@ follows it to the end. Where the service has none (or with --max), dynops moves
 each message itself: receive, send to --to-queue, and delete from the DLQ only
 after the send succeeded. A message is never lost; one interrupted between send
 and delete is in both queues. Without --yes it is a dry run that says which way
-it would move how many messages.`,
+it would move how many messages.
+
+Done means the DLQ holds no message the run did not move or keep: visible, in
+flight (a receive whose answer was lost, another consumer) or delayed. The run
+waits for messages in flight to come back (up to --wait-timeout, by default the
+longest visibility timeout and delay plus 30 s) and moves them; a message sent
+whose delete failed is deleted when it comes back. If some are still out when
+the wait ends, it says how many and exits 1; a re-run moves them.`,
 		Example: `  dynops dlq move --queue URL --to-queue URL2            # dry run
   dynops dlq move --queue URL --to-queue URL2 --yes`,
 		Args: cobra.NoArgs,
@@ -106,10 +113,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	depth, err := redrive.QueueDepth(ctx, client, opts.Queue)
+	d, err := redrive.ReadDepth(ctx, client, opts.Queue)
 	if err != nil {
 		return err
 	}
+	depth := d.Total()
 	if opts.Max > 0 {
 		depth = min(depth, opts.Max)
 	}
@@ -118,13 +126,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},
 		Dest:   opts.ToQueue, Apply: apply, Max: opts.Max, Act: f.Audit.Act,
 		Progress: func(moved int) { bar.Set(int64(moved)) },
+		Waiting:  dlqcmd.Waiting(bar),
 	})
 	bar.Done()
-	f.Audit.Counts(map[string]int64{"moved": int64(rep.Moved), "kept": int64(rep.Kept), "visible_at_start": int64(rep.Visible)})
+	f.Audit.Counts(map[string]int64{"moved": int64(rep.Moved), "kept": int64(rep.Kept), "visible_at_start": int64(rep.Visible), "remaining": int64(rep.Remaining)})
 	if rep.FallbackReason != "" {
 		f.IOStreams.Infof("note: %s: moving with receive/send/delete\n", rep.FallbackReason)
 	}
 	if err != nil {
+		if rep.Moved > 0 || rep.Kept > 0 {
+			f.IOStreams.Infof("moved %d message(s) from %s to %s, %d kept, before stopping\n", rep.Moved, rep.Source, rep.Dest, rep.Kept)
+		}
 		return err
 	}
 	if f.JSON() {

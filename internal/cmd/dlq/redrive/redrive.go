@@ -62,7 +62,15 @@ Safe to interrupt and re-run. Ctrl-C stops taking messages, finishes the ones
 in flight and makes the rest visible again. A deleted message is what "done"
 means, so a second run never replays it. The one window is a kill between a
 successful invocation and its delete: that message is replayed again on the
-next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.`,
+next run (at-least-once), which the idempotent consumer (DDB-STREAM-04) absorbs.
+
+Done means the DLQ holds no message the run did not take: visible, in flight
+(a receive whose answer was lost, another consumer) or delayed. The run waits
+for messages in flight to come back (up to --wait-timeout, by default the
+longest visibility timeout and delay plus 30 s) and redrives them; a message
+replayed whose delete failed is deleted (not replayed again) when it comes
+back. If some are still out when the wait ends, it says how many and exits 1;
+a re-run takes them.`,
 		Example: `  dynops dlq redrive --queue URL                      # dry run: what would be replayed
   dynops dlq redrive --queue URL --max 1 --yes        # a sample first
   dynops dlq redrive --queue URL --yes --concurrency 4
@@ -213,10 +221,11 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 }
 
 func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, apply bool) error {
-	depth, err := redrive.QueueDepth(ctx, depthOf, opts.Queue)
+	d, err := redrive.ReadDepth(ctx, depthOf, opts.Queue)
 	if err != nil {
 		return err
 	}
+	depth := d.Total()
 	if opts.Max > 0 {
 		depth = min(depth, opts.Max)
 	}
@@ -228,9 +237,10 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 			bar.Set(int64(done))
 			bar.Status("last %s: %s", o.MessageID, o.Status)
 		},
+		Waiting: dlqcmd.Waiting(bar),
 	})
 	bar.Done()
-	counts := map[string]int64{"kept": int64(rep.Kept())}
+	counts := map[string]int64{"kept": int64(rep.Kept()), "remaining": int64(rep.Remaining)}
 	for k, v := range rep.Counts {
 		counts[k] = int64(v)
 	}
