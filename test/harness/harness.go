@@ -86,9 +86,15 @@ func runMain(m *testing.M, tg **Target) int {
 		return 1
 	}
 	defer emu.Stop()
-	if _, err := emu.CheckVersion(context.Background(), os.Getenv("DYNOPS_EMULATOR_ANY_VERSION") == "1"); err != nil {
+	v, err := emu.CheckVersion(context.Background(), os.Getenv("DYNOPS_EMULATOR_ANY_VERSION") == "1")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "harness:", err)
 		return 1
+	}
+	if v != emulator.MeasuredVersion {
+		// Allowed by DYNOPS_EMULATOR_ANY_VERSION=1, never silently: the
+		// skip reasons and the support table name another release.
+		fmt.Fprintf(os.Stderr, "harness: WARNING: running on moto %s; the skip reasons and the README support table were measured on moto %s (DYNOPS_EMULATOR_ANY_VERSION=1)\n", v, emulator.MeasuredVersion)
 	}
 	*tg = &Target{Kind: KindEmulator, Region: DefaultRegion, Emulator: emu}
 	return m.Run()
