@@ -20,7 +20,7 @@ module "alarms" {
 
   table_name      = module.table[each.key].table_name
   gsi_names       = module.table[each.key].gsi_names
-  replica_regions = module.table[each.key].replica_regions
+  replica_regions = try(var.tables[each.key].replica_regions, [])
   billing_mode    = module.table[each.key].billing_mode
   stream_consumers = [for usage, c in module.consumer : {
     function_name = c.function_name

@@ -59,14 +59,27 @@ func TestPlanEveryEnv(t *testing.T) {
 				pitr := tbl["point_in_time_recovery"].([]any)[0].(map[string]any)
 				assert.EqualValues(t, 35, pitr["recovery_period_in_days"], "%s DDB-PITR-01", name)
 			}
-			replicas, _ := tables[env+"-hoge-session"]["replica"].([]any)
+			// Replicas are aws_dynamodb_table_replica resources (modules/dynamodb-table-replica):
+			// deletion protection and PITR on each (DDB-PROT-01, DDB-PITR-01, issue 14 bug 4).
+			var replicas []map[string]any
+			for addr, rc := range p.ResourcePlannedValuesMap {
+				if rc.Type == "aws_dynamodb_table_replica" {
+					t.Logf("replica %s", addr)
+					replicas = append(replicas, rc.AttributeValues)
+				}
+			}
 			if env == "prod" {
 				require.Len(t, replicas, 1, "prod's session table is a global table (DDB-DR-01)")
-				r := replicas[0].(map[string]any)
-				assert.Equal(t, "eu-central-1", r["region_name"])
-				assert.Equal(t, true, r["point_in_time_recovery"])
+				assert.Equal(t, true, replicas[0]["deletion_protection_enabled"], "DDB-PROT-01 on the replica")
+				assert.Equal(t, true, replicas[0]["point_in_time_recovery"], "DDB-PITR-01 on the replica")
+				tags, _ := replicas[0]["tags"].(map[string]any)
+				assert.Equal(t, "session", tags["usage"], "the replica carries the table's tags")
 			} else {
 				assert.Empty(t, replicas, "only prod has replicas")
+			}
+			for name, tbl := range tables {
+				inline, _ := tbl["replica"].([]any)
+				assert.Empty(t, inline, "%s: no inline replica blocks (they cannot carry deletion protection)", name)
 			}
 			_, ci := p.ResourcePlannedValuesMap[`module.stack.module.table["user"].aws_dynamodb_contributor_insights.table[0]`]
 			assert.Equal(t, env != "local", ci, "Contributor Insights everywhere but on the emulator")

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -153,18 +154,6 @@ func TestPlanCustomerManagedKey_DDB_SEC_04(t *testing.T) {
 	assert.Equal(t, arn, sse["kms_key_arn"])
 }
 
-func TestPlanReplicasKeepPITR_DDB_DR_01(t *testing.T) {
-	t.Parallel()
-	_, table := plan(t, with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}, {"region": "eu-central-1"}}}))
-	reps := table["replica"].([]any)
-	require.Len(t, reps, 2)
-	for _, r := range reps {
-		rep := r.(map[string]any)
-		assert.Equal(t, true, rep["point_in_time_recovery"], "replica %s must have PITR on", rep["region_name"])
-		assert.Equal(t, true, rep["propagate_tags"])
-	}
-}
-
 func TestPlanExceptionsAreTagged(t *testing.T) {
 	t.Parallel()
 	_, table := plan(t, with(map[string]any{
@@ -199,44 +188,86 @@ func TestPlanValidations(t *testing.T) {
 	for i := range many {
 		many[i] = map[string]any{"name": "gsi" + string(rune('1'+i%9)) + strings.Repeat("0", i/9), "hash_key": "email", "projection_type": "KEYS_ONLY"}
 	}
-	cases := []struct {
+	type refusal struct {
 		name string
 		vars map[string]any
 		rule string
 		fix  string
-	}{
-		{"env not allowed", with(map[string]any{"env": "qa"}), "DDB-NAME-01", "allowed_envs"},
-		{"product with underscore", with(map[string]any{"product": "fuga_api"}), "DDB-NAME-01", "joined by '-'"},
-		{"usage with capitals", with(map[string]any{"usage": "UserLog"}), "DDB-NAME-01", "lower case"},
-		{"GSI named after its key", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "user_id-index", "hash_key": "email", "projection_type": "KEYS_ONLY"})}), "DDB-NAME-02", "gsi1"},
-		{"projection ALL without approval", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "allow_projection_all"},
-		{"projection ALL approved without reason", with(map[string]any{"allow_projection_all": true, "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "projection_all_reason"},
-		{"INCLUDE without attributes", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email"})}), "DDB-IDX-02", "KEYS_ONLY"},
-		{"more than 20 GSIs", with(map[string]any{"global_secondary_indexes": many}), "DDB-IDX-04", "at most 20"},
-		{"attribute type BOOL", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "BOOL"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "S, N or B"},
-		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes"},
-		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case"},
-		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
-		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
-		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35"},
-		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason"},
-		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason"},
-		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity"},
-		{"PROVISIONED without auto scaling or reason", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}}), "DDB-CAP-01", "autoscaling_disabled_reason"},
-		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason"},
-		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS"},
-		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms"},
-		{"replicas without stream", with(map[string]any{"stream_enabled": false, "replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-DR-01", "stream_enabled"},
-		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI"},
+		// where the message says the problem is; default "table NAME:"
+		where string
+	}
+	cases := []refusal{
+		{"env not allowed", with(map[string]any{"env": "qa"}), "DDB-NAME-01", "allowed_envs", `env "qa"`},
+		{"product with underscore", with(map[string]any{"product": "fuga_api"}), "DDB-NAME-01", "joined by '-'", `product "fuga_api"`},
+		{"usage with capitals", with(map[string]any{"usage": "UserLog"}), "DDB-NAME-01", "lower case", `usage "UserLog"`},
+		{"GSI named after its key", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "user_id-index", "hash_key": "email", "projection_type": "KEYS_ONLY"})}), "DDB-NAME-02", "gsi1", ""},
+		{"projection ALL without approval", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "allow_projection_all", ""},
+		{"projection ALL approved without reason", with(map[string]any{"allow_projection_all": true, "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "projection_all_reason", ""},
+		{"INCLUDE without attributes", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email"})}), "DDB-IDX-02", "KEYS_ONLY", ""},
+		{"more than 20 GSIs", with(map[string]any{"global_secondary_indexes": many}), "DDB-IDX-04", "at most 20", ""},
+		{"attribute type BOOL", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "BOOL"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "S, N or B", ""},
+		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes", ""},
+		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case", ""},
+		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
+		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
+		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35", ""},
+		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason", ""},
+		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason", ""},
+		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity", ""},
+		{"PROVISIONED without auto scaling or reason", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}}), "DDB-CAP-01", "autoscaling_disabled_reason", ""},
+		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason", ""},
+		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS", ""},
+		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms", ""},
+		{"replicas without stream", with(map[string]any{"stream_enabled": false, "replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-DR-01", "stream_enabled", ""},
+		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI", ""},
+		{"LSI projection ALL without approval (bug 5)", with(map[string]any{"range_key": "email", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "allow_projection_all", ""},
+		{"LSI projection ALL approved without reason (bug 5)", with(map[string]any{"range_key": "email", "allow_projection_all": true, "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "projection_all_reason", ""},
+		{"inline replicas (bug 4)", with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-PROT-01", "modules/dynamodb-table-replica", ""},
+		{"forged PITR exception tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:exception:DDB-PITR-01": "x"}}), "DDB-EXC-01", "point_in_time_recovery.reason", ""},
+		{"forged exception tag in other case (bug 7)", with(map[string]any{"tags": map[string]any{"Dynops:Exception:DDB-PROT-01": "x"}}), "DDB-EXC-01", "Dynops:Exception:DDB-PROT-01", ""},
+		{"forged key-schema tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:key-schema": "hash=x"}}), "DDB-EXC-01", "dynops:key-schema", ""},
+		{"TTL off without reason", with(map[string]any{"ttl_enabled": false}), "DDB-NAME-03", "ttl_reason", ""},
+		{"TTL on another attribute without reason", with(map[string]any{"ttl_attribute_name": "expires_at"}), "DDB-NAME-03", "ttl_reason", ""},
+		{"name override without reason", with(map[string]any{"name_override": "LegacyUsers"}), "DDB-NAME-01", "name_override_reason", "table LegacyUsers:"},
+		{"on-demand cap on a PROVISIONED table", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "on_demand_throughput": map[string]any{"max_read_request_units": 100}}), "DDB-CAP-01", "auto scaling's maximum", ""},
+		{"auto scaling max below min", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"read_max_capacity": 2}}), "DDB-CAP-01", "at least its minimum", ""},
+		{"AWS managed key and a CMK", with(map[string]any{"aws_managed_key_enabled": true, "kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"}), "DDB-SEC-04", "not both", ""},
+	}
+	// Bug 6: a reason made only of characters the tag cleaner removes would
+	// become an empty exception tag; every reason input refuses it.
+	for _, r := range []refusal{
+		{"provisioned_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "!!!", "read_capacity": 5, "write_capacity": 5}, "DDB-CAP-01", "letters or digits", ""},
+		{"autoscaling_disabled_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "()"}, "DDB-CAP-01", "letters or digits", ""},
+		{"projection_all_reason", map[string]any{"allow_projection_all": true, "projection_all_reason": "#?", "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}, "DDB-IDX-02", "letters or digits", ""},
+		{"point_in_time_recovery.reason", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "<>"}}, "DDB-PITR-01", "letters or digits", ""},
+		{"deletion_protection_disabled_reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "*"}, "DDB-PROT-01", "letters or digits", ""},
+		{"stream_view_type_reason", map[string]any{"stream_view_type": "KEYS_ONLY", "stream_view_type_reason": "!?"}, "DDB-STREAM-01", "letters or digits", ""},
+		{"ttl_reason", map[string]any{"ttl_enabled": false, "ttl_reason": "  "}, "DDB-NAME-03", "ttl_reason", ""},
+		{"name_override_reason", map[string]any{"name_override": "LegacyUsers", "name_override_reason": "&&"}, "DDB-NAME-01", "letters or digits", "table LegacyUsers:"},
+	} {
+		r.vars = with(r.vars)
+		r.name = r.name + " of punctuation only (bug 6)"
+		cases = append(cases, r)
 	}
 	for _, c := range cases {
 		t.Run(c.rule+" "+c.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := terraform.InitAndPlanE(t, harness.PlanOptions(t, module, c.vars))
-			require.Error(t, err, "plan must refuse %s", c.name)
-			msg := strings.Join(strings.Fields(err.Error()), " ")
-			assert.Contains(t, msg, c.rule+":", "the error names the rule")
-			assert.Contains(t, msg, c.fix, "the error says the fix")
+			// The diagnostic's own detail, not terraform's stderr: stderr also
+			// echoes the variable values, which would match the fix's input name.
+			diags := harness.PlanDiagnostics(t, harness.PlanOptions(t, module, c.vars))
+			where := c.where
+			if where == "" {
+				where = "table " + tableName(c.vars) + ":"
+			}
+			harness.RequireRefusal(t, diags, c.rule, where, c.fix)
 		})
 	}
+}
+
+// tableName is the name the module gives vars' table, as validation messages cite it.
+func tableName(vars map[string]any) string {
+	if n, ok := vars["name_override"].(string); ok {
+		return n
+	}
+	return fmt.Sprintf("%s-%s-%s", vars["env"], vars["product"], vars["usage"])
 }
