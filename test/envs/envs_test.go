@@ -5,8 +5,12 @@ package envs
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
@@ -108,4 +112,39 @@ func TestApplyLocalThenCheck(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.ElementsMatch(t, names, rep.Tables)
 	assert.Zero(t, rep.Summary.Fail)
+}
+
+// TestEnvRootsNeedTerraformForUseLockfile_Bug9: a root whose S3 backend uses
+// use_lockfile (terraform 1.11) must not accept an older terraform, its
+// provider constraint has an upper bound, and its lock file is committed.
+func TestEnvRootsNeedTerraformForUseLockfile_Bug9(t *testing.T) {
+	minVersion := regexp.MustCompile(`required_version\s*=\s*">=\s*1\.(\d+)\.\d+, < 2\.0\.0"`)
+	pinned := regexp.MustCompile(`(?s)aws\s*=\s*\{.*version\s*=\s*"(\d+\.\d+\.\d+|[^"]*<[^"]*)"`)
+	dirs, err := filepath.Glob(filepath.Join(harness.RepoRoot(), "envs", "*", "versions.tf"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, versions := range dirs {
+		dir := filepath.Dir(versions)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var all strings.Builder
+			tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+			require.NoError(t, err)
+			for _, f := range tfs {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				all.Write(b)
+			}
+			src := all.String()
+			m := minVersion.FindStringSubmatch(src)
+			require.NotNil(t, m, "%s: required_version must be \">= 1.N.0, < 2.0.0\"", dir)
+			minor, _ := strconv.Atoi(m[1])
+			if strings.Contains(src, "use_lockfile") {
+				assert.GreaterOrEqual(t, minor, 11, "%s: the S3 backend's use_lockfile needs terraform >= 1.11", dir)
+			}
+			assert.Regexp(t, pinned, src, "%s: the aws provider is pinned or has an upper bound", dir)
+			lock, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl"))
+			require.NoError(t, err, "%s: .terraform.lock.hcl is committed", dir)
+			assert.Contains(t, string(lock), `provider "registry.terraform.io/hashicorp/aws"`)
+		})
+	}
 }
