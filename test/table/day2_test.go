@@ -70,8 +70,10 @@ func TestDay2(t *testing.T) {
 	step := func(what string, change func()) {
 		t.Helper()
 		change()
-		terraform.Apply(t, opts)
-		require.Equal(t, 0, terraform.PlanExitCode(t, opts), "%s: the next plan must be empty", what)
+		t.Run(what, func(t *testing.T) {
+			terraform.Apply(t, opts)
+			require.Equal(t, 0, terraform.PlanExitCode(t, opts), "%s: the next plan must be empty", what)
+		})
 	}
 	require.Equal(t, 0, terraform.PlanExitCode(t, opts), "first apply: the next plan must be empty")
 
@@ -103,7 +105,7 @@ func TestDay2(t *testing.T) {
 		opts.Targets = []string{"aws_dynamodb_table.this"}
 	}
 	// Bug 2 (DDB-CAP-01): a switch to PROVISIONED lands at the minimum, not 1/1.
-	step("billing switched to PROVISIONED with auto scaling", func() {
+	step("Bug2 DDB-CAP-01 billing switched to PROVISIONED lands at the minimum", func() {
 		maps.Copy(vars, map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 4})
 	})
 	d := describe(t, db, name)
@@ -122,7 +124,9 @@ func TestDay2(t *testing.T) {
 	require.NoError(t, err)
 	d = waitActive(t, db, name)
 	require.Equal(t, [2]int64{11, 8}, gsiCapacity(d)["gsi2"], "the emulator applied the raise")
-	assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "capacity auto scaling raised (table 12/9, gsi2 11/8) must not be planned back to the minimum")
+	t.Run("Bug1 DDB-CAP-01 capacity raised by auto scaling is kept", func(t *testing.T) {
+		assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "capacity auto scaling raised (table 12/9, gsi2 11/8) must not be planned back to the minimum")
+	})
 
 	// A minimum raised above the live capacity takes effect at once.
 	step("minimum raised above the live capacity", func() { vars["read_capacity"] = 20 })
@@ -132,7 +136,7 @@ func TestDay2(t *testing.T) {
 	assert.Equal(t, [2]int64{20, 8}, gsiCapacity(d)["gsi2"], "gsi2: RCU to the new minimum, WCU kept")
 
 	// Bug 2: without auto scaling the configured capacity is applied as written.
-	step("auto scaling off, capacity as written", func() {
+	step("Bug2 DDB-CAP-01 auto scaling off, capacity applied as written", func() {
 		maps.Copy(vars, map[string]any{"autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "batch table, fixed capacity", "read_capacity": 7, "write_capacity": 6})
 	})
 	d = describe(t, db, name)
