@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,11 +121,48 @@ func TestPlanDefaults(t *testing.T) {
 	})
 }
 
+// planOnTarget plans against the target (the emulator by default): an
+// autoscaled table reads its live capacity at plan time, which an offline
+// plan cannot. Nothing is applied.
+func planOnTarget(t *testing.T, vars map[string]any) (*terraform.PlanStruct, map[string]any) {
+	t.Helper()
+	opts := target.Options(t, module, vars)
+	opts.PlanFilePath = filepath.Join(t.TempDir(), "plan.out")
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table.this"]
+	require.True(t, ok, "plan has no aws_dynamodb_table.this")
+	return p, rc.AttributeValues
+}
+
 func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 	t.Parallel()
-	p, table := plan(t, with(map[string]any{
+	p, table := planOnTarget(t, with(map[string]any{
 		"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 3,
+		"product": harness.UniqueID(),
+		"autoscaling": map[string]any{"scale_in_cooldown": 120, "write_max_capacity": 40},
+		"global_secondary_indexes": []map[string]any{
+			{"name": "gsi1", "hash_key": "email", "non_key_attributes": []string{"status"}, "read_capacity": 2, "read_max_capacity": 8},
+		},
 	}))
+	// A new table starts at the minimum; each target has its own min and max.
+	assert.EqualValues(t, 5, table["read_capacity"])
+	g := table["global_secondary_index"].([]any)[0].(map[string]any)
+	assert.EqualValues(t, 2, g["read_capacity"], "gsi1's own minimum")
+	assert.EqualValues(t, 3, g["write_capacity"], "gsi1 defaults to the table's")
+	for addr, mm := range map[string][2]float64{
+		`aws_appautoscaling_target.this["table-read"]`:  {5, 50},
+		`aws_appautoscaling_target.this["table-write"]`: {3, 40},
+		`aws_appautoscaling_target.this["gsi1-read"]`:   {2, 8},
+		`aws_appautoscaling_target.this["gsi1-write"]`:  {3, 40},
+	} {
+		if rc, ok := p.ResourcePlannedValuesMap[addr]; assert.True(t, ok, addr) {
+			assert.EqualValues(t, mm[0], rc.AttributeValues["min_capacity"], "%s min", addr)
+			assert.EqualValues(t, mm[1], rc.AttributeValues["max_capacity"], "%s max", addr)
+		}
+	}
+	pol := p.ResourcePlannedValuesMap[`aws_appautoscaling_policy.this["table-read"]`].AttributeValues
+	cfg := pol["target_tracking_scaling_policy_configuration"].([]any)[0].(map[string]any)
+	assert.EqualValues(t, 120, cfg["scale_in_cooldown"])
 	assert.Equal(t, "PROVISIONED", table["billing_mode"])
 	want := map[string]string{
 		`aws_appautoscaling_target.this["table-read"]`:  "dynamodb:table:ReadCapacityUnits",
@@ -140,7 +178,6 @@ func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 		policy := strings.Replace(addr, "aws_appautoscaling_target", "aws_appautoscaling_policy", 1)
 		assert.Contains(t, p.ResourcePlannedValuesMap, policy)
 	}
-	assert.EqualValues(t, 50, p.ResourcePlannedValuesMap[`aws_appautoscaling_target.this["table-read"]`].AttributeValues["max_capacity"])
 	tags := table["tags"].(map[string]any)
 	assert.Equal(t, "provisioned: steady load", tags["dynops:exception:DDB-CAP-01"], "the exception is visible in the plan")
 }
