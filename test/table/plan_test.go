@@ -138,7 +138,7 @@ func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 	t.Parallel()
 	p, table := planOnTarget(t, with(map[string]any{
 		"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 3,
-		"product": harness.UniqueID(),
+		"product":     harness.UniqueID(),
 		"autoscaling": map[string]any{"scale_in_cooldown": 120, "write_max_capacity": 40},
 		"global_secondary_indexes": []map[string]any{
 			{"name": "gsi1", "hash_key": "email", "non_key_attributes": []string{"status"}, "read_capacity": 2, "read_max_capacity": 8},
