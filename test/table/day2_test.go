@@ -205,7 +205,7 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 	waitActive(t, db, name)
 
 	// The root: an env root's stack over a tables.yaml holding the adopted entry.
-	base := target.Options(t, "envs/local", nil)
+	base := target.Options(t, "envs/dev", nil) // its override has no aliased providers
 	root := filepath.Join(filepath.Dir(base.TerraformDir), "adopt")
 	require.NoError(t, os.MkdirAll(root, 0o755))
 	override, err := os.ReadFile(filepath.Join(base.TerraformDir, "zz_harness_override.tf"))
@@ -216,7 +216,7 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 }
 
 module "stack" {
-  source  = "../modules/dynamodb-stack"
+  source  = "../../modules/dynamodb-stack"
   env     = "dev"
   product = "`+id+`"
   tables  = yamldecode(file("${path.module}/tables.yaml"))
