@@ -199,7 +199,7 @@ resource "aws_dynamodb_table" "this" {
     # Replicas are aws_dynamodb_table_replica resources (modules/dynamodb-table-replica):
     # inline replicas cannot carry deletion protection (DDB-PROT-01).
     # dynops:key-schema keeps the key schema the table was created with.
-    ignore_changes = [replica, tags["dynops:key-schema"], tags_all["dynops:key-schema"]]
+    ignore_changes = [replica, tags["dynops:key-schema"]]
 
     postcondition {
       condition     = try(self.tags["dynops:key-schema"], local.key_schema) == local.key_schema
