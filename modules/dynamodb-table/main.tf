@@ -78,6 +78,8 @@ locals {
   # reset on every apply), yet raising the minimum takes effect at once. A
   # new table, a new GSI or a switch from on-demand starts at the minimum.
   # Without auto scaling, the configured capacity is applied as written.
+  # ListTables of an account without tables gives null names.
+  live_names = try(coalescelist(data.aws_dynamodb_tables.all[0].names, []), [])
   live_table = try(data.aws_dynamodb_table.live[0], null)
   live_gsi   = { for g in try(local.live_table.global_secondary_index, []) : g.name => g }
   capacity = { for k, t in local.autoscaling_targets : k => max(t.min, min(t.max, try(
@@ -94,7 +96,7 @@ data "aws_dynamodb_tables" "all" {
 }
 
 data "aws_dynamodb_table" "live" {
-  count = local.autoscaled && contains(try(data.aws_dynamodb_tables.all[0].names, []), local.name) ? 1 : 0
+  count = local.autoscaled && contains(local.live_names, local.name) ? 1 : 0
 
   name = local.name
 }
