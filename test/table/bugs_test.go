@@ -198,7 +198,7 @@ func TestPlanStackExpressesEveryException_Bug10(t *testing.T) {
 	assert.Len(t, tbl["local_secondary_index"], 1)
 	tags := tbl["tags"].(map[string]any)
 	for rule, reason := range map[string]string{
-		"DDB-NAME-01": "legacy name OPS-77", "DDB-CAP-01": "provisioned: steady 2k WCU; no autoscaling: fixed batch load",
+		"DDB-NAME-01": "legacy name OPS-77", "DDB-CAP-01": "provisioned: steady 2k WCU  no autoscaling: fixed batch load", // ";" cleaned from the tag
 		"DDB-IDX-02": "ARCH-42", "DDB-STREAM-01": "consumer needs new images only", "DDB-NAME-03": "items never expire",
 		"DDB-PROT-01": "two-step delete OPS-5", "DDB-PITR-01": "user data gone in 7 days",
 	} {

@@ -109,7 +109,7 @@ func TestPlanDefaults(t *testing.T) {
 	})
 	t.Run("standard tags merged", func(t *testing.T) {
 		tags := table["tags"].(map[string]any)
-		assert.Equal(t, map[string]any{"env": "dev", "product": "fuga", "usage": "user", "managed-by": "terraform"}, tags)
+		assert.Equal(t, map[string]any{"env": "dev", "product": "fuga", "usage": "user", "managed-by": "terraform", "dynops:key-schema": "hash=user_id range=-"}, tags)
 	})
 	t.Run("contributor insights on table and GSIs", func(t *testing.T) {
 		assert.Contains(t, p.ResourcePlannedValuesMap, "aws_dynamodb_contributor_insights.table[0]")
