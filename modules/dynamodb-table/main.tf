@@ -112,8 +112,14 @@ resource "aws_dynamodb_table" "this" {
   range_key    = var.range_key
   table_class  = var.table_class
 
-  read_capacity  = local.provisioned ? (local.autoscaled ? local.capacity["table-read"] : var.read_capacity) : null
-  write_capacity = local.provisioned ? (local.autoscaled ? local.capacity["table-write"] : var.write_capacity) : null
+  # On-demand: 0, which the provider's plan check reads as "not set" (it
+  # refuses a non-zero capacity with PAY_PER_REQUEST). With null it would keep
+  # the capacity last read, and a service that still reports the provisioned
+  # capacity after a switch to on-demand fails every later plan with
+  # "read_capacity can not be set when billing_mode is PAY_PER_REQUEST" (bug 2).
+  # null beside on_demand_throughput, which the provider says conflicts with it.
+  read_capacity  = local.provisioned ? (local.autoscaled ? local.capacity["table-read"] : var.read_capacity) : (var.on_demand_throughput == null ? 0 : null)
+  write_capacity = local.provisioned ? (local.autoscaled ? local.capacity["table-write"] : var.write_capacity) : (var.on_demand_throughput == null ? 0 : null)
 
   # On-demand cost guard (DDB-CAP-01): the most request units per second.
   dynamic "on_demand_throughput" {
