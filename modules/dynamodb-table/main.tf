@@ -35,7 +35,7 @@ locals {
   # added or changed replaces the table) is refused below (DDB-IDX-01).
   key_schema = join(" ", concat(
     ["hash=${var.hash_key}", "range=${coalesce(var.range_key, "-")}"],
-    [for l in var.local_secondary_indexes : "${l.name}=${l.range_key}"],
+    sort([for l in var.local_secondary_indexes : "${l.name}=${l.range_key}"]),
   ))
 
   tags = merge(
@@ -213,10 +213,24 @@ resource "aws_dynamodb_table" "this" {
     # dynops:key-schema keeps the key schema the table was created with.
     ignore_changes = [replica, tags["dynops:key-schema"]]
 
-    postcondition {
-      condition     = try(self.tags["dynops:key-schema"], local.key_schema) == local.key_schema
-      error_message = "DDB-IDX-01: table ${local.name}: the key schema would change from \"${try(self.tags["dynops:key-schema"], "")}\" to \"${local.key_schema}\" (a range key or an LSI added or changed), which replaces the table and loses its data. Keep the keys, and migrate to a new table instead: runbooks/table-migration.md and `dynops migrate` (docs/guideline.md#ddb-idx-01)."
+    # A range key or an LSI added or changed replaces the table (DDB-IDX-01).
+    # The key schema the table was created with is kept in
+    # terraform_data.key_schema: a postcondition on the table's own tag cannot
+    # see it, since a replacement is planned from the configuration alone.
+    precondition {
+      condition     = terraform_data.key_schema.output == local.key_schema
+      error_message = "DDB-IDX-01: table ${local.name}: the key schema would change from \"${terraform_data.key_schema.output}\" to \"${local.key_schema}\" (a range key or an LSI added or changed), which replaces the table and loses its data. Keep the keys, and migrate to a new table instead: runbooks/table-migration.md and `dynops migrate` (docs/guideline.md#ddb-idx-01)."
     }
+  }
+}
+
+# The key schema the table was created with (DDB-IDX-01): kept as first
+# planned; the table's precondition refuses a plan that would change it.
+resource "terraform_data" "key_schema" {
+  input = local.key_schema
+
+  lifecycle {
+    ignore_changes = [input]
   }
 }
 

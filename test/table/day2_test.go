@@ -257,13 +257,29 @@ func TestDay2(t *testing.T) {
 	})
 	opts.Targets = nil
 	assert.Equal(t, types.BillingModePayPerRequest, describe(t, db, name).BillingModeSummary.BillingMode)
+}
 
-	// Day-2 refusals (DDB-IDX-01): a range key or an LSI added would replace the table.
+// TestDay2KeyChangesRefused_DDB_IDX_01: on an applied table, a range key or an
+// LSI added (each replaces the table and loses its data) is refused at plan
+// with the rule ID and the migration path, and nothing changes.
+func TestDay2KeyChangesRefused_DDB_IDX_01(t *testing.T) {
+	vars := map[string]any{
+		"env": "dev", "product": harness.UniqueID(), "usage": "user",
+		"hash_key":   "user_id",
+		"attributes": []map[string]any{{"name": "user_id", "type": "S"}, {"name": "country", "type": "S"}},
+		"global_secondary_indexes": []map[string]any{
+			{"name": "gsi1", "hash_key": "country", "projection_type": "KEYS_ONLY"},
+		},
+		"contributor_insights_enabled": !target.OnEmulator(),
+	}
+	opts := target.ApplyProtected(t, module, vars)
+	name := tableName(vars)
 	for what, change := range map[string]map[string]any{
-		"range key added": {"range_key": "country"},
-		"LSI added":       {"range_key": "country", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "country", "projection_type": "KEYS_ONLY"}}},
+		"range key added":  {"range_key": "country"},
+		"LSI added":        {"range_key": "country", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "country", "projection_type": "KEYS_ONLY"}}},
+		"hash key changed": {"hash_key": "country"},
 	} {
-		t.Run("DDB-IDX-01 refused: "+what, func(t *testing.T) {
+		t.Run(what, func(t *testing.T) {
 			o := *opts
 			o.Vars = maps.Clone(vars)
 			maps.Copy(o.Vars, change)
@@ -368,6 +384,10 @@ module "stack" {
 		assert.JSONEq(t, string(bj), string(aj), "%s changes on import; only the module's tags may", k)
 	}
 	for other, c := range p.ResourceChangesMap {
+		if other == `module.stack.module.table["legacy"].terraform_data.key_schema` {
+			assert.True(t, c.Change.Actions.Create(), "the key schema is recorded (DDB-IDX-01): %v", c.Change.Actions)
+			continue
+		}
 		if other != addr && strings.HasPrefix(other, `module.stack.module.table["legacy"]`) {
 			assert.True(t, c.Change.Actions.NoOp(), "%s: nothing else changes: %v", other, c.Change.Actions)
 		}
