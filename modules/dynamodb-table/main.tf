@@ -219,7 +219,7 @@ resource "aws_dynamodb_table" "this" {
     # see it, since a replacement is planned from the configuration alone.
     precondition {
       condition     = terraform_data.key_schema.output == local.key_schema
-      error_message = "DDB-IDX-01: table ${local.name}: the key schema would change from \"${terraform_data.key_schema.output}\" to \"${local.key_schema}\" (a range key or an LSI added or changed), which replaces the table and loses its data. Keep the keys, and migrate to a new table instead: runbooks/table-migration.md and `dynops migrate` (docs/guideline.md#ddb-idx-01)."
+      error_message = "DDB-IDX-01: table ${local.name}: the key schema would change from \"${terraform_data.key_schema.output}\" to \"${local.key_schema}\" (hash key, range key or an LSI changed), which replaces the table and loses its data. Keep the keys, and migrate to a new table instead: runbooks/table-migration.md and `dynops migrate` (docs/guideline.md#ddb-idx-01)."
     }
   }
 }
