@@ -468,6 +468,8 @@ variable "aws_managed_key_enabled" {
 # Global tables (DDB-DR-01)
 ################################################################################
 
+# Kept only to refuse old callers at plan with the way to move (its validation):
+# tflint-ignore: terraform_unused_declarations
 variable "replicas" {
   description = <<-EOT
     No longer taken: replicas are created with modules/dynamodb-table-replica (one call per region, with that region's
