@@ -257,7 +257,9 @@ func TestPlanValidations(t *testing.T) {
 		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason", ""},
 		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS", ""},
 		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms", ""},
-		{"replicas without stream", with(map[string]any{"stream_enabled": false, "replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-DR-01", "stream_enabled", ""},
+		// "replicas without stream" (DDB-DR-01) is gone: inline replicas are refused
+		// outright (bug 4 below); modules/dynamodb-table-replica does not yet check
+		// that the table has a stream (known gap, see the issue 14 report).
 		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI", ""},
 		{"LSI projection ALL without approval (bug 5)", with(map[string]any{"range_key": "email", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "allow_projection_all", ""},
 		{"LSI projection ALL approved without reason (bug 5)", with(map[string]any{"range_key": "email", "allow_projection_all": true, "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "projection_all_reason", ""},
