@@ -12,6 +12,10 @@ import (
 
 	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/cover"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,8 +51,15 @@ func ids(t *testing.T, msgs []string) []string {
 	return out
 }
 
-// TestFixtures: every guard rule has a bad fixture denied with its ID (and
-// nothing else unless listed), and a fixture full of exceptions passes.
+// fixtureRule is the rule ID a bad fixture is named for: bad-DDB-CAP-01.json
+// or, one fixture per deny rule, bad-DDB-CAP-01-no-reason.json.
+var fixtureRule = regexp.MustCompile(`^bad-(DDB-[A-Z]+-[0-9]{2})(-[a-z0-9-]+)?$`)
+
+// TestFixtures: every bad fixture is denied with its rule's ID (and nothing
+// else unless listed), a fixture full of exceptions passes, and where a
+// fixture has a .want file beside it the full set of deny messages is
+// compared, so a second deny rule with the same ID that stops firing (or a
+// message that loses its fix) is noticed.
 func TestFixtures(t *testing.T) {
 	e := evaluator(t)
 	also := map[string][]string{
@@ -69,11 +80,23 @@ func TestFixtures(t *testing.T) {
 				t.Log(m)
 			}
 			var want []string
-			if rule, ok := strings.CutPrefix(name, "bad-"); ok {
-				want = append([]string{rule}, also[rule]...)
+			if m := fixtureRule.FindStringSubmatch(name); m != nil {
+				want = append([]string{m[1]}, also[m[1]]...)
 				slices.Sort(want)
+			} else {
+				require.True(t, strings.HasPrefix(name, "good-"), "fixture %s: name it bad-RULE[-what].json or good-*.json", name)
 			}
 			assert.Equal(t, want, ids(t, msgs))
+			if wantFile, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".want"); err == nil {
+				var full []string
+				for _, l := range strings.Split(strings.TrimSpace(string(wantFile)), "\n") {
+					if l = strings.TrimSpace(l); l != "" {
+						full = append(full, l)
+					}
+				}
+				slices.Sort(full)
+				assert.Equal(t, full, msgs, "the full set of deny messages (%s.want)", name)
+			}
 		})
 	}
 }
@@ -101,12 +124,76 @@ func TestEveryGuardRuleHasABadFixture(t *testing.T) {
 	bad, err := filepath.Glob("testdata/fixtures/bad-*.json")
 	require.NoError(t, err)
 	for _, f := range bad {
-		fixtures = append(fixtures, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "bad-"), ".json"))
+		m := fixtureRule.FindStringSubmatch(strings.TrimSuffix(filepath.Base(f), ".json"))
+		if assert.NotNil(t, m, "fixture name %s", f) && !slices.Contains(fixtures, m[1]) {
+			fixtures = append(fixtures, m[1])
+		}
 	}
 	slices.Sort(inRego)
 	slices.Sort(fixtures)
 	assert.Equal(t, inRego, fixtures)
 	t.Logf("%d guard rules: %s", len(inRego), strings.Join(inRego, " "))
+}
+
+// onePerDenyRule lists the Rego files whose every deny rule (not only every
+// rule ID) must fire on some bad fixture and on no good one. The table and
+// export rules are here (issue 14/18); add the others as their fixtures are split.
+var onePerDenyRule = []string{"tables.rego", "export.rego"}
+
+// TestEveryDenyRuleFires: with OPA's coverage tracer over every bad fixture,
+// the last expression of each deny rule (the message) is reached, so a deny
+// rule that stops firing fails here even when another rule with the same ID
+// still fires; over the good fixture, none is reached.
+func TestEveryDenyRuleFires(t *testing.T) {
+	ctx := context.Background()
+	modules := map[string]*ast.Module{}
+	regos, err := filepath.Glob("*.rego")
+	require.NoError(t, err)
+	var opts []func(*rego.Rego)
+	for _, f := range regos {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		m, err := ast.ParseModuleWithOpts(f, string(b), ast.ParserOptions{RegoVersion: ast.RegoV1})
+		require.NoError(t, err)
+		modules[f] = m
+		opts = append(opts, rego.ParsedModule(m))
+	}
+	data, err := os.ReadFile("data.json")
+	require.NoError(t, err)
+	var store map[string]any
+	require.NoError(t, json.Unmarshal(data, &store))
+
+	run := func(pattern string) cover.Report {
+		files, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		require.NotEmpty(t, files)
+		cov := cover.New()
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var input any
+			require.NoError(t, json.Unmarshal(b, &input))
+			r := rego.New(append(opts, rego.Query(policies.Query), rego.Store(inmem.NewFromObject(store)), rego.Input(input), rego.QueryTracer(cov))...)
+			_, err = r.Eval(ctx)
+			require.NoError(t, err, f)
+		}
+		return cov.Report(modules)
+	}
+	bad, good := run("testdata/fixtures/bad-*.json"), run("testdata/fixtures/good-*.json")
+	rules := 0
+	for _, f := range onePerDenyRule {
+		for _, rule := range modules[f].Rules {
+			if rule.Head.Ref().String() != "deny" || len(rule.Body) == 0 {
+				continue
+			}
+			rules++
+			last := rule.Body[len(rule.Body)-1].Location
+			assert.True(t, bad.IsCovered(f, last.Row), "%s:%d: this deny rule fires on no bad fixture; add testdata/fixtures/bad-RULE-what.json for it", f, rule.Location.Row)
+			assert.False(t, good.IsCovered(f, last.Row), "%s:%d: this deny rule fires on the good fixture", f, rule.Location.Row)
+		}
+	}
+	require.Positive(t, rules)
+	t.Logf("%d deny rules in %v, each fired by a bad fixture", rules, onePerDenyRule)
 }
 
 // TestUnscopedActionsAgree: the actions DDB-SEC-03 lets through on "*" are
@@ -204,6 +291,7 @@ func TestRootsPass(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, msgs, "%s must pass every guard rule", dir)
 			t.Logf("%s: %d resources, %d tables, no deny", dir, len(p.ResourceChanges), tables)
+			denyWhereDue(t, e, dir, planJSON)
 		})
 	}
 }
@@ -219,4 +307,64 @@ func TestBadEnvDenied(t *testing.T) {
 		t.Log("  deny: " + m)
 	}
 	assert.Equal(t, []string{"DDB-NAME-02", "DDB-PITR-01", "DDB-SEC-01", "DDB-SEC-03"}, ids(t, msgs))
+}
+
+// denyWhereDue: a root passing proves little if the rules deny nothing. The
+// root's real plan is broken on purpose, one guideline default at a time, on
+// every table and replica, and each break must be denied for that resource,
+// so a rule that stopped firing on real plan shapes fails here.
+func denyWhereDue(t *testing.T, e *policies.Evaluator, dir string, planJSON []byte) {
+	t.Helper()
+	breaks := []struct {
+		rule  string
+		types []string
+		apply func(after map[string]any)
+	}{
+		{"DDB-PROT-01", []string{"aws_dynamodb_table", "aws_dynamodb_table_replica"}, func(a map[string]any) { a["deletion_protection_enabled"] = false }},
+		{"DDB-PITR-01", []string{"aws_dynamodb_table"}, func(a map[string]any) {
+			a["point_in_time_recovery"] = []any{map[string]any{"enabled": false}}
+		}},
+		{"DDB-PITR-01", []string{"aws_dynamodb_table_replica"}, func(a map[string]any) { a["point_in_time_recovery"] = false }},
+		{"DDB-STREAM-01", []string{"aws_dynamodb_table"}, func(a map[string]any) {
+			if a["stream_enabled"] == true {
+				a["stream_view_type"] = "KEYS_ONLY"
+			}
+		}},
+		{"DDB-CAP-01", []string{"aws_dynamodb_table"}, func(a map[string]any) { a["billing_mode"] = "PROVISIONED" }},
+	}
+	for _, b := range breaks {
+		var p map[string]any
+		require.NoError(t, json.Unmarshal(planJSON, &p))
+		var due []string
+		rcs, _ := p["resource_changes"].([]any)
+		for _, x := range rcs {
+			rc, _ := x.(map[string]any)
+			change, _ := rc["change"].(map[string]any)
+			after, _ := change["after"].(map[string]any)
+			if after == nil || rc["mode"] != "managed" || !slices.Contains(b.types, rc["type"].(string)) {
+				continue
+			}
+			before, _ := json.Marshal(after)
+			// The break removes the resource's exception for the rule, if any.
+			if tags, ok := after["tags"].(map[string]any); ok {
+				delete(tags, "dynops:exception:"+b.rule)
+			}
+			b.apply(after)
+			if now, _ := json.Marshal(after); string(now) != string(before) {
+				due = append(due, rc["address"].(string))
+			}
+		}
+		if len(due) == 0 {
+			continue
+		}
+		broken, err := json.Marshal(p)
+		require.NoError(t, err)
+		msgs, err := e.Deny(context.Background(), broken)
+		require.NoError(t, err)
+		for _, addr := range due {
+			found := slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, b.rule+": "+addr+":") })
+			assert.True(t, found, "%s: breaking %s on %s must be denied; denies: %v", dir, b.rule, addr, msgs)
+		}
+		t.Logf("%s: %s broken on %d resources, each denied", dir, b.rule, len(due))
+	}
 }

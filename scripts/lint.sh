@@ -28,7 +28,9 @@ validate() {
       && TF_DATA_DIR="$data" terraform -chdir="$d" validate -no-color 2>&1); then
     printf 'FAIL %s\n%s\n' "$d" "$out"; rm -rf "$data"; return 1
   fi
-  rm -f "$d/.terraform.lock.hcl"; rm -rf "$data"
+  # keep committed lock files (the env roots'); drop the ones init just wrote
+  git ls-files --error-unmatch "$d/.terraform.lock.hcl" >/dev/null 2>&1 || rm -f "$d/.terraform.lock.hcl"
+  rm -rf "$data"
   echo "ok   $d"
 }
 export -f validate

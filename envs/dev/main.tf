@@ -30,5 +30,5 @@ module "stack" {
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
   stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
 
-  replicas_enabled = false
+  # replica_regions in tables.yaml are created in prod only (envs/prod/replicas.tf).
 }

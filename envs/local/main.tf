@@ -41,7 +41,7 @@ module "stack" {
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
   stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
 
-  replicas_enabled             = false # moto has no global tables
+  # replica_regions: not here, moto has no global tables (envs/local/dr.tf stands them in).
   contributor_insights_enabled = false # moto: 500 Not Implemented
 
   export_enabled                  = true # the export bucket; no schedule (moto cannot run the Lambda)

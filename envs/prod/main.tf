@@ -32,6 +32,4 @@ module "stack" {
 
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
   stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
-
-  replicas_enabled = true
 }

@@ -27,3 +27,18 @@ output "stream_consumers" {
   description = "Per table usage: stream consumer function, mapping, DLQ and alarms (DDB-STREAM-04/05)."
   value       = module.stack.stream_consumers
 }
+
+output "replicas" {
+  description = "Per table usage: the replica's ARN, region, stream ARN and deletion protection (DDB-DR-01, DDB-PROT-01)."
+
+  precondition {
+    condition     = alltrue([for usage, r in module.stack.replicas : r.regions == [var.secondary_region]])
+    error_message = "DDB-DR-01: envs/tables.yaml: replica_regions of ${join(", ", keys(module.stack.replicas))} must be [${var.secondary_region}] (the secondary region this root has a provider for); add a provider and a module call per extra region."
+  }
+  value = { for usage, r in module.replica : usage => {
+    arn                         = r.arn
+    region                      = r.region
+    stream_arn                  = r.stream_arn
+    deletion_protection_enabled = r.deletion_protection_enabled
+  } }
+}

@@ -28,7 +28,15 @@ type Finding struct {
 	Status   Status   `json:"status"`
 	Message  string   `json:"message"`
 	Reason   string   `json:"reason,omitempty"` // the exception's reason
+	// Guideline is where the rule is explained: docs/guideline.md#<rule-id>.
+	Guideline string `json:"guideline"`
 }
+
+// GuidelineFile is the project's guideline, which findings point at.
+const GuidelineFile = "docs/guideline.md"
+
+// DocLink returns the guideline section of rule, e.g. docs/guideline.md#ddb-pitr-01.
+func DocLink(rule string) string { return GuidelineFile + "#" + strings.ToLower(rule) }
 
 // Failing reports whether the finding fails the check (an error-level failure).
 func (f Finding) Failing() bool { return f.Status == Fail && f.Severity == Error }
@@ -43,6 +51,19 @@ type TableState struct {
 	// Monitoring around the table (DDB-MON-01, DDB-STREAM-04/05); nil: not
 	// gathered, and those rules are not evaluated.
 	Monitoring *Monitoring
+	// Replicas of a global table, read in their own regions (DDB-PROT-01,
+	// DDB-PITR-01 on every replica).
+	Replicas []ReplicaState
+}
+
+// ReplicaState is what the checks read about one replica, in its region.
+type ReplicaState struct {
+	Region             string
+	DeletionProtection *bool
+	PITR               *types.PointInTimeRecoveryDescription
+	// Err is why the replica could not be read; the checks then treat it as
+	// unprotected (fail closed).
+	Err error
 }
 
 // Exceptions returns the approved exceptions recorded in the table's tags: rule ID to reason.
@@ -68,11 +89,16 @@ func Evaluate(s TableState) []Finding {
 	var out []Finding
 	add := func(rule, resource string, ok bool, msg string) {
 		r, _ := RuleByID(rule)
-		f := Finding{Table: name, Resource: resource, Rule: rule, Severity: r.Severity, Status: Pass, Message: msg}
+		f := Finding{Table: name, Resource: resource, Rule: rule, Severity: r.Severity, Status: Pass, Message: msg, Guideline: DocLink(rule)}
 		if !ok {
 			f.Status = Fail
 			if reason, has := exc[rule]; has {
-				f.Status, f.Reason = Exception, reason
+				if strings.TrimSpace(reason) == "" {
+					// An exception must say why (DDB-EXC-01): an empty reason is no exception.
+					f.Message += "; its exception tag " + ExceptionTagPrefix + rule + " has an empty reason, so it does not count (DDB-EXC-01)"
+				} else {
+					f.Status, f.Reason = Exception, reason
+				}
 			}
 		}
 		out = append(out, f)
@@ -169,6 +195,8 @@ func Evaluate(s TableState) []Finding {
 		add(Pitr01, name, true, "PITR on, 35-day recovery period")
 	}
 
+	evaluateReplicas(s, name, add)
+
 	// DDB-SEC-04: always encrypted at rest; report which key.
 	key := "AWS owned key"
 	if sse := s.Table.SSEDescription; sse != nil && sse.SSEType == types.SSETypeKms {
@@ -203,3 +231,33 @@ func deref(s *string) string {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// evaluateReplicas checks deletion protection and PITR of every replica of a
+// global table in its own region (DDB-PROT-01, DDB-PITR-01). A replica that
+// could not be read fails both: dynops cannot show it is protected.
+func evaluateReplicas(s TableState, name string, add func(rule, resource string, ok bool, msg string)) {
+	for _, r := range s.Replicas {
+		res := name + "@" + r.Region
+		if r.Err != nil {
+			msg := fmt.Sprintf("replica in %s could not be read (%v); treated as unprotected until it can be", r.Region, r.Err)
+			add(Prot01, res, false, msg)
+			add(Pitr01, res, false, msg)
+			continue
+		}
+		if isTrue(r.DeletionProtection) {
+			add(Prot01, res, true, "replica deletion protection on")
+		} else {
+			add(Prot01, res, false, fmt.Sprintf("replica in %s has deletion protection off; manage it with modules/dynamodb-table-replica (deletion_protection_enabled) or aws dynamodb update-table --region %s --deletion-protection-enabled", r.Region, r.Region))
+		}
+		switch {
+		case r.PITR == nil || r.PITR.PointInTimeRecoveryStatus != types.PointInTimeRecoveryStatusEnabled:
+			add(Pitr01, res, false, fmt.Sprintf("replica in %s has point-in-time recovery off", r.Region))
+		case r.PITR.RecoveryPeriodInDays != nil && s.PITR != nil && s.PITR.RecoveryPeriodInDays != nil && *r.PITR.RecoveryPeriodInDays != *s.PITR.RecoveryPeriodInDays:
+			add(Pitr01, res, false, fmt.Sprintf("replica in %s keeps %d days of PITR, the table %d", r.Region, *r.PITR.RecoveryPeriodInDays, *s.PITR.RecoveryPeriodInDays))
+		case r.PITR.RecoveryPeriodInDays != nil && *r.PITR.RecoveryPeriodInDays < 35:
+			add(Pitr01, res, false, fmt.Sprintf("replica in %s keeps %d days of PITR; the guideline wants 35", r.Region, *r.PITR.RecoveryPeriodInDays))
+		default:
+			add(Pitr01, res, true, "replica PITR on, same period as the table")
+		}
+	}
+}

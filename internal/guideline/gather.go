@@ -55,6 +55,36 @@ func Gather(ctx context.Context, db DynamoDB, table string) (TableState, error) 
 	return s, nil
 }
 
+// GatherReplicas reads, in its own region, every replica of the global table
+// in s (DescribeTable's Replicas other than home): deletion protection and
+// PITR. client returns a DynamoDB client for a region. A replica that cannot
+// be read is kept with its error, so the checks fail closed.
+func GatherReplicas(ctx context.Context, client func(region string) DynamoDB, home string, s *TableState) {
+	table := deref(s.Table.TableName)
+	for _, r := range s.Table.Replicas {
+		region := deref(r.RegionName)
+		if region == "" || region == home {
+			continue
+		}
+		rs := ReplicaState{Region: region}
+		db := client(region)
+		dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+		if err != nil {
+			rs.Err = fmt.Errorf("describing %s in %s: %w", table, region, err)
+			s.Replicas = append(s.Replicas, rs)
+			continue
+		}
+		rs.DeletionProtection = dt.Table.DeletionProtectionEnabled
+		cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &table})
+		if err != nil {
+			rs.Err = fmt.Errorf("describing continuous backups of %s in %s: %w", table, region, err)
+		} else if cb.ContinuousBackupsDescription != nil {
+			rs.PITR = cb.ContinuousBackupsDescription.PointInTimeRecoveryDescription
+		}
+		s.Replicas = append(s.Replicas, rs)
+	}
+}
+
 // TablesWithPrefix lists the tables whose names start with prefix, following every page.
 func TablesWithPrefix(ctx context.Context, db DynamoDB, prefix string) ([]string, error) {
 	var out []string

@@ -5,7 +5,7 @@
 # table per env, `{env}-{product}-stream-processed`.
 
 locals {
-  streamed = var.stream_consumer == null ? {} : { for usage, t in var.tables : usage => t if t.stream_enabled }
+  streamed = { for usage, t in var.tables : usage => t if var.stream_consumer != null && try(t.stream_enabled, true) != false }
 }
 
 module "processed" {

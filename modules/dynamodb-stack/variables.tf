@@ -10,46 +10,35 @@ variable "product" {
 
 variable "tables" {
   description = <<-EOT
-    The product's tables, keyed by usage (the last part of the name, DDB-NAME-01). Each entry takes the
-    inputs of modules/dynamodb-table that differ per table; everything else is the guideline default.
+    The product's tables (envs/tables.yaml), keyed by usage (the last part of the name, DDB-NAME-01). Each entry takes
+    every input of modules/dynamodb-table (hash_key, attributes, global_secondary_indexes, billing_mode with
+    provisioned_reason, local_secondary_indexes, point_in_time_recovery with its reason, stream_view_type with its
+    reason, ttl_enabled with ttl_reason, deletion_protection_enabled with its reason, name_override with its reason,
+    ...) and replica_regions (created with modules/dynamodb-table-replica in the env root). Unset keys take the
+    guideline defaults; an unknown key (also inside an index, point_in_time_recovery, autoscaling, ...) is refused,
+    naming the table and the key, instead of being dropped (DDB-EXC-01).
   EOT
-  type = map(object({
-    hash_key          = string
-    range_key         = optional(string)
-    key_naming_reason = optional(string) # DDB-NAME-03 exception: keys that are not snake_case
-    attributes = list(object({
-      name = string
-      type = string
-    }))
-    global_secondary_indexes = optional(list(object({
-      name               = string
-      hash_key           = string
-      range_key          = optional(string)
-      projection_type    = optional(string, "INCLUDE")
-      non_key_attributes = optional(list(string), [])
-    })), [])
-    stream_enabled = optional(bool, true)
-    point_in_time_recovery = optional(object({
-      enabled                 = optional(bool, true)
-      recovery_period_in_days = optional(number, 35)
-      reason                  = optional(string, "")
-    }), {})
-    kms_key_arn     = optional(string)
-    replica_regions = optional(list(string), [])
-    table_class     = optional(string, "STANDARD")
-    tags            = optional(map(string), {})
-  }))
+  type        = any
 
   validation {
-    condition     = length(var.tables) > 0
-    error_message = "DDB-NAME-01: tables must name at least one table (keyed by usage, e.g. \"user\")."
+    condition     = can(keys(var.tables)) && length(var.tables) > 0 && alltrue([for u, t in var.tables : can(keys(t))])
+    error_message = "DDB-NAME-01: tables (envs/tables.yaml) must map each usage (e.g. \"user\") to its settings, with at least one table."
   }
-}
 
-variable "replicas_enabled" {
-  description = "Create the global-table replicas listed in replica_regions (DDB-DR-01). The local emulator cannot: set false there."
-  type        = bool
-  default     = true
+  validation {
+    condition = length(!can(keys(var.tables)) ? [] : concat(
+      flatten([for u, t in var.tables : [for k in try(keys(t), []) :
+        "table \"${u}\": unknown key \"${k}\"" if !contains(local.table_keys, k)
+      ]]),
+      flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [
+        for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")}" if !contains(allowed, k)
+      ]]]]),
+      flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [
+        for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj}" if !contains(allowed, k)
+      ]]]),
+    )) == 0
+    error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\"" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")}" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj}" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
+  }
 }
 
 variable "contributor_insights_enabled" {

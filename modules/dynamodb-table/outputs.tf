@@ -48,9 +48,24 @@ output "billing_mode" {
   value       = aws_dynamodb_table.this.billing_mode
 }
 
-output "replica_regions" {
-  description = "Regions of the global-table replicas."
-  value       = [for r in var.replicas : r.region]
+output "point_in_time_recovery" {
+  description = "The table's PITR setting (enabled, recovery_period_in_days, reason), for modules/dynamodb-table-replica."
+  value       = var.point_in_time_recovery
+}
+
+output "tags" {
+  description = "The tags written on the table (standard tags and `dynops:exception:*`), for its replicas."
+  value       = local.tags
+}
+
+output "key_schema" {
+  description = "The key schema recorded in the `dynops:key-schema` tag: hash and range key and every LSI's sort key (DDB-IDX-01)."
+  value       = local.key_schema
+}
+
+output "autoscaling_resource_ids" {
+  description = "Application Auto Scaling targets, key (table-read, gsi1-write, ...) to `resource_id|scalable_dimension` (empty without auto scaling)."
+  value       = { for k, t in local.autoscaling_targets : k => "${t.resource_id}|${t.dimension}" }
 }
 
 output "exceptions" {

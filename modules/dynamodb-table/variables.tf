@@ -8,7 +8,7 @@ variable "env" {
 
   validation {
     condition     = contains(var.allowed_envs, var.env)
-    error_message = "DDB-NAME-01: env must be one of the allowed_envs input; set env to one of them or add the environment to allowed_envs."
+    error_message = "DDB-NAME-01: env \"${var.env}\" must be one of the allowed_envs input; set env to one of them or add the environment to allowed_envs."
   }
 }
 
@@ -16,6 +16,7 @@ variable "allowed_envs" {
   description = "Environments a table name may start with (DDB-NAME-01)."
   type        = list(string)
   default     = ["local", "dev", "stg", "prod"]
+  nullable    = false
 
   validation {
     condition     = length(var.allowed_envs) > 0 && alltrue([for e in var.allowed_envs : can(regex("^[a-z][a-z0-9]*$", e))])
@@ -29,7 +30,7 @@ variable "product" {
 
   validation {
     condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+)*$", var.product))
-    error_message = "DDB-NAME-01: product must be lower case words joined by '-' (e.g. \"fuga\" or \"order-api\"); no underscores, capitals or spaces."
+    error_message = "DDB-NAME-01: product \"${var.product}\" must be lower case words joined by '-' (e.g. \"fuga\" or \"order-api\"); no underscores, capitals or spaces."
   }
 }
 
@@ -39,7 +40,7 @@ variable "usage" {
 
   validation {
     condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+)*$", var.usage))
-    error_message = "DDB-NAME-01: usage must be lower case words joined by '-' (e.g. \"user-access-log\"); no underscores, capitals or spaces."
+    error_message = "DDB-NAME-01: usage \"${var.usage}\" must be lower case words joined by '-' (e.g. \"user-access-log\"); no underscores, capitals or spaces."
   }
 }
 
@@ -53,7 +54,7 @@ variable "hash_key" {
 
   validation {
     condition     = var.key_naming_reason != null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.hash_key))
-    error_message = "DDB-NAME-03: hash_key must be a snake_case attribute name that says what it holds (e.g. \"user_id\"), or set key_naming_reason (e.g. generic PK/SK keys of a migrated single-table design)."
+    error_message = "DDB-NAME-03: table ${local.name}: hash_key must be a snake_case attribute name that says what it holds (e.g. \"user_id\"), or set key_naming_reason (e.g. generic PK/SK keys of a migrated single-table design)."
   }
 }
 
@@ -64,7 +65,7 @@ variable "key_naming_reason" {
 
   validation {
     condition     = var.key_naming_reason == null || can(regex("[\\p{L}\\p{N}]", coalesce(var.key_naming_reason, "x")))
-    error_message = "DDB-NAME-03: key_naming_reason must say why (letters or digits), or be left unset."
+    error_message = "DDB-NAME-03: table ${local.name}: key_naming_reason must say why (letters or digits), or be left unset."
   }
 }
 
@@ -75,7 +76,7 @@ variable "range_key" {
 
   validation {
     condition     = var.range_key == null || var.key_naming_reason != null || can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", coalesce(var.range_key, "x")))
-    error_message = "DDB-NAME-03: range_key must be a snake_case attribute name (e.g. \"created_at\"), or set key_naming_reason."
+    error_message = "DDB-NAME-03: table ${local.name}: range_key must be a snake_case attribute name (e.g. \"created_at\"), or set key_naming_reason."
   }
 }
 
@@ -88,22 +89,22 @@ variable "attributes" {
 
   validation {
     condition     = alltrue([for a in var.attributes : contains(["S", "N", "B"], a.type)])
-    error_message = "DDB-IDX-04: every attribute type must be S, N or B (key attributes cannot be other types)."
+    error_message = "DDB-IDX-04: table ${local.name}: every attribute type must be S, N or B (key attributes cannot be other types)."
   }
 
   validation {
     condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || (var.key_naming_reason != null && contains(compact([var.hash_key, var.range_key]), a.name))])
-    error_message = "DDB-NAME-03: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"); key_naming_reason excepts only the table's own hash_key and range_key."
+    error_message = "DDB-NAME-03: table ${local.name}: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"); key_naming_reason excepts only the table's own hash_key and range_key."
   }
 
   validation {
     condition     = length(distinct([for a in var.attributes : a.name])) == length(var.attributes)
-    error_message = "DDB-IDX-04: an attribute is listed twice in attributes; list each key attribute once."
+    error_message = "DDB-IDX-04: table ${local.name}: an attribute is listed twice in attributes; list each key attribute once."
   }
 
   validation {
     condition     = contains([for a in var.attributes : a.name], var.hash_key) && (var.range_key == null || contains([for a in var.attributes : a.name], coalesce(var.range_key, var.hash_key)))
-    error_message = "DDB-IDX-04: hash_key and range_key must be listed in attributes with their type (S, N or B)."
+    error_message = "DDB-IDX-04: table ${local.name}: hash_key and range_key must be listed in attributes with their type (S, N or B)."
   }
 }
 
@@ -112,7 +113,9 @@ variable "global_secondary_indexes" {
     GSIs (DDB-IDX-01: prefer GSIs over LSIs). Names are `gsi1`, `gsi2`, ... (DDB-NAME-02).
     projection_type defaults to INCLUDE with non_key_attributes (DDB-IDX-02); KEYS_ONLY is allowed;
     ALL needs allow_projection_all = true and projection_all_reason.
-    read_capacity / write_capacity are used only with billing_mode = PROVISIONED.
+    With billing_mode = PROVISIONED: read_capacity / write_capacity are the index's capacity (auto scaling's minimum;
+    default the table's) and read_max_capacity / write_max_capacity auto scaling's maximum (default autoscaling's).
+    On-demand: max_read_request_units / max_write_request_units cap the index (cost guard, DDB-CAP-01).
   EOT
   type = list(object({
     name               = string
@@ -122,37 +125,43 @@ variable "global_secondary_indexes" {
     non_key_attributes = optional(list(string), [])
     read_capacity      = optional(number)
     write_capacity     = optional(number)
+    read_max_capacity  = optional(number)
+    write_max_capacity = optional(number)
+
+    max_read_request_units  = optional(number)
+    max_write_request_units = optional(number)
   }))
-  default = []
+  default  = []
+  nullable = false
 
   validation {
     condition     = alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
-    error_message = "DDB-NAME-02: GSI names must be generic sequence names gsi1, gsi2, ...; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\")."
+    error_message = "DDB-NAME-02: table ${local.name}: GSI names must be generic sequence names gsi1, gsi2, ...; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\")."
   }
 
   validation {
     condition     = length(distinct([for g in var.global_secondary_indexes : g.name])) == length(var.global_secondary_indexes)
-    error_message = "DDB-NAME-02: two GSIs share a name; number them gsi1, gsi2, ... once each."
+    error_message = "DDB-NAME-02: table ${local.name}: two GSIs share a name; number them gsi1, gsi2, ... once each."
   }
 
   validation {
     condition     = length(var.global_secondary_indexes) <= 20
-    error_message = "DDB-IDX-04: a table has at most 20 GSIs; merge indexes or split the table."
+    error_message = "DDB-IDX-04: table ${local.name}: a table has at most 20 GSIs; merge indexes or split the table."
   }
 
   validation {
     condition     = alltrue([for g in var.global_secondary_indexes : contains(["INCLUDE", "KEYS_ONLY", "ALL"], g.projection_type)])
-    error_message = "DDB-IDX-02: GSI projection_type must be INCLUDE (default), KEYS_ONLY or ALL (ALL needs allow_projection_all)."
+    error_message = "DDB-IDX-02: table ${local.name}: GSI projection_type must be INCLUDE (default), KEYS_ONLY or ALL (ALL needs allow_projection_all)."
   }
 
   validation {
     condition     = alltrue([for g in var.global_secondary_indexes : g.projection_type != "INCLUDE" || length(g.non_key_attributes) > 0])
-    error_message = "DDB-IDX-02: a GSI with projection_type INCLUDE must list non_key_attributes (the attributes its queries read); or set projection_type = \"KEYS_ONLY\"."
+    error_message = "DDB-IDX-02: table ${local.name}: a GSI with projection_type INCLUDE must list non_key_attributes (the attributes its queries read); or set projection_type = \"KEYS_ONLY\"."
   }
 
   validation {
     condition     = alltrue([for g in var.global_secondary_indexes : contains([for a in var.attributes : a.name], g.hash_key) && (g.range_key == null || contains([for a in var.attributes : a.name], coalesce(g.range_key, g.hash_key)))])
-    error_message = "DDB-IDX-04: every GSI hash_key and range_key must be listed in attributes with its type."
+    error_message = "DDB-IDX-04: table ${local.name}: every GSI hash_key and range_key must be listed in attributes with its type."
   }
 }
 
@@ -160,16 +169,18 @@ variable "allow_projection_all" {
   description = "Exception to DDB-IDX-02: allow GSIs with projection_type ALL. Needs projection_all_reason (the architect review that approved it)."
   type        = bool
   default     = false
+  nullable    = false
 }
 
 variable "projection_all_reason" {
   description = "Why GSIs may project ALL (DDB-IDX-02 exception), e.g. the architect review reference. Required when allow_projection_all = true."
   type        = string
   default     = ""
+  nullable    = false
 
   validation {
-    condition     = !anytrue([for g in var.global_secondary_indexes : g.projection_type == "ALL"]) || (var.allow_projection_all && trimspace(var.projection_all_reason) != "")
-    error_message = "DDB-IDX-02: a GSI projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review."
+    condition     = !anytrue([for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.projection_type == "ALL"]) || (var.allow_projection_all && can(regex("[\\p{L}\\p{N}]", var.projection_all_reason)))
+    error_message = "DDB-IDX-02: table ${local.name}: an index (${join(", ", [for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.name if i.projection_type == "ALL"])}) projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -181,31 +192,32 @@ variable "local_secondary_indexes" {
     projection_type    = optional(string, "INCLUDE")
     non_key_attributes = optional(list(string), [])
   }))
-  default = []
+  default  = []
+  nullable = false
 
   validation {
     condition     = alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
-    error_message = "DDB-NAME-02: LSI names must be generic sequence names lsi1, lsi2, ..."
+    error_message = "DDB-NAME-02: table ${local.name}: LSI names must be generic sequence names lsi1, lsi2, ..."
   }
 
   validation {
     condition     = length(var.local_secondary_indexes) <= 5
-    error_message = "DDB-IDX-04: a table has at most 5 LSIs."
+    error_message = "DDB-IDX-04: table ${local.name}: a table has at most 5 LSIs."
   }
 
   validation {
-    condition     = alltrue([for l in var.local_secondary_indexes : contains(["INCLUDE", "KEYS_ONLY"], l.projection_type) || (l.projection_type == "ALL" && var.allow_projection_all)])
-    error_message = "DDB-IDX-02: LSI projection_type must be INCLUDE or KEYS_ONLY; ALL needs allow_projection_all = true with projection_all_reason."
+    condition     = alltrue([for l in var.local_secondary_indexes : contains(["INCLUDE", "KEYS_ONLY", "ALL"], l.projection_type)])
+    error_message = "DDB-IDX-02: table ${local.name}: LSI projection_type must be INCLUDE (default), KEYS_ONLY or ALL (ALL needs allow_projection_all with projection_all_reason)."
   }
 
   validation {
     condition     = alltrue([for l in var.local_secondary_indexes : l.projection_type != "INCLUDE" || length(l.non_key_attributes) > 0])
-    error_message = "DDB-IDX-02: an LSI with projection_type INCLUDE must list non_key_attributes; or set projection_type = \"KEYS_ONLY\"."
+    error_message = "DDB-IDX-02: table ${local.name}: an LSI with projection_type INCLUDE must list non_key_attributes; or set projection_type = \"KEYS_ONLY\"."
   }
 
   validation {
     condition     = length(var.local_secondary_indexes) == 0 || var.range_key != null
-    error_message = "DDB-IDX-01: LSIs need a table with a range_key; use a GSI instead."
+    error_message = "DDB-IDX-01: table ${local.name}: LSIs need a table with a range_key; use a GSI instead."
   }
 }
 
@@ -217,10 +229,11 @@ variable "billing_mode" {
   description = "PAY_PER_REQUEST (on-demand, the default, DDB-CAP-01) or PROVISIONED (needs provisioned_reason, read_capacity and write_capacity; auto scaling is created for the table and every GSI)."
   type        = string
   default     = "PAY_PER_REQUEST"
+  nullable    = false
 
   validation {
     condition     = contains(["PAY_PER_REQUEST", "PROVISIONED"], var.billing_mode)
-    error_message = "DDB-CAP-01: billing_mode must be PAY_PER_REQUEST (default) or PROVISIONED."
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode must be PAY_PER_REQUEST (default) or PROVISIONED."
   }
 }
 
@@ -228,10 +241,11 @@ variable "provisioned_reason" {
   description = "Why the table is PROVISIONED rather than on-demand (DDB-CAP-01 exception). Required with billing_mode = PROVISIONED."
   type        = string
   default     = ""
+  nullable    = false
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || trimspace(var.provisioned_reason) != ""
-    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST."
+    condition     = var.billing_mode != "PROVISIONED" || can(regex("[\\p{L}\\p{N}]", var.provisioned_reason))
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -242,7 +256,7 @@ variable "read_capacity" {
 
   validation {
     condition     = var.billing_mode != "PROVISIONED" || try(var.read_capacity >= 1, false)
-    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs read_capacity >= 1."
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs read_capacity >= 1."
   }
 }
 
@@ -253,27 +267,41 @@ variable "write_capacity" {
 
   validation {
     condition     = var.billing_mode != "PROVISIONED" || try(var.write_capacity >= 1, false)
-    error_message = "DDB-CAP-01: billing_mode PROVISIONED needs write_capacity >= 1."
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs write_capacity >= 1."
   }
 }
 
 variable "autoscaling" {
-  description = "Auto scaling for PROVISIONED tables and every GSI (DDB-CAP-01): maximum capacity as a multiple of the minimum, and the target utilization percent."
+  description = <<-EOT
+    Auto scaling for PROVISIONED tables and every GSI (DDB-CAP-01). The minimum is read_capacity / write_capacity (per GSI:
+    its own). The maximum is read_max_capacity / write_max_capacity (per GSI: its own), else the minimum times
+    max_capacity_ratio. target_utilization is a percent; cooldowns are seconds (null: the AWS default).
+    While auto scaling is on, plans keep the capacity auto scaling set (inside [min, max]): no reset on apply.
+  EOT
   type = object({
     enabled            = optional(bool, true)
     max_capacity_ratio = optional(number, 10)
     target_utilization = optional(number, 70)
+    read_max_capacity  = optional(number)
+    write_max_capacity = optional(number)
+    scale_in_cooldown  = optional(number)
+    scale_out_cooldown = optional(number)
   })
-  default = {}
+  default  = {}
+  nullable = false
 
   validation {
-    condition     = var.autoscaling.max_capacity_ratio >= 1 && var.autoscaling.target_utilization >= 20 && var.autoscaling.target_utilization <= 90
-    error_message = "DDB-CAP-01: autoscaling.max_capacity_ratio must be >= 1 and target_utilization between 20 and 90 (percent)."
+    condition = (var.autoscaling.max_capacity_ratio >= 1 && var.autoscaling.target_utilization >= 20 && var.autoscaling.target_utilization <= 90
+      && try(var.autoscaling.read_max_capacity >= var.read_capacity, var.autoscaling.read_max_capacity == null, true)
+      && try(var.autoscaling.write_max_capacity >= var.write_capacity, var.autoscaling.write_max_capacity == null, true)
+      && alltrue([for g in var.global_secondary_indexes : try(g.read_max_capacity >= coalesce(g.read_capacity, var.read_capacity), g.read_max_capacity == null, true)
+    && try(g.write_max_capacity >= coalesce(g.write_capacity, var.write_capacity), g.write_max_capacity == null, true)]))
+    error_message = "DDB-CAP-01: table ${local.name}: autoscaling.max_capacity_ratio must be >= 1, target_utilization between 20 and 90 (percent), and every *_max_capacity (table or GSI) at least its minimum (read_capacity / write_capacity)."
   }
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || trimspace(var.autoscaling_disabled_reason) != ""
-    error_message = "DDB-CAP-01: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it)."
+    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || can(regex("[\\p{L}\\p{N}]", var.autoscaling_disabled_reason))
+    error_message = "DDB-CAP-01: table ${local.name}: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it). A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -281,16 +309,18 @@ variable "autoscaling_disabled_reason" {
   description = "Why auto scaling is off on a PROVISIONED table (DDB-CAP-01 exception), e.g. `local emulator cannot apply appautoscaling`."
   type        = string
   default     = ""
+  nullable    = false
 }
 
 variable "table_class" {
   description = "STANDARD (default) or STANDARD_INFREQUENT_ACCESS for rarely read tables (DDB-CAP-02)."
   type        = string
   default     = "STANDARD"
+  nullable    = false
 
   validation {
     condition     = contains(["STANDARD", "STANDARD_INFREQUENT_ACCESS"], var.table_class)
-    error_message = "DDB-CAP-02: table_class must be STANDARD or STANDARD_INFREQUENT_ACCESS."
+    error_message = "DDB-CAP-02: table ${local.name}: table_class must be STANDARD or STANDARD_INFREQUENT_ACCESS."
   }
 }
 
@@ -302,16 +332,18 @@ variable "deletion_protection_enabled" {
   description = "Deletion protection (DDB-PROT-01, on in every environment). Turning it off needs deletion_protection_disabled_reason, e.g. for the apply that precedes a planned destroy."
   type        = bool
   default     = true
+  nullable    = false
 }
 
 variable "deletion_protection_disabled_reason" {
   description = "Why deletion protection is off (DDB-PROT-01 exception). Required when deletion_protection_enabled = false."
   type        = string
   default     = ""
+  nullable    = false
 
   validation {
-    condition     = var.deletion_protection_enabled || trimspace(var.deletion_protection_disabled_reason) != ""
-    error_message = "DDB-PROT-01: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true."
+    condition     = var.deletion_protection_enabled || can(regex("[\\p{L}\\p{N}]", var.deletion_protection_disabled_reason))
+    error_message = "DDB-PROT-01: table ${local.name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -325,16 +357,17 @@ variable "point_in_time_recovery" {
     recovery_period_in_days = optional(number, 35)
     reason                  = optional(string, "")
   })
-  default = {}
+  default  = {}
+  nullable = false
 
   validation {
     condition     = var.point_in_time_recovery.recovery_period_in_days >= 1 && var.point_in_time_recovery.recovery_period_in_days <= 35 && floor(var.point_in_time_recovery.recovery_period_in_days) == var.point_in_time_recovery.recovery_period_in_days
-    error_message = "DDB-PITR-01: point_in_time_recovery.recovery_period_in_days must be a whole number from 1 to 35 (35 is the guideline default)."
+    error_message = "DDB-PITR-01: table ${local.name}: point_in_time_recovery.recovery_period_in_days must be a whole number from 1 to 35 (35 is the guideline default)."
   }
 
   validation {
-    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || trimspace(var.point_in_time_recovery.reason) != ""
-    error_message = "DDB-PITR-01: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days."
+    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || can(regex("[\\p{L}\\p{N}]", var.point_in_time_recovery.reason))
+    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -346,16 +379,18 @@ variable "stream_enabled" {
   description = "DynamoDB Streams on the table (DDB-STREAM-02: streams first). On by default; global tables need it."
   type        = bool
   default     = true
+  nullable    = false
 }
 
 variable "stream_view_type" {
   description = "Stream view type; NEW_AND_OLD_IMAGES (DDB-STREAM-01). Another view type needs stream_view_type_reason."
   type        = string
   default     = "NEW_AND_OLD_IMAGES"
+  nullable    = false
 
   validation {
     condition     = contains(["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY"], var.stream_view_type)
-    error_message = "DDB-STREAM-01: stream_view_type must be NEW_AND_OLD_IMAGES (default), NEW_IMAGE, OLD_IMAGE or KEYS_ONLY."
+    error_message = "DDB-STREAM-01: table ${local.name}: stream_view_type must be NEW_AND_OLD_IMAGES (default), NEW_IMAGE, OLD_IMAGE or KEYS_ONLY."
   }
 }
 
@@ -363,10 +398,11 @@ variable "stream_view_type_reason" {
   description = "Why the stream view type is not NEW_AND_OLD_IMAGES (DDB-STREAM-01 exception)."
   type        = string
   default     = ""
+  nullable    = false
 
   validation {
-    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || trimspace(var.stream_view_type_reason) != ""
-    error_message = "DDB-STREAM-01: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES."
+    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || !var.stream_enabled || can(regex("[\\p{L}\\p{N}]", var.stream_view_type_reason))
+    error_message = "DDB-STREAM-01: table ${local.name}: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
   }
 }
 
@@ -374,16 +410,30 @@ variable "ttl_enabled" {
   description = "TTL on ttl_attribute_name, on from the start (DDB-NAME-03)."
   type        = bool
   default     = true
+  nullable    = false
+}
+
+variable "ttl_reason" {
+  description = "Why TTL is off or not on the attribute `ttl` (DDB-NAME-03 exception), e.g. a legacy table adopted with its own TTL attribute."
+  type        = string
+  default     = ""
+  nullable    = false
+
+  validation {
+    condition     = (var.ttl_enabled && var.ttl_attribute_name == "ttl") || can(regex("[\\p{L}\\p{N}]", var.ttl_reason))
+    error_message = "DDB-NAME-03: table ${local.name}: TTL off or on an attribute other than \"ttl\" needs ttl_reason; otherwise keep ttl_enabled = true on \"ttl\"."
+  }
 }
 
 variable "ttl_attribute_name" {
   description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03)."
   type        = string
   default     = "ttl"
+  nullable    = false
 
   validation {
     condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.ttl_attribute_name))
-    error_message = "DDB-NAME-03: ttl_attribute_name must be snake_case; the guideline uses \"ttl\"."
+    error_message = "DDB-NAME-03: table ${local.name}: ttl_attribute_name must be snake_case; the guideline uses \"ttl\"."
   }
 }
 
@@ -398,7 +448,19 @@ variable "kms_key_arn" {
 
   validation {
     condition     = var.kms_key_arn == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key|alias)/.+$", coalesce(var.kms_key_arn, "x")))
-    error_message = "DDB-SEC-04: kms_key_arn must be a KMS key or alias ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), or null for the AWS owned key."
+    error_message = "DDB-SEC-04: table ${local.name}: kms_key_arn must be a KMS key or alias ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), or null for the AWS owned key."
+  }
+}
+
+variable "aws_managed_key_enabled" {
+  description = "Encrypt with the AWS managed key `alias/aws/dynamodb` (DDB-SEC-04 allows it where a compliance rule asks for a key in the account's KMS); false: the AWS owned key, or kms_key_arn."
+  type        = bool
+  default     = false
+  nullable    = false
+
+  validation {
+    condition     = !(var.aws_managed_key_enabled && var.kms_key_arn != null)
+    error_message = "DDB-SEC-04: table ${local.name}: choose one key: aws_managed_key_enabled (alias/aws/dynamodb) or kms_key_arn (a customer managed key), not both."
   }
 }
 
@@ -406,27 +468,24 @@ variable "kms_key_arn" {
 # Global tables (DDB-DR-01)
 ################################################################################
 
+# Kept only to refuse old callers at plan with the way to move (its validation):
+# tflint-ignore: terraform_unused_declarations
 variable "replicas" {
   description = <<-EOT
-    Global-table replica regions (DDB-DR-01 pattern 4), each with optional kms_key_arn.
-    Every replica gets PITR on with the table's period; tags propagate. Needs stream_enabled with NEW_AND_OLD_IMAGES.
-    Deletion protection on replicas: provider 5.100 has no per-replica setting, so `dynops check --region REPLICA`
-    and `dynops dr status` report it (DDB-PROT-01); see the README.
+    No longer taken: replicas are created with modules/dynamodb-table-replica (one call per region, with that region's
+    provider), which gives each replica deletion protection (DDB-PROT-01) and PITR (DDB-PITR-01). Inline replica blocks
+    cannot carry deletion protection (provider 5.100), so any value here is refused at plan with the way to move.
   EOT
   type = list(object({
     region      = string
     kms_key_arn = optional(string)
   }))
-  default = []
+  default  = []
+  nullable = false
 
   validation {
-    condition     = length(var.replicas) == 0 || (var.stream_enabled && var.stream_view_type == "NEW_AND_OLD_IMAGES")
-    error_message = "DDB-DR-01: global-table replicas need stream_enabled = true with stream_view_type NEW_AND_OLD_IMAGES."
-  }
-
-  validation {
-    condition     = length(distinct([for r in var.replicas : r.region])) == length(var.replicas) && alltrue([for r in var.replicas : can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", r.region))])
-    error_message = "DDB-DR-01: replicas must name each region once, as an AWS region code (e.g. \"us-west-2\")."
+    condition     = length(var.replicas) == 0
+    error_message = "DDB-PROT-01: table ${local.name}: inline replicas (${join(", ", [for r in var.replicas : r.region])}) cannot get deletion protection; create each replica with modules/dynamodb-table-replica (providers = { aws = aws.REGION }, global_table_arn = this module's table_arn) and remove replicas here. An existing replica moves without a rebuild: terraform import it into that module (docs/guideline.md#ddb-prot-01)."
   }
 }
 
@@ -438,6 +497,7 @@ variable "contributor_insights_enabled" {
   description = "CloudWatch Contributor Insights on the table and its GSIs (hot keys at 3 a.m.). The local emulator cannot apply it: set false there."
   type        = bool
   default     = true
+  nullable    = false
 }
 
 variable "resource_policy" {
@@ -451,9 +511,10 @@ variable "resource_policy" {
 ################################################################################
 
 variable "tags" {
-  description = "Extra tags, merged over the standard tags env, product, usage, managed-by (the standard keys cannot be overridden)."
+  description = "Extra tags, merged under the standard tags env, product, usage, managed-by (the standard keys cannot be overridden). `dynops:*` keys are refused: exceptions come from the *_reason inputs only."
   type        = map(string)
   default     = {}
+  nullable    = false
 
   # DDB-SEC-02 index keys: dynamodb:LeadingKeys bounds only the partition key
   # a request names. On a multi-tenant table (tag dynops:tenant-key = the
@@ -465,6 +526,69 @@ variable "tags" {
       lookup(var.tags, "dynops:tenant-key", "") == var.hash_key &&
       alltrue([for g in var.global_secondary_indexes : g.hash_key == lookup(var.tags, "dynops:tenant-key", "") || length(trimspace(lookup(var.tags, "dynops:cross-tenant:${g.name}", ""))) > 0])
     )
-    error_message = "DDB-SEC-02: on a multi-tenant table (tag dynops:tenant-key) the tenant key must be the table's hash_key and every GSI's hash_key, so that dynamodb:LeadingKeys bounds the index too; key a tenant-scoped GSI by the tenant key (put the rest in its range key), or tag a GSI that is not tenant-scoped \"dynops:cross-tenant:<gsi>\" = \"<reason>\" (and deny it to the tenant role: modules/dynamodb-access cross_tenant_indexes)."
+    error_message = "DDB-SEC-02: table ${local.name}: on a multi-tenant table (tag dynops:tenant-key) the tenant key must be the table's hash_key and every GSI's hash_key, so that dynamodb:LeadingKeys bounds the index too; key a tenant-scoped GSI by the tenant key (put the rest in its range key), or tag a GSI that is not tenant-scoped \"dynops:cross-tenant:<gsi>\" = \"<reason>\" (and deny it to the tenant role: modules/dynamodb-access cross_tenant_indexes)."
   }
+
+  # dynops:* tags are the module's (exceptions, key schema), except the
+  # DDB-SEC-02 tenant tags a team sets: dynops:tenant-key and
+  # dynops:cross-tenant:<gsi>. Any other is refused as forged.
+  validation {
+    condition     = length([for k in keys(var.tags) : k if startswith(lower(k), "dynops:") && k != "dynops:tenant-key" && !startswith(k, "dynops:cross-tenant:")]) == 0
+    error_message = "DDB-EXC-01: table ${local.name}: tags must not set ${join(", ", [for k in keys(var.tags) : k if startswith(lower(k), "dynops:") && k != "dynops:tenant-key" && !startswith(k, "dynops:cross-tenant:")])}: exception tags are written by the module from the matching *_reason input (e.g. point_in_time_recovery.reason), so they are reviewed in the plan; remove the tag and give the reason input instead. Only dynops:tenant-key and dynops:cross-tenant:<gsi> (DDB-SEC-02) are set through tags."
+  }
+}
+
+################################################################################
+# Name override (DDB-NAME-01 exception, adopted legacy tables)
+################################################################################
+
+variable "name_override" {
+  description = "A table name that does not follow `{env}-{product}-{usage}`, for an existing table adopted as it is (`dynops table adopt`). Needs name_override_reason (DDB-NAME-01 exception). env, product and usage still tag the table."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.name_override == null || can(regex("^[a-zA-Z0-9_.-]{3,255}$", coalesce(var.name_override, "x")))
+    error_message = "DDB-NAME-01: name_override \"${var.name_override == null ? "" : var.name_override}\" must be a DynamoDB table name (3 to 255 of a-z A-Z 0-9 _ . -)."
+  }
+}
+
+variable "name_override_reason" {
+  description = "Why the table keeps a name outside `{env}-{product}-{usage}` (DDB-NAME-01 exception), e.g. `legacy table, renaming needs a migration: OPS-77`."
+  type        = string
+  default     = ""
+  nullable    = false
+
+  validation {
+    condition     = var.name_override == null || can(regex("[\\p{L}\\p{N}]", var.name_override_reason))
+    error_message = "DDB-NAME-01: table ${var.name_override == null ? "" : var.name_override}: name_override needs name_override_reason (e.g. \"legacy table, renaming needs a migration\"); otherwise leave name_override null and use {env}-{product}-{usage}. A reason needs letters or digits."
+  }
+}
+
+################################################################################
+# Cost guard and timeouts (parity with terraform-aws-modules/dynamodb-table)
+################################################################################
+
+variable "on_demand_throughput" {
+  description = "On-demand only: the most read / write request units per second the table may use (the cost guard of PAY_PER_REQUEST, DDB-CAP-01). null: no cap. GSIs take max_read_request_units / max_write_request_units."
+  type = object({
+    max_read_request_units  = optional(number)
+    max_write_request_units = optional(number)
+  })
+  default = null
+
+  validation {
+    condition     = var.on_demand_throughput == null || var.billing_mode == "PAY_PER_REQUEST"
+    error_message = "DDB-CAP-01: table ${local.name}: on_demand_throughput caps an on-demand table; with billing_mode PROVISIONED set the capacity and auto scaling's maximum instead."
+  }
+}
+
+variable "timeouts" {
+  description = "Timeouts of table create / update / delete (e.g. `{ update = \"2h\" }` for a large GSI backfill); null: the provider's."
+  type = object({
+    create = optional(string)
+    update = optional(string)
+    delete = optional(string)
+  })
+  default = null
 }

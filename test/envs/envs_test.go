@@ -5,8 +5,12 @@ package envs
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
@@ -59,14 +63,27 @@ func TestPlanEveryEnv(t *testing.T) {
 				pitr := tbl["point_in_time_recovery"].([]any)[0].(map[string]any)
 				assert.EqualValues(t, 35, pitr["recovery_period_in_days"], "%s DDB-PITR-01", name)
 			}
-			replicas, _ := tables[env+"-hoge-session"]["replica"].([]any)
+			// Replicas are aws_dynamodb_table_replica resources (modules/dynamodb-table-replica):
+			// deletion protection and PITR on each (DDB-PROT-01, DDB-PITR-01, issue 14 bug 4).
+			var replicas []map[string]any
+			for addr, rc := range p.ResourcePlannedValuesMap {
+				if rc.Type == "aws_dynamodb_table_replica" {
+					t.Logf("replica %s", addr)
+					replicas = append(replicas, rc.AttributeValues)
+				}
+			}
 			if env == "prod" {
 				require.Len(t, replicas, 1, "prod's session table is a global table (DDB-DR-01)")
-				r := replicas[0].(map[string]any)
-				assert.Equal(t, "eu-central-1", r["region_name"])
-				assert.Equal(t, true, r["point_in_time_recovery"])
+				assert.Equal(t, true, replicas[0]["deletion_protection_enabled"], "DDB-PROT-01 on the replica")
+				assert.Equal(t, true, replicas[0]["point_in_time_recovery"], "DDB-PITR-01 on the replica")
+				tags, _ := replicas[0]["tags"].(map[string]any)
+				assert.Equal(t, "session", tags["usage"], "the replica carries the table's tags")
 			} else {
 				assert.Empty(t, replicas, "only prod has replicas")
+			}
+			for name, tbl := range tables {
+				inline, _ := tbl["replica"].([]any)
+				assert.Empty(t, inline, "%s: no inline replica blocks (they cannot carry deletion protection)", name)
 			}
 			_, ci := p.ResourcePlannedValuesMap[`module.stack.module.table["user"].aws_dynamodb_contributor_insights.table[0]`]
 			assert.Equal(t, env != "local", ci, "Contributor Insights everywhere but on the emulator")
@@ -95,4 +112,39 @@ func TestApplyLocalThenCheck(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.ElementsMatch(t, names, rep.Tables)
 	assert.Zero(t, rep.Summary.Fail)
+}
+
+// TestEnvRootsNeedTerraformForUseLockfile_Bug9: a root whose S3 backend uses
+// use_lockfile (terraform 1.11) must not accept an older terraform, its
+// provider constraint has an upper bound, and its lock file is committed.
+func TestEnvRootsNeedTerraformForUseLockfile_Bug9(t *testing.T) {
+	minVersion := regexp.MustCompile(`required_version\s*=\s*">=\s*1\.(\d+)\.\d+, < 2\.0\.0"`)
+	pinned := regexp.MustCompile(`(?s)aws\s*=\s*\{.*version\s*=\s*"(\d+\.\d+\.\d+|[^"]*<[^"]*)"`)
+	dirs, err := filepath.Glob(filepath.Join(harness.RepoRoot(), "envs", "*", "versions.tf"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, versions := range dirs {
+		dir := filepath.Dir(versions)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var all strings.Builder
+			tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+			require.NoError(t, err)
+			for _, f := range tfs {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				all.Write(b)
+			}
+			src := all.String()
+			m := minVersion.FindStringSubmatch(src)
+			require.NotNil(t, m, "%s: required_version must be \">= 1.N.0, < 2.0.0\"", dir)
+			minor, _ := strconv.Atoi(m[1])
+			if strings.Contains(src, "use_lockfile") {
+				assert.GreaterOrEqual(t, minor, 11, "%s: the S3 backend's use_lockfile needs terraform >= 1.11", dir)
+			}
+			assert.Regexp(t, pinned, src, "%s: the aws provider is pinned or has an upper bound", dir)
+			lock, err := os.ReadFile(filepath.Join(dir, ".terraform.lock.hcl"))
+			require.NoError(t, err, "%s: .terraform.lock.hcl is committed", dir)
+			assert.Contains(t, string(lock), `provider "registry.terraform.io/hashicorp/aws"`)
+		})
+	}
 }

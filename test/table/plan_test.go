@@ -1,6 +1,8 @@
 package table
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,7 +109,7 @@ func TestPlanDefaults(t *testing.T) {
 	})
 	t.Run("standard tags merged", func(t *testing.T) {
 		tags := table["tags"].(map[string]any)
-		assert.Equal(t, map[string]any{"env": "dev", "product": "fuga", "usage": "user", "managed-by": "terraform"}, tags)
+		assert.Equal(t, map[string]any{"env": "dev", "product": "fuga", "usage": "user", "managed-by": "terraform", "dynops:key-schema": "hash=user_id range=-"}, tags)
 	})
 	t.Run("contributor insights on table and GSIs", func(t *testing.T) {
 		assert.Contains(t, p.ResourcePlannedValuesMap, "aws_dynamodb_contributor_insights.table[0]")
@@ -119,11 +121,48 @@ func TestPlanDefaults(t *testing.T) {
 	})
 }
 
+// planOnTarget plans against the target (the emulator by default): an
+// autoscaled table reads its live capacity at plan time, which an offline
+// plan cannot. Nothing is applied.
+func planOnTarget(t *testing.T, vars map[string]any) (*terraform.PlanStruct, map[string]any) {
+	t.Helper()
+	opts := target.Options(t, module, vars)
+	opts.PlanFilePath = filepath.Join(t.TempDir(), "plan.out")
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table.this"]
+	require.True(t, ok, "plan has no aws_dynamodb_table.this")
+	return p, rc.AttributeValues
+}
+
 func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 	t.Parallel()
-	p, table := plan(t, with(map[string]any{
+	p, table := planOnTarget(t, with(map[string]any{
 		"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 3,
+		"product":     harness.UniqueID(),
+		"autoscaling": map[string]any{"scale_in_cooldown": 120, "write_max_capacity": 40},
+		"global_secondary_indexes": []map[string]any{
+			{"name": "gsi1", "hash_key": "email", "non_key_attributes": []string{"status"}, "read_capacity": 2, "read_max_capacity": 8},
+		},
 	}))
+	// A new table starts at the minimum; each target has its own min and max.
+	assert.EqualValues(t, 5, table["read_capacity"])
+	g := table["global_secondary_index"].([]any)[0].(map[string]any)
+	assert.EqualValues(t, 2, g["read_capacity"], "gsi1's own minimum")
+	assert.EqualValues(t, 3, g["write_capacity"], "gsi1 defaults to the table's")
+	for addr, mm := range map[string][2]float64{
+		`aws_appautoscaling_target.this["table-read"]`:  {5, 50},
+		`aws_appautoscaling_target.this["table-write"]`: {3, 40},
+		`aws_appautoscaling_target.this["gsi1-read"]`:   {2, 8},
+		`aws_appautoscaling_target.this["gsi1-write"]`:  {3, 40},
+	} {
+		if rc, ok := p.ResourcePlannedValuesMap[addr]; assert.True(t, ok, addr) {
+			assert.EqualValues(t, mm[0], rc.AttributeValues["min_capacity"], "%s min", addr)
+			assert.EqualValues(t, mm[1], rc.AttributeValues["max_capacity"], "%s max", addr)
+		}
+	}
+	pol := p.ResourcePlannedValuesMap[`aws_appautoscaling_policy.this["table-read"]`].AttributeValues
+	cfg := pol["target_tracking_scaling_policy_configuration"].([]any)[0].(map[string]any)
+	assert.EqualValues(t, 120, cfg["scale_in_cooldown"])
 	assert.Equal(t, "PROVISIONED", table["billing_mode"])
 	want := map[string]string{
 		`aws_appautoscaling_target.this["table-read"]`:  "dynamodb:table:ReadCapacityUnits",
@@ -139,7 +178,6 @@ func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 		policy := strings.Replace(addr, "aws_appautoscaling_target", "aws_appautoscaling_policy", 1)
 		assert.Contains(t, p.ResourcePlannedValuesMap, policy)
 	}
-	assert.EqualValues(t, 50, p.ResourcePlannedValuesMap[`aws_appautoscaling_target.this["table-read"]`].AttributeValues["max_capacity"])
 	tags := table["tags"].(map[string]any)
 	assert.Equal(t, "provisioned: steady load", tags["dynops:exception:DDB-CAP-01"], "the exception is visible in the plan")
 }
@@ -151,18 +189,6 @@ func TestPlanCustomerManagedKey_DDB_SEC_04(t *testing.T) {
 	sse := block(t, table, "server_side_encryption")
 	assert.Equal(t, true, sse["enabled"])
 	assert.Equal(t, arn, sse["kms_key_arn"])
-}
-
-func TestPlanReplicasKeepPITR_DDB_DR_01(t *testing.T) {
-	t.Parallel()
-	_, table := plan(t, with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}, {"region": "eu-central-1"}}}))
-	reps := table["replica"].([]any)
-	require.Len(t, reps, 2)
-	for _, r := range reps {
-		rep := r.(map[string]any)
-		assert.Equal(t, true, rep["point_in_time_recovery"], "replica %s must have PITR on", rep["region_name"])
-		assert.Equal(t, true, rep["propagate_tags"])
-	}
 }
 
 func TestPlanExceptionsAreTagged(t *testing.T) {
@@ -199,46 +225,94 @@ func TestPlanValidations(t *testing.T) {
 	for i := range many {
 		many[i] = map[string]any{"name": "gsi" + string(rune('1'+i%9)) + strings.Repeat("0", i/9), "hash_key": "email", "projection_type": "KEYS_ONLY"}
 	}
-	cases := []struct {
+	type refusal struct {
 		name string
 		vars map[string]any
 		rule string
 		fix  string
-	}{
-		{"env not allowed", with(map[string]any{"env": "qa"}), "DDB-NAME-01", "allowed_envs"},
-		{"product with underscore", with(map[string]any{"product": "fuga_api"}), "DDB-NAME-01", "joined by '-'"},
-		{"usage with capitals", with(map[string]any{"usage": "UserLog"}), "DDB-NAME-01", "lower case"},
-		{"GSI named after its key", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "user_id-index", "hash_key": "email", "projection_type": "KEYS_ONLY"})}), "DDB-NAME-02", "gsi1"},
-		{"projection ALL without approval", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "allow_projection_all"},
-		{"projection ALL approved without reason", with(map[string]any{"allow_projection_all": true, "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "projection_all_reason"},
-		{"INCLUDE without attributes", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email"})}), "DDB-IDX-02", "KEYS_ONLY"},
-		{"more than 20 GSIs", with(map[string]any{"global_secondary_indexes": many}), "DDB-IDX-04", "at most 20"},
-		{"attribute type BOOL", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "BOOL"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "S, N or B"},
-		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes"},
-		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case"},
-		{"PK/SK keys without key_naming_reason", with(map[string]any{"hash_key": "PK", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-NAME-03", "key_naming_reason"},
-		{"key_naming_reason does not cover other attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-NAME-03", "only the table's own hash_key"},
-		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
-		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason"},
-		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35"},
-		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason"},
-		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason"},
-		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity"},
-		{"PROVISIONED without auto scaling or reason", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}}), "DDB-CAP-01", "autoscaling_disabled_reason"},
-		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason"},
-		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS"},
-		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms"},
-		{"replicas without stream", with(map[string]any{"stream_enabled": false, "replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-DR-01", "stream_enabled"},
-		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI"},
+		// where the message says the problem is; default "table NAME:"
+		where string
+	}
+	cases := []refusal{
+		{"env not allowed", with(map[string]any{"env": "qa"}), "DDB-NAME-01", "allowed_envs", `env "qa"`},
+		{"product with underscore", with(map[string]any{"product": "fuga_api"}), "DDB-NAME-01", "joined by '-'", `product "fuga_api"`},
+		{"usage with capitals", with(map[string]any{"usage": "UserLog"}), "DDB-NAME-01", "lower case", `usage "UserLog"`},
+		{"GSI named after its key", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "user_id-index", "hash_key": "email", "projection_type": "KEYS_ONLY"})}), "DDB-NAME-02", "gsi1", ""},
+		{"projection ALL without approval", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "allow_projection_all", ""},
+		{"projection ALL approved without reason", with(map[string]any{"allow_projection_all": true, "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}), "DDB-IDX-02", "projection_all_reason", ""},
+		{"INCLUDE without attributes", with(map[string]any{"global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email"})}), "DDB-IDX-02", "KEYS_ONLY", ""},
+		{"more than 20 GSIs", with(map[string]any{"global_secondary_indexes": many}), "DDB-IDX-04", "at most 20", ""},
+		{"attribute type BOOL", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "BOOL"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "S, N or B", ""},
+		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes", ""},
+		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case", ""},
+		{"PK/SK keys without key_naming_reason", with(map[string]any{"hash_key": "PK", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-NAME-03", "key_naming_reason", ""},
+		{"key_naming_reason does not cover other attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-NAME-03", "only the table's own hash_key", ""},
+		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
+		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
+		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35", ""},
+		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason", ""},
+		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason", ""},
+		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity", ""},
+		{"PROVISIONED without auto scaling or reason", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}}), "DDB-CAP-01", "autoscaling_disabled_reason", ""},
+		{"stream KEYS_ONLY without reason", with(map[string]any{"stream_view_type": "KEYS_ONLY"}), "DDB-STREAM-01", "stream_view_type_reason", ""},
+		{"table class GLACIER", with(map[string]any{"table_class": "GLACIER"}), "DDB-CAP-02", "STANDARD_INFREQUENT_ACCESS", ""},
+		{"malformed KMS key", with(map[string]any{"kms_key_arn": "alias/my-key"}), "DDB-SEC-04", "arn:aws:kms", ""},
+		// "replicas without stream" (DDB-DR-01) is gone: inline replicas are refused
+		// outright (bug 4 below); modules/dynamodb-table-replica does not yet check
+		// that the table has a stream (known gap, see the issue 14 report).
+		{"LSI without range key", with(map[string]any{"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "KEYS_ONLY"}}}), "DDB-IDX-01", "GSI", ""},
+		{"LSI projection ALL without approval (bug 5)", with(map[string]any{"range_key": "email", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "allow_projection_all", ""},
+		{"LSI projection ALL approved without reason (bug 5)", with(map[string]any{"range_key": "email", "allow_projection_all": true, "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "projection_all_reason", ""},
+		{"inline replicas (bug 4)", with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-PROT-01", "modules/dynamodb-table-replica", ""},
+		{"forged PITR exception tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:exception:DDB-PITR-01": "x"}}), "DDB-EXC-01", "point_in_time_recovery.reason", ""},
+		{"forged exception tag in other case (bug 7)", with(map[string]any{"tags": map[string]any{"Dynops:Exception:DDB-PROT-01": "x"}}), "DDB-EXC-01", "Dynops:Exception:DDB-PROT-01", ""},
+		{"forged tag beside the tenant tags (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:tenant-key": "user_id", "dynops:exception:DDB-CAP-01": "x"}}), "DDB-EXC-01", "dynops:exception:DDB-CAP-01", ""},
+		{"tenant key tag in other case (bug 7)", with(map[string]any{"tags": map[string]any{"Dynops:Tenant-Key": "user_id"}}), "DDB-EXC-01", "Dynops:Tenant-Key", ""},
+		{"tenant key is not the hash key", with(map[string]any{"tags": map[string]any{"dynops:tenant-key": "email"}}), "DDB-SEC-02", "tenant key must be the table's hash_key", ""},
+		{"forged key-schema tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:key-schema": "hash=x"}}), "DDB-EXC-01", "dynops:key-schema", ""},
+		{"TTL off without reason", with(map[string]any{"ttl_enabled": false}), "DDB-NAME-03", "ttl_reason", ""},
+		{"TTL on another attribute without reason", with(map[string]any{"ttl_attribute_name": "expires_at"}), "DDB-NAME-03", "ttl_reason", ""},
+		{"name override without reason", with(map[string]any{"name_override": "LegacyUsers"}), "DDB-NAME-01", "name_override_reason", "table LegacyUsers:"},
+		{"on-demand cap on a PROVISIONED table", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "on_demand_throughput": map[string]any{"max_read_request_units": 100}}), "DDB-CAP-01", "auto scaling's maximum", ""},
+		{"auto scaling max below min", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"read_max_capacity": 2}}), "DDB-CAP-01", "at least its minimum", ""},
+		{"AWS managed key and a CMK", with(map[string]any{"aws_managed_key_enabled": true, "kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"}), "DDB-SEC-04", "not both", ""},
+	}
+	// Bug 6: a reason made only of characters the tag cleaner removes would
+	// become an empty exception tag; every reason input refuses it.
+	for _, r := range []refusal{
+		{"provisioned_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "!!!", "read_capacity": 5, "write_capacity": 5}, "DDB-CAP-01", "letters or digits", ""},
+		{"autoscaling_disabled_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "()"}, "DDB-CAP-01", "letters or digits", ""},
+		{"projection_all_reason", map[string]any{"allow_projection_all": true, "projection_all_reason": "#?", "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}, "DDB-IDX-02", "letters or digits", ""},
+		{"point_in_time_recovery.reason", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "<>"}}, "DDB-PITR-01", "letters or digits", ""},
+		{"deletion_protection_disabled_reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "*"}, "DDB-PROT-01", "letters or digits", ""},
+		{"stream_view_type_reason", map[string]any{"stream_view_type": "KEYS_ONLY", "stream_view_type_reason": "!?"}, "DDB-STREAM-01", "letters or digits", ""},
+		{"ttl_reason", map[string]any{"ttl_enabled": false, "ttl_reason": "  "}, "DDB-NAME-03", "ttl_reason", ""},
+		{"key_naming_reason", map[string]any{"hash_key": "PK", "key_naming_reason": "--", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}, "DDB-NAME-03", "letters or digits", ""},
+		{"name_override_reason", map[string]any{"name_override": "LegacyUsers", "name_override_reason": "&&"}, "DDB-NAME-01", "letters or digits", "table LegacyUsers:"},
+	} {
+		r.vars = with(r.vars)
+		r.name = r.name + " of punctuation only (bug 6)"
+		cases = append(cases, r)
 	}
 	for _, c := range cases {
 		t.Run(c.rule+" "+c.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := terraform.InitAndPlanE(t, harness.PlanOptions(t, module, c.vars))
-			require.Error(t, err, "plan must refuse %s", c.name)
-			msg := strings.Join(strings.Fields(err.Error()), " ")
-			assert.Contains(t, msg, c.rule+":", "the error names the rule")
-			assert.Contains(t, msg, c.fix, "the error says the fix")
+			// The diagnostic's own detail, not terraform's stderr: stderr also
+			// echoes the variable values, which would match the fix's input name.
+			diags := harness.PlanDiagnostics(t, harness.PlanOptions(t, module, c.vars))
+			where := c.where
+			if where == "" {
+				where = "table " + tableName(c.vars) + ":"
+			}
+			harness.RequireRefusal(t, diags, c.rule, where, c.fix)
 		})
 	}
+}
+
+// tableName is the name the module gives vars' table, as validation messages cite it.
+func tableName(vars map[string]any) string {
+	if n, ok := vars["name_override"].(string); ok {
+		return n
+	}
+	return fmt.Sprintf("%s-%s-%s", vars["env"], vars["product"], vars["usage"])
 }

@@ -55,7 +55,12 @@ team turned off with a recorded reason, tagged dynops:exception:<RULE>).
 It also reads the CloudWatch alarms and the Lambda event source mappings on
 each table's stream: DDB-MON-01 (throttling alarms on the table and its GSIs),
 DDB-STREAM-04 (bisect, bounded retries and record age, a DLQ) and
-DDB-STREAM-05 (IteratorAge and DLQ depth alarms).
+DDB-STREAM-05 (IteratorAge and DLQ depth alarms). For a global table, every
+replica is read in its own region: deletion protection (DDB-PROT-01) and PITR
+(DDB-PITR-01); a replica that cannot be read fails (fail closed).
+
+Every rule is explained in docs/guideline.md (the rule ID is the anchor,
+e.g. docs/guideline.md#ddb-pitr-01); failing findings print their link.
 
 Exit status 1 when an error-level rule fails, 0 otherwise.`,
 		Example: `  dynops check --env prod
@@ -115,6 +120,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return err
 		}
+		guideline.GatherReplicas(ctx, func(region string) guideline.DynamoDB {
+			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
+		}, cfg.Region, &s)
 		if s.Monitoring, err = guideline.GatherMonitoring(ctx, lm, alarms, s); err != nil {
 			return err
 		}
@@ -184,6 +192,9 @@ func printTable(ios *iostreams.IOStreams, rep Report, showPassing bool) error {
 		if f.Reason != "" {
 			msg += " (exception: " + f.Reason + ")"
 		}
+		if f.Status != guideline.Pass {
+			msg += " [" + f.Guideline + "]"
+		}
 		rows = append(rows, []string{f.Resource, f.Rule, string(f.Severity), status, msg})
 	}
 	if err := ios.Table([]string{"RESOURCE", "RULE", "SEVERITY", "STATUS", "DETAIL"}, rows); err != nil {
@@ -194,6 +205,6 @@ func printTable(ios *iostreams.IOStreams, rep Report, showPassing bool) error {
 	if !s.OK {
 		verdict = fmt.Sprintf("%d error-level rule(s) fail", s.Failing)
 	}
-	fmt.Fprintf(ios.Out, "\n%d table(s): %d pass, %d fail, %d exception; %s\n", len(rep.Tables), s.Pass, s.Fail, s.Exception, verdict)
+	fmt.Fprintf(ios.Out, "\n%d table(s): %d pass, %d fail, %d exception; %s\nThe rules and how to fix them: %s\n", len(rep.Tables), s.Pass, s.Fail, s.Exception, verdict, guideline.GuidelineFile)
 	return nil
 }

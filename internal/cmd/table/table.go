@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/table/adopt"
 	"github.com/dynops/dynops/internal/cmd/table/diff"
 )
 
@@ -12,8 +13,9 @@ import (
 func NewCmdTable(f *factory.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "table <command>",
-		Short: "Work with the items of tables: diff",
+		Short: "Work with tables: diff their items, adopt an existing table into Terraform",
 	}
 	cmd.AddCommand(diff.NewCmdDiff(f, nil))
+	cmd.AddCommand(adopt.NewCmdAdopt(f, nil))
 	return cmd
 }

@@ -27,10 +27,9 @@ module "table" {
 module "alarms" {
   source = "../.."
 
-  table_name      = module.table.table_name
-  gsi_names       = module.table.gsi_names
-  replica_regions = module.table.replica_regions
-  billing_mode    = module.table.billing_mode
+  table_name   = module.table.table_name
+  gsi_names    = module.table.gsi_names
+  billing_mode = module.table.billing_mode
 
   # This example is the only table of its account and region it watches.
   account_alarms_enabled = var.account_alarms_enabled

@@ -22,3 +22,12 @@ output "exceptions" {
   description = "Guideline exceptions taken."
   value       = module.table.exceptions
 }
+
+output "replicas" {
+  description = "Per region: replica ARN, stream ARN and deletion protection."
+  value = { for r in [module.replica_eu_central_1, module.replica_us_west_2] : r.region => {
+    arn                         = r.arn
+    stream_arn                  = r.stream_arn
+    deletion_protection_enabled = r.deletion_protection_enabled
+  } }
+}

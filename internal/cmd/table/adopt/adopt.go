@@ -1,0 +1,137 @@
+// Package adopt implements `dynops table adopt`.
+package adopt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dynops/dynops/internal/adopt"
+	"github.com/dynops/dynops/internal/cmd/factory"
+)
+
+// Options of `dynops table adopt`.
+type Options struct {
+	Adopt      adopt.Options
+	EntryOut   string
+	ImportsOut string
+}
+
+// NewCmdAdopt returns `dynops table adopt`. runF replaces the run function in tests of flag parsing.
+func NewCmdAdopt(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	a := &opts.Adopt
+	cmd := &cobra.Command{
+		Use:   "adopt --table NAME [--env ENV --product P --usage U]",
+		Short: "Print the tables.yaml entry and terraform import blocks that bring an existing table under the modules",
+		Long: `Adopt reads a live table (and its TTL, PITR, tags, auto scaling targets,
+Contributor Insights and resource policy) and prints:
+
+  - its envs/tables.yaml entry: every setting the table has, and wherever it
+    deviates from the guideline (docs/guideline.md) an exception with a
+    placeholder reason ("TODO adopt: say why ...") that a person replaces,
+    or deletes to take the guideline's fix instead;
+  - the terraform import blocks for the table and what modules/dynamodb-table
+    manages around it, at module.stack.module.table["USAGE"] (--address).
+
+After the import, the next plan changes nothing but the module's standard and
+exception tags (and the guideline fixes the team chooses). A name that breaks
+DDB-NAME-01 is kept through name_override with that exception; give --env,
+--product and --usage for it. Adopt only reads.`,
+		Example: `  dynops table adopt --table prod-hoge-user
+  dynops table adopt --table LegacyUsers --env prod --product hoge --usage user --entry-out user.yaml --imports-out envs/prod/adopt.tf`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.Table == "" {
+				return factory.UsageErrorf("table adopt needs --table NAME (the live table to adopt)")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&a.Table, "table", "t", "", "the live table to adopt")
+	fl.StringVar(&a.Env, "env", "", "environment (default: from a {env}-{product}-{usage} name)")
+	fl.StringVar(&a.Product, "product", "", "product (default: from the name)")
+	fl.StringVar(&a.Usage, "usage", "", "usage, the tables.yaml key (default: from the name)")
+	fl.StringVar(&a.Address, "address", "", `module address of the table's modules/dynamodb-table (default module.stack.module.table["USAGE"])`)
+	fl.StringVar(&opts.EntryOut, "entry-out", "", "also write the tables.yaml entry to FILE")
+	fl.StringVar(&opts.ImportsOut, "imports-out", "", "also write the import blocks to FILE (e.g. envs/prod/adopt.tf)")
+	return cmd
+}
+
+// Run reads the table and prints the entry and the import blocks.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	o := opts.Adopt
+	o.Region = cfg.Region
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return fmt.Errorf("reading the account ID (for import IDs) in %s: %w", cfg.Region, err)
+	}
+	o.AccountID = aws.ToString(id.Account)
+	res, err := adopt.Read(ctx, dynamodb.NewFromConfig(cfg), aas.NewFromConfig(cfg), o)
+	if err != nil {
+		return err
+	}
+	entry, err := yaml.Marshal(map[string]any{res.Usage: res.Entry})
+	if err != nil {
+		return fmt.Errorf("writing the tables.yaml entry: %w", err)
+	}
+	imports := Imports(res)
+	for _, w := range []struct{ path, text string }{{opts.EntryOut, string(entry)}, {opts.ImportsOut, imports}} {
+		if w.path == "" {
+			continue
+		}
+		if err := os.WriteFile(w.path, []byte(w.text), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", w.path, err)
+		}
+	}
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(res)
+	}
+	out := f.IOStreams.Out
+	fmt.Fprintf(out, "# envs/tables.yaml entry for %s (dynops table adopt): add it under the product's tables.\n", res.Table)
+	fmt.Fprint(out, string(entry))
+	fmt.Fprintf(out, "\n# Terraform import blocks (in the env root, e.g. adopt.tf; remove them after the apply):\n%s", imports)
+	printDeviations(out, res)
+	return nil
+}
+
+// Imports renders the import blocks.
+func Imports(res *adopt.Result) string {
+	var b strings.Builder
+	for _, i := range res.Imports {
+		fmt.Fprintf(&b, "import {\n  to = %s\n  id = %q\n}\n\n", i.To, i.ID)
+	}
+	return b.String()
+}
+
+func printDeviations(out io.Writer, res *adopt.Result) {
+	if len(res.Deviations) > 0 {
+		fmt.Fprintf(out, "# %s deviates from the guideline here; each is an exception with a placeholder reason.\n# Replace the reason, or delete the lines to take the guideline's fix (docs/guideline.md):\n", res.Table)
+		devs := append([]adopt.Deviation(nil), res.Deviations...)
+		sort.SliceStable(devs, func(i, j int) bool { return devs[i].Rule < devs[j].Rule })
+		for _, d := range devs {
+			fmt.Fprintf(out, "#   %s: %s\n", d.Rule, d.Detail)
+		}
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(out, "# warning: %s\n", w)
+	}
+}
