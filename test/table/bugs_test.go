@@ -69,6 +69,7 @@ func TestPlanReplicaProtectionOffWithReason_DDB_PROT_01(t *testing.T) {
 // TestPlanReplicaRefusals: what the replica module cannot enforce is refused.
 func TestPlanReplicaRefusals(t *testing.T) {
 	t.Parallel()
+	var refusals []harness.Refusal
 	for _, c := range []struct {
 		name  string
 		vars  map[string]any
@@ -82,15 +83,13 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		{"not a table ARN", map[string]any{"global_table_arn": "dev-fuga-session"}, "DDB-DR-01", []string{"module.TABLE.table_arn"}},
 		{"table class", map[string]any{"table_class_override": "GLACIER"}, "DDB-CAP-02", []string{"STANDARD_INFREQUENT_ACCESS"}},
 	} {
-		t.Run(c.rule+" "+c.name, func(t *testing.T) {
-			t.Parallel()
-			vars := map[string]any{"global_table_arn": tableARN}
-			for k, v := range c.vars {
-				vars[k] = v
-			}
-			harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, replicaModule, vars)), c.rule, c.wants...)
-		})
+		vars := map[string]any{"global_table_arn": tableARN}
+		for k, v := range c.vars {
+			vars[k] = v
+		}
+		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: vars, Want: append([]string{c.rule + ":"}, c.wants...)})
 	}
+	harness.ExpectRefusals(t, replicaModule, refusals)
 }
 
 func TestPlanLSIProjectionAllWithApproval_Bug5_DDB_IDX_02(t *testing.T) {

@@ -294,19 +294,18 @@ func TestPlanValidations(t *testing.T) {
 		r.name = r.name + " of punctuation only (bug 6)"
 		cases = append(cases, r)
 	}
+	// Each case asserts on its diagnostic's own summary and detail, not on
+	// terraform's stderr: stderr also echoes the variable values, which
+	// would match the fix's input name (see harness.ExpectRefusals).
+	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, c := range cases {
-		t.Run(c.rule+" "+c.name, func(t *testing.T) {
-			t.Parallel()
-			// The diagnostic's own detail, not terraform's stderr: stderr also
-			// echoes the variable values, which would match the fix's input name.
-			diags := harness.PlanDiagnostics(t, harness.PlanOptions(t, module, c.vars))
-			where := c.where
-			if where == "" {
-				where = "table " + tableName(c.vars) + ":"
-			}
-			harness.RequireRefusal(t, diags, c.rule, where, c.fix)
-		})
+		where := c.where
+		if where == "" {
+			where = "table " + tableName(c.vars) + ":"
+		}
+		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: c.vars, Want: []string{c.rule + ":", where, c.fix}})
 	}
+	harness.ExpectRefusals(t, module, refusals)
 }
 
 // tableName is the name the module gives vars' table, as validation messages cite it.
