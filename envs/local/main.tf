@@ -38,6 +38,9 @@ module "stack" {
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))
 
+  # The emulator's account (the alarm topic's key policy names it, DDB-SEC-04).
+  account_id = "123456789012"
+
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
   stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }
 

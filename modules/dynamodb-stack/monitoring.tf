@@ -2,15 +2,27 @@
 # dashboard (modules/dynamodb-alarms), all notifying one SNS topic per env.
 # The account-level alarms are created once, with the first table.
 
-resource "aws_sns_topic" "alarms" {
-  count = var.alarm_sns_topic_arn == null ? 1 : 0
+# The env's alarm topic, encrypted with its own customer managed key that
+# only this account's alarms may use (DDB-SEC-04; modules/alarm-topic says
+# why alias/aws/sns cannot be used).
+module "alarm_topic" {
+  source = "../alarm-topic"
+  count  = var.alarm_sns_topic_arn == null ? 1 : 0
 
-  name = "${var.env}-${var.product}-dynamodb-alarms"
-  tags = var.tags
+  name        = "${var.env}-${var.product}-dynamodb-alarms"
+  account_id  = local.account_id
+  kms_key_arn = var.alarm_topic_kms_key_arn
+  tags        = var.tags
+}
+
+moved {
+  from = aws_sns_topic.alarms[0]
+  to   = module.alarm_topic[0].aws_sns_topic.this
 }
 
 locals {
-  alarm_topic_arn = var.alarm_sns_topic_arn != null ? var.alarm_sns_topic_arn : aws_sns_topic.alarms[0].arn
+  account_id      = coalesce(var.account_id, try(var.access.account_id, null), "unset")
+  alarm_topic_arn = var.alarm_sns_topic_arn != null ? var.alarm_sns_topic_arn : module.alarm_topic[0].topic_arn
   first_table     = sort(keys(var.tables))[0]
 }
 

@@ -114,6 +114,28 @@ variable "export_tls_only_disabled_reason" {
   default     = ""
 }
 
+variable "account_id" {
+  description = "AWS account ID of the env (the alarm topic's key policy names it); null: access.account_id. One of them is needed when the stack creates the alarm topic."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.account_id == null || can(regex("^[0-9]{12}$", coalesce(var.account_id, "x")))
+    error_message = "DDB-SEC-04: account_id must be the 12-digit AWS account ID of the env (e.g. \"123456789012\")."
+  }
+
+  validation {
+    condition     = var.account_id != null || try(var.access.account_id, null) != null || var.alarm_sns_topic_arn != null
+    error_message = "DDB-SEC-04: the stack's alarm topic is encrypted with a customer managed key whose policy names the account: set account_id (or access.account_id), or pass alarm_sns_topic_arn."
+  }
+}
+
+variable "alarm_topic_kms_key_arn" {
+  description = "A customer managed key of your own for the alarm topic the stack creates (its policy must let cloudwatch.amazonaws.com use it); null: the stack creates one (modules/alarm-topic)."
+  type        = string
+  default     = null
+}
+
 variable "alarm_sns_topic_arn" {
   description = "SNS topic for every alarm of the stack (DDB-MON-01, DDB-STREAM-05); null: the stack creates `{env}-{product}-dynamodb-alarms`."
   type        = string

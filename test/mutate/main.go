@@ -183,6 +183,7 @@ var moduleTests = map[string]string{
 	"dr":                     "./test/dr/",
 	"dynamodb-stack":         "./test/envs/",
 	"ci-test-role":           "./test/citest/",
+	"alarm-topic":            "./test/alarms/",
 	"dynamodb-vpc-endpoint":  "./test/security/",
 	"cloudtrail-data-events": "./test/security/",
 }

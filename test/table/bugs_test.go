@@ -134,7 +134,7 @@ func TestStackTakesEveryTableInput_Bug10(t *testing.T) {
 const stack = "modules/dynamodb-stack"
 
 func stackVars(tables map[string]any) map[string]any {
-	return map[string]any{"env": "dev", "product": "hoge", "tables": tables, "contributor_insights_enabled": false}
+	return map[string]any{"env": "dev", "product": "hoge", "account_id": "123456789012", "tables": tables, "contributor_insights_enabled": false}
 }
 
 func user(extra map[string]any) map[string]any {
