@@ -21,13 +21,13 @@ module "orders" {
     { name = "tenant_key", type = "S" },
     { name = "order_key", type = "S" },
     { name = "status_created", type = "S" },
-    { name = "status", type = "S" },
+    { name = "order_status", type = "S" },
     { name = "created_at", type = "N" },
   ]
   global_secondary_indexes = [
     { name = "gsi1", hash_key = "tenant_key", range_key = "status_created", non_key_attributes = ["total"] },
     { name = "gsi2", hash_key = "tenant_key", range_key = "created_at", projection_type = "KEYS_ONLY" },
-    { name = "gsi3", hash_key = "status", range_key = "created_at", projection_type = "KEYS_ONLY" },
+    { name = "gsi3", hash_key = "order_status", range_key = "created_at", projection_type = "KEYS_ONLY" },
   ]
   tags = {
     "dynops:tenant-key"        = "tenant_key"
