@@ -266,7 +266,7 @@ func TestRootsPass(t *testing.T) {
 				// The access policies need the account ID (no STS call at plan time);
 				// the VPC endpoint the network (DDB-SEC-05).
 				vars = map[string]any{"account_id": "123456789012", "network": network}
-			case dir == "modules/dr/examples/two-region":
+			case dir == "modules/dr/examples/two-region", dir == "modules/dynamodb-stack/examples/migration":
 				vars = map[string]any{"account_id": "123456789012"}
 			case dir == "modules/stream-consumer/examples/go-consumer":
 				vars = map[string]any{"filename": harness.PlanZip(t)}

@@ -9,7 +9,8 @@ provider "aws" {
 module "stack" {
   source = "../.."
 
-  env     = var.env
-  product = "aiagent"
-  tables  = yamldecode(file("${path.module}/tables.yaml"))
+  env        = var.env
+  product    = "aiagent"
+  tables     = yamldecode(file("${path.module}/tables.yaml"))
+  account_id = var.account_id
 }

@@ -9,3 +9,8 @@ variable "env" {
   type        = string
   default     = "dev"
 }
+
+variable "account_id" {
+  description = "AWS account ID of the env (the alarm topic's key policy names it, DDB-SEC-04)."
+  type        = string
+}
