@@ -33,6 +33,7 @@ func Commands() []Command {
 		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},
 		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
 		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
+		{"table adopt", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:DescribeContributorInsights", "dynamodb:GetResourcePolicy", "application-autoscaling:DescribeScalableTargets"}},
 		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},
 		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:ListQueueTags", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction", "lambda:GetFunctionConfiguration", "lambda:ListTags"}},
 		{"export full", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:ExportTableToPointInTime", "dynamodb:DescribeExport", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl"}},
@@ -105,7 +106,7 @@ func Unscoped() []string {
 		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings", "dynamodb:ListStreams",
 		"s3:ListAllMyBuckets", "sqs:ListQueues", "lambda:ListEventSourceMappings", "lambda:ListFunctions",
 		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:PutMetricData",
-		"backup:ListBackupVaults", "tag:GetResources",
+		"backup:ListBackupVaults", "tag:GetResources", "application-autoscaling:DescribeScalableTargets",
 	}
 }
 
