@@ -271,7 +271,7 @@ func TestPlanValidations(t *testing.T) {
 // unless marked cross-tenant with a reason.
 func TestIndexKeyInjectionRefused_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
-	const refused = "DDB-SEC-02: on a multi-tenant table (tag dynops:tenant-key)"
+	const refused = "DDB-SEC-02: table dev-hoge-order: on a multi-tenant table (tag dynops:tenant-key)"
 	gsi := func(name, hash string) map[string]any {
 		return map[string]any{"name": name, "hash_key": hash, "range_key": "order_key", "projection_type": "KEYS_ONLY"}
 	}
