@@ -57,14 +57,20 @@ func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 	p := planOn(t, "envs/prod", map[string]any{"failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}})
 
 	t.Run("session is a global table with a replica in eu-central-1, PITR on", func(t *testing.T) {
-		tbl := values(t, p, `module.stack.module.table["session"].aws_dynamodb_table.this`)
-		reps, ok := tbl["replica"].([]any)
-		require.True(t, ok && len(reps) == 1, "replicas: %v", tbl["replica"])
-		r := reps[0].(map[string]any)
-		assert.Equal(t, "eu-central-1", r["region_name"])
-		assert.Equal(t, true, r["point_in_time_recovery"])
-		assert.Equal(t, true, r["propagate_tags"])
-		for _, usage := range []string{"user", "order"} {
+		// Replicas are aws_dynamodb_table_replica resources of
+		// modules/dynamodb-table-replica, on the secondary region's provider
+		// (envs/prod/replicas.tf), not inline replica blocks.
+		var replicas []string
+		for addr, rc := range p.ResourcePlannedValuesMap {
+			if rc.Type == "aws_dynamodb_table_replica" && rc.Mode == "managed" {
+				replicas = append(replicas, addr)
+				assert.Equal(t, true, rc.AttributeValues["point_in_time_recovery"], "%s DDB-PITR-01", addr)
+				assert.Equal(t, true, rc.AttributeValues["deletion_protection_enabled"], "%s DDB-PROT-01", addr)
+			}
+		}
+		require.Len(t, replicas, 1, "one replica: %v", replicas)
+		assert.Contains(t, replicas[0], "session", "the session table's replica")
+		for _, usage := range []string{"session", "user", "order"} {
 			other := values(t, p, fmt.Sprintf(`module.stack.module.table[%q].aws_dynamodb_table.this`, usage))
 			assert.Empty(t, other["replica"], "%s is not global", usage)
 		}
