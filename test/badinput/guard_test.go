@@ -1,8 +1,16 @@
 package badinput
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/migrate"
 )
 
 // TestGuardTable runs EVERY destructive command against the same protected
@@ -28,7 +36,14 @@ func TestGuardTable(t *testing.T) {
 		// none, e.g. drill refuses protected tables outright, and the DR
 		// preflight needs a real pair).
 		control bool
+		// writes: the command has no --yes and no dry run (migrate backfill
+		// and catch-up write as they go; migrate plan is their preview).
+		writes bool
+		// after: what the refused run must not have left behind outside the
+		// emulator (e.g. a migration state file).
+		after func(t *testing.T, p protectedTarget)
 	}
+	mig := newMigrations(t, x)
 	tableCmds := []command{
 		{name: "pitr restore", control: true, args: func(p protectedTarget) []string {
 			return []string{"pitr", "restore", "--table", p.name, "--latest"}
@@ -47,6 +62,27 @@ func TestGuardTable(t *testing.T) {
 		{name: "dr drill", args: func(p protectedTarget) []string {
 			return append([]string{"dr", "drill", "--table", p.name}, regions...)
 		}},
+		// export apply writes the incremental exports' changes into --table.
+		{name: "export apply", control: true, args: func(p protectedTarget) []string {
+			return []string{"export", "apply", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name, "--since", x.incSince}
+		}},
+		// The migration's writing steps decide every destination; the
+		// switch steps decide the source (whose writes the fence stops).
+		{name: "migrate backfill", writes: true, args: func(p protectedTarget) []string {
+			return []string{"migrate", "backfill", "--source", x.devTable, "--routes", mig.routes(t, p.name), "--state", mig.statePath(p.name, "backfill")}
+		}, after: func(t *testing.T, p protectedTarget) {
+			_, err := os.Stat(mig.statePath(p.name, "backfill"))
+			assert.True(t, os.IsNotExist(err), "a refused backfill leaves no state file: %v", err)
+		}},
+		{name: "migrate catch-up", writes: true, args: func(p protectedTarget) []string {
+			return []string{"migrate", "catch-up", "--source", x.devTable, "--routes", mig.routes(t, p.name), "--state", mig.state(t, x.devTable, p.name, "catch-up")}
+		}},
+		{name: "migrate cutover", control: true, args: func(p protectedTarget) []string {
+			return []string{"migrate", "cutover", "--source", p.name, "--routes", mig.routes(t, x.devOther), "--state", mig.state(t, p.name, x.devOther, "cutover")}
+		}},
+		{name: "migrate rollback", control: true, args: func(p protectedTarget) []string {
+			return []string{"migrate", "rollback", "--source", p.name, "--routes", mig.routes(t, x.devOther), "--state", mig.state(t, p.name, x.devOther, "rollback")}
+		}},
 	}
 	queueCmds := []command{
 		{name: "dlq move", control: true, args: func(p protectedTarget) []string {
@@ -63,7 +99,10 @@ func TestGuardTable(t *testing.T) {
 	}
 
 	run := func(t *testing.T, c command, p protectedTarget, lambdaDenied bool) {
-		inv := invocation{args: append(c.args(p), "--yes")}
+		inv := invocation{args: c.args(p)}
+		if !c.writes {
+			inv.args = append(inv.args, "--yes")
+		}
 		if p.denied && !lambdaDenied {
 			inv.endpoint = denyTags.URL
 		}
@@ -81,6 +120,9 @@ func TestGuardTable(t *testing.T) {
 			want = append(want, "--confirm "+p.name)
 		}
 		check(t, x, badCase{inv: inv, code: 2, want: want})
+		if c.after != nil {
+			c.after(t, p)
+		}
 		// A typed name that does not match is refused too (once per command).
 		if p.label == mismatchRow {
 			bad := inv
@@ -161,4 +203,38 @@ func TestGuardTable(t *testing.T) {
 			})
 		}
 	})
+}
+
+// migrations writes the routes and state files the guard table's migrate rows
+// name: one routes file per destination table (every item of the source to
+// it) and, for the steps that need a backfill first, a state file recording
+// that migration.
+type migrations struct{ dir string }
+
+func newMigrations(t *testing.T, x *world) *migrations {
+	return &migrations{dir: t.TempDir()}
+}
+
+// routes is a routes file sending every item (key user_id) to dest.
+func (m *migrations) routes(t *testing.T, dest string) string {
+	path := filepath.Join(m.dir, "routes-"+dest+".yaml")
+	require.NoError(t, os.WriteFile(path, m.routesText(dest), 0o600))
+	return path
+}
+
+func (m *migrations) routesText(dest string) []byte {
+	return []byte(fmt.Sprintf("version: 1\nsource_key: [user_id]\nroutes:\n  - table: %s\n    match: { user_id: \"*\" }\n", dest))
+}
+
+func (m *migrations) statePath(name, step string) string {
+	return filepath.Join(m.dir, step+"-"+name+".json")
+}
+
+// state saves the state of a migration of source into dest (the routes file
+// routes(dest) writes), as a backfill leaves it.
+func (m *migrations) state(t *testing.T, source, dest, step string) string {
+	path := m.statePath(source+"-"+dest, step)
+	st := migrate.NewState(path, source, migrate.RoutesSum(m.routesText(dest)))
+	require.NoError(t, st.Save())
+	return path
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/test/harness"
 	"github.com/dynops/dynops/test/lambdaendpoint"
 )
@@ -46,6 +48,7 @@ type world struct {
 	devDLQ, devFnDLQ, devDest                  string // queue URLs
 	devFn                                      string
 	bucket, prefix                             string
+	incPrefix, incSince                        string // an incremental export (export apply) and its window's start
 	param                                      string
 
 	// Protected targets: every way a target is protected.
@@ -229,6 +232,21 @@ func seed(t *testing.T) (*world, error) {
 	if _, err := x.c.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &x.bucket, Key: &key, Body: bytes.NewReader(gz.Bytes())}); err != nil {
 		return nil, fmt.Errorf("writing the export: %w", err)
 	}
+
+	// An incremental export in AWS's layout, for export apply.
+	inc := exporttest.Spec{Prefix: "incremental", ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{2}, Table: x.devTable}
+	root, err := os.MkdirTemp("", "badinput-export")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	if _, err := exporttest.Write(root, inc); err != nil {
+		return nil, fmt.Errorf("writing the incremental export: %w", err)
+	}
+	if err := exporttest.Upload(ctx, x.c.s3, x.bucket, root); err != nil {
+		return nil, fmt.Errorf("uploading the incremental export: %w", err)
+	}
+	x.incPrefix, x.incSince = inc.Prefix, "2026-03-01T00:00:00Z"
 
 	// The DR pointer a failover would flip.
 	x.param = "/dynops/dr/" + x.devTable + "/active-region"

@@ -96,19 +96,22 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Since != "" {
 		since, _ = time.Parse(time.RFC3339Nano, opts.Since)
 	}
-	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
-	if err != nil {
-		return err
-	}
-	arn, base, baseFrom, err := export.Baseline(ctx, db, store, opts.Bucket, opts.Table, since)
-	if err != nil {
-		return err
-	}
+	// The table's protection comes first, from its tags read from the
+	// service (unreadable tags leave it protected): a protected table
+	// without its typed name is refused before any export or tag is read.
 	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
 	}
 	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	if err != nil {
+		return err
+	}
+	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
+	if err != nil {
+		return err
+	}
+	arn, base, baseFrom, err := export.Baseline(ctx, db, store, opts.Bucket, opts.Table, since)
 	if err != nil {
 		return err
 	}
