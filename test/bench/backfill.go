@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // writers = e.workers). The backfill also scans the source (consistent
 // reads): the raw client has the items in memory.
 func backfillCase() *benchCase {
-	var src, dst, raw, routesFile string
+	var src, dst, raw, routesFile, lastState string
 	var routed []map[string]types.AttributeValue
 	round := 0
 	c := &benchCase{name: "migrate backfill", unit: "items/s", goal: 0.8}
@@ -78,6 +79,7 @@ routes:
 			return measure{}, rawM, err
 		}
 		state := filepath.Join(e.tmp, "migrate-state-"+strconv.Itoa(round)+".json")
+		lastState = state
 		out, dyn, err := e.runDynops("migrate", "backfill", "--source", src, "--routes", routesFile, "--state", state)
 		if err != nil {
 			return dyn, rawM, err
@@ -96,7 +98,93 @@ routes:
 		// Empty the destination for the next round (a backfill starts from empty destinations).
 		return dyn, rawM, e.batchWrite(dst, deletesPKSK(routed))
 	}
+	c.after = func(e *env) ([]string, error) { return catchUpLag(e, src, routesFile, lastState) }
 	return c
+}
+
+// catchUpLag measures `dynops migrate catch-up` behind a steady writer: the
+// last backfill's migration, a writer putting and updating source items at
+// lagWritesPerSecond for lagSeconds, and catch-up passes run back to back
+// (as --follow runs them) until the writer stops, then one more. Each pass
+// reports its lag (now minus the newest record it applied, from the
+// service's ApproximateCreationDateTime) and whether it reached the tip.
+func catchUpLag(e *env, src, routesFile, state string) ([]string, error) {
+	const lagWritesPerSecond, lagSeconds = 20, 15
+	if state == "" {
+		return nil, fmt.Errorf("catch-up lag: no backfill ran")
+	}
+	done := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(time.Second / lagWritesPerSecond)
+		defer tick.Stop()
+		stop := time.After(lagSeconds * time.Second)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			case <-tick.C:
+			}
+			it := singleTableUsers(1)[0]
+			// New users and updates of existing ones, alternating.
+			n := e.items + i
+			if i%2 == 1 {
+				n = i % e.items
+			}
+			it["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("TENANT#%03d", n%100)}
+			it["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("USER#%08d", n)}
+			it["bench_write"] = &types.AttributeValueMemberN{Value: strconv.Itoa(i)}
+			if _, err := e.db.PutItem(e.ctx, &dynamodb.PutItemInput{TableName: &src, Item: it}); err != nil {
+				done <- fmt.Errorf("catch-up lag: the writer's put: %w", err)
+				return
+			}
+		}
+	}()
+	var lags []time.Duration
+	var changed int64
+	pass := func() (bool, error) {
+		out, _, err := e.runDynops("migrate", "catch-up", "--source", src, "--routes", routesFile, "--state", state)
+		if err != nil {
+			return false, err
+		}
+		var p struct {
+			Put      int64 `json:"put"`
+			Lag      int64 `json:"lag_ns"`
+			CaughtUp bool  `json:"caught_up"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			return false, fmt.Errorf("migrate catch-up -o json: %w: %s", err, out)
+		}
+		if p.Put > 0 {
+			lags = append(lags, time.Duration(p.Lag))
+			changed += p.Put
+		}
+		return p.CaughtUp, nil
+	}
+	for writing := true; writing; {
+		select {
+		case err := <-done:
+			if err != nil {
+				return nil, err
+			}
+			writing = false
+		default:
+		}
+		if _, err := pass(); err != nil {
+			return nil, err
+		}
+	}
+	caughtUp, err := pass()
+	if err != nil {
+		return nil, err
+	}
+	if len(lags) == 0 {
+		return nil, fmt.Errorf("catch-up lag: no pass applied a change of the writer's %d", lagWritesPerSecond*lagSeconds)
+	}
+	sorted := slices.Clone(lags)
+	slices.Sort(sorted)
+	return []string{fmt.Sprintf("migrate catch-up behind a writer of %d puts/s for %d s: %d passes with changes (%d items put, with the source's records in the backfill's one-minute start margin), lag median %s, max %s; caught up at the end: %t",
+		lagWritesPerSecond, lagSeconds, len(lags), changed, sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), caughtUp)}, nil
 }
 
 // routeUsers is the bench's route done by hand: GSI1PK/GSI1SK renamed, as

@@ -96,6 +96,9 @@ type benchCase struct {
 	// its ratio says what dynops adds beyond the service's own work.
 	ref      string
 	refRound func(e *env) (measure, error)
+	// after, when set, runs once after the rounds and returns lines printed
+	// below the table (e.g. the migration's catch-up lag).
+	after func(e *env) ([]string, error)
 }
 
 // cases lists what `make bench` measures, in order.
@@ -141,6 +144,7 @@ func run() error {
 		setupSecond float64
 	}
 	var rows []row
+	var notes []string
 	for _, c := range cases() {
 		if !selected(c.name, *only) {
 			continue
@@ -169,6 +173,13 @@ func run() error {
 					c.name, i+1, c.ref, ref.rate(), c.unit, ref.seconds, d.rate()/ref.rate())
 			}
 		}
+		if c.after != nil {
+			lines, err := c.after(e)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			notes = append(notes, lines...)
+		}
 		rows = append(rows, r)
 	}
 	fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "OPERATION", "DYNOPS", "RAW CLIENT (same run)", "RAW", "RATIO", "GOAL", "")
@@ -193,6 +204,9 @@ func run() error {
 		fmt.Printf(" %s %d MB;", r.c.name, maxRSS(r.dyn)/1024)
 	}
 	fmt.Println()
+	for _, n := range notes {
+		fmt.Println(n)
+	}
 	if missed > 0 {
 		fmt.Printf("%d goal(s) missed (see README, Performance: what bounds each ratio)\n", missed)
 	}
