@@ -1,0 +1,304 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+)
+
+// PlanCase is one offline plan of a PlanGroup: the root at Dir (relative to
+// the repository root) with the variables Vars returns. Vars gets the test
+// that first asks the group for a plan (for PlanZip and temp files).
+type PlanCase struct {
+	Name string
+	Dir  string
+	Vars func(tb testing.TB) map[string]any
+}
+
+// PlanGroup runs the offline plans of many cases in ONE terraform init, plan
+// and show: a wrapper root calls each case's root as `module "case_N"`, and
+// each test gets its own case's plan back, re-rooted (the case's module is
+// promoted to the root, addresses lose their `module.case_N.` prefix) and
+// parsed by terratest exactly as its own plan would be. The aws provider's
+// schema, which every terraform command loads again (about 3 CPU-s each, and
+// a plan loads it three times), is paid once per group instead of four times
+// per case.
+//
+// A case whose root has a provider or backend block of its own is planned
+// alone. If the grouped plan fails, every case falls back to its own plan, so
+// a refusal or a broken case is reported by the test that owns it, with its
+// own diagnostics. A grouped plan has no root variables and no outputs (a
+// wrapper root has neither): tests that read them plan alone (PlanOptions).
+type PlanGroup struct {
+	cases map[string]PlanCase
+	order []string
+
+	once   sync.Once
+	plans  map[string]*PlanStruct
+	failed error
+}
+
+// PlanStruct is terratest's parsed plan.
+type PlanStruct = terraform.PlanStruct
+
+// NewPlanGroup declares the cases of a package's plan tests.
+func NewPlanGroup(cases ...PlanCase) *PlanGroup {
+	g := &PlanGroup{cases: map[string]PlanCase{}}
+	for _, c := range cases {
+		if _, dup := g.cases[c.Name]; dup {
+			panic("harness: plan case " + c.Name + " declared twice")
+		}
+		g.cases[c.Name] = c
+		g.order = append(g.order, c.Name)
+	}
+	return g
+}
+
+// Plan returns the plan of the case named name. The first call plans every
+// case of the group; the others wait for it.
+func (g *PlanGroup) Plan(t *testing.T, name string) *PlanStruct {
+	t.Helper()
+	c, ok := g.cases[name]
+	if !ok {
+		t.Fatalf("harness: no plan case %q in the group (declared: %s)", name, strings.Join(g.order, ", "))
+	}
+	g.once.Do(func() { g.plans, g.failed = g.planAll(t) })
+	if p, ok := g.plans[name]; ok {
+		return p
+	}
+	if g.failed != nil {
+		t.Logf("the grouped plan failed, planning case %s alone: %v", name, g.failed)
+	}
+	return terraform.InitAndPlanAndShowWithStruct(t, PlanOptions(t, c.Dir, c.Vars(t)))
+}
+
+// PlannedTogether reports whether the case's plan came from the grouped run
+// (false before the first Plan, for a case planned alone, or after the
+// grouped plan failed).
+func (g *PlanGroup) PlannedTogether(name string) bool {
+	_, ok := g.plans[name]
+	return ok
+}
+
+// metaArguments are module block arguments that cannot carry a variable.
+var metaArguments = map[string]bool{"source": true, "version": true, "count": true, "for_each": true, "providers": true, "depends_on": true}
+
+// planAll plans every groupable case in one wrapper root and returns the
+// re-rooted plans by case name.
+func (g *PlanGroup) planAll(t *testing.T) (map[string]*PlanStruct, error) {
+	t.Helper()
+	repo := filepath.Dir(copyRoot(t, "modules"))
+	wrapper := filepath.Join(repo, "zz_harness_plan_group")
+	if err := os.MkdirAll(wrapper, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the wrapper root: %w", err)
+	}
+	calls := map[string]any{}
+	callOf := map[string]string{}
+	for i, name := range g.order {
+		c := g.cases[name]
+		dir := filepath.Join(repo, c.Dir)
+		if len(providerBlocks(t, dir)) > 0 || hasBackend(t, dir) {
+			continue // planned alone: a module call cannot take its own backend, and its own provider would start another provider process
+		}
+		vars := c.Vars(t)
+		call := map[string]any{"source": "../" + filepath.ToSlash(c.Dir)}
+		groupable := true
+		for k, v := range vars {
+			if metaArguments[k] {
+				groupable = false
+				break
+			}
+			call[k] = escapeTemplates(v) // the same literal values as the refusal matrices' .tftest.json
+		}
+		if !groupable {
+			continue
+		}
+		id := fmt.Sprintf("case_%d", i)
+		calls[id] = call
+		callOf[name] = id
+	}
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	b, err := json.MarshalIndent(map[string]any{"module": calls}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the wrapper root: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(wrapper, "main.tf.json"), b, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the wrapper root: %w", err)
+	}
+	writeOverride(t, wrapper, DefaultRegion, offlineEndpoint, true)
+	opts := &terraform.Options{
+		TerraformDir: wrapper,
+		EnvVars: map[string]string{
+			"TF_CLI_CONFIG_FILE": CLIConfig(t), "TF_IN_AUTOMATION": "1",
+			"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+		},
+		NoColor:      true,
+		PlanFilePath: filepath.Join(t.TempDir(), "plan.out"),
+	}
+	out, err := terraform.InitAndPlanAndShowE(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	var full map[string]any
+	if err := json.Unmarshal([]byte(out), &full); err != nil {
+		return nil, fmt.Errorf("decoding the grouped plan: %w", err)
+	}
+	plans := map[string]*PlanStruct{}
+	for name, id := range callOf {
+		rerooted, err := reroot(full, id)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", name, err)
+		}
+		js, err := json.Marshal(rerooted)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: encoding its plan: %w", name, err)
+		}
+		p, err := terraform.ParsePlanJSON(string(js))
+		if err != nil {
+			return nil, fmt.Errorf("case %s: parsing its plan: %w", name, err)
+		}
+		plans[name] = p
+	}
+	return plans, nil
+}
+
+// reroot returns the plan of module.<call> as if it had been the root:
+// its planned values, resource changes, drift, prior state and configuration,
+// with every address stripped of the module prefix.
+func reroot(full map[string]any, call string) (map[string]any, error) {
+	prefix := "module." + call
+	out := map[string]any{}
+	for _, k := range []string{"format_version", "terraform_version", "applyable", "complete", "errored", "timestamp"} {
+		if v, ok := full[k]; ok {
+			out[k] = v
+		}
+	}
+	if pv, ok := full["planned_values"].(map[string]any); ok {
+		child, err := childModule(pv["root_module"], prefix)
+		if err != nil {
+			return nil, fmt.Errorf("planned values: %w", err)
+		}
+		out["planned_values"] = map[string]any{"root_module": child}
+	}
+	for _, k := range []string{"resource_changes", "resource_drift"} {
+		list, _ := full[k].([]any)
+		var kept []any
+		for _, e := range list {
+			rc, _ := e.(map[string]any)
+			ma, _ := rc["module_address"].(string)
+			if ma != prefix && !strings.HasPrefix(ma, prefix+".") {
+				continue
+			}
+			kept = append(kept, stripAddresses(rc, prefix))
+		}
+		if kept != nil {
+			out[k] = kept
+		}
+	}
+	if ps, ok := full["prior_state"].(map[string]any); ok {
+		if vals, ok := ps["values"].(map[string]any); ok {
+			if child, err := childModule(vals["root_module"], prefix); err == nil {
+				st := map[string]any{}
+				for k, v := range ps {
+					st[k] = v
+				}
+				st["values"] = map[string]any{"root_module": child}
+				out["prior_state"] = st
+			}
+		}
+	}
+	if cfg, ok := full["configuration"].(map[string]any); ok {
+		root, _ := cfg["root_module"].(map[string]any)
+		calls, _ := root["module_calls"].(map[string]any)
+		mc, _ := calls[call].(map[string]any)
+		if mod, ok := mc["module"]; ok {
+			out["configuration"] = map[string]any{"provider_config": cfg["provider_config"], "root_module": mod}
+		}
+	}
+	return out, nil
+}
+
+// childModule finds the module at address prefix among root's child modules
+// and returns it as a root module (no address, addresses stripped).
+func childModule(root any, prefix string) (map[string]any, error) {
+	r, _ := root.(map[string]any)
+	children, _ := r["child_modules"].([]any)
+	for _, c := range children {
+		m, _ := c.(map[string]any)
+		if m["address"] == prefix {
+			stripped := stripAddresses(m, prefix)
+			delete(stripped, "address")
+			return stripped, nil
+		}
+	}
+	// A case that plans no resource has no child module in the plan.
+	return map[string]any{}, nil
+}
+
+// stripAddresses copies a plan object, removing prefix from every address
+// field (address, module_address, previous_address) at any depth.
+func stripAddresses(v map[string]any, prefix string) map[string]any {
+	out := make(map[string]any, len(v))
+	for k, e := range v {
+		switch k {
+		case "address", "module_address", "previous_address":
+			if s, ok := e.(string); ok {
+				switch {
+				case s == prefix:
+					if k == "address" {
+						out[k] = ""
+					}
+					continue
+				case strings.HasPrefix(s, prefix+"."):
+					out[k] = strings.TrimPrefix(s, prefix+".")
+					continue
+				}
+			}
+			out[k] = e
+		case "resources", "child_modules":
+			list, _ := e.([]any)
+			cp := make([]any, len(list))
+			for i, x := range list {
+				if m, ok := x.(map[string]any); ok {
+					cp[i] = stripAddresses(m, prefix)
+				} else {
+					cp[i] = x
+				}
+			}
+			out[k] = cp
+		default:
+			out[k] = e
+		}
+	}
+	return out
+}
+
+// backendLine matches a backend block.
+var backendLine = regexp.MustCompile(`(?m)^\s*backend\s+"`)
+
+func hasBackend(t *testing.T, dir string) bool {
+	t.Helper()
+	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatalf("listing %s: %v", dir, err)
+	}
+	for _, f := range tfs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		if backendLine.Match(b) {
+			return true
+		}
+	}
+	return false
+}
