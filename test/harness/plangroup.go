@@ -76,7 +76,19 @@ func (g *PlanGroup) Plan(t *testing.T, name string) *PlanStruct {
 	if g.failed != nil {
 		t.Logf("the grouped plan failed, planning case %s alone: %v", name, g.failed)
 	}
-	return terraform.InitAndPlanAndShowWithStruct(t, PlanOptions(t, c.Dir, c.Vars(t)))
+	// The variables go in a .tfvars.json file: terratest's -var quoting
+	// breaks on JSON strings such as filter patterns.
+	opts := PlanOptions(t, c.Dir, nil)
+	b, err := json.Marshal(c.Vars(t))
+	if err != nil {
+		t.Fatalf("encoding the variables of plan case %s: %v", name, err)
+	}
+	f := filepath.Join(t.TempDir(), "case.tfvars.json")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatalf("writing the variables of plan case %s: %v", name, err)
+	}
+	opts.VarFiles = []string{f}
+	return terraform.InitAndPlanAndShowWithStruct(t, opts)
 }
 
 // PlannedTogether reports whether the case's plan came from the grouped run
