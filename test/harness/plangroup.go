@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 )
 
@@ -31,8 +31,11 @@ type PlanCase struct {
 // a plan loads it three times), is paid once per group instead of four times
 // per case.
 //
-// A case whose root has a provider or backend block of its own is planned
-// alone. If the grouped plan fails, every case falls back to its own plan, so
+// A case whose root has provider blocks of its own (an example, an env root)
+// keeps them, with the same harness override a plan alone gets; its backend
+// block is ignored in a module call (terraform warns), as the local backend
+// an offline plan alone gets stores nothing either. Such a case still costs
+// one provider process per provider block in the plan. If the grouped plan fails, every case falls back to its own plan, so
 // a refusal or a broken case is reported by the test that owns it, with its
 // own diagnostics. A grouped plan has no root variables and no outputs (a
 // wrapper root has neither): tests that read them plan alone (PlanOptions).
@@ -40,8 +43,12 @@ type PlanGroup struct {
 	cases map[string]PlanCase
 	order []string
 
+	// Quiet discards terraform's output (for tests whose output is a report).
+	Quiet bool
+
 	once   sync.Once
 	plans  map[string]*PlanStruct
+	jsons  map[string][]byte
 	failed error
 }
 
@@ -69,26 +76,53 @@ func (g *PlanGroup) Plan(t *testing.T, name string) *PlanStruct {
 	if !ok {
 		t.Fatalf("harness: no plan case %q in the group (declared: %s)", name, strings.Join(g.order, ", "))
 	}
-	g.once.Do(func() { g.plans, g.failed = g.planAll(t) })
+	g.once.Do(func() { g.planAll(t) })
 	if p, ok := g.plans[name]; ok {
 		return p
 	}
+	p, err := terraform.ParsePlanJSON(string(g.planAlone(t, c)))
+	if err != nil {
+		t.Fatalf("parsing the plan of case %s: %v", name, err)
+	}
+	return p
+}
+
+// PlanJSON is Plan as `terraform show -json` output (re-rooted when grouped).
+func (g *PlanGroup) PlanJSON(t *testing.T, name string) []byte {
+	t.Helper()
+	c, ok := g.cases[name]
+	if !ok {
+		t.Fatalf("harness: no plan case %q in the group (declared: %s)", name, strings.Join(g.order, ", "))
+	}
+	g.once.Do(func() { g.planAll(t) })
+	if js, ok := g.jsons[name]; ok {
+		return js
+	}
+	return g.planAlone(t, c)
+}
+
+// planAlone plans one case in its own root, as PlanOptions does.
+func (g *PlanGroup) planAlone(t *testing.T, c PlanCase) []byte {
+	t.Helper()
 	if g.failed != nil {
-		t.Logf("the grouped plan failed, planning case %s alone: %v", name, g.failed)
+		t.Logf("the grouped plan failed, planning case %s alone: %v", c.Name, g.failed)
 	}
 	// The variables go in a .tfvars.json file: terratest's -var quoting
 	// breaks on JSON strings such as filter patterns.
 	opts := PlanOptions(t, c.Dir, nil)
 	b, err := json.Marshal(c.Vars(t))
 	if err != nil {
-		t.Fatalf("encoding the variables of plan case %s: %v", name, err)
+		t.Fatalf("encoding the variables of plan case %s: %v", c.Name, err)
 	}
 	f := filepath.Join(t.TempDir(), "case.tfvars.json")
 	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatalf("writing the variables of plan case %s: %v", name, err)
+		t.Fatalf("writing the variables of plan case %s: %v", c.Name, err)
 	}
 	opts.VarFiles = []string{f}
-	return terraform.InitAndPlanAndShowWithStruct(t, opts)
+	if g.Quiet {
+		opts.Logger = logger.Discard
+	}
+	return []byte(terraform.InitAndPlanAndShow(t, opts))
 }
 
 // PlannedTogether reports whether the case's plan came from the grouped run
@@ -102,22 +136,36 @@ func (g *PlanGroup) PlannedTogether(name string) bool {
 // metaArguments are module block arguments that cannot carry a variable.
 var metaArguments = map[string]bool{"source": true, "version": true, "count": true, "for_each": true, "providers": true, "depends_on": true}
 
-// planAll plans every groupable case in one wrapper root and returns the
-// re-rooted plans by case name.
-func (g *PlanGroup) planAll(t *testing.T) (map[string]*PlanStruct, error) {
+// planAll plans every groupable case in one wrapper root and keeps the
+// re-rooted plans by case name (or the error).
+func (g *PlanGroup) planAll(t *testing.T) {
+	t.Helper()
+	g.plans, g.jsons, g.failed = map[string]*PlanStruct{}, map[string][]byte{}, nil
+	plans, jsons, err := g.planTogether(t)
+	if err != nil {
+		g.failed = err
+		return
+	}
+	g.plans, g.jsons = plans, jsons
+}
+
+func (g *PlanGroup) planTogether(t *testing.T) (map[string]*PlanStruct, map[string][]byte, error) {
 	t.Helper()
 	repo := filepath.Dir(copyRoot(t, "modules"))
 	wrapper := filepath.Join(repo, "zz_harness_plan_group")
 	if err := os.MkdirAll(wrapper, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the wrapper root: %w", err)
+		return nil, nil, fmt.Errorf("creating the wrapper root: %w", err)
 	}
 	calls := map[string]any{}
 	callOf := map[string]string{}
+	needsProvider := false
 	for i, name := range g.order {
 		c := g.cases[name]
 		dir := filepath.Join(repo, c.Dir)
-		if len(providerBlocks(t, dir)) > 0 || hasBackend(t, dir) {
-			continue // planned alone: a module call cannot take its own backend, and its own provider would start another provider process
+		if len(providerBlocks(t, dir)) > 0 {
+			writeOverride(t, dir, DefaultRegion, offlineEndpoint, true) // merged over the root's own provider blocks
+		} else {
+			needsProvider = true
 		}
 		vars := c.Vars(t)
 		call := map[string]any{"source": "../" + filepath.ToSlash(c.Dir)}
@@ -137,16 +185,18 @@ func (g *PlanGroup) planAll(t *testing.T) (map[string]*PlanStruct, error) {
 		callOf[name] = id
 	}
 	if len(calls) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := json.MarshalIndent(map[string]any{"module": calls}, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encoding the wrapper root: %w", err)
+		return nil, nil, fmt.Errorf("encoding the wrapper root: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(wrapper, "main.tf.json"), b, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the wrapper root: %w", err)
+		return nil, nil, fmt.Errorf("writing the wrapper root: %w", err)
 	}
-	writeOverride(t, wrapper, DefaultRegion, offlineEndpoint, true)
+	if needsProvider {
+		writeOverride(t, wrapper, DefaultRegion, offlineEndpoint, true) // the provider of the cases without one
+	}
 	opts := &terraform.Options{
 		TerraformDir: wrapper,
 		EnvVars: map[string]string{
@@ -156,37 +206,36 @@ func (g *PlanGroup) planAll(t *testing.T) (map[string]*PlanStruct, error) {
 		NoColor:      true,
 		PlanFilePath: filepath.Join(t.TempDir(), "plan.out"),
 	}
+	if g.Quiet {
+		opts.Logger = logger.Discard
+	}
 	out, err := terraform.InitAndPlanAndShowE(t, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var full map[string]any
 	if err := json.Unmarshal([]byte(out), &full); err != nil {
-		return nil, fmt.Errorf("decoding the grouped plan: %w", err)
+		return nil, nil, fmt.Errorf("decoding the grouped plan: %w", err)
 	}
-	plans := map[string]*PlanStruct{}
+	plans, jsons := map[string]*PlanStruct{}, map[string][]byte{}
 	for name, id := range callOf {
-		rerooted, err := reroot(full, id)
+		js, err := json.Marshal(reroot(full, id))
 		if err != nil {
-			return nil, fmt.Errorf("case %s: %w", name, err)
-		}
-		js, err := json.Marshal(rerooted)
-		if err != nil {
-			return nil, fmt.Errorf("case %s: encoding its plan: %w", name, err)
+			return nil, nil, fmt.Errorf("case %s: encoding its plan: %w", name, err)
 		}
 		p, err := terraform.ParsePlanJSON(string(js))
 		if err != nil {
-			return nil, fmt.Errorf("case %s: parsing its plan: %w", name, err)
+			return nil, nil, fmt.Errorf("case %s: parsing its plan: %w", name, err)
 		}
-		plans[name] = p
+		plans[name], jsons[name] = p, js
 	}
-	return plans, nil
+	return plans, jsons, nil
 }
 
 // reroot returns the plan of module.<call> as if it had been the root:
 // its planned values, resource changes, drift, prior state and configuration,
 // with every address stripped of the module prefix.
-func reroot(full map[string]any, call string) (map[string]any, error) {
+func reroot(full map[string]any, call string) map[string]any {
 	prefix := "module." + call
 	out := map[string]any{}
 	for _, k := range []string{"format_version", "terraform_version", "applyable", "complete", "errored", "timestamp"} {
@@ -195,10 +244,7 @@ func reroot(full map[string]any, call string) (map[string]any, error) {
 		}
 	}
 	if pv, ok := full["planned_values"].(map[string]any); ok {
-		child, err := childModule(pv["root_module"], prefix)
-		if err != nil {
-			return nil, fmt.Errorf("planned values: %w", err)
-		}
+		child := childModule(pv["root_module"], prefix)
 		out["planned_values"] = map[string]any{"root_module": child}
 	}
 	for _, k := range []string{"resource_changes", "resource_drift"} {
@@ -218,14 +264,12 @@ func reroot(full map[string]any, call string) (map[string]any, error) {
 	}
 	if ps, ok := full["prior_state"].(map[string]any); ok {
 		if vals, ok := ps["values"].(map[string]any); ok {
-			if child, err := childModule(vals["root_module"], prefix); err == nil {
-				st := map[string]any{}
-				for k, v := range ps {
-					st[k] = v
-				}
-				st["values"] = map[string]any{"root_module": child}
-				out["prior_state"] = st
+			st := map[string]any{}
+			for k, v := range ps {
+				st[k] = v
 			}
+			st["values"] = map[string]any{"root_module": childModule(vals["root_module"], prefix)}
+			out["prior_state"] = st
 		}
 	}
 	if cfg, ok := full["configuration"].(map[string]any); ok {
@@ -233,15 +277,45 @@ func reroot(full map[string]any, call string) (map[string]any, error) {
 		calls, _ := root["module_calls"].(map[string]any)
 		mc, _ := calls[call].(map[string]any)
 		if mod, ok := mc["module"]; ok {
-			out["configuration"] = map[string]any{"provider_config": cfg["provider_config"], "root_module": mod}
+			out["configuration"] = map[string]any{"provider_config": providerConfigs(cfg["provider_config"], prefix), "root_module": mod}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// providerConfigs keeps the wrapper's own provider configurations (which a
+// case without provider blocks inherits) and the case's, re-keyed as if the
+// case were the root ("module.case_0:aws" becomes "aws").
+func providerConfigs(all any, prefix string) map[string]any {
+	out := map[string]any{}
+	m, _ := all.(map[string]any)
+	for k, v := range m {
+		pc, _ := v.(map[string]any)
+		ma, _ := pc["module_address"].(string)
+		switch {
+		case ma == "":
+			out[k] = v
+		case ma == prefix || strings.HasPrefix(ma, prefix+"."):
+			cp := map[string]any{}
+			for kk, vv := range pc {
+				cp[kk] = vv
+			}
+			if ma == prefix {
+				delete(cp, "module_address")
+				k = strings.TrimPrefix(k, prefix+":")
+			} else {
+				cp["module_address"] = strings.TrimPrefix(ma, prefix+".")
+				k = strings.TrimPrefix(k, prefix+".")
+			}
+			out[k] = cp
+		}
+	}
+	return out
 }
 
 // childModule finds the module at address prefix among root's child modules
 // and returns it as a root module (no address, addresses stripped).
-func childModule(root any, prefix string) (map[string]any, error) {
+func childModule(root any, prefix string) map[string]any {
 	r, _ := root.(map[string]any)
 	children, _ := r["child_modules"].([]any)
 	for _, c := range children {
@@ -249,11 +323,11 @@ func childModule(root any, prefix string) (map[string]any, error) {
 		if m["address"] == prefix {
 			stripped := stripAddresses(m, prefix)
 			delete(stripped, "address")
-			return stripped, nil
+			return stripped
 		}
 	}
 	// A case that plans no resource has no child module in the plan.
-	return map[string]any{}, nil
+	return map[string]any{}
 }
 
 // stripAddresses copies a plan object, removing prefix from every address
@@ -292,25 +366,4 @@ func stripAddresses(v map[string]any, prefix string) map[string]any {
 		}
 	}
 	return out
-}
-
-// backendLine matches a backend block.
-var backendLine = regexp.MustCompile(`(?m)^\s*backend\s+"`)
-
-func hasBackend(t *testing.T, dir string) bool {
-	t.Helper()
-	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		t.Fatalf("listing %s: %v", dir, err)
-	}
-	for _, f := range tfs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatalf("reading %s: %v", f, err)
-		}
-		if backendLine.Match(b) {
-			return true
-		}
-	}
-	return false
 }
