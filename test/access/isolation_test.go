@@ -146,7 +146,7 @@ func keysOf(k ...string) map[string]any { return map[string]any{"dynamodb:Leadin
 // env's table, an untagged session, mixed batches, the indexes and Scan.
 func TestTenantIsolation_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
-	got := planExample(t, nil)
+	got := planExample(t, "example")
 	var tenantPolicy, trust any
 	require.NoError(t, json.Unmarshal([]byte(got.policies["tenant"]), &tenantPolicy))
 	require.NoError(t, json.Unmarshal([]byte(got.trust["tenant"]), &trust))
@@ -219,7 +219,7 @@ func TestTenantIsolation_DDB_SEC_02(t *testing.T) {
 // TestRoleBoundaries_DDB_SEC_01 evaluates the other roles the same way.
 func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 	t.Parallel()
-	got := planExample(t, nil)
+	got := planExample(t, "example")
 	var cells []cell
 	for _, role := range []struct {
 		name  string
@@ -382,7 +382,7 @@ var tagChars = []string{"-", "_", ".", ":", "/", "=", "+", "@", " ", "1", "x", "
 func TestIndexKeyAndDelimiterIsolation_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
 	name := tenantTableName
-	docs := planModulePolicies(t, "tenant tables")
+	docs := planCasePolicies(t, "tenant tables")
 	policy := policyOf(t, docs, `aws_iam_policy.this["tenant"]`)
 
 	var cells []cell
