@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/logger"
@@ -250,30 +251,84 @@ func roots(t *testing.T) []string {
 // network is an env's application VPC for the DynamoDB endpoint (DDB-SEC-05).
 var network = map[string]any{"vpc_id": "vpc-0123456789abcdef0", "route_table_ids": []string{"rtb-0123456789abcdef0"}}
 
+// rootVars are the inputs of an env root or example's offline plan.
+func rootVars(t testing.TB, dir string) map[string]any {
+	var vars map[string]any
+	switch {
+	case dir == "envs/local":
+		vars = map[string]any{"endpoint": "http://127.0.0.1:1"}
+	case dir == "envs/prod":
+		vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "network": network}
+	case strings.HasPrefix(dir, "envs/"):
+		// The access policies need the account ID (no STS call at plan time);
+		// the VPC endpoint the network (DDB-SEC-05).
+		vars = map[string]any{"account_id": "123456789012", "network": network}
+	case dir == "modules/dr/examples/two-region", dir == "modules/dynamodb-stack/examples/migration":
+		vars = map[string]any{"account_id": "123456789012"}
+	case dir == "modules/stream-consumer/examples/go-consumer":
+		vars = map[string]any{"filename": harness.PlanZip(t)}
+	case dir == "modules/dynamodb-export/examples/scheduled":
+		vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t)}
+	}
+	return vars
+}
+
+// rootPlans plans every env root and example in one terraform run
+// (harness.PlanGroup); each subtest of TestRootsPass reads its own root.
+func rootPlans(t *testing.T) ([]string, *harness.PlanGroup) {
+	t.Helper()
+	rootGroup.once.Do(func() {
+		rootGroup.dirs = roots(t)
+		var cases []harness.PlanCase
+		for _, dir := range rootGroup.dirs {
+			cases = append(cases, harness.PlanCase{Name: dir, Dir: dir, Vars: func(tb testing.TB) map[string]any { return rootVars(tb, dir) }})
+		}
+		rootGroup.plans = harness.NewPlanGroup(cases...)
+		rootGroup.plans.Quiet = true // the deny messages are the output
+	})
+	return rootGroup.dirs, rootGroup.plans
+}
+
+// rootGroup is the one group of root plans the tests share.
+var rootGroup struct {
+	once  sync.Once
+	dirs  []string
+	plans *harness.PlanGroup
+}
+
+// TestGroupedRootPlanMatchesPlanAlone: an env root (its own provider and S3
+// backend) planned in the group gives the same resource changes, which the
+// rules read, as the root planned alone.
+func TestGroupedRootPlanMatchesPlanAlone(t *testing.T) {
+	const dir = "envs/dev"
+	_, plans := rootPlans(t)
+	grouped := plans.PlanJSON(t, dir)
+	require.True(t, plans.PlannedTogether(dir), "%s must come from the grouped plan", dir)
+	alone := plan(t, dir, rootVars(t, dir))
+	changes := func(js []byte) map[string]any {
+		var p struct {
+			ResourceChanges []map[string]any `json:"resource_changes"`
+		}
+		require.NoError(t, json.Unmarshal(js, &p))
+		out := map[string]any{}
+		for _, rc := range p.ResourceChanges {
+			out[rc["address"].(string)] = rc
+		}
+		return out
+	}
+	want, got := changes(alone), changes(grouped)
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, got)
+}
+
 // TestRootsPass: every env root and example plans clean under every rule.
 func TestRootsPass(t *testing.T) {
 	e := evaluator(t)
-	for _, dir := range roots(t) {
+	dirs, plans := rootPlans(t)
+	for _, dir := range dirs {
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()
-			var vars map[string]any
-			switch {
-			case dir == "envs/local":
-				vars = map[string]any{"endpoint": "http://127.0.0.1:1"}
-			case dir == "envs/prod":
-				vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "network": network}
-			case strings.HasPrefix(dir, "envs/"):
-				// The access policies need the account ID (no STS call at plan time);
-				// the VPC endpoint the network (DDB-SEC-05).
-				vars = map[string]any{"account_id": "123456789012", "network": network}
-			case dir == "modules/dr/examples/two-region", dir == "modules/dynamodb-stack/examples/migration":
-				vars = map[string]any{"account_id": "123456789012"}
-			case dir == "modules/stream-consumer/examples/go-consumer":
-				vars = map[string]any{"filename": harness.PlanZip(t)}
-			case dir == "modules/dynamodb-export/examples/scheduled":
-				vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t)}
-			}
-			planJSON := plan(t, dir, vars)
+			planJSON := plans.PlanJSON(t, dir)
 			var p struct {
 				ResourceChanges []struct {
 					Type string `json:"type"`

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/require"
 
@@ -97,13 +96,63 @@ func simulatorDir(t *testing.T) string {
 	return dir
 }
 
-// planPolicies plans root (relative to the repository) and returns the
-// identity policy JSON of every aws_iam_role_policy / aws_iam_policy by address.
-func planPolicies(t *testing.T, root string, vars map[string]any) map[string]string {
+// Keys and streams of the escalation matrix's plans.
+var (
+	matrixKMSKey = "arn:aws:kms:" + region + ":" + accountID + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	matrixStream = fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/dev-example-order/stream/2026-01-01T00:00:00.000", region, accountID)
+)
+
+// exampleBoundary is the permissions boundary of the "example with boundary" case.
+var exampleBoundary = "arn:aws:iam::" + accountID + ":policy/dev-boundary"
+
+// plans are the package's offline plans, planned together in one terraform
+// run (harness.PlanGroup); each test reads its own case. The output of the
+// plans is not logged: the matrices are the output.
+var plans = func() *harness.PlanGroup {
+	g := harness.NewPlanGroup(append([]harness.PlanCase{
+		{Name: "example", Dir: example, Vars: func(testing.TB) map[string]any { return nil }},
+		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
+			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}}
+		}},
+		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
+			return map[string]any{"account_id": accountID, "route53_enabled": false}
+		}},
+	}, moduleCases...)...)
+	g.Quiet = true
+	return g
+}()
+
+// moduleCases are the plans of module roots (no provider block of their own).
+var moduleCases = []harness.PlanCase{
+	{Name: "stream consumer", Dir: "modules/stream-consumer", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{
+			"name": "dev-example-order-consumer", "stream_arn": matrixStream, "filename": harness.PlanZip(t),
+			"alarm_sns_topic_arn": "arn:aws:sns:" + region + ":" + accountID + ":dev-example-alarms", "dlq_kms_master_key_id": matrixKMSKey,
+			"handler_policy_statements": []map[string]any{{"sid": "RecordProcessedEvents", "actions": []string{"dynamodb:PutItem"}, "resources": []string{tableARN("dev", "processed")}}},
+		}
+	}},
+	{Name: "export", Dir: "modules/dynamodb-export", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{
+			"env": "dev", "product": "example", "kms_key_arn": matrixKMSKey,
+			"tables":           []map[string]any{{"name": "dev-example-order", "arn": tableARN("dev", "order")}},
+			"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t), "alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
+		}
+	}},
+	{Name: "tenant tables", Dir: module, Vars: func(testing.TB) map[string]any {
+		return map[string]any{"env": "dev", "product": "example", "account_id": accountID, "tenant_tables": tenantTables()}
+	}},
+}
+
+// planCasePolicies returns the identity policies planned in a case of plans.
+func planCasePolicies(t *testing.T, name string) map[string]string {
 	t.Helper()
-	opts := harness.PlanOptions(t, root, vars)
-	opts.Logger = logger.Discard
-	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	return policiesIn(t, plans.Plan(t, name))
+}
+
+// policiesIn returns the identity policy JSON of every aws_iam_role_policy /
+// aws_iam_policy planned in p, by address.
+func policiesIn(t *testing.T, p *terraform.PlanStruct) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	for addr, r := range p.ResourcePlannedValuesMap {
 		if r.Type != "aws_iam_role_policy" && r.Type != "aws_iam_policy" {
@@ -152,21 +201,11 @@ func commandActions(paths []string, breakGlass bool) []string {
 // explicitly where the role's own Deny NotAction caps it.
 func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 	t.Parallel()
-	kmsKey := "arn:aws:kms:" + region + ":" + accountID + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
-	stream := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/dev-example-order/stream/2026-01-01T00:00:00.000", region, accountID)
 	// One plan per module that creates roles (in turn: the machine is shared).
-	access := planPolicies(t, example, nil)
-	dr := planPolicies(t, "modules/dr/examples/two-region", map[string]any{"account_id": accountID, "route53_enabled": false})
-	consumer := planPolicies(t, "modules/stream-consumer", map[string]any{
-		"name": "dev-example-order-consumer", "stream_arn": stream, "filename": harness.PlanZip(t),
-		"alarm_sns_topic_arn": "arn:aws:sns:" + region + ":" + accountID + ":dev-example-alarms", "dlq_kms_master_key_id": kmsKey,
-		"handler_policy_statements": []map[string]any{{"sid": "RecordProcessedEvents", "actions": []string{"dynamodb:PutItem"}, "resources": []string{tableARN("dev", "processed")}}},
-	})
-	export := planPolicies(t, "modules/dynamodb-export", map[string]any{
-		"env": "dev", "product": "example", "kms_key_arn": kmsKey,
-		"tables":           []map[string]any{{"name": "dev-example-order", "arn": tableARN("dev", "order")}},
-		"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t), "alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
-	})
+	access := planCasePolicies(t, "example")
+	dr := planCasePolicies(t, "dr example")
+	consumer := planCasePolicies(t, "stream consumer")
+	export := planCasePolicies(t, "export")
 
 	item := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 	drCommands := []string{"dr status", "dr failover", "dr failback", "dr drill"}

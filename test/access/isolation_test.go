@@ -146,7 +146,7 @@ func keysOf(k ...string) map[string]any { return map[string]any{"dynamodb:Leadin
 // env's table, an untagged session, mixed batches, the indexes and Scan.
 func TestTenantIsolation_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
-	got := planExample(t, nil)
+	got := planExample(t, "example")
 	var tenantPolicy, trust any
 	require.NoError(t, json.Unmarshal([]byte(got.policies["tenant"]), &tenantPolicy))
 	require.NoError(t, json.Unmarshal([]byte(got.trust["tenant"]), &trust))
@@ -219,7 +219,7 @@ func TestTenantIsolation_DDB_SEC_02(t *testing.T) {
 // TestRoleBoundaries_DDB_SEC_01 evaluates the other roles the same way.
 func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 	t.Parallel()
-	got := planExample(t, nil)
+	got := planExample(t, "example")
 	var cells []cell
 	for _, role := range []struct {
 		name  string
@@ -353,6 +353,17 @@ func short(r string) string {
 // allowedDelimiters are the index-key delimiters the module accepts: the
 // characters a tag value cannot hold (tag values hold letters, digits, spaces
 // and _ . : / = + - @), without IAM's wildcards and variables (* ? $).
+// tenantTables is one tenant table per accepted delimiter.
+func tenantTables() map[string]any {
+	tables := map[string]any{}
+	for i, d := range allowedDelimiters {
+		tables[tenantTableName(i)] = map[string]any{"key_prefix": "TENANT#", "index_key_delimiter": d, "cross_tenant_indexes": map[string]any{"gsi3": "operations across tenants"}}
+	}
+	return tables
+}
+
+func tenantTableName(i int) string { return fmt.Sprintf("dev-example-t%02d", i) }
+
 var allowedDelimiters = []string{"#", "|", "~", "!", "%", "^", "&", ",", ";", "<", ">", "(", ")", "{", "}", "[", "]"}
 
 // tagChars are characters a tag value may hold: a tenant id may continue
@@ -370,12 +381,8 @@ var tagChars = []string{"-", "_", ".", ":", "/", "=", "+", "@", " ", "1", "x", "
 // rule keys every tenant-scoped GSI by the tenant key.
 func TestIndexKeyAndDelimiterIsolation_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
-	tables := map[string]any{}
-	name := func(i int) string { return fmt.Sprintf("dev-example-t%02d", i) }
-	for i, d := range allowedDelimiters {
-		tables[name(i)] = map[string]any{"key_prefix": "TENANT#", "index_key_delimiter": d, "cross_tenant_indexes": map[string]any{"gsi3": "operations across tenants"}}
-	}
-	docs := planPolicies(t, module, map[string]any{"env": "dev", "product": "example", "account_id": accountID, "tenant_tables": tables})
+	name := tenantTableName
+	docs := planCasePolicies(t, "tenant tables")
 	policy := policyOf(t, docs, `aws_iam_policy.this["tenant"]`)
 
 	var cells []cell

@@ -57,11 +57,10 @@ type planned struct {
 
 // planExample plans the complete example offline and returns the planned
 // policy and trust documents, exactly as terraform would send them to IAM.
-func planExample(t *testing.T, vars map[string]any) planned {
+// The case is "example" (no inputs) or "example with boundary" of plans.
+func planExample(t *testing.T, name string) planned {
 	t.Helper()
-	opts := harness.PlanOptions(t, example, vars)
-	opts.Logger = logger.Discard // the matrix is the output
-	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	p := plans.Plan(t, name)
 	out := planned{policies: map[string]string{}, trust: map[string]string{}, boundary: map[string]any{}}
 	for addr, r := range p.ResourcePlannedValuesMap {
 		role := between(addr, `["`, `"]`)
@@ -91,8 +90,8 @@ func decode(t *testing.T, doc string) Policy {
 
 func TestPlanExample(t *testing.T) {
 	t.Parallel()
-	boundary := "arn:aws:iam::" + accountID + ":policy/dev-boundary"
-	got := planExample(t, map[string]any{"permissions_boundary_arn": boundary, "health_check_ids": []string{healthCheckID}})
+	boundary := exampleBoundary
+	got := planExample(t, "example with boundary")
 
 	roles := []string{"application", "data-patch", "dynops-operator", "dynops-break-glass", "investigator", "tenant"}
 	require.ElementsMatch(t, roles, keys(got.policies), "one policy per role")

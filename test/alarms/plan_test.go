@@ -51,9 +51,51 @@ type alarm struct {
 	Missing     string
 }
 
-func planAlarms(t *testing.T, vars map[string]any) (*terraform.PlanStruct, map[string]map[string]any) {
+// plans are the package's offline plans that must succeed, planned together
+// in one terraform run (harness.PlanGroup); each test reads its own case.
+var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "table alarms", Dir: module, Vars: func(testing.TB) map[string]any { return baseVars() }},
+	harness.PlanCase{Name: "key operations", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"key_operations": []string{"GetItem", "Query", "TransactWriteItems"}})
+	}},
+	harness.PlanCase{Name: "provisioned", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"billing_mode": "PROVISIONED"})
+	}},
+	harness.PlanCase{Name: "account alarms", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"account_alarms_enabled": true})
+	}},
+	harness.PlanCase{Name: "overrides", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"alarms": map[string]any{
+				"read_throttle_events": map[string]any{"threshold": 50, "evaluation_periods": 3},
+				"latency":              map[string]any{"enabled": false},
+				"replication_latency":  map[string]any{"treat_missing_data": "breaching", "period": 300},
+			},
+			"ok_actions_enabled": false,
+		})
+	}},
+	harness.PlanCase{Name: "no topic given", Dir: module, Vars: func(testing.TB) map[string]any {
+		v := baseVars()
+		delete(v, "sns_topic_arn")
+		delete(v, "create_sns_topic")
+		return v
+	}},
+	harness.PlanCase{Name: "dashboard", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"stream_consumers": []map[string]any{{"function_name": table + "-consumer", "dlq_name": table + "-consumer-dlq"}},
+		})
+	}},
+	harness.PlanCase{Name: "topic with its key", Dir: topicModule, Vars: func(testing.TB) map[string]any {
+		return map[string]any{"name": "dev-hoge-dynamodb-alarms", "account_id": "123456789012", "alarm_name_prefix": "dev-hoge-"}
+	}},
+	harness.PlanCase{Name: "topic with the caller's key", Dir: topicModule, Vars: func(testing.TB) map[string]any {
+		return map[string]any{"name": "dev-hoge-dynamodb-alarms", "account_id": "123456789012", "kms_key_arn": ownTopicKey}
+	}},
+)
+
+func planAlarms(t *testing.T, name string) (*terraform.PlanStruct, map[string]map[string]any) {
 	t.Helper()
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, module, vars))
+	p := plans.Plan(t, name)
 	out := map[string]map[string]any{}
 	for addr, rc := range p.ResourcePlannedValuesMap {
 		if key, ok := strings.CutPrefix(addr, "aws_cloudwatch_metric_alarm.this["); ok {
@@ -84,7 +126,7 @@ func num(v any) float64 {
 // replica to the documented defaults.
 func TestPlanTableAlarms_DDB_MON_01(t *testing.T) {
 	t.Parallel()
-	_, alarms := planAlarms(t, baseVars())
+	_, alarms := planAlarms(t, "table alarms")
 	tbl := map[string]any{"TableName": table}
 	want := map[string]alarm{
 		"read_throttle_events":             {"ReadThrottleEvents", tbl, "Sum", 0, 60, 5, 5, "notBreaching"},
@@ -121,7 +163,7 @@ func TestPlanTableAlarms_DDB_MON_01(t *testing.T) {
 // exist only per (TableName, Operation), so the alarm sums the key operations.
 func TestPlanPerOperationMetricMath_DDB_MON_01(t *testing.T) {
 	t.Parallel()
-	_, alarms := planAlarms(t, with(map[string]any{"key_operations": []string{"GetItem", "Query", "TransactWriteItems"}}))
+	_, alarms := planAlarms(t, "key operations")
 	for key, metric := range map[string]string{"throttled_requests": "ThrottledRequests", "system_errors": "SystemErrors"} {
 		t.Run(key, func(t *testing.T) {
 			a := alarms[key]
@@ -153,7 +195,7 @@ func TestPlanPerOperationMetricMath_DDB_MON_01(t *testing.T) {
 
 func TestPlanProvisionedCapacityAlarms_DDB_CAP_01(t *testing.T) {
 	t.Parallel()
-	_, alarms := planAlarms(t, with(map[string]any{"billing_mode": "PROVISIONED"}))
+	_, alarms := planAlarms(t, "provisioned")
 	for _, dim := range []string{"Read", "Write"} {
 		a := alarms["consumed_"+strings.ToLower(dim)+"_capacity"]
 		require.NotNil(t, a, "PROVISIONED adds consumed %s capacity", dim)
@@ -176,7 +218,7 @@ func TestPlanProvisionedCapacityAlarms_DDB_CAP_01(t *testing.T) {
 
 func TestPlanAccountAlarmsOnlyWhenAsked_DDB_MON_01(t *testing.T) {
 	t.Parallel()
-	_, alarms := planAlarms(t, with(map[string]any{"account_alarms_enabled": true}))
+	_, alarms := planAlarms(t, "account alarms")
 	want := map[string]alarm{
 		"user_errors":                        {"UserErrors", nil, "Sum", 10, 60, 10, 10, "notBreaching"},
 		"account_read_capacity_utilization":  {"AccountProvisionedReadCapacityUtilization", nil, "Maximum", 80, 300, 2, 2, "notBreaching"},
@@ -196,14 +238,7 @@ func TestPlanAccountAlarmsOnlyWhenAsked_DDB_MON_01(t *testing.T) {
 
 func TestPlanOverrides(t *testing.T) {
 	t.Parallel()
-	_, alarms := planAlarms(t, with(map[string]any{
-		"alarms": map[string]any{
-			"read_throttle_events": map[string]any{"threshold": 50, "evaluation_periods": 3},
-			"latency":              map[string]any{"enabled": false},
-			"replication_latency":  map[string]any{"treat_missing_data": "breaching", "period": 300},
-		},
-		"ok_actions_enabled": false,
-	}))
+	_, alarms := planAlarms(t, "overrides")
 	r := shape(alarms["read_throttle_events"])
 	assert.Equal(t, 50.0, r.Threshold)
 	assert.Equal(t, 3.0, r.Evaluations)
@@ -217,10 +252,7 @@ func TestPlanOverrides(t *testing.T) {
 
 func TestPlanCreatesTopicWhenNoneGiven(t *testing.T) {
 	t.Parallel()
-	v := baseVars()
-	delete(v, "sns_topic_arn")
-	delete(v, "create_sns_topic")
-	p, _ := planAlarms(t, v)
+	p, _ := planAlarms(t, "no topic given")
 	rc, ok := p.ResourcePlannedValuesMap["aws_sns_topic.this[0]"]
 	require.True(t, ok, "a topic is created when sns_topic_arn is null")
 	assert.Equal(t, table+"-alarms", rc.AttributeValues["name"])
@@ -228,9 +260,7 @@ func TestPlanCreatesTopicWhenNoneGiven(t *testing.T) {
 
 func TestPlanDashboard_DDB_MON_01(t *testing.T) {
 	t.Parallel()
-	p, _ := planAlarms(t, with(map[string]any{
-		"stream_consumers": []map[string]any{{"function_name": table + "-consumer", "dlq_name": table + "-consumer-dlq"}},
-	}))
+	p, _ := planAlarms(t, "dashboard")
 	rc, ok := p.ResourcePlannedValuesMap["aws_cloudwatch_dashboard.this[0]"]
 	require.True(t, ok)
 	assert.Equal(t, table, rc.AttributeValues["dashboard_name"])
@@ -271,4 +301,34 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestPlanGroupMatchesPlanAlone: a case planned in the group (one wrapper
+// root, re-rooted) gives the same resources, planned values and changes as
+// the same root planned alone, so the tests above assert on what a plan of
+// the module would give.
+func TestPlanGroupMatchesPlanAlone(t *testing.T) {
+	t.Parallel()
+	grouped := plans.Plan(t, "dashboard")
+	require.True(t, plans.PlannedTogether("dashboard"), "the dashboard case must come from the grouped plan")
+	alone := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, module, with(map[string]any{
+		"stream_consumers": []map[string]any{{"function_name": table + "-consumer", "dlq_name": table + "-consumer-dlq"}},
+	})))
+	require.NotEmpty(t, alone.ResourcePlannedValuesMap)
+	assert.ElementsMatch(t, keys(alone.ResourcePlannedValuesMap), keys(grouped.ResourcePlannedValuesMap), "the same planned resources")
+	assert.ElementsMatch(t, keys(alone.ResourceChangesMap), keys(grouped.ResourceChangesMap), "the same resource changes")
+	for addr, rc := range alone.ResourcePlannedValuesMap {
+		g, ok := grouped.ResourcePlannedValuesMap[addr]
+		if !assert.True(t, ok, addr) {
+			continue
+		}
+		assert.Equal(t, rc, g, "%s: planned values", addr)
+	}
+	for addr, rc := range alone.ResourceChangesMap {
+		g, ok := grouped.ResourceChangesMap[addr]
+		if !assert.True(t, ok, addr) {
+			continue
+		}
+		assert.Equal(t, rc, g, "%s: change", addr)
+	}
 }

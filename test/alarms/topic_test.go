@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/test/harness"
 )
 
-const topicModule = "modules/alarm-topic"
+const (
+	topicModule = "modules/alarm-topic"
+	ownTopicKey = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+)
 
 // TestPlanAlarmTopicEncrypted_DDB_SEC_04: the alarm topic is encrypted with a
 // rotated customer managed key whose policy lets the account administer it
@@ -19,8 +21,7 @@ const topicModule = "modules/alarm-topic"
 // cannot publish to a topic under alias/aws/sns).
 func TestPlanAlarmTopicEncrypted_DDB_SEC_04(t *testing.T) {
 	t.Parallel()
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, topicModule, map[string]any{
-		"name": "dev-hoge-dynamodb-alarms", "account_id": "123456789012", "alarm_name_prefix": "dev-hoge-"}))
+	p := plans.Plan(t, "topic with its key")
 	key, ok := p.ResourcePlannedValuesMap["aws_kms_key.this[0]"]
 	require.True(t, ok, "a key is created")
 	assert.Equal(t, true, key.AttributeValues["enable_key_rotation"])
@@ -50,9 +51,8 @@ func TestPlanAlarmTopicEncrypted_DDB_SEC_04(t *testing.T) {
 	assert.True(t, ok)
 
 	// A key of one's own: no key created, the topic uses it.
-	own := "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-	p = terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, topicModule, map[string]any{
-		"name": "dev-hoge-dynamodb-alarms", "account_id": "123456789012", "kms_key_arn": own}))
+	own := ownTopicKey
+	p = plans.Plan(t, "topic with the caller's key")
 	_, ok = p.ResourcePlannedValuesMap["aws_kms_key.this[0]"]
 	assert.False(t, ok, "no key of the module's own")
 	assert.Equal(t, own, p.ResourcePlannedValuesMap["aws_sns_topic.this"].AttributeValues["kms_master_key_id"])

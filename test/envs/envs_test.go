@@ -36,22 +36,38 @@ func tablesInPlan(t *testing.T, p *terraform.PlanStruct) map[string]map[string]a
 	return out
 }
 
+// envVars are the inputs of an env root's offline plan.
+func envVars(env string) map[string]any {
+	vars := map[string]any{}
+	switch env {
+	case "local":
+		vars["endpoint"] = "http://127.0.0.1:1"
+	case "dev", "stg":
+		// The access policies and the alarm topic's key policy name the account.
+		vars["account_id"] = "123456789012"
+	case "prod":
+		vars["account_id"] = "123456789012"
+		vars["failover_trusted_principal_arns"] = []string{"arn:aws:iam::123456789012:role/oncall"}
+	}
+	return vars
+}
+
+var envNames = []string{"local", "dev", "stg", "prod"}
+
+// envPlans plans the four env roots in one terraform run (harness.PlanGroup).
+var envPlans = func() *harness.PlanGroup {
+	var cases []harness.PlanCase
+	for _, env := range envNames {
+		cases = append(cases, harness.PlanCase{Name: env, Dir: filepath.Join("envs", env), Vars: func(testing.TB) map[string]any { return envVars(env) }})
+	}
+	return harness.NewPlanGroup(cases...)
+}()
+
 func TestPlanEveryEnv(t *testing.T) {
-	for _, env := range []string{"local", "dev", "stg", "prod"} {
+	for _, env := range envNames {
 		t.Run(env, func(t *testing.T) {
 			t.Parallel()
-			vars := map[string]any{}
-			switch env {
-			case "local":
-				vars["endpoint"] = "http://127.0.0.1:1"
-			case "dev", "stg":
-				// The access policies and the alarm topic's key policy name the account.
-				vars["account_id"] = "123456789012"
-			case "prod":
-				vars["account_id"] = "123456789012"
-				vars["failover_trusted_principal_arns"] = []string{"arn:aws:iam::123456789012:role/oncall"}
-			}
-			p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, filepath.Join("envs", env), vars))
+			p := envPlans.Plan(t, env)
 			tables := tablesInPlan(t, p)
 			names := make([]string, 0, len(tables))
 			for n := range tables {

@@ -28,16 +28,33 @@ func vars(over map[string]any) map[string]any {
 }
 
 // schedule returns the inputs that turn the schedule on, with a Lambda zip.
-func schedule(t *testing.T) map[string]any {
+func schedule(t testing.TB) map[string]any {
 	t.Helper()
 	return map[string]any{"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t),
 		"alarm_actions": []string{"arn:aws:sns:eu-west-1:123456789012:dev-hoge-alerts"}, "contributor_insights_enabled": false}
 }
 
-func planOf(t *testing.T, v map[string]any) *terraform.PlanStruct {
-	t.Helper()
-	return terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, module, v))
-}
+// plans are the package's offline plans that must succeed, planned together
+// in one terraform run (harness.PlanGroup); each test reads its own case.
+var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "defaults", Dir: module, Vars: func(testing.TB) map[string]any { return vars(nil) }},
+	harness.PlanCase{Name: "tls exception", Dir: module, Vars: func(testing.TB) map[string]any {
+		return vars(map[string]any{"tls_only_disabled_reason": "local emulator speaks HTTP"})
+	}},
+	harness.PlanCase{Name: "kms and lifecycle", Dir: module, Vars: func(testing.TB) map[string]any {
+		return vars(map[string]any{"kms_key_arn": exportKey,
+			"lifecycle_rules": map[string]any{"transition_to_standard_ia_days": 30, "expiration_days": 400, "noncurrent_version_expiration_days": 7}})
+	}},
+	harness.PlanCase{Name: "exporters", Dir: module, Vars: func(testing.TB) map[string]any {
+		return vars(map[string]any{"exporter_principal_arns": []string{oncallRole}})
+	}},
+	harness.PlanCase{Name: "schedule", Dir: module, Vars: func(t testing.TB) map[string]any { return vars(schedule(t)) }},
+)
+
+const (
+	exportKey  = "arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555"
+	oncallRole = "arn:aws:iam::123456789012:role/dev-oncall"
+)
 
 func attrs(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
 	t.Helper()
@@ -91,7 +108,7 @@ func list(v any) []string {
 
 func TestPlanBucketHardening(t *testing.T) {
 	t.Parallel()
-	p := planOf(t, vars(nil))
+	p := plans.Plan(t, "defaults")
 
 	assert.Equal(t, "dev-hoge-dynamodb-exports", attrs(t, p, "aws_s3_bucket.this")["bucket"])
 	assert.Equal(t, false, attrs(t, p, "aws_s3_bucket.this")["force_destroy"])
@@ -118,7 +135,7 @@ func TestPlanBucketHardening(t *testing.T) {
 
 func TestPlanTLSOnlyException(t *testing.T) {
 	t.Parallel()
-	p := planOf(t, vars(map[string]any{"tls_only_disabled_reason": "local emulator speaks HTTP"}))
+	p := plans.Plan(t, "tls exception")
 	pol := parsePolicy(t, attrs(t, p, "aws_s3_bucket_policy.this")["policy"])
 	for _, s := range pol.Statement {
 		assert.NotEqual(t, "DenyInsecureTransport", s.Sid)
@@ -129,9 +146,8 @@ func TestPlanTLSOnlyException(t *testing.T) {
 
 func TestPlanKMSAndLifecycleInputs(t *testing.T) {
 	t.Parallel()
-	key := "arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-3333-4444-555555555555"
-	p := planOf(t, vars(map[string]any{"kms_key_arn": key,
-		"lifecycle_rules": map[string]any{"transition_to_standard_ia_days": 30, "expiration_days": 400, "noncurrent_version_expiration_days": 7}}))
+	key := exportKey
+	p := plans.Plan(t, "kms and lifecycle")
 	rule := first(t, attrs(t, p, "aws_s3_bucket_server_side_encryption_configuration.this"), "rule")
 	sse := first(t, rule, "apply_server_side_encryption_by_default")
 	assert.Equal(t, "aws:kms", sse["sse_algorithm"])
@@ -150,8 +166,8 @@ func TestPlanKMSAndLifecycleInputs(t *testing.T) {
 
 func TestPlanBucketPolicy(t *testing.T) {
 	t.Parallel()
-	oncall := "arn:aws:iam::123456789012:role/dev-oncall"
-	p := planOf(t, vars(map[string]any{"exporter_principal_arns": []string{oncall}}))
+	oncall := oncallRole
+	p := plans.Plan(t, "exporters")
 	pol := parsePolicy(t, attrs(t, p, "aws_s3_bucket_policy.this")["policy"])
 	bySid := map[string]int{}
 	for i, s := range pol.Statement {
@@ -182,7 +198,7 @@ func TestPlanBucketPolicy(t *testing.T) {
 
 func TestPlanSchedule(t *testing.T) {
 	t.Parallel()
-	p := planOf(t, vars(schedule(t)))
+	p := plans.Plan(t, "schedule")
 
 	t.Run("one schedule per table invoking the Lambda with the table's prefix", func(t *testing.T) {
 		for _, tbl := range []string{"dev-hoge-user", "dev-hoge-order"} {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/logger"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,11 +16,21 @@ const (
 	trailExample    = "modules/cloudtrail-data-events/examples/complete"
 )
 
-func planned(t *testing.T, dir string, vars map[string]any) map[string]map[string]any {
+// plans are the two examples' offline plans, planned together in one
+// terraform run (harness.PlanGroup), by example folder.
+var plans = func() *harness.PlanGroup {
+	g := harness.NewPlanGroup(
+		harness.PlanCase{Name: endpointExample, Dir: endpointExample, Vars: func(testing.TB) map[string]any { return nil }},
+		harness.PlanCase{Name: trailExample, Dir: trailExample, Vars: func(testing.TB) map[string]any { return nil }},
+	)
+	g.Quiet = true
+	return g
+}()
+
+// planned returns the planned resources of the example at dir by address.
+func planned(t *testing.T, dir string) map[string]map[string]any {
 	t.Helper()
-	opts := harness.PlanOptions(t, dir, vars)
-	opts.Logger = logger.Discard
-	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	p := plans.Plan(t, dir)
 	out := map[string]map[string]any{}
 	for addr, r := range p.ResourcePlannedValuesMap {
 		out[addr] = r.AttributeValues
@@ -33,7 +42,7 @@ func planned(t *testing.T, dir string, vars map[string]any) map[string]map[strin
 // given route tables, with no endpoint policy.
 func TestPlanVPCEndpoint_DDB_SEC_05(t *testing.T) {
 	t.Parallel()
-	got := planned(t, endpointExample, nil)
+	got := planned(t, endpointExample)
 	ep, ok := got["module.dynamodb_endpoint.aws_vpc_endpoint.dynamodb"]
 	require.True(t, ok, "no endpoint in the plan")
 	assert.Equal(t, "Gateway", ep["vpc_endpoint_type"])
@@ -83,7 +92,7 @@ func TestPlanCloudTrailValidations_DDB_SEC_06(t *testing.T) {
 // is written only by this trail, over TLS.
 func TestPlanCloudTrail_DDB_SEC_06(t *testing.T) {
 	t.Parallel()
-	got := planned(t, trailExample, nil)
+	got := planned(t, trailExample)
 	trail, ok := got["module.trail.aws_cloudtrail.this"]
 	require.True(t, ok, "no trail in the plan")
 	assert.Equal(t, true, trail["is_multi_region_trail"])

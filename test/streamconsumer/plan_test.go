@@ -2,8 +2,6 @@ package streamconsumer
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -22,11 +20,11 @@ const (
 	topic     = "arn:aws:sns:eu-west-1:123456789012:prod-hoge-dynamodb-alarms"
 )
 
-func baseVars(t *testing.T) map[string]any {
+func baseVars(t testing.TB) map[string]any {
 	return map[string]any{"name": name, "stream_arn": streamArn, "filename": harness.PlanZip(t), "alarm_sns_topic_arn": topic}
 }
 
-func with(t *testing.T, overrides map[string]any) map[string]any {
+func with(t testing.TB, overrides map[string]any) map[string]any {
 	v := baseVars(t)
 	for k, val := range overrides {
 		if val == nil {
@@ -38,23 +36,26 @@ func with(t *testing.T, overrides map[string]any) map[string]any {
 	return v
 }
 
-// planOptions passes vars in a .tfvars.json file: terratest's -var quoting
-// breaks on JSON strings such as filter patterns.
-func planOptions(t *testing.T, vars map[string]any) *terraform.Options {
-	t.Helper()
-	opts := harness.PlanOptions(t, module, nil)
-	b, err := json.Marshal(vars)
-	require.NoError(t, err)
-	f := filepath.Join(t.TempDir(), "vars.tfvars.json")
-	require.NoError(t, os.WriteFile(f, b, 0o644))
-	opts.VarFiles = []string{f}
-	return opts
-}
+// plans are the package's offline plans that must succeed, planned together
+// in one terraform run (harness.PlanGroup); each test reads its own case.
+var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "filtered", Dir: module, Vars: func(t testing.TB) map[string]any {
+		return with(t, map[string]any{"filter_patterns": []string{`{"eventName":["INSERT"]}`}})
+	}},
+	harness.PlanCase{Name: "esm options", Dir: module, Vars: func(t testing.TB) map[string]any {
+		return with(t, map[string]any{
+			"report_batch_item_failures": false, "maximum_retry_attempts": 0, "maximum_record_age_in_seconds": 600,
+			"iterator_age_warning_ms": 60000, "iterator_age_critical_ms": 300000, "starting_position": "TRIM_HORIZON", "batch_size": 10, "parallelization_factor": 4,
+		})
+	}},
+	harness.PlanCase{Name: "defaults", Dir: module, Vars: func(t testing.TB) map[string]any { return baseVars(t) }},
+	harness.PlanCase{Name: "existing function", Dir: module, Vars: func(t testing.TB) map[string]any {
+		return with(t, map[string]any{"filename": nil, "existing_function": map[string]any{"arn": existingFunction, "role_name": "orders-projector"}})
+	}},
+)
 
-func plan(t *testing.T, vars map[string]any) *terraform.PlanStruct {
-	t.Helper()
-	return terraform.InitAndPlanAndShowWithStruct(t, planOptions(t, vars))
-}
+// existingFunction is the function of the "existing function" case.
+const existingFunction = "arn:aws:lambda:eu-west-1:123456789012:function:orders-projector"
 
 func resource(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
 	t.Helper()
@@ -65,7 +66,7 @@ func resource(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any
 
 func TestPlanEventSourceMapping_DDB_STREAM_04(t *testing.T) {
 	t.Parallel()
-	p := plan(t, with(t, map[string]any{"filter_patterns": []string{`{"eventName":["INSERT"]}`}}))
+	p := plans.Plan(t, "filtered")
 	esm := resource(t, p, "aws_lambda_event_source_mapping.this")
 
 	assert.Equal(t, streamArn, esm["event_source_arn"])
@@ -103,10 +104,7 @@ func TestPlanEventSourceMapping_DDB_STREAM_04(t *testing.T) {
 
 func TestPlanESMOptions(t *testing.T) {
 	t.Parallel()
-	p := plan(t, with(t, map[string]any{
-		"report_batch_item_failures": false, "maximum_retry_attempts": 0, "maximum_record_age_in_seconds": 600,
-		"iterator_age_warning_ms": 60000, "iterator_age_critical_ms": 300000, "starting_position": "TRIM_HORIZON", "batch_size": 10, "parallelization_factor": 4,
-	}))
+	p := plans.Plan(t, "esm options")
 	esm := resource(t, p, "aws_lambda_event_source_mapping.this")
 	assert.Empty(t, esm["function_response_types"])
 	assert.EqualValues(t, 0, esm["maximum_retry_attempts"])
@@ -123,7 +121,7 @@ func TestPlanESMOptions(t *testing.T) {
 // this DLQ and write its log group; nothing else.
 func TestPlanLeastPrivilege_DDB_SEC_01(t *testing.T) {
 	t.Parallel()
-	p := plan(t, baseVars(t))
+	p := plans.Plan(t, "defaults")
 	pol := resource(t, p, "aws_iam_role_policy.consumer")
 	doc, known := pol["policy"].(string)
 	require.True(t, known, "the policy is known at plan time, so a reviewer sees it")
@@ -167,8 +165,8 @@ func flat(v any) string {
 // given role gets the consumer policy.
 func TestPlanExistingFunction(t *testing.T) {
 	t.Parallel()
-	fn := "arn:aws:lambda:eu-west-1:123456789012:function:orders-projector"
-	p := plan(t, with(t, map[string]any{"filename": nil, "existing_function": map[string]any{"arn": fn, "role_name": "orders-projector"}}))
+	fn := existingFunction
+	p := plans.Plan(t, "existing function")
 	for addr := range p.ResourcePlannedValuesMap {
 		assert.NotContains(t, addr, "aws_lambda_function", "no function is built")
 		assert.NotContains(t, addr, "aws_iam_role.this", "no role is created")
@@ -180,7 +178,7 @@ func TestPlanExistingFunction(t *testing.T) {
 
 func TestPlanAlarms_DDB_STREAM_05(t *testing.T) {
 	t.Parallel()
-	p := plan(t, baseVars(t))
+	p := plans.Plan(t, "defaults")
 	type alarm struct {
 		Namespace, Metric, Dim, Stat string
 		Threshold, Period, Evals, DP float64

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,9 +23,9 @@ const replicaModule = "modules/dynamodb-table-replica"
 
 const tableARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-fuga-session"
 
-func planReplica(t *testing.T, vars map[string]any) map[string]any {
+func planReplica(t *testing.T, name string) map[string]any {
 	t.Helper()
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, replicaModule, vars))
+	p := plans.Plan(t, name)
 	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table_replica.this"]
 	require.True(t, ok, "plan has no aws_dynamodb_table_replica.this")
 	return rc.AttributeValues
@@ -34,10 +33,7 @@ func planReplica(t *testing.T, vars map[string]any) map[string]any {
 
 func TestPlanReplicaKeepsTheRules_Bug4_DDB_PROT_01(t *testing.T) {
 	t.Parallel()
-	rep := planReplica(t, map[string]any{
-		"global_table_arn": tableARN,
-		"table_tags":       map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
-	})
+	rep := planReplica(t, "replica keeps the rules")
 	assert.Equal(t, true, rep["deletion_protection_enabled"], "DDB-PROT-01: every replica has deletion protection")
 	assert.Equal(t, true, rep["point_in_time_recovery"], "DDB-PITR-01: every replica has PITR")
 	tags := rep["tags"].(map[string]any)
@@ -48,20 +44,13 @@ func TestPlanReplicaKeepsTheRules_Bug4_DDB_PROT_01(t *testing.T) {
 
 func TestPlanReplicaPITROffFollowsTheTable_DDB_PITR_01(t *testing.T) {
 	t.Parallel()
-	rep := planReplica(t, map[string]any{
-		"global_table_arn":       tableARN,
-		"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table"},
-	})
+	rep := planReplica(t, "replica pitr off")
 	assert.Equal(t, false, rep["point_in_time_recovery"])
 }
 
 func TestPlanReplicaProtectionOffWithReason_DDB_PROT_01(t *testing.T) {
 	t.Parallel()
-	rep := planReplica(t, map[string]any{
-		"global_table_arn":                    tableARN,
-		"deletion_protection_enabled":         false,
-		"deletion_protection_disabled_reason": "decommission OPS-9",
-	})
+	rep := planReplica(t, "replica protection off")
 	assert.Equal(t, false, rep["deletion_protection_enabled"])
 	assert.Equal(t, "decommission OPS-9", rep["tags"].(map[string]any)["dynops:exception:DDB-PROT-01"], "the exception shows in the plan")
 }
@@ -94,13 +83,7 @@ func TestPlanReplicaRefusals(t *testing.T) {
 
 func TestPlanLSIProjectionAllWithApproval_Bug5_DDB_IDX_02(t *testing.T) {
 	t.Parallel()
-	_, table := plan(t, with(map[string]any{
-		"range_key":                "email",
-		"global_secondary_indexes": []map[string]any{},
-		"local_secondary_indexes":  []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}},
-		"allow_projection_all":     true,
-		"projection_all_reason":    "ARCH-7 strongly consistent reads of whole items",
-	}))
+	_, table := plan(t, "lsi projection all")
 	lsis := table["local_secondary_index"].([]any)
 	require.Len(t, lsis, 1)
 	assert.Equal(t, "ALL", lsis[0].(map[string]any)["projection_type"])
@@ -169,7 +152,17 @@ func TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01(t *testing.T) {
 // written in tables.yaml with its reason and reaches the table's tags.
 func TestPlanStackExpressesEveryException_Bug10(t *testing.T) {
 	t.Parallel()
-	entry := user(map[string]any{
+	p := plans.Plan(t, "stack exceptions")
+	rc, ok := p.ResourcePlannedValuesMap[`module.table["user"].aws_dynamodb_table.this`]
+	require.True(t, ok)
+	tbl := rc.AttributeValues
+	assert.Equal(t, "LegacyUsers", tbl["name"])
+	everyExceptionChecks(t, tbl)
+}
+
+// everyException is a tables.yaml entry with every approved exception.
+func everyException() map[string]any {
+	return user(map[string]any{
 		"range_key":    "email",
 		"attributes":   []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}, {"name": "country", "type": "S"}},
 		"billing_mode": "PROVISIONED", "provisioned_reason": "steady 2k WCU", "read_capacity": 5, "write_capacity": 5,
@@ -185,11 +178,10 @@ func TestPlanStackExpressesEveryException_Bug10(t *testing.T) {
 		"table_class": "STANDARD_INFREQUENT_ACCESS",
 		"timeouts":    map[string]any{"update": "2h"},
 	})
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, stack, stackVars(map[string]any{"user": entry})))
-	rc, ok := p.ResourcePlannedValuesMap[`module.table["user"].aws_dynamodb_table.this`]
-	require.True(t, ok)
-	tbl := rc.AttributeValues
-	assert.Equal(t, "LegacyUsers", tbl["name"])
+}
+
+func everyExceptionChecks(t *testing.T, tbl map[string]any) {
+	t.Helper()
 	assert.Equal(t, "PROVISIONED", tbl["billing_mode"])
 	assert.Equal(t, "NEW_IMAGE", tbl["stream_view_type"])
 	assert.Equal(t, false, tbl["deletion_protection_enabled"])

@@ -40,11 +40,73 @@ func with(overrides map[string]any) map[string]any {
 	return v
 }
 
-// plan runs an offline plan of the module with vars and returns the planned table.
-func plan(t *testing.T, vars map[string]any) (*terraform.PlanStruct, map[string]any) {
+// plans are the package's offline plans that must succeed, planned together
+// in one terraform run (harness.PlanGroup); each test reads its own case.
+// TestPlanDefaults plans alone: it reads the plan's root variables.
+var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "customer managed key", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"kms_key_arn": tableKey})
+	}},
+	harness.PlanCase{Name: "exceptions", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"},
+			"global_secondary_indexes": []map[string]any{
+				{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"},
+			},
+			"allow_projection_all":  true,
+			"projection_all_reason": "ARCH-42 reporting index",
+		})
+	}},
+	harness.PlanCase{Name: "pitr opt-out", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table rebuilt nightly"},
+		})
+	}},
+	harness.PlanCase{Name: "lsi projection all", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"range_key":                "email",
+			"global_secondary_indexes": []map[string]any{},
+			"local_secondary_indexes":  []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}},
+			"allow_projection_all":     true,
+			"projection_all_reason":    "ARCH-7 strongly consistent reads of whole items",
+		})
+	}},
+	harness.PlanCase{Name: "replica keeps the rules", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
+		return map[string]any{
+			"global_table_arn": tableARN,
+			"table_tags":       map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
+		}
+	}},
+	harness.PlanCase{Name: "replica pitr off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
+		return map[string]any{
+			"global_table_arn":       tableARN,
+			"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table"},
+		}
+	}},
+	harness.PlanCase{Name: "replica protection off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
+		return map[string]any{
+			"global_table_arn":                    tableARN,
+			"deletion_protection_enabled":         false,
+			"deletion_protection_disabled_reason": "decommission OPS-9",
+		}
+	}},
+	harness.PlanCase{Name: "stack exceptions", Dir: stack, Vars: func(testing.TB) map[string]any {
+		return stackVars(map[string]any{"user": everyException()})
+	}},
+)
+
+// tableKey is the customer managed key of the "customer managed key" case.
+const tableKey = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+// plan returns the case's plan (from plans) and its planned table.
+func plan(t *testing.T, name string) (*terraform.PlanStruct, map[string]any) {
 	t.Helper()
-	opts := harness.PlanOptions(t, module, vars)
-	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	return plannedTable(t, plans.Plan(t, name))
+}
+
+// plannedTable returns the table planned in p.
+func plannedTable(t *testing.T, p *terraform.PlanStruct) (*terraform.PlanStruct, map[string]any) {
+	t.Helper()
 	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table.this"]
 	require.True(t, ok, "plan has no aws_dynamodb_table.this")
 	return p, rc.AttributeValues
@@ -59,7 +121,7 @@ func block(t *testing.T, table map[string]any, name string) map[string]any {
 
 func TestPlanDefaults(t *testing.T) {
 	t.Parallel()
-	p, table := plan(t, baseVars())
+	p, table := plannedTable(t, terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, module, baseVars())))
 
 	t.Run("DDB-NAME-01 name is env-product-usage", func(t *testing.T) {
 		assert.Equal(t, "dev-fuga-user", table["name"])
@@ -184,8 +246,8 @@ func TestPlanProvisionedCreatesAutoScaling_DDB_CAP_01(t *testing.T) {
 
 func TestPlanCustomerManagedKey_DDB_SEC_04(t *testing.T) {
 	t.Parallel()
-	arn := "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-	_, table := plan(t, with(map[string]any{"kms_key_arn": arn}))
+	arn := tableKey
+	_, table := plan(t, "customer managed key")
 	sse := block(t, table, "server_side_encryption")
 	assert.Equal(t, true, sse["enabled"])
 	assert.Equal(t, arn, sse["kms_key_arn"])
@@ -193,14 +255,7 @@ func TestPlanCustomerManagedKey_DDB_SEC_04(t *testing.T) {
 
 func TestPlanExceptionsAreTagged(t *testing.T) {
 	t.Parallel()
-	_, table := plan(t, with(map[string]any{
-		"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"},
-		"global_secondary_indexes": []map[string]any{
-			{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"},
-		},
-		"allow_projection_all":  true,
-		"projection_all_reason": "ARCH-42 reporting index",
-	}))
+	_, table := plan(t, "exceptions")
 	tags := table["tags"].(map[string]any)
 	assert.Equal(t, "compliance: user data gone in 7 days", tags["dynops:exception:DDB-PITR-01"])
 	assert.Equal(t, "ARCH-42 reporting index", tags["dynops:exception:DDB-IDX-02"])
@@ -209,9 +264,7 @@ func TestPlanExceptionsAreTagged(t *testing.T) {
 
 func TestPlanPITROptOutWithReason_DDB_PITR_01(t *testing.T) {
 	t.Parallel()
-	_, table := plan(t, with(map[string]any{
-		"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table rebuilt nightly"},
-	}))
+	_, table := plan(t, "pitr opt-out")
 	pitr := block(t, table, "point_in_time_recovery")
 	assert.Equal(t, false, pitr["enabled"])
 	assert.Equal(t, "work table rebuilt nightly", table["tags"].(map[string]any)["dynops:exception:DDB-PITR-01"])
