@@ -308,19 +308,7 @@ func TestCommandsUnderFaults(t *testing.T) {
 					p, err := faults.Start(target.Emulator.URL, faults.Config{Rate: r.rate, Seed: r.seed})
 					require.NoError(t, err)
 					defer p.Close()
-					args, state := sc.setup(t, e)
-					out, errOut, code := dynops(t, p.URL, args...)
-					outcome := "same result"
-					stopped := ""
-					if code != 0 {
-						// Stopped: the message must say why, and a re-run must converge.
-						require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why (exit %d; stdout: %s)", code, out)
-						stopped = lastLine(errOut)
-						t.Logf("stopped (exit %d): %s", code, stopped)
-						out, errOut, code = dynops(t, p.URL, args...)
-						outcome = "stopped (" + stopped + "), re-run converged"
-					}
-					got := "exit " + fmt.Sprint(code) + ": " + state(out)
+					got, outcome, errOut, code := runCell(t, e, sc, p.URL)
 					counts, total := p.Counts()
 					t.Logf("%s: %s (%d requests, faults %v)", name, got, total, counts)
 					if r.rate == 0 {
@@ -340,6 +328,23 @@ func TestCommandsUnderFaults(t *testing.T) {
 		})
 	}
 	report(t)
+}
+
+// runCell runs a scenario once through endpoint (a fault proxy): the final
+// state, and how it got there. A run that stops must say why, and a re-run
+// (through the same faults) must converge.
+func runCell(t *testing.T, e *env, sc scenario, endpoint string) (got, outcome, errOut string, code int) {
+	args, state := sc.setup(t, e)
+	out, errOut, code := dynops(t, endpoint, args...)
+	outcome = "same result"
+	if code != 0 {
+		require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why (exit %d; stdout: %s)", code, out)
+		stopped := lastLine(errOut)
+		t.Logf("stopped (exit %d): %s", code, stopped)
+		out, errOut, code = dynops(t, endpoint, args...)
+		outcome = "stopped (" + stopped + "), re-run converged"
+	}
+	return "exit " + fmt.Sprint(code) + ": " + state(out), outcome, errOut, code
 }
 
 // lastLine is the error line of stderr (or its last line).
