@@ -416,7 +416,8 @@ func TestFailoverKilledBetweenFenceAndFlip(t *testing.T) {
 				assert.Equal(t, away, p.Pointer(t, home))
 				assert.Equal(t, away, p.Pointer(t, away))
 			} else {
-				res, err := r.Run(ctx, p.request(failover.Failback, away, home, true))
+				// The undo HalfDone names: no --from.
+				res, err := r.Run(ctx, p.request(failover.Failback, "", home, true))
 				require.NoError(t, err, "%+v", res.Checks)
 				p.AssertUnchanged(t)
 				assert.False(t, p.Fenced(t, home))

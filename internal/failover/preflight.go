@@ -190,7 +190,7 @@ func pointerCheck(s State, r Rules) Check {
 	case len(others) == 0:
 		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s names %s in every region that answers", s.Target.Pointer, r.From)
 	case resumed:
-		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s already names %s in %s and %s is fenced: an earlier %s stopped at or after its pointer flip; this run finishes it (every step is idempotent)", s.Target.Pointer, r.To, describePointers(s), r.From, r.Mode)
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s already names %s (%s): an earlier switch stopped midway; this %s finishes the move from %s (every step is idempotent)", s.Target.Pointer, r.To, describePointers(s), r.Mode, r.From)
 	case r.FromGiven:
 		c.Status, c.Detail = CheckWarn, fmt.Sprintf("%s does not name --from %s in %s; this switch sets it to %s everywhere", s.Target.Pointer, r.From, strings.Join(others, ", "), r.To)
 	default:

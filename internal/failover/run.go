@@ -186,7 +186,8 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 // step failed: the canary, the replication check, a failback's unfence of
 // the old region): this run resumes it from that fenced region, every step
 // being idempotent, instead of refusing a switch "to where writes already
-// go" and leaving the rest undone.
+// go" and leaving the rest undone. And a failback --to the region a
+// failover fenced without flipping the pointer undoes that failover.
 func defaultFrom(s State, r Rules) (from string, resume bool) {
 	if r.To == "" || (s.Active != r.To && s.Active != "") {
 		return s.Active, false
@@ -199,6 +200,16 @@ func defaultFrom(s State, r Rules) (from string, resume bool) {
 	}
 	if len(fenced) == 1 {
 		return fenced[0], true
+	}
+	// A failover that stopped between its fence and its pointer flip left
+	// the pointer naming its own, fenced, region; the failback to it (the
+	// undo HalfDone names) comes from the one other region.
+	if to, ok := s.Region(r.To); ok && r.Mode == Failback && to.Fenced && len(fenced) == 0 && len(s.Regions) == 2 {
+		for _, reg := range s.Regions {
+			if reg.Region != r.To {
+				return reg.Region, true
+			}
+		}
 	}
 	return s.Active, false
 }

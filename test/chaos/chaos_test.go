@@ -374,7 +374,7 @@ func record(family, fault, outcome string, ok bool) {
 
 func report(t *testing.T) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-32s %-14s %s\n", "COMMAND", "FAULTS", "RESULT (faults: every kind of test/faults at the rate; seeded)")
+	fmt.Fprintf(&b, "%-32s %-14s %s\n", "COMMAND", "FAULTS", "RESULT (N%/seedS: every HTTP fault kind of test/faults at N %, seeded; tcp N%/runR: toxiproxy toxics on N % of connections)")
 	for _, r := range results {
 		mark := "PASS"
 		if !r.ok {

@@ -85,12 +85,13 @@ func TestDRKilledAndRerun(t *testing.T) {
 				sw.prep(t, p)
 				args := append(append([]string{}, sw.args...), drPairFlags(p)...)
 				var cmd *exec.Cmd
-				fenced := -1 // the request number of the fence in this run
+				fenced, killedAt := -1, 0 // the request numbers of the fence and of the kill in this run
 				proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(n int, op string) {
 					if op == "PutResourcePolicy" && fenced < 0 {
 						fenced = n
 					}
 					if (!aimed && n == at) || (aimed && fenced > 0 && n == fenced+afterFence) {
+						killedAt = n
 						_ = cmd.Process.Signal(syscall.SIGKILL)
 						_, _ = cmd.Process.Wait()
 					}
@@ -133,9 +134,9 @@ func TestDRKilledAndRerun(t *testing.T) {
 				} else {
 					require.NoError(t, err, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
 				}
-				t.Logf("seed %d: killed at request %d (aimed %v, landed %v), dr status half-done %v (state %s), finished by %v in %s", seed, at, aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
+				t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt, aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
 				got := drState(t, p)
-				require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, at, aimed, finish[:2])
+				require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, killedAt, aimed, finish[:2])
 				status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
 				require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
 			}
