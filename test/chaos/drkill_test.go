@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,13 +86,15 @@ func TestDRKilledAndRerun(t *testing.T) {
 				sw.prep(t, p)
 				args := append(append([]string{}, sw.args...), drPairFlags(p)...)
 				var cmd *exec.Cmd
-				fenced, killedAt := -1, 0 // the request numbers of the fence and of the kill in this run
+				// The request numbers of the fence and of the kill in this run
+				// (written by the proxy's handlers).
+				var fenced, killedAt atomic.Int64
 				proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(n int, op string) {
-					if op == "PutResourcePolicy" && fenced < 0 {
-						fenced = n
+					if op == "PutResourcePolicy" && fenced.Load() == 0 {
+						fenced.Store(int64(n))
 					}
-					if (!aimed && n == at) || (aimed && fenced > 0 && n == fenced+afterFence) {
-						killedAt = n
+					if f := int(fenced.Load()); (!aimed && n == at) || (aimed && f > 0 && n == f+afterFence) {
+						killedAt.Store(int64(n))
 						_ = cmd.Process.Signal(syscall.SIGKILL)
 						_, _ = cmd.Process.Wait()
 					}
@@ -134,9 +137,9 @@ func TestDRKilledAndRerun(t *testing.T) {
 				} else {
 					require.NoError(t, err, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
 				}
-				t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt, aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
+				t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt.Load(), aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
 				got := drState(t, p)
-				require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, killedAt, aimed, finish[:2])
+				require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, killedAt.Load(), aimed, finish[:2])
 				status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
 				require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
 			}
