@@ -355,7 +355,13 @@ func lastLine(s string) string {
 			return l
 		}
 	}
-	return lines[len(lines)-1]
+	// The audit line comes last; the line before it says what happened.
+	for i := len(lines) - 1; i > 0; i-- {
+		if !strings.HasPrefix(lines[i], "audit: ") {
+			return lines[i]
+		}
+	}
+	return lines[0]
 }
 
 func sum(m map[faults.Kind]int) int {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -58,95 +59,113 @@ func TestDRKilledAndRerun(t *testing.T) {
 			p.PublishLatency(t, drpair.Away, drpair.Home, 250, 750)
 		}, args: []string{"dr", "failback", "--to", drpair.Home, "--yes"}},
 	}
-	for _, sw := range switches {
-		t.Run(sw.family, func(t *testing.T) {
-			// The fault-free run: its final state, and its requests.
-			p := drpair.New(t, target, drpair.Options{})
-			sw.prep(t, p)
-			before := drState(t, p)
-			var ops []string
-			obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) { ops = append(ops, op) }})
-			require.NoError(t, err)
-			t0 := time.Now()
-			out, err := process(t, obs.URL, append(append([]string{}, sw.args...), drPairFlags(p)...)...).CombinedOutput()
-			obs.Close()
-			require.NoError(t, err, "the uninterrupted run: %s", out)
-			want := drState(t, p)
-			fence, window := fenceWindow(ops)
-			require.GreaterOrEqual(t, fence, 0, "no PutResourcePolicy (the fence) in the run's requests: %v", ops)
-			require.Positive(t, window, "no request between the fence and the pointer flip: %v", ops)
-			t.Logf("%s: %d requests in %s, the fence at %d, %d requests before the pointer flip", sw.family, len(ops), time.Since(t0).Round(time.Millisecond), fence+1, window)
-
-			halfDone, between, undone, done := 0, 0, 0, 0
-			for seed := 1; seed <= killSeeds(); seed++ {
-				rnd := rand.New(rand.NewPCG(uint64(seed), 16))
-				aimed := seed%2 == 0
-				at, afterFence := 1+rnd.IntN(len(ops)), 1+rnd.IntN(window)
-				p := drpair.New(t, target, drpair.Options{})
-				sw.prep(t, p)
-				args := append(append([]string{}, sw.args...), drPairFlags(p)...)
-				var cmd *exec.Cmd
-				// The request numbers of the fence and of the kill in this run
-				// (written by the proxy's handlers).
-				var fenced, killedAt atomic.Int64
-				proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(n int, op string) {
-					if op == "PutResourcePolicy" && fenced.Load() == 0 {
-						fenced.Store(int64(n))
-					}
-					if f := int(fenced.Load()); (!aimed && n == at) || (aimed && f > 0 && n == f+afterFence) {
-						killedAt.Store(int64(n))
-						_ = cmd.Process.Signal(syscall.SIGKILL)
-						_, _ = cmd.Process.Wait()
-					}
-				}})
-				require.NoError(t, err)
-				cmd = process(t, proxy.URL, args...)
-				require.NoError(t, cmd.Start())
-				err = cmd.Wait()
-				proxy.Close()
-				killed := err != nil
-
-				status, _, _ := dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
-				state := drState(t, p)
-				half := strings.Contains(status, "HALF-DONE")
-				activeFenced := activeIsFenced(state)
-				require.Equal(t, activeFenced, strings.Contains(status, "fenced but the pointer still names it"),
-					"seed %d: dr status must name a fenced active region as half-done (state %s):\n%s", seed, state, status)
-				if aimed {
-					require.True(t, killed, "seed %d: the kill between the fence and the flip did not land", seed)
-					require.True(t, half, "seed %d: killed between the fence and the pointer flip, dr status does not say HALF-DONE (state %s):\n%s", seed, state, status)
-					between++
-				}
-				if half {
-					halfDone++
-				}
-				finish, wantNow := args, want
-				if half && sw.undo != nil && seed%4 == 0 {
-					finish, wantNow = append(append([]string{}, sw.undo...), drPairFlags(p)...), before
-					undone++
-				}
-				t0 := time.Now()
-				out, err := process(t, target.Emulator.URL, finish...).CombinedOutput()
-				if err != nil && strings.Contains(string(out), "writes are already meant to go to") {
-					// The kill came after the last step's change: nothing is
-					// fenced and the pointer names --to, so the re-run is
-					// refused before any step, saying so; the state must
-					// already be the final one.
-					require.Equal(t, wantNow, state, "seed %d: the re-run was refused as already done: %s", seed, out)
-					done++
-				} else {
-					require.NoError(t, err, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
-				}
-				t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt.Load(), aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
-				got := drState(t, p)
-				require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, killedAt.Load(), aimed, finish[:2])
-				status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
-				require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
-			}
-			record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%d aimed between fence and flip), HALF-DONE in dr status after %d; %d completed by a failback, %d already done (re-run refused as such), the rest by a re-run; final state %s", killSeeds(), between, halfDone, undone, done, want), true)
-		})
-	}
+	// The two families run side by side (separate pairs): most of their time
+	// is the emulator's and the binary's waits.
+	t.Run("families", func(t *testing.T) {
+		for _, sw := range switches {
+			t.Run(sw.family, func(t *testing.T) {
+				t.Parallel()
+				killSwitch(t, sw)
+			})
+		}
+	})
 	report(t)
+}
+
+// killSwitch is one dr kill family: the fault-free run, then killSeeds()
+// kills, each checked in dr status and finished.
+func killSwitch(t *testing.T, sw drSwitch) {
+	// The fault-free run: its final state, and its requests.
+	p := drpair.New(t, target, drpair.Options{})
+	sw.prep(t, p)
+	before := drState(t, p)
+	var (
+		mu  sync.Mutex
+		ops []string
+	)
+	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	t0 := time.Now()
+	out, err := process(t, obs.URL, append(append([]string{}, sw.args...), drPairFlags(p)...)...).CombinedOutput()
+	obs.Close()
+	require.NoError(t, err, "the uninterrupted run: %s", out)
+	want := drState(t, p)
+	fence, window := fenceWindow(ops)
+	require.GreaterOrEqual(t, fence, 0, "no PutResourcePolicy (the fence) in the run's requests: %v", ops)
+	require.Positive(t, window, "no request between the fence and the pointer flip: %v", ops)
+	t.Logf("%s: %d requests in %s, the fence at %d, %d requests before the pointer flip", sw.family, len(ops), time.Since(t0).Round(time.Millisecond), fence+1, window)
+
+	halfDone, between, undone, done := 0, 0, 0, 0
+	for seed := 1; seed <= killSeeds(); seed++ {
+		rnd := rand.New(rand.NewPCG(uint64(seed), 16))
+		aimed := seed%2 == 0
+		at, afterFence := 1+rnd.IntN(len(ops)), 1+rnd.IntN(window)
+		p := drpair.New(t, target, drpair.Options{})
+		sw.prep(t, p)
+		args := append(append([]string{}, sw.args...), drPairFlags(p)...)
+		var cmd *exec.Cmd
+		// The request numbers of the fence and of the kill in this run
+		// (written by the proxy's handlers).
+		var fenced, killedAt atomic.Int64
+		proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(n int, op string) {
+			if op == "PutResourcePolicy" && fenced.Load() == 0 {
+				fenced.Store(int64(n))
+			}
+			if f := int(fenced.Load()); (!aimed && n == at) || (aimed && f > 0 && n == f+afterFence) {
+				killedAt.Store(int64(n))
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				_, _ = cmd.Process.Wait()
+			}
+		}})
+		require.NoError(t, err)
+		cmd = process(t, proxy.URL, args...)
+		require.NoError(t, cmd.Start())
+		err = cmd.Wait()
+		proxy.Close()
+		killed := err != nil
+
+		status, _, _ := dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
+		state := drState(t, p)
+		half := strings.Contains(status, "HALF-DONE")
+		activeFenced := activeIsFenced(state)
+		require.Equal(t, activeFenced, strings.Contains(status, "fenced but the pointer still names it"),
+			"seed %d: dr status must name a fenced active region as half-done (state %s):\n%s", seed, state, status)
+		if aimed {
+			require.True(t, killed, "seed %d: the kill between the fence and the flip did not land", seed)
+			require.True(t, half, "seed %d: killed between the fence and the pointer flip, dr status does not say HALF-DONE (state %s):\n%s", seed, state, status)
+			between++
+		}
+		if half {
+			halfDone++
+		}
+		finish, wantNow := args, want
+		if half && sw.undo != nil && seed%4 == 0 {
+			finish, wantNow = append(append([]string{}, sw.undo...), drPairFlags(p)...), before
+			undone++
+		}
+		t0 := time.Now()
+		out, err := process(t, target.Emulator.URL, finish...).CombinedOutput()
+		if err != nil && strings.Contains(string(out), "writes are already meant to go to") {
+			// The kill came after the last step's change: nothing is
+			// fenced and the pointer names --to, so the re-run is
+			// refused before any step, saying so; the state must
+			// already be the final one.
+			require.Equal(t, wantNow, state, "seed %d: the re-run was refused as already done: %s", seed, out)
+			done++
+		} else {
+			require.NoError(t, err, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
+		}
+		t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt.Load(), aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
+		got := drState(t, p)
+		require.Equal(t, wantNow, got, "seed %d: killed at request %d (aimed %v), finished with %v", seed, killedAt.Load(), aimed, finish[:2])
+		status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
+		require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
+	}
+	record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%d aimed between fence and flip), HALF-DONE in dr status after %d; %d completed by a failback, %d already done (re-run refused as such), the rest by a re-run; final state %s", killSeeds(), between, halfDone, undone, done, want), true)
 }
 
 // fenceWindow is the index of the run's first PutResourcePolicy (the
