@@ -165,7 +165,7 @@ func killSwitch(t *testing.T, sw drSwitch) {
 		status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
 		require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
 	}
-	record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%d aimed between fence and flip), HALF-DONE in dr status after %d; %d completed by a failback, %d already done (re-run refused as such), the rest by a re-run; final state %s", killSeeds(), between, halfDone, undone, done, want), true)
+	record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%d aimed between fence and flip), HALF-DONE in dr status after %d; %d undone by a failback (back to %s), %d already done (re-run refused as such), the rest finished by a re-run (%s)", killSeeds(), between, halfDone, undone, before, done, want), true)
 }
 
 // fenceWindow is the index of the run's first PutResourcePolicy (the
