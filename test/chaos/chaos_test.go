@@ -337,12 +337,15 @@ func runCell(t *testing.T, e *env, sc scenario, endpoint string) (got, outcome, 
 	args, state := sc.setup(t, e)
 	out, errOut, code := dynops(t, endpoint, args...)
 	outcome = "same result"
-	if code != 0 {
+	// Re-runs go through the same faults: a conditional repair's re-run can
+	// meet a lost answer of its own (a new conflict, documented), so up to
+	// three re-runs; the final state must still be the fault-free one.
+	for rerun := 1; code != 0 && rerun <= 3; rerun++ {
 		require.NotEmpty(t, strings.TrimSpace(errOut), "a stop says why (exit %d; stdout: %s)", code, out)
 		stopped := lastLine(errOut)
 		t.Logf("stopped (exit %d): %s", code, stopped)
 		out, errOut, code = dynops(t, endpoint, args...)
-		outcome = "stopped (" + stopped + "), re-run converged"
+		outcome = fmt.Sprintf("stopped (%s), converged after %d re-run(s)", stopped, rerun)
 	}
 	return "exit " + fmt.Sprint(code) + ": " + state(out), outcome, errOut, code
 }
