@@ -9,6 +9,7 @@ SETUP = eval "$$(scripts/setup.sh --print-env)"
 # The policies package runs in its own stage (make policy), not twice.
 GO_PACKAGES ?= $$(go list ./... | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
+CHAOS_TIMEOUT ?= 150m
 
 .PHONY: help demo test setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
@@ -69,9 +70,9 @@ bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + he
 bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair beside the AWS CLI)
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
 
-chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds) and 20 SIGKILLs each; prints command x fault -> result
+chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds; HTTP shapes and toxiproxy TCP faults) and 20 SIGKILLs each; prints command x fault -> result
 	@mkdir -p .cache
-	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestCommandsUnderFaults|TestKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
+	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
 	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
 	@cat .cache/chaos.txt
 

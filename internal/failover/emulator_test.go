@@ -10,6 +10,7 @@ package failover_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -413,13 +416,90 @@ func TestFailoverKilledBetweenFenceAndFlip(t *testing.T) {
 				assert.Equal(t, away, p.Pointer(t, home))
 				assert.Equal(t, away, p.Pointer(t, away))
 			} else {
-				res, err := r.Run(ctx, p.request(failover.Failback, away, home, true))
+				// The undo HalfDone names: no --from.
+				res, err := r.Run(ctx, p.request(failover.Failback, "", home, true))
 				require.NoError(t, err, "%+v", res.Checks)
 				p.AssertUnchanged(t)
 				assert.False(t, p.Fenced(t, home))
 			}
 			after := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now())
 			assert.Empty(t, after.HalfDone(), "consistent again")
+		})
+	}
+}
+
+// TestSwitchKilledAfterThePointerFlipResumes: a switch that stopped after
+// its pointer flip (killed before the route53 step, the canary, the
+// replication check or a failback's unfence of the old region) left the
+// pointer naming --to; a re-run of the same switch (no --from) resumes it
+// from the fenced old region instead of refusing a switch "to where writes
+// already go", and ends where the uninterrupted switch ends. A re-run of a
+// finished failover verifies it again (canary, replication check); a
+// finished failback leaves nothing fenced, so its re-run is refused, with
+// the state unchanged. (Found by test/chaos's
+// TestDRKilledAndRerun: a failover killed after the flip could not be
+// re-run.)
+func TestSwitchKilledAfterThePointerFlipResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	killed := errors.New("killed after the pointer flip")
+	cases := []struct {
+		mode    failover.Mode
+		killAt  string // "" : the switch finished
+		partial bool   // the flip reached home only: away's pointer still names the old region
+	}{
+		{mode: failover.Failover, killAt: "route53", partial: true}, {mode: failover.Failback, killAt: "route53", partial: true},
+		{mode: failover.Failover, killAt: "route53"}, {mode: failover.Failover, killAt: "canary"}, {mode: failover.Failover, killAt: "replication-check"}, {mode: failover.Failover, killAt: ""},
+		{mode: failover.Failback, killAt: "route53"}, {mode: failover.Failback, killAt: "canary"}, {mode: failover.Failback, killAt: "replication-check"}, {mode: failover.Failback, killAt: "unfence-old"}, {mode: failover.Failback, killAt: ""},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s killed before %q partial flip %v", c.mode, c.killAt, c.partial), func(t *testing.T) {
+			p := newPair(t, false)
+			r := p.runner(new([]string))
+			to := away
+			if c.mode == failover.Failback {
+				_, err := r.Run(ctx, p.request(failover.Failover, "", away, true))
+				require.NoError(t, err)
+				to = home
+			}
+			r.BeforeStep = func(name string) error {
+				if name == c.killAt {
+					return killed
+				}
+				return nil
+			}
+			_, err := r.Run(ctx, p.request(c.mode, "", to, true))
+			if c.killAt != "" {
+				require.ErrorIs(t, err, killed)
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, to, p.Pointer(t, home), "the pointer was flipped before the kill")
+			if c.partial {
+				old := map[string]string{away: home, home: away}[to]
+				_, err := p.Clients(away).SSM.PutParameter(ctx, &ssm.PutParameterInput{Name: &p.Target.Pointer, Value: &old, Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)})
+				require.NoError(t, err)
+				half := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now()).HalfDone()
+				require.Contains(t, half, "the pointers disagree")
+			}
+
+			r.BeforeStep = nil
+			res, err := r.Run(ctx, p.request(c.mode, "", to, true))
+			if c.mode == failover.Failback && c.killAt == "" {
+				// Nothing fenced: no switch to resume; the re-run is refused
+				// before any step and names why.
+				require.ErrorIs(t, err, failover.ErrRefused)
+				assert.Contains(t, err.Error(), "writes are already meant to go to "+home)
+			} else {
+				require.NoError(t, err, "the re-run resumes the switch: %+v", res.Checks)
+			}
+			assert.Equal(t, to, p.Pointer(t, home))
+			assert.Equal(t, to, p.Pointer(t, away))
+			assert.False(t, p.Fenced(t, to), "the region writes go to is not fenced")
+			assert.Equal(t, c.mode == failover.Failover, p.Fenced(t, home), "after a failover the old region stays fenced; after a failback nothing is")
+			assert.False(t, p.Fenced(t, away))
+			after := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now())
+			assert.Empty(t, after.HalfDone())
 		})
 	}
 }

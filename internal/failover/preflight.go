@@ -39,9 +39,14 @@ type Check struct {
 
 // Rules tune the preflight.
 type Rules struct {
-	Mode       Mode
-	From, To   string
-	FromGiven  bool          // --from was given: pointers that disagree only warn
+	Mode      Mode
+	From, To  string
+	FromGiven bool // --from was given: pointers that disagree only warn
+	// Resume: --from was not given, the pointer already names To (in some
+	// or every region) and From is the one other fenced region: a switch
+	// that stopped at or after its pointer flip, which this run finishes
+	// (see defaultFrom).
+	Resume     bool
 	MaxLatency time.Duration // --max-replication-latency
 	Window     time.Duration // how far back latency is read
 	// Force skips the checks the old region cannot answer (a regional outage).
@@ -177,9 +182,15 @@ func pointerCheck(s State, r Rules) Check {
 			others = append(others, reg+"="+v)
 		}
 	}
+	resumed := r.Resume && len(others) > 0
+	for _, v := range s.Pointers() {
+		resumed = resumed && (v == r.To || v == r.From)
+	}
 	switch {
 	case len(others) == 0:
 		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s names %s in every region that answers", s.Target.Pointer, r.From)
+	case resumed:
+		c.Status, c.Detail = CheckOK, fmt.Sprintf("%s already names %s (%s): an earlier switch stopped midway; this %s finishes the move from %s (every step is idempotent)", s.Target.Pointer, r.To, describePointers(s), r.Mode, r.From)
 	case r.FromGiven:
 		c.Status, c.Detail = CheckWarn, fmt.Sprintf("%s does not name --from %s in %s; this switch sets it to %s everywhere", s.Target.Pointer, r.From, strings.Join(others, ", "), r.To)
 	default:

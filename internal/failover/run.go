@@ -110,7 +110,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	if err == nil {
 		res.State = Inspect(ctx, r.Clients, req.Target, req.Rules.Window, start)
 		if req.Rules.From == "" {
-			req.Rules.From = res.State.Active
+			req.Rules.From, req.Rules.Resume = defaultFrom(res.State, req.Rules)
 		}
 		res.From = req.Rules.From
 		if req.Rules.To == "" {
@@ -176,6 +176,42 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	res.OK = true
 	return res, nil
+}
+
+// defaultFrom is the region a switch moves writes away from when --from is
+// not given: the one the pointer names, except when the pointer already
+// names --to (in every region, or in some: a flip cut short) and exactly one
+// other region is fenced. Then a switch of the same direction got to its
+// pointer flip and stopped (killed, or a later
+// step failed: the canary, the replication check, a failback's unfence of
+// the old region): this run resumes it from that fenced region, every step
+// being idempotent, instead of refusing a switch "to where writes already
+// go" and leaving the rest undone. And a failback --to the region a
+// failover fenced without flipping the pointer undoes that failover.
+func defaultFrom(s State, r Rules) (from string, resume bool) {
+	if r.To == "" || (s.Active != r.To && s.Active != "") {
+		return s.Active, false
+	}
+	var fenced []string
+	for _, f := range s.Fenced() {
+		if f != r.To {
+			fenced = append(fenced, f)
+		}
+	}
+	if len(fenced) == 1 {
+		return fenced[0], true
+	}
+	// A failover that stopped between its fence and its pointer flip left
+	// the pointer naming its own, fenced, region; the failback to it (the
+	// undo HalfDone names) comes from the one other region.
+	if to, ok := s.Region(r.To); ok && r.Mode == Failback && to.Fenced && len(fenced) == 0 && len(s.Regions) == 2 {
+		for _, reg := range s.Regions {
+			if reg.Region != r.To {
+				return reg.Region, true
+			}
+		}
+	}
+	return s.Active, false
 }
 
 // defaultTo is the region a switch goes to when --to is not given: for a

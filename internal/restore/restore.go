@@ -120,6 +120,7 @@ type Request struct {
 // Plan is a checked restore, ready to run.
 type Plan struct {
 	Source      string                                   `json:"source"`
+	SourceArn   string                                   `json:"source_arn"`
 	Target      string                                   `json:"target"`
 	Latest      bool                                     `json:"latest"`
 	RestoreTime time.Time                                `json:"restore_time"` // the asked time, or the latest restorable when planned
@@ -142,7 +143,7 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Source: req.Source, Target: req.Target, Latest: req.Latest, Window: w}
+	p := &Plan{Source: req.Source, SourceArn: aws.ToString(src.TableArn), Target: req.Target, Latest: req.Latest, Window: w}
 	if req.Latest {
 		if !w.Enabled() {
 			return nil, fmt.Errorf("%w on %s (DDB-PITR-01): there is no point in time to restore to", ErrPITROff, req.Source)
@@ -265,10 +266,18 @@ type Result struct {
 
 // Run restores the plan's table, waits until it is ACTIVE and applies the settings.
 func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
+	start := time.Now()
 	out, err := db.RestoreTableToPointInTime(ctx, p.Input)
 	var exists *types.TableAlreadyExistsException
 	if errors.As(err, &exists) {
-		return nil, fmt.Errorf("%w: %s; pass another --target or delete it first", ErrTargetExists, p.Target)
+		d, ours, rerr := ownRestore(ctx, db, p, start)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if !ours {
+			return nil, fmt.Errorf("%w: %s; pass another --target or delete it first", ErrTargetExists, p.Target)
+		}
+		out, err = &dynamodb.RestoreTableToPointInTimeOutput{TableDescription: d}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("restoring %s to %s: %w", p.Source, p.Target, err)
@@ -314,6 +323,42 @@ func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
 	}
 	res.Terraform = Adoption(p.Source, p.Target)
 	return res, nil
+}
+
+// ownRestore reads back the target after RestoreTableToPointInTime answered
+// TableAlreadyExistsException: when this run's own request landed and its
+// answer was lost, the SDK's retry finds the table the first attempt
+// created. It is ours when it was restored from the plan's source
+// (RestoreSummary), created since this Run began (a minute's leeway for
+// clock skew; Prepare saw no such table) and carries no restored-from tag
+// yet (a finished restore of the same plan has it: refused). Anything else is
+// someone else's table: refused, fail closed.
+func ownRestore(ctx context.Context, db DynamoDB, p *Plan, start time.Time) (*types.TableDescription, bool, error) {
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target})
+	if err != nil {
+		return nil, false, fmt.Errorf("reading back %s after TableAlreadyExistsException: %w", p.Target, err)
+	}
+	d := dt.Table
+	rs := d.RestoreSummary
+	if rs == nil || p.SourceArn == "" || aws.ToString(rs.SourceTableArn) != p.SourceArn ||
+		d.CreationDateTime == nil || d.CreationDateTime.Before(start.Add(-time.Minute)) {
+		return d, false, nil
+	}
+	var next *string
+	for {
+		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.TableArn, NextToken: next})
+		if err != nil {
+			return nil, false, fmt.Errorf("reading the tags of %s after TableAlreadyExistsException: %w", p.Target, err)
+		}
+		for _, tag := range out.Tags {
+			if aws.ToString(tag.Key) == TagRestoredFrom {
+				return d, false, nil
+			}
+		}
+		if next = out.NextToken; next == nil {
+			return d, true, nil
+		}
+	}
 }
 
 func copyTags(m map[string]string) map[string]string {

@@ -156,3 +156,65 @@ func TestRestoreToNotedTimeDropsLaterWrites(t *testing.T) {
 	assert.NotNil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(0)), "the write before the noted time is there")
 	assert.Nil(t, fixture.Get(t, db, plan.Target, fixture.UserKey(1)), "the write after the noted time is not")
 }
+
+// lostAnswer is the emulator with RestoreTableToPointInTime's answer lost:
+// the request lands, and the SDK's retry gets TableAlreadyExistsException.
+type lostAnswer struct{ *dynamodb.Client }
+
+func (l lostAnswer) RestoreTableToPointInTime(ctx context.Context, in *dynamodb.RestoreTableToPointInTimeInput, o ...func(*dynamodb.Options)) (*dynamodb.RestoreTableToPointInTimeOutput, error) {
+	if _, err := l.Client.RestoreTableToPointInTime(ctx, in, o...); err != nil {
+		return nil, err
+	}
+	return l.Client.RestoreTableToPointInTime(ctx, in, o...)
+}
+
+// TestRunTakesItsOwnRestoreWhoseAnswerWasLost: found by test/chaos (pitr
+// restore under 10 % faults, a reset after the restore landed): the retry's
+// TableAlreadyExistsException stopped the run before the settings were
+// re-applied (PITR off on the restored table, DDB-PITR-02), and the re-run
+// refused the existing target. Now the run reads the target back and takes
+// it as its own when it was restored from the source, since the run began,
+// and has no restored-from tag yet; a table of any other origin is still
+// refused.
+func TestRunTakesItsOwnRestoreWhoseAnswerWasLost_DDB_PITR_02(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
+	fixture.Put(t, db, src, fixture.Users(5))
+	cases := map[string]struct {
+		between func(t *testing.T, target string) // after Prepare, before Run
+		ours    bool
+	}{
+		"the retry finds this run's restore": {ours: true},
+		"a plain table of the same name appeared": {between: func(t *testing.T, target string) {
+			fixture.Create(t, db, fixture.Table{Name: target, HashKey: "user_id"})
+		}},
+		"another restore of the same source, already finished (tagged)": {between: func(t *testing.T, target string) {
+			plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: target})
+			require.NoError(t, err)
+			_, err = restore.Run(ctx, db, plan, restore.Hooks{})
+			require.NoError(t, err)
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dst := src + "-r" + harness.UniqueID()[1:]
+			plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst})
+			require.NoError(t, err)
+			fixture.Cleanup(t, db, dst)
+			if c.between != nil {
+				c.between(t, dst)
+			}
+			res, err := restore.Run(ctx, lostAnswer{db}, plan, restore.Hooks{})
+			if !c.ours {
+				assert.ErrorIs(t, err, restore.ErrTargetExists)
+				return
+			}
+			require.NoError(t, err)
+			assert.True(t, res.Settings.PITR, "the settings were re-applied (DDB-PITR-02), read back")
+			assert.Equal(t, src, res.Settings.Tags[restore.TagRestoredFrom])
+			assert.NotNil(t, fixture.Get(t, db, dst, fixture.UserKey(4)), "the items are there")
+		})
+	}
+}

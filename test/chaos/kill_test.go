@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -45,7 +46,11 @@ func binary(t *testing.T) string {
 }
 
 // killSeeds: at least 20 kill points per family in make chaos, 2 in make test.
+// DYNOPS_CHAOS_KILLS=N sets another count (a quick look at one family).
 func killSeeds() int {
+	if n, err := strconv.Atoi(os.Getenv("DYNOPS_CHAOS_KILLS")); err == nil && n > 0 {
+		return n
+	}
 	if os.Getenv("DYNOPS_CHAOS") == "full" {
 		return 20
 	}
@@ -69,7 +74,8 @@ func TestKilledAndRerun(t *testing.T) {
 	}
 	cfg := target.AWSConfig(t)
 	e := &env{db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), sqs: sqs.NewFromConfig(cfg)}
-	families := map[string]bool{"pitr repair --unconditional": true, "pitr repair (conditional)": true, "export import + apply": true, "dlq move (receive/send/delete)": true}
+	families := map[string]bool{"pitr repair --unconditional": true, "pitr repair (conditional)": true, "export import + apply": true, "dlq move (receive/send/delete)": true,
+		"dlq redrive (--to-queue)": true}
 	for _, sc := range scenarios {
 		if !families[sc.family] {
 			continue

@@ -53,6 +53,11 @@ type Config struct {
 	Rate  float64 // share of requests that get a fault (0..1)
 	Kinds []Kind  // the faults to choose from (default All)
 	Seed  uint64
+	// Observe, when set, sees every request before the proxy acts on it:
+	// its number (from 1) and its operation (Operation). A kill test stops
+	// the client there; the proxy then forwards the request as usual, so a
+	// killed client's last request may or may not take effect.
+	Observe func(n int, op string)
 }
 
 // Proxy is a running fault-injecting reverse proxy.
@@ -69,6 +74,7 @@ type Proxy struct {
 	rnd    *rand.Rand
 	counts map[Kind]int
 	total  int
+	seen   int
 }
 
 // Start starts a proxy in front of backend (e.g. the emulator's URL).
@@ -158,6 +164,13 @@ func classify(r *http.Request, body []byte) service {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if p.cfg.Observe != nil {
+		p.mu.Lock()
+		p.seen++
+		n := p.seen
+		p.mu.Unlock()
+		p.cfg.Observe(n, Operation(r, body))
+	}
 	kind, delay := p.pick()
 	svc := classify(r, body)
 	switch kind {
@@ -177,6 +190,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		p.rp.ServeHTTP(w, r)
 	}
+}
+
+// Operation names a request's API operation: the X-Amz-Target's operation
+// (DynamoDB, SQS, SSM: "PutResourcePolicy"), the query protocol's Action,
+// or the method and path (S3, Lambda).
+func Operation(r *http.Request, body []byte) string {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		return t[strings.LastIndex(t, ".")+1:]
+	}
+	if v, err := url.ParseQuery(string(body)); err == nil && v.Get("Action") != "" {
+		return v.Get("Action")
+	}
+	return r.Method + " " + r.URL.Path
 }
 
 // ErrorShape is what one fault looks like on the wire.
