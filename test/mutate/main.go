@@ -209,7 +209,7 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 	"dynamodb-export":        {"./test/export/", "TestPlanValidations"},
 	"dynamodb-access":        {"./test/access/", "TestPlanValidations"},
 	"dr":                     {"./test/dr/", "TestPlanValidations"},
-	"dynamodb-stack":         {"./test/envs/", "TestPlanStackValidations"},
+	"dynamodb-stack":         {"./test/table/", "TestPlanStackValidations"},
 	"ci-test-role":           {"./test/citest/", "TestPlanCITestRoleValidations_DDB_SEC_01"},
 	"dynamodb-vpc-endpoint":  {"./test/security/", "TestPlanVPCEndpointValidations_DDB_SEC_05"},
 	"cloudtrail-data-events": {"./test/security/", "TestPlanCloudTrailValidations_DDB_SEC_06"},
@@ -254,7 +254,11 @@ func tfMutants(root string) ([]Mutant, error) {
 			// harness's DYNOPS_REFUSALS_RUN the plans terraform makes.
 			caseRe := "^" + regexp.QuoteMeta(id) + "[ _]"
 			test := []string{"go", "test", "-count=1", "-v", "-run", "^" + mt.tests + "$/" + caseRe, mt.pkg}
-			env := []string{"DYNOPS_REFUSALS_RUN=" + caseRe}
+			// The refusals plan with a mock provider and call no AWS
+			// API: DYNOPS_TEST_TARGET=aws keeps harness.Main from
+			// starting moto for every mutant, and GOMAXPROCS=1 keeps it
+			// to one `terraform test` process (one provider schema load).
+			env := []string{"DYNOPS_REFUSALS_RUN=" + caseRe, "DYNOPS_TEST_TARGET=aws", "GOMAXPROCS=1"}
 			judge := regexp.MustCompile(`^\s*--- FAIL: ` + mt.tests + `/` + regexp.QuoteMeta(id) + `_`)
 			where := fmt.Sprintf("%s:%d var.%s %s", rel, line, variable, id)
 			out = append(out,
