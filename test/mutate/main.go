@@ -208,7 +208,7 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 	"stream-consumer":        {"./test/streamconsumer/", "TestPlanValidations"},
 	"dynamodb-export":        {"./test/export/", "TestPlanValidations"},
 	"dynamodb-access":        {"./test/access/", "TestPlanValidations"},
-	"dr":                     {"./test/dr/", "TestPlanValidations"},
+	"dr":                     {"./test/dr/", "TestPlanValidations|TestPlanModuleValidations"},
 	"dynamodb-stack":         {"./test/table/", "TestPlanStackValidations"},
 	"ci-test-role":           {"./test/citest/", "TestPlanCITestRoleValidations_DDB_SEC_01"},
 	"dynamodb-vpc-endpoint":  {"./test/security/", "TestPlanVPCEndpointValidations_DDB_SEC_05"},
@@ -253,13 +253,13 @@ func tfMutants(root string) ([]Mutant, error) {
 			// Only this rule's cases: -run selects the subtests, the
 			// harness's DYNOPS_REFUSALS_RUN the plans terraform makes.
 			caseRe := "^" + regexp.QuoteMeta(id) + "[ _]"
-			test := []string{"go", "test", "-count=1", "-v", "-run", "^" + mt.tests + "$/" + caseRe, mt.pkg}
+			test := []string{"go", "test", "-count=1", "-v", "-run", "^(" + mt.tests + ")$/" + caseRe, mt.pkg}
 			// The refusals plan with a mock provider and call no AWS
 			// API: DYNOPS_TEST_TARGET=aws keeps harness.Main from
 			// starting moto for every mutant, and GOMAXPROCS=1 keeps it
 			// to one `terraform test` process (one provider schema load).
 			env := []string{"DYNOPS_REFUSALS_RUN=" + caseRe, "DYNOPS_TEST_TARGET=aws", "GOMAXPROCS=1"}
-			judge := regexp.MustCompile(`^\s*--- FAIL: ` + mt.tests + `/` + regexp.QuoteMeta(id) + `_`)
+			judge := regexp.MustCompile(`^\s*--- FAIL: (` + mt.tests + `)/` + regexp.QuoteMeta(id) + `_`)
 			where := fmt.Sprintf("%s:%d var.%s %s", rel, line, variable, id)
 			out = append(out,
 				Mutant{
@@ -268,10 +268,11 @@ func tfMutants(root string) ([]Mutant, error) {
 					Original: src,
 					// Terraform refuses a condition that does not refer
 					// to its variable, so the guard is ORed away.
-					Mutated: src[:m[2]] + "var." + variable + " == null || true" + src[m[3]:],
-					Test:    test,
-					Env:     env,
-					Judge:   judge,
+					Mutated:  src[:m[2]] + "var." + variable + " == null || true" + src[m[3]:],
+					Test:     test,
+					Env:      env,
+					Judge:    judge,
+					Prebuilt: true,
 				},
 				Mutant{
 					Name:     "tf " + where + " fix text removed",
