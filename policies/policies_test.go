@@ -135,7 +135,6 @@ func TestEveryGuardRuleHasABadFixture(t *testing.T) {
 	t.Logf("%d guard rules: %s", len(inRego), strings.Join(inRego, " "))
 }
 
-
 // TestEveryDenyRuleFires: with OPA's coverage tracer over every bad fixture,
 // the last expression of each deny rule (the message) is reached, so a deny
 // rule that stops firing fails here even when another rule with the same ID
