@@ -116,3 +116,16 @@ func TestTooLargeByHTTPStatus(t *testing.T) {
 	assert.False(t, batchwrite.TooLarge(status(http.StatusInternalServerError)))
 	assert.False(t, batchwrite.TooLarge(status(http.StatusBadRequest)))
 }
+
+// TestBackoffSleep: a backoff without delays returns at once (there is no
+// jitter to draw from an empty range), and a cancelled context ends a long
+// sleep with its error.
+func TestBackoffSleep(t *testing.T) {
+	for attempt := range 3 {
+		require.NoError(t, batchwrite.Backoff{Attempts: 3}.Sleep(context.Background(), attempt))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := batchwrite.Backoff{Attempts: 3, Base: time.Hour, Max: time.Hour}.Sleep(ctx, 0)
+	assert.ErrorIs(t, err, context.Canceled)
+}

@@ -678,7 +678,7 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 		elapsed                                                    time.Duration
 	}
 	rows := map[string]*row{}
-	var failures, lived, equivalents []string
+	var failures, lived, equivalents, timedOutList []string
 	for i, rel := range dirs {
 		js := filepath.Join(wrapDir, fmt.Sprintf("gremlins-%d.json", i))
 		start := time.Now()
@@ -728,6 +728,7 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 					r.notViable++
 				case "TIMED OUT":
 					r.timedOut++
+					timedOutList = append(timedOutList, fmt.Sprintf("go %s:%d:%d %s", file, m.Line, m.Column, m.Type))
 				default:
 					failures = append(failures, fmt.Sprintf("%s:%d: gremlins status %q", file, m.Line, m.Status))
 				}
@@ -764,6 +765,9 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	}
 	for _, e := range equivalents {
 		fmt.Println("equivalent:", e)
+	}
+	for _, m := range timedOutList {
+		fmt.Println("timed out (not counted as killed):", m)
 	}
 	for _, f := range failures {
 		fmt.Println("error:", f)
