@@ -216,7 +216,9 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 }
 
 var (
-	validationBlock = regexp.MustCompile(`(?s)validation\s*\{\s*condition\s*=\s*(.*?)\n\s*error_message\s*=\s*("(?:[^"\\]|\\.)*")`)
+	// The message is a quoted template; its end is found by hclStringEnd,
+	// since a ${...} inside it may hold quoted strings of its own.
+	validationBlock = regexp.MustCompile(`(?s)validation\s*\{\s*condition\s*=\s*(.*?)\n\s*error_message\s*=\s*(")`)
 	variableName    = regexp.MustCompile(`(?m)^variable\s+"([^"]+)"`)
 )
 
@@ -240,6 +242,11 @@ func tfMutants(root string) ([]Mutant, error) {
 			return nil, fmt.Errorf("%s: no test package known for module %s: add it to moduleTests in test/mutate", rel, module)
 		}
 		for _, m := range validationBlock.FindAllStringSubmatchIndex(src, -1) {
+			end := hclStringEnd(src, m[4])
+			if end < 0 {
+				return nil, fmt.Errorf("%s:%d: error_message: no end to its quoted string", rel, 1+strings.Count(src[:m[4]], "\n"))
+			}
+			m[5] = end
 			msg := src[m[4]:m[5]]
 			line := 1 + strings.Count(src[:m[0]], "\n")
 			variable := "?"
@@ -287,6 +294,46 @@ func tfMutants(root string) ([]Mutant, error) {
 		}
 	}
 	return out, nil
+}
+
+// hclStringEnd returns the index just past the quoted HCL template that
+// starts at src[start] (a '"'), skipping escapes and the ${...} and %{...}
+// interpolations with any quoted strings and braces inside them; -1 when it
+// does not end.
+func hclStringEnd(src string, start int) int {
+	i := start + 1
+	for i < len(src) {
+		switch c := src[i]; {
+		case c == '\\':
+			i += 2
+		case c == '"':
+			return i + 1
+		case (c == '$' || c == '%') && strings.HasPrefix(src[i+1:], string(c)+"{"):
+			i += 3 // $${ and %%{ are literals
+		case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+			depth := 1
+			i += 2
+			for i < len(src) && depth > 0 {
+				switch src[i] {
+				case '{':
+					depth++
+					i++
+				case '}':
+					depth--
+					i++
+				case '"':
+					if i = hclStringEnd(src, i); i < 0 {
+						return -1
+					}
+				default:
+					i++
+				}
+			}
+		default:
+			i++
+		}
+	}
+	return -1
 }
 
 // The states of a judged mutant.
