@@ -80,7 +80,7 @@ release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit sta
 	scripts/release.sh
 
 mutate: ## mutation check (not in make test: takes hours): gremlins over internal/, every Rego deny rule, every validation message
-	export DYNOPS_SETUP_MUTATE=1 && $(SETUP) && go run ./test/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"}
+	export DYNOPS_SETUP_MUTATE=1 && $(SETUP) && go run ./test/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"} $${MUTATE_PACKAGES:+-packages "$$MUTATE_PACKAGES"}
 
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache dist

@@ -180,3 +180,63 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesOddInputs: a queue URL with a query string still names its queue
+// (the URL's path, not the raw text), and a function ARN that stops at
+// "function" has no name to take (no index past its end).
+func TestNamesOddInputs(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://sqs.eu-west-1.amazonaws.com/123456789012/prod-hoge-dlq?Action=ReceiveMessage": "prod-hoge-dlq",
+		"http://127.0.0.1:4566/000000000000/dev-a-b#frag":                                      "dev-a-b",
+	} {
+		if got := QueueName(in); got != want {
+			t.Errorf("QueueName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{"arn:aws:lambda:eu-west-1:123456789012:function", "function"} {
+		if got := FunctionName(in); got != in {
+			t.Errorf("FunctionName(%q) = %q, want the input back", in, got)
+		}
+	}
+}
+
+// TestDefaultConfigPath: DYNOPS_CONFIG, then XDG_CONFIG_HOME, then HOME;
+// with none of them set there is no config file to read.
+func TestDefaultConfigPath(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{EnvConfig: "/etc/dynops.yaml", "XDG_CONFIG_HOME": "/x", "HOME": "/home/op"}, "/etc/dynops.yaml"},
+		{map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/home/op"}, filepath.Join("/x", "dynops", "config.yaml")},
+		{map[string]string{"HOME": "/home/op"}, filepath.Join("/home/op", ".config", "dynops", "config.yaml")},
+		{map[string]string{}, ""},
+	}
+	for _, c := range cases {
+		if got := DefaultConfigPath(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("DefaultConfigPath(%v) = %q, want %q", c.env, got, c.want)
+		}
+	}
+}
+
+// TestAddUnprotectedAccumulates: each call adds to the known unprotected
+// envs, from the zero Policy too, and never forgets an earlier call's envs.
+func TestAddUnprotectedAccumulates(t *testing.T) {
+	var zero Policy
+	zero.AddUnprotected("--unprotected-envs", "qa")
+	zero.AddUnprotected("config", "sandbox", " QA ")
+	if got := strings.Join(zero.UnprotectedEnvs(), ","); got != "qa,sandbox" {
+		t.Errorf("UnprotectedEnvs() = %q, want qa,sandbox", got)
+	}
+	if d := zero.Decide(Target{Kind: Table, Name: "qa-hoge-user", Tags: map[string]string{}}); d.Protected {
+		t.Errorf("qa-hoge-user: protected (%s), want unprotected: qa was added first", d.Reason)
+	}
+	p := NewPolicy()
+	p.AddUnprotected("config", "sandbox")
+	p.AddUnprotected("config", "qa")
+	for _, env := range []string{"sandbox", "qa", "dev"} {
+		if d := p.Decide(Target{Kind: Table, Name: env + "-hoge-user", Tags: map[string]string{}}); d.Protected {
+			t.Errorf("%s-hoge-user: protected (%s), want unprotected", env, d.Reason)
+		}
+	}
+}

@@ -164,7 +164,7 @@ variable "max_session_duration" {
 
   validation {
     condition     = var.max_session_duration >= 3600 && var.max_session_duration <= 43200
-    error_message = "max_session_duration must be between 3600 and 43200 seconds."
+    error_message = "DDB-SEC-01: max_session_duration must be between 3600 and 43200 seconds (1 to 12 hours, IAM's limits for a role session)."
   }
 }
 

@@ -29,7 +29,7 @@ variable "bucket_name" {
 
   validation {
     condition     = var.bucket_name == null || can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", coalesce(var.bucket_name, "ok")))
-    error_message = "bucket_name must be 3-63 lower case letters, digits, '.' or '-' (an S3 bucket name)."
+    error_message = "DDB-EXP-01: bucket_name must be 3-63 lower case letters, digits, '.' or '-' (an S3 bucket name)."
   }
 }
 
@@ -52,7 +52,7 @@ variable "tables" {
 
   validation {
     condition     = length(distinct([for t in var.tables : join(":", slice(split(":", t.arn), 0, 5))])) <= 1
-    error_message = "tables must all be in one account and region (one export module per region)."
+    error_message = "DDB-EXP-01: tables must all be in one account and region (one export module per region)."
   }
 }
 
@@ -63,7 +63,7 @@ variable "exports_prefix" {
 
   validation {
     condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9_.-]+)*$", var.exports_prefix))
-    error_message = "exports_prefix must be a key prefix without leading or trailing '/' (e.g. \"exports\")."
+    error_message = "DDB-EXP-01: exports_prefix must be a key prefix without leading or trailing '/' (e.g. \"exports\")."
   }
 }
 
@@ -111,7 +111,7 @@ variable "lifecycle_rules" {
     condition = (var.lifecycle_rules.abort_incomplete_multipart_upload_days >= 1 && var.lifecycle_rules.noncurrent_version_expiration_days >= 1
       && (var.lifecycle_rules.transition_to_standard_ia_days == null || coalesce(var.lifecycle_rules.transition_to_standard_ia_days, 30) >= 30)
     && (var.lifecycle_rules.expiration_days == null || coalesce(var.lifecycle_rules.expiration_days, 1) >= 1))
-    error_message = "lifecycle_rules: day counts must be at least 1, and transition_to_standard_ia_days at least 30 (an S3 rule for STANDARD_IA)."
+    error_message = "DDB-EXP-01: lifecycle_rules: day counts must be at least 1, and transition_to_standard_ia_days at least 30 (an S3 rule for STANDARD_IA)."
   }
 }
 
@@ -144,7 +144,7 @@ variable "scheduler_zip_path" {
 
   validation {
     condition     = !var.schedule_enabled || var.scheduler_zip_path != null
-    error_message = "schedule_enabled needs scheduler_zip_path: run `make export-scheduler-zip` and pass bin/export-scheduler.zip."
+    error_message = "DDB-EXP-01: schedule_enabled needs scheduler_zip_path: run `make export-scheduler-zip` and pass bin/export-scheduler.zip."
   }
 }
 
@@ -155,7 +155,7 @@ variable "schedule_expression" {
 
   validation {
     condition     = can(regex("^(rate\\(.+\\)|cron\\(.+\\))$", var.schedule_expression))
-    error_message = "schedule_expression must be rate(...) or cron(...), e.g. \"rate(15 minutes)\"."
+    error_message = "DDB-EXP-01: schedule_expression must be rate(...) or cron(...), e.g. \"rate(15 minutes)\"."
   }
 }
 
@@ -166,7 +166,7 @@ variable "lag_alarm_seconds" {
 
   validation {
     condition     = var.lag_alarm_seconds >= 1800
-    error_message = "lag_alarm_seconds must be at least 1800: a healthy series runs up to a 15-minute window plus the export's own run time behind."
+    error_message = "DDB-EXP-01: lag_alarm_seconds must be at least 1800: a healthy series runs up to a 15-minute window plus the export's own run time behind."
   }
 }
 

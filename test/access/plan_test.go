@@ -243,6 +243,13 @@ func TestPlanValidations(t *testing.T) {
 		{"DDB-SEC-02 cross-tenant index without a reason", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"cross_tenant_indexes": map[string]any{"gsi3": " "}}}}, "DDB-SEC-02: cross_tenant_indexes must map GSI names"},
 		{"DDB-SEC-03 health check wildcard", map[string]any{"health_check_ids": []string{"*"}}, "DDB-SEC-03: health_check_ids must be Route 53 health check IDs"},
 		{"DDB-SEC-01 roles without principals", map[string]any{"create_roles": true}, "DDB-SEC-01: create_roles = true needs trusted_principal_arns"},
+		{"DDB-SEC-03 env not lower case", map[string]any{"env": "Dev"}, "DDB-SEC-03: env must be lower case letters and digits (e.g. \"prod\"); it is the table name prefix the policies are scoped to"},
+		{"DDB-NAME-01 product not lower case words", map[string]any{"product": "Hoge_App"}, "DDB-NAME-01: product must be lower case words joined by '-' (e.g. \"hoge\")"},
+		{"DDB-SEC-02 tenant tag key with a space", map[string]any{"tenant_tag_key": "tenant id"}, "DDB-SEC-02: tenant_tag_key must be a valid IAM tag key (letters, digits, _ . : / = + @ -), e.g. \"tenant_id\""},
+		{"DDB-SEC-01 principal that is not an IAM ARN", map[string]any{"trusted_principal_arns": []string{"*"}}, "DDB-SEC-01: trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME, user/NAME or root)"},
+		{"DDB-SEC-01 boundary that is not a policy ARN", map[string]any{"permissions_boundary_arn": "arn:aws:iam::123456789012:role/x"}, "DDB-SEC-01: permissions_boundary_arn must be an IAM policy ARN (arn:aws:iam::ACCOUNT:policy/NAME), or null"},
+		{"DDB-SEC-01 session longer than IAM allows", map[string]any{"max_session_duration": 86400}, "DDB-SEC-01: max_session_duration must be between 3600 and 43200 seconds (1 to 12 hours"},
+		{"DDB-SEC-01 session shorter than IAM allows", map[string]any{"max_session_duration": 900}, "DDB-SEC-01: max_session_duration must be between 3600 and 43200 seconds"},
 	}
 	// DDB-SEC-02: every delimiter a tag value can hold (letters, digits, space,
 	// _ . : / = + - @) or that IAM reads as a wildcard/variable is refused.

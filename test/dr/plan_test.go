@@ -154,3 +154,47 @@ func TestPlanValidations(t *testing.T) {
 	}
 	harness.ExpectRefusals(t, example, refusals)
 }
+
+// TestPlanModuleValidations: every validation of modules/dr itself, with
+// its rule and its fix; the example (TestPlanValidations) reaches only the
+// inputs it passes through.
+func TestPlanModuleValidations(t *testing.T) {
+	t.Parallel()
+	principals := map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}}
+	route53 := func(over map[string]any) map[string]any {
+		r := map[string]any{"zone_id": "Z0123456789ABCDEFGHIJ", "record_name": "api.prod.example.internal", "primary_endpoint": "api.eu-west-1.example.com", "secondary_endpoint": "api.eu-central-1.example.com"}
+		for k, v := range over {
+			r[k] = v
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		vars map[string]any
+		want []string
+	}{
+		{"DDB-SEC-03 account id", map[string]any{"account_id": "1234"}, []string{"DDB-SEC-03: account_id must be the 12-digit AWS account ID of the environment"}},
+		{"DDB-NAME-01 env not lower case", map[string]any{"env": "Prod"}, []string{"DDB-NAME-01: env must be lower case letters and digits", `(e.g. "prod")`}},
+		{"DDB-NAME-01 table name", map[string]any{"tables": []string{"Prod_Session"}}, []string{"DDB-NAME-01: tables must be table names {env}-{product}-{usage}", `e.g. "prod-hoge-session"`}},
+		{"DDB-SEC-03 table of another env", map[string]any{"tables": []string{"dev-hoge-session"}}, []string{`DDB-SEC-03: every table must be one of this env's (name starting with "<env>-")`, "the failover role of one env never reaches another env's tables"}},
+		{"DDB-DR-01 pointer prefix without leading slash", map[string]any{"pointer_prefix": "dynops/dr"}, []string{"DDB-DR-01: pointer_prefix must be an SSM path such as \"/dynops/dr\"", "(leading slash, no trailing slash)"}},
+		{"DDB-SEC-01 failover role without principals", map[string]any{"failover_role": map[string]any{}}, []string{"DDB-SEC-01: failover_role.trusted_principal_arns must name who may assume the failover role", "or set failover_role.enabled = false"}},
+		{"DDB-SEC-01 principal that is not an ARN", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"*"}}}, []string{"DDB-SEC-01: failover_role.trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME)"}},
+		{"DDB-DR-01 route53 port", map[string]any{"route53": route53(map[string]any{"port": 70000})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
+		{"DDB-DR-01 route53 path", map[string]any{"route53": route53(map[string]any{"path": "health"})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
+		{"DDB-SEC-03 backup table of another env", map[string]any{"backup": map[string]any{"tables": []string{"dev-hoge-user"}}}, []string{`DDB-SEC-03: every backup.tables entry must be one of this env's tables (name starting with "<env>-")`}},
+		{"DDB-DR-01 backup without tables", map[string]any{"backup": map[string]any{"enabled": true}}, []string{"DDB-DR-01: backup.enabled needs backup.tables", "modules/dynamodb-stack output regional_table_names"}},
+		{"DDB-DR-01 backup retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "retention_days": 0}}, []string{"DDB-DR-01: backup.retention_days and backup.copy_retention_days must be at least 1"}},
+		{"DDB-DR-01 backup copy retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "copy_retention_days": 0}}, []string{"DDB-DR-01: backup.retention_days and backup.copy_retention_days must be at least 1"}},
+		{"DDB-DR-01 backup schedule", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "schedule": "daily"}}, []string{"DDB-DR-01: backup.schedule must be an AWS Backup schedule expression", `e.g. "cron(0 3 * * ? *)"`}},
+	}
+	refusals := make([]harness.Refusal, 0, len(cases))
+	for _, tc := range cases {
+		vars := map[string]any{"account_id": "123456789012", "env": "prod", "tables": []string{"prod-hoge-session"}, "failover_role": principals}
+		for k, v := range tc.vars {
+			vars[k] = v
+		}
+		refusals = append(refusals, harness.Refusal{Name: tc.name, Vars: vars, Want: tc.want})
+	}
+	harness.ExpectRefusals(t, "modules/dr", refusals)
+}

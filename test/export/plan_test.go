@@ -279,23 +279,32 @@ func TestPlanSchedule(t *testing.T) {
 
 func TestPlanValidations(t *testing.T) {
 	t.Parallel()
+	// Each case names its rule and wants the message and its fix, as the
+	// diagnostic's own text: a message cut to its rule ID fails here.
 	cases := []struct {
 		name string
 		over map[string]any
-		want string
+		want []string
 	}{
-		{"DDB-NAME-01 table names follow the guideline", map[string]any{"tables": []map[string]any{{"name": "Users", "arn": "arn:aws:dynamodb:eu-west-1:123456789012:table/Users"}}}, "DDB-NAME-01"},
-		{"DDB-NAME-01 the ARN names the table", map[string]any{"tables": []map[string]any{{"name": "dev-hoge-user", "arn": "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-other"}}}, "DDB-NAME-01"},
-		{"tables in one region", map[string]any{"tables": []map[string]any{tables[0], {"name": "dev-hoge-x", "arn": "arn:aws:dynamodb:us-east-1:123456789012:table/dev-hoge-x"}}}, "one account and region"},
-		{"schedule needs the Lambda zip", map[string]any{"schedule_enabled": true}, "make export-scheduler-zip"},
-		{"DDB-SEC-04 KMS key must be an ARN", map[string]any{"kms_key_arn": "alias/mine"}, "DDB-SEC-04"},
-		{"DDB-SEC-01 no wildcard exporters", map[string]any{"exporter_principal_arns": []string{"*"}}, "DDB-SEC-01"},
-		{"STANDARD_IA needs 30 days", map[string]any{"lifecycle_rules": map[string]any{"transition_to_standard_ia_days": 10}}, "at least 30"},
-		{"lag alarm not below a healthy lag", map[string]any{"lag_alarm_seconds": 600}, "at least 1800"},
+		{"DDB-NAME-01 env not lower case", map[string]any{"env": "Dev"}, []string{"DDB-NAME-01: env must be lower case letters and digits", `(e.g. "dev")`}},
+		{"DDB-NAME-01 product not lower case words", map[string]any{"product": "Hoge_App"}, []string{"DDB-NAME-01: product must be lower case words joined by '-'", `(e.g. "hoge")`}},
+		{"DDB-NAME-01 table names follow the guideline", map[string]any{"tables": []map[string]any{{"name": "Users", "arn": "arn:aws:dynamodb:eu-west-1:123456789012:table/Users"}}}, []string{"DDB-NAME-01: tables must list at least one table", `each { name = "{env}-{product}-{usage}", arn = "arn:aws:dynamodb:REGION:ACCOUNT:table/<name>" }`}},
+		{"DDB-NAME-01 the ARN names the table", map[string]any{"tables": []map[string]any{{"name": "dev-hoge-user", "arn": "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-other"}}}, []string{"DDB-NAME-01: tables must list at least one table", "table/<name>"}},
+		{"DDB-NAME-01 no table", map[string]any{"tables": []map[string]any{}}, []string{"DDB-NAME-01: tables must list at least one table"}},
+		{"DDB-EXP-01 bucket name not an S3 bucket name", map[string]any{"bucket_name": "Dev_Exports"}, []string{"DDB-EXP-01: bucket_name must be 3-63 lower case letters, digits, '.' or '-'", "(an S3 bucket name)"}},
+		{"DDB-EXP-01 tables in one region", map[string]any{"tables": []map[string]any{tables[0], {"name": "dev-hoge-x", "arn": "arn:aws:dynamodb:us-east-1:123456789012:table/dev-hoge-x"}}}, []string{"DDB-EXP-01: tables must all be in one account and region", "(one export module per region)"}},
+		{"DDB-EXP-01 exports prefix with a leading slash", map[string]any{"exports_prefix": "/exports"}, []string{"DDB-EXP-01: exports_prefix must be a key prefix without leading or trailing '/'", `(e.g. "exports")`}},
+		{"DDB-EXP-01 STANDARD_IA needs 30 days", map[string]any{"lifecycle_rules": map[string]any{"transition_to_standard_ia_days": 10}}, []string{"DDB-EXP-01: lifecycle_rules: day counts must be at least 1", "transition_to_standard_ia_days at least 30 (an S3 rule for STANDARD_IA)"}},
+		{"DDB-EXP-01 expiration under a day", map[string]any{"lifecycle_rules": map[string]any{"expiration_days": 0}}, []string{"DDB-EXP-01: lifecycle_rules: day counts must be at least 1"}},
+		{"DDB-EXP-01 schedule needs the Lambda zip", map[string]any{"schedule_enabled": true}, []string{"DDB-EXP-01: schedule_enabled needs scheduler_zip_path", "run `make export-scheduler-zip` and pass bin/export-scheduler.zip"}},
+		{"DDB-EXP-01 schedule expression", map[string]any{"schedule_expression": "every 15 minutes"}, []string{"DDB-EXP-01: schedule_expression must be rate(...) or cron(...)", `e.g. "rate(15 minutes)"`}},
+		{"DDB-EXP-01 lag alarm not below a healthy lag", map[string]any{"lag_alarm_seconds": 600}, []string{"DDB-EXP-01: lag_alarm_seconds must be at least 1800", "a healthy series runs up to a 15-minute window"}},
+		{"DDB-SEC-04 KMS key must be an ARN", map[string]any{"kms_key_arn": "alias/mine"}, []string{"DDB-SEC-04: kms_key_arn must be a KMS key ARN", "or null for SSE-S3"}},
+		{"DDB-SEC-01 no wildcard exporters", map[string]any{"exporter_principal_arns": []string{"*"}}, []string{"DDB-SEC-01: exporter_principal_arns must be IAM ARNs", "not wildcards"}},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, c := range cases {
-		refusals = append(refusals, harness.Refusal{Name: c.name, Vars: vars(c.over), Want: []string{c.want}})
+		refusals = append(refusals, harness.Refusal{Name: c.name, Vars: vars(c.over), Want: c.want})
 	}
 	harness.ExpectRefusals(t, module, refusals)
 }

@@ -39,6 +39,7 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 	if len(cases) == 0 {
 		t.Fatal("ExpectRefusals: no cases")
 	}
+	cases = onlyRefusals(t, cases)
 	tmp := copyRoot(t, dir)
 	writeLocalBackend(t, tmp)
 	testDir := filepath.Join(tmp, "dynops-refusals")
@@ -123,6 +124,35 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 			t.Errorf("no error carries %q; terraform said:\n%s", c.Want, strings.Join(r.errors, "\n"))
 		})
 	}
+}
+
+// RefusalsRunEnv narrows ExpectRefusals to the cases whose name matches its
+// regexp. The mutation check (test/mutate) sets it so that a mutant of one
+// validation pays terraform for that rule's cases only, not the module's
+// whole matrix; `go test -run` cannot do that, because the cases are
+// planned together before their subtests run.
+const RefusalsRunEnv = "DYNOPS_REFUSALS_RUN"
+
+func onlyRefusals(t *testing.T, cases []Refusal) []Refusal {
+	t.Helper()
+	expr := os.Getenv(RefusalsRunEnv)
+	if expr == "" {
+		return cases
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", RefusalsRunEnv, expr, err)
+	}
+	var out []Refusal
+	for _, c := range cases {
+		if re.MatchString(c.Name) {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("%s=%q matches none of the %d cases", RefusalsRunEnv, expr, len(cases))
+	}
+	return out
 }
 
 func terraformCmd(dir string, env []string, args ...string) *exec.Cmd {

@@ -38,7 +38,9 @@ func main() {
 		only    = flag.String("only", "", "regexp: only mutants whose name matches")
 		list    = flag.Bool("list", false, "list the mutants and run nothing")
 		timeout = flag.Duration("timeout", 10*time.Minute, "longest test run for one mutant")
-		pkgs    = flag.String("packages", "./internal/...", "go: package pattern for gremlins")
+		pkgs    = flag.String("packages", "./internal/...", "go: folders for gremlins, comma-separated (./internal/... is each folder of internal/)")
+		workers = flag.Int("workers", 1, "go: gremlins --workers")
+		coeff   = flag.Int("timeout-coefficient", 4, "go: gremlins --timeout-coefficient (a mutant's test run may take this many times the package's covered run)")
 	)
 	flag.Parse()
 	root, err := repoRoot()
@@ -50,6 +52,10 @@ func main() {
 		if filter, err = regexp.Compile(*only); err != nil {
 			fail(fmt.Errorf("--only %q: %w", *only, err))
 		}
+	}
+	allow, err := readAllowlist(root)
+	if err != nil {
+		fail(err)
 	}
 	ctx := context.Background()
 	survivors := 0
@@ -67,7 +73,7 @@ func main() {
 				}
 				continue
 			}
-			n, err := runTextMutants(ctx, root, ms, *timeout)
+			n, err := runTextMutants(ctx, root, ms, *timeout, allow)
 			if err != nil {
 				fail(err)
 			}
@@ -77,7 +83,7 @@ func main() {
 				fmt.Println("go: gremlins over", *pkgs)
 				continue
 			}
-			n, err := runGremlins(ctx, root, *pkgs, *timeout)
+			n, err := runGremlins(ctx, root, *pkgs, *timeout, *workers, *coeff, allow)
 			if err != nil {
 				fail(err)
 			}
@@ -104,6 +110,15 @@ type Mutant struct {
 	Original string
 	Mutated  string
 	Test     []string // argv, run in the copy's root
+	Env      []string // added to the test run's environment
+	// Prebuilt: Test is `go test` of one package whose Go code the mutant
+	// does not touch; its test binary is built once and run directly
+	// (linking a Terratest binary costs more than most mutants' tests).
+	Prebuilt bool
+	// Judge matches a `go test -v` line of a test that must fail for the
+	// mutant to count as killed: a failure elsewhere (a broken build, a
+	// flaky emulator) proves nothing about this mutant.
+	Judge *regexp.Regexp
 }
 
 func keep(ms []Mutant, filter *regexp.Regexp) []Mutant {
@@ -153,12 +168,21 @@ func regoMutants(root string) ([]Mutant, error) {
 				File:     rel,
 				Original: src,
 				Mutated:  src[:loc[1]] + "\n\tfalse # mutant" + src[loc[1]:],
-				Test:     []string{"go", "test", "-count=1", "-run", "^(TestFixtures|TestEveryGuardRuleHasABadFixture|TestEveryDenyRuleHasAFixture)$", "./policies/"},
+				Test:     regoTest,
+				Judge:    regoJudge,
 			})
 		}
 	}
 	return out, nil
 }
+
+// regoTest runs the fixture tests: every bad fixture denied with its full
+// message set, and every deny rule reached by some bad fixture (OPA
+// coverage), so a rule that shares its ID with another one still counts.
+var (
+	regoTest  = []string{"go", "test", "-count=1", "-v", "-run", "^(TestFixtures|TestEveryGuardRuleHasABadFixture|TestEveryDenyRuleFires)$", "./policies/"}
+	regoJudge = regexp.MustCompile(`^\s*--- FAIL: (TestFixtures|TestEveryGuardRuleHasABadFixture|TestEveryDenyRuleFires)\b`)
+)
 
 var ruleIDRe = regexp.MustCompile(`DDB-[A-Z]+-[0-9]{2}`)
 
@@ -173,23 +197,28 @@ func ruleIDAfter(body string) string {
 	return "(no rule ID)"
 }
 
-// moduleTests maps a module to the Go package whose validation tests cover it.
-var moduleTests = map[string]string{
-	"dynamodb-table":         "./test/table/",
-	"dynamodb-alarms":        "./test/alarms/",
-	"stream-consumer":        "./test/streamconsumer/",
-	"dynamodb-export":        "./test/export/",
-	"dynamodb-access":        "./test/access/",
-	"dr":                     "./test/dr/",
-	"dynamodb-stack":         "./test/envs/",
-	"ci-test-role":           "./test/citest/",
-	"alarm-topic":            "./test/alarms/",
-	"dynamodb-vpc-endpoint":  "./test/security/",
-	"cloudtrail-data-events": "./test/security/",
+// moduleTests maps a module to the Go package and the top-level tests
+// (harness.ExpectRefusals matrices) whose cases cover its validations; each
+// case is named for its rule ID ("DDB-PITR-01 what").
+var moduleTests = map[string]struct{ pkg, tests string }{
+	"dynamodb-table":         {"./test/table/", "TestPlanValidations"},
+	"dynamodb-table-replica": {"./test/table/", "TestPlanReplicaRefusals"},
+	"dynamodb-alarms":        {"./test/alarms/", "TestPlanValidations"},
+	"alarm-topic":            {"./test/alarms/", "TestPlanAlarmTopicValidations"},
+	"stream-consumer":        {"./test/streamconsumer/", "TestPlanValidations"},
+	"dynamodb-export":        {"./test/export/", "TestPlanValidations"},
+	"dynamodb-access":        {"./test/access/", "TestPlanValidations"},
+	"dr":                     {"./test/dr/", "TestPlanValidations|TestPlanModuleValidations"},
+	"dynamodb-stack":         {"./test/table/", "TestPlanStackValidations"},
+	"ci-test-role":           {"./test/citest/", "TestPlanCITestRoleValidations_DDB_SEC_01"},
+	"dynamodb-vpc-endpoint":  {"./test/security/", "TestPlanVPCEndpointValidations_DDB_SEC_05"},
+	"cloudtrail-data-events": {"./test/security/", "TestPlanCloudTrailValidations_DDB_SEC_06"},
 }
 
 var (
-	validationBlock = regexp.MustCompile(`(?s)validation\s*\{\s*condition\s*=\s*(.*?)\n\s*error_message\s*=\s*("(?:[^"\\]|\\.)*")`)
+	// The message is a quoted template; its end is found by hclStringEnd,
+	// since a ${...} inside it may hold quoted strings of its own.
+	validationBlock = regexp.MustCompile(`(?s)validation\s*\{\s*condition\s*=\s*(.*?)\n\s*error_message\s*=\s*(")`)
 	variableName    = regexp.MustCompile(`(?m)^variable\s+"([^"]+)"`)
 )
 
@@ -208,12 +237,16 @@ func tfMutants(root string) ([]Mutant, error) {
 		src := string(b)
 		rel, _ := filepath.Rel(root, f)
 		module := filepath.Base(filepath.Dir(f))
-		pkg, ok := moduleTests[module]
+		mt, ok := moduleTests[module]
 		if !ok {
 			return nil, fmt.Errorf("%s: no test package known for module %s: add it to moduleTests in test/mutate", rel, module)
 		}
 		for _, m := range validationBlock.FindAllStringSubmatchIndex(src, -1) {
-			cond := src[m[2]:m[3]]
+			end := hclStringEnd(src, m[4])
+			if end < 0 {
+				return nil, fmt.Errorf("%s:%d: error_message: no end to its quoted string", rel, 1+strings.Count(src[:m[4]], "\n"))
+			}
+			m[5] = end
 			msg := src[m[4]:m[5]]
 			line := 1 + strings.Count(src[:m[0]], "\n")
 			variable := "?"
@@ -224,15 +257,29 @@ func tfMutants(root string) ([]Mutant, error) {
 			if id == "" {
 				id = "(no rule ID)"
 			}
-			test := []string{"go", "test", "-count=1", "-run", "Validation[s]?/^" + regexp.QuoteMeta(id) + "[ _]", pkg}
+			// Only this rule's cases: -run selects the subtests, the
+			// harness's DYNOPS_REFUSALS_RUN the plans terraform makes.
+			caseRe := "^" + regexp.QuoteMeta(id) + "[ _]"
+			test := []string{"go", "test", "-count=1", "-v", "-run", "^(" + mt.tests + ")$/" + caseRe, mt.pkg}
+			// The refusals plan with a mock provider and call no AWS
+			// API: DYNOPS_TEST_TARGET=aws keeps harness.Main from
+			// starting moto for every mutant, and GOMAXPROCS=1 keeps it
+			// to one `terraform test` process (one provider schema load).
+			env := []string{"DYNOPS_REFUSALS_RUN=" + caseRe, "DYNOPS_TEST_TARGET=aws", "GOMAXPROCS=1"}
+			judge := regexp.MustCompile(`^\s*--- FAIL: (` + mt.tests + `)/` + regexp.QuoteMeta(id) + `_`)
 			where := fmt.Sprintf("%s:%d var.%s %s", rel, line, variable, id)
 			out = append(out,
 				Mutant{
 					Name:     "tf " + where + " guard removed",
 					File:     rel,
 					Original: src,
-					Mutated:  src[:m[2]] + "true" + src[m[3]:],
+					// Terraform refuses a condition that does not refer
+					// to its variable, so the guard is ORed away.
+					Mutated:  src[:m[2]] + "var." + variable + " == null || true" + src[m[3]:],
 					Test:     test,
+					Env:      env,
+					Judge:    judge,
+					Prebuilt: true,
 				},
 				Mutant{
 					Name:     "tf " + where + " fix text removed",
@@ -240,95 +287,243 @@ func tfMutants(root string) ([]Mutant, error) {
 					Original: src,
 					Mutated:  src[:m[4]] + fmt.Sprintf("%q", id+": invalid "+variable+".") + src[m[5]:],
 					Test:     test,
+					Env:      env,
+					Judge:    judge,
+					Prebuilt: true,
 				})
-			_ = cond
 		}
 	}
 	return out, nil
 }
 
+// hclStringEnd returns the index just past the quoted HCL template that
+// starts at src[start] (a '"'), skipping escapes and the ${...} and %{...}
+// interpolations with any quoted strings and braces inside them; -1 when it
+// does not end.
+func hclStringEnd(src string, start int) int {
+	i := start + 1
+	for i < len(src) {
+		switch c := src[i]; {
+		case c == '\\':
+			i += 2
+		case c == '"':
+			return i + 1
+		case (c == '$' || c == '%') && strings.HasPrefix(src[i+1:], string(c)+"{"):
+			i += 3 // $${ and %%{ are literals
+		case (c == '$' || c == '%') && i+1 < len(src) && src[i+1] == '{':
+			depth := 1
+			i += 2
+			for i < len(src) && depth > 0 {
+				switch src[i] {
+				case '{':
+					depth++
+					i++
+				case '}':
+					depth--
+					i++
+				case '"':
+					if i = hclStringEnd(src, i); i < 0 {
+						return -1
+					}
+				default:
+					i++
+				}
+			}
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+// The states of a judged mutant.
+const (
+	killed    = "killed"
+	survived  = "SURVIVED"
+	timedOut  = "TIMED OUT"  // not counted as killed: the test may hang for another reason
+	notJudged = "NOT JUDGED" // the build broke, or no test for this mutant ran and failed
+)
+
 type result struct {
 	Mutant
-	Killed  bool
-	Elapsed time.Duration
-	Output  string
+	State      string
+	Equivalent string // the allowlist's reason, for a survivor listed there
+	Elapsed    time.Duration
+	Output     string
 }
 
 // runTextMutants runs each mutant in a copy of the repository and prints a
-// table; it returns how many survived.
-func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.Duration) (int, error) {
+// table; it returns how many did not reach the goal (killed, or listed as
+// equivalent).
+func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.Duration, allow allowlist) (int, error) {
 	if len(ms) == 0 {
 		return 0, nil
 	}
-	work, err := os.MkdirTemp("", "dynops-mutate-")
-	if err != nil {
+	// The copy's path stays the same from run to run (one per kind of
+	// mutant, so that two kinds can run at once): Go's build cache keys on
+	// the path, and a fresh path would rebuild every dependency first.
+	kind, _, _ := strings.Cut(ms[0].Name, " ")
+	work := filepath.Join(os.TempDir(), "dynops-mutate-"+kind)
+	if err := os.RemoveAll(work); err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(work)
 	if err := copyTree(root, work); err != nil {
 		return 0, fmt.Errorf("copying the repository: %w", err)
 	}
+	// The unmutated tree must pass each test run that judges mutants, or a
+	// failure would be counted as a kill. The Terraform runs are judged by a
+	// failing subtest of the mutant's own rule instead (one baseline per rule
+	// would double their cost).
+	baselines := map[string]bool{}
+	for _, m := range ms {
+		key := strings.Join(m.Env, " ") + " " + strings.Join(m.Test, " ")
+		if _, done := baselines[key]; done || !strings.HasPrefix(m.Name, "rego ") {
+			continue
+		}
+		start := time.Now()
+		out, err := run(ctx, work, timeout, m.Test, m.Env)
+		if err != nil {
+			return 0, fmt.Errorf("baseline %s fails without a mutant (%s); fix the suite first:\n%s", strings.Join(m.Test, " "), err, lastLines(out, 30))
+		}
+		fmt.Fprintf(os.Stderr, "baseline ok: %s (%s)\n", strings.Join(m.Test, " "), time.Since(start).Round(time.Second))
+		baselines[key] = true
+	}
 	var results []result
+	bins := map[string]string{}
 	for i, m := range ms {
 		path := filepath.Join(work, m.File)
 		if err := os.WriteFile(path, []byte(m.Mutated), 0o644); err != nil {
 			return 0, err
 		}
 		start := time.Now()
-		out, runErr := run(ctx, work, timeout, m.Test)
+		dir, argv := work, m.Test
+		if m.Prebuilt {
+			var err error
+			if dir, argv, err = prebuilt(ctx, work, m.Test, bins); err != nil {
+				return 0, err
+			}
+		}
+		out, runErr := run(ctx, dir, timeout, argv, m.Env)
 		if err := os.WriteFile(path, []byte(m.Original), 0o644); err != nil {
 			return 0, err
 		}
-		r := result{Mutant: m, Killed: runErr != nil, Elapsed: time.Since(start), Output: out}
-		if r.Killed && noTestsRan(out) {
-			r.Killed = false // a filter that matched nothing proves nothing
+		r := result{Mutant: m, Elapsed: time.Since(start), Output: out}
+		r.State = judge(m, out, runErr)
+		if r.State != killed {
+			r.Equivalent = allow.reason(m.Name)
 		}
 		results = append(results, r)
-		state := "killed"
-		if !r.Killed {
-			state = "SURVIVED"
-		}
-		fmt.Fprintf(os.Stderr, "[%d/%d] %-8s %s (%s)\n", i+1, len(ms), state, m.Name, r.Elapsed.Round(time.Second))
+		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (%s)\n", i+1, len(ms), r.State, m.Name, r.Elapsed.Round(time.Second))
 	}
 	return report(results), nil
 }
 
-// noTestsRan: go test with a -run filter that matches nothing passes; a
-// build failure fails. Either way the mutant was not judged by a test.
-func noTestsRan(out string) bool {
-	return strings.Contains(out, "[build failed]") || strings.Contains(out, "testing: warning: no tests to run")
+// prebuilt turns `go test FLAGS... PKG` into its test binary (built once
+// per package into bins) run in the package's folder, as go test runs it.
+func prebuilt(ctx context.Context, work string, test []string, bins map[string]string) (string, []string, error) {
+	pkg := test[len(test)-1]
+	bin, ok := bins[pkg]
+	if !ok {
+		bin = filepath.Join(work, ".mutate-bin", strings.NewReplacer("/", "_", ".", "_").Replace(pkg)+".test")
+		if out, err := run(ctx, work, 30*time.Minute, []string{"go", "test", "-c", "-o", bin, pkg}, nil); err != nil {
+			return "", nil, fmt.Errorf("building the tests of %s: %w\n%s", pkg, err, out)
+		}
+		bins[pkg] = bin
+	}
+	argv := []string{bin}
+	for i := 2; i < len(test)-1; i++ { // go test ... PKG
+		switch a := test[i]; a {
+		case "-count=1":
+		case "-v":
+			argv = append(argv, "-test.v")
+		case "-run":
+			argv = append(argv, "-test.run", test[i+1])
+			i++
+		default:
+			return "", nil, fmt.Errorf("prebuilt test: flag %s not handled", a)
+		}
+	}
+	return filepath.Join(work, pkg), argv, nil
+}
+
+// judge decides a mutant's state from its test run.
+func judge(m Mutant, out string, runErr error) string {
+	switch {
+	case errors.Is(runErr, errTimedOut):
+		return timedOut
+	case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
+		return notJudged
+	case runErr == nil:
+		if strings.Contains(out, "testing: warning: no tests to run") || (m.Judge != nil && !ranJudgedTest(m, out)) {
+			return notJudged // a filter that matched nothing proves nothing
+		}
+		return survived
+	case m.Judge == nil:
+		return killed
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if m.Judge.MatchString(l) {
+			return killed
+		}
+	}
+	return notJudged
+}
+
+// ranJudgedTest: the test the judge looks for ran (and passed).
+func ranJudgedTest(m Mutant, out string) bool {
+	pass := regexp.MustCompile(strings.Replace(m.Judge.String(), "--- FAIL: ", "--- PASS: ", 1))
+	for _, l := range strings.Split(out, "\n") {
+		if pass.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 func report(results []result) int {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tMUTANT\tTIME")
-	survived := 0
+	count := map[string]int{}
+	equivalent, below := 0, 0
 	for _, r := range results {
-		state := "killed"
-		if !r.Killed {
-			state = "SURVIVED"
-			survived++
+		state := r.State
+		if r.Equivalent != "" {
+			state += " (equivalent)"
+			equivalent++
+		} else if r.State != killed {
+			below++
 		}
+		count[r.State]++
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", state, r.Name, r.Elapsed.Round(time.Second))
 	}
 	tw.Flush()
-	fmt.Printf("killed %d of %d (goal: all)\n", len(results)-survived, len(results))
+	fmt.Printf("killed %d of %d (goal: all); survived %d, timed out %d, not judged %d; %d listed as equivalent in %s\n",
+		count[killed], len(results), count[survived], count[timedOut], count[notJudged], equivalent, allowlistFile)
 	for _, r := range results {
-		if !r.Killed {
-			fmt.Printf("\n--- survived: %s\n%s\n", r.Name, lastLines(r.Output, 15))
+		if r.State != killed && r.Equivalent == "" {
+			fmt.Printf("\n--- %s: %s\n%s\n", strings.ToLower(r.State), r.Name, lastLines(r.Output, 15))
 		}
 	}
-	return survived
+	for _, r := range results {
+		if r.Equivalent != "" {
+			fmt.Printf("equivalent: %s: %s\n", r.Name, r.Equivalent)
+		}
+	}
+	return below
 }
 
-func run(ctx context.Context, dir string, timeout time.Duration, argv []string) (string, error) {
+var errTimedOut = errors.New("timed out")
+
+func run(ctx context.Context, dir string, timeout time.Duration, argv []string, env []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("timed out after %s", timeout)
+		return string(out), fmt.Errorf("%w after %s", errTimedOut, timeout)
 	}
 	return string(out), err
 }
@@ -405,6 +600,38 @@ func repoRoot() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// allowlistFile lists the surviving mutants that cannot change behaviour
+// (equivalent mutants), one a line: `NAME | why`. NAME is a text mutant's
+// name as printed, or `go FILE:LINE:COLUMN TYPE` for a gremlins mutant.
+const allowlistFile = "test/mutate/equivalent.txt"
+
+type allowlist map[string]string
+
+func readAllowlist(root string) (allowlist, error) {
+	b, err := os.ReadFile(filepath.Join(root, allowlistFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return allowlist{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := allowlist{}
+	for n, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, why, ok := strings.Cut(l, " | ")
+		if !ok || strings.TrimSpace(why) == "" {
+			return nil, fmt.Errorf("%s:%d: want `NAME | why the mutant cannot change behaviour`", allowlistFile, n+1)
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(why)
+	}
+	return out, nil
+}
+
+func (a allowlist) reason(name string) string { return a[name] }
+
 // gremlinsReport is the part of gremlins' -o JSON output read here.
 type gremlinsReport struct {
 	Files []struct {
@@ -413,6 +640,7 @@ type gremlinsReport struct {
 			Status string `json:"status"`
 			Type   string `json:"type"`
 			Line   int    `json:"line"`
+			Column int    `json:"column"`
 		} `json:"mutations"`
 	} `json:"files"`
 }
@@ -421,35 +649,90 @@ type gremlinsReport struct {
 // that tests cover are killed.
 const goKillGoal = 0.80
 
-// runGremlins runs gremlins once per top folder of internal/ (it mutates a
-// folder and its subfolders, and runs their tests) and prints the kill rate
-// of each package; it returns 1 when internal/ as a whole is below the goal.
-func runGremlins(ctx context.Context, root, pattern string, timeout time.Duration) (int, error) {
+// goWrapper is put first in gremlins' PATH: `go test` exits 1 both when a
+// test fails and when the mutant does not compile, and gremlins counts exit
+// 1 as KILLED. The wrapper turns a build failure into exit 2, which gremlins
+// counts as NOT VIABLE.
+const goWrapper = `#!/bin/sh
+if [ "$1" != test ]; then exec "$DYNOPS_REAL_GO" "$@"; fi
+out=$(mktemp)
+"$DYNOPS_REAL_GO" "$@" >"$out" 2>&1
+rc=$?
+cat "$out"
+if [ $rc -ne 0 ] && grep -Eq '\[(build|setup) failed\]|^# ' "$out"; then rc=2; fi
+rm -f "$out"
+exit $rc
+`
+
+// gremlinsDirs expands the -packages patterns: ./internal/... is each top
+// folder of internal/ (gremlins mutates a folder and its subfolders), and
+// ./internal/X/... or ./internal/X is that folder.
+func gremlinsDirs(root, patterns string) ([]string, error) {
+	var dirs []string
+	for _, p := range strings.Split(patterns, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		base := filepath.Clean(strings.TrimSuffix(strings.TrimPrefix(p, "./"), "/..."))
+		if base == "internal" {
+			tops, err := filepath.Glob(filepath.Join(root, base, "*"))
+			if err != nil {
+				return nil, err
+			}
+			for _, top := range tops {
+				if fi, err := os.Stat(top); err == nil && fi.IsDir() {
+					rel, _ := filepath.Rel(root, top)
+					dirs = append(dirs, rel)
+				}
+			}
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(root, base)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("-packages %s: %s is not a folder of the repository", p, base)
+		}
+		dirs = append(dirs, base)
+	}
+	return dirs, nil
+}
+
+// runGremlins runs gremlins once per folder and prints the kill rate of each
+// package; it returns 1 when internal/ as a whole is below the goal.
+func runGremlins(ctx context.Context, root, pattern string, timeout time.Duration, workers, coefficient int, allow allowlist) (int, error) {
 	bin := os.Getenv("GREMLINS")
 	if bin == "" {
 		return 0, errors.New("GREMLINS is not set: run through `make mutate`, which builds gremlins with scripts/setup.sh")
 	}
-	base := strings.TrimSuffix(strings.TrimPrefix(pattern, "./"), "/...")
-	tops, err := filepath.Glob(filepath.Join(root, base, "*"))
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		return 0, err
+	}
+	wrapDir, err := os.MkdirTemp("", "dynops-mutate-go-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(wrapDir)
+	if err := os.WriteFile(filepath.Join(wrapDir, "go"), []byte(goWrapper), 0o755); err != nil {
+		return 0, err
+	}
+	env := []string{"DYNOPS_REAL_GO=" + realGo, "PATH=" + wrapDir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	dirs, err := gremlinsDirs(root, pattern)
 	if err != nil {
 		return 0, err
 	}
 	type row struct {
-		killed, lived, notCovered, other int
+		killed, lived, equivalent, notCovered, notViable, timedOut int
+		elapsed                                                    time.Duration
 	}
 	rows := map[string]*row{}
-	var failures []string
-	for i, top := range tops {
-		if fi, err := os.Stat(top); err != nil || !fi.IsDir() {
-			continue
-		}
-		rel, _ := filepath.Rel(root, top)
-		js := filepath.Join(os.TempDir(), fmt.Sprintf("dynops-gremlins-%d.json", i))
+	var failures, lived, equivalents, timedOutList []string
+	for i, rel := range dirs {
+		js := filepath.Join(wrapDir, fmt.Sprintf("gremlins-%d.json", i))
 		start := time.Now()
-		runOut, runErr := run(ctx, root, 6*timeout, []string{bin, "unleash", "--workers", "1", "--timeout-coefficient", "4", "-o", js, "./" + rel})
-		fmt.Fprintf(os.Stderr, "[%d/%d] gremlins ./%s (%s)\n", i+1, len(tops), rel, time.Since(start).Round(time.Second))
+		runOut, runErr := run(ctx, root, 6*timeout, []string{bin, "unleash", "--workers", fmt.Sprint(workers), "--timeout-coefficient", fmt.Sprint(coefficient), "-o", js, "./" + rel}, env)
+		took := time.Since(start)
+		fmt.Fprintf(os.Stderr, "[%d/%d] gremlins ./%s (%s)\n", i+1, len(dirs), rel, took.Round(time.Second))
 		b, readErr := os.ReadFile(js)
-		os.Remove(js)
 		var rep gremlinsReport
 		if readErr == nil {
 			readErr = json.Unmarshal(b, &rep)
@@ -459,23 +742,42 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 			failures = append(failures, msg)
 			continue
 		}
+		first := true
 		for _, f := range rep.Files {
-			pkg := "./" + filepath.Join(rel, filepath.Dir(f.Filename))
+			// gremlins names files relative to the folder it ran in.
+			file := filepath.Join(rel, f.Filename)
+			pkg := "./" + filepath.Dir(file)
 			r := rows[pkg]
 			if r == nil {
 				r = &row{}
 				rows[pkg] = r
+			}
+			if first {
+				r.elapsed += took // the folder's time, shown on its first package
+				first = false
 			}
 			for _, m := range f.Mutations {
 				switch m.Status {
 				case "KILLED":
 					r.killed++
 				case "LIVED":
+					name := fmt.Sprintf("go %s:%d:%d %s", file, m.Line, m.Column, m.Type)
+					if why := allow.reason(name); why != "" {
+						r.equivalent++
+						equivalents = append(equivalents, name+": "+why)
+						continue
+					}
 					r.lived++
+					lived = append(lived, name)
 				case "NOT COVERED":
 					r.notCovered++
-				default: // TIMED OUT, NOT VIABLE
-					r.other++
+				case "NOT VIABLE":
+					r.notViable++
+				case "TIMED OUT":
+					r.timedOut++
+					timedOutList = append(timedOutList, fmt.Sprintf("go %s:%d:%d %s", file, m.Line, m.Column, m.Type))
+				default:
+					failures = append(failures, fmt.Sprintf("%s:%d: gremlins status %q", file, m.Line, m.Status))
 				}
 			}
 		}
@@ -486,19 +788,34 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	}
 	sort.Strings(pkgs)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PACKAGE\tKILLED\tLIVED\tNOT COVERED\tTIMED OUT/NOT VIABLE\tKILL RATE")
-	var tk, tl int
+	fmt.Fprintln(tw, "PACKAGE\tKILLED\tLIVED\tEQUIVALENT\tNOT COVERED\tNOT VIABLE\tTIMED OUT\tKILL RATE\tTIME")
+	var tk, tl, tt int
 	for _, p := range pkgs {
 		r := rows[p]
 		rate := "-"
 		if r.killed+r.lived > 0 {
 			rate = fmt.Sprintf("%.0f %%", 100*float64(r.killed)/float64(r.killed+r.lived))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", p, r.killed, r.lived, r.notCovered, r.other, rate)
+		took := ""
+		if r.elapsed > 0 {
+			took = r.elapsed.Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", p, r.killed, r.lived, r.equivalent, r.notCovered, r.notViable, r.timedOut, rate, took)
 		tk += r.killed
 		tl += r.lived
+		tt += r.timedOut
 	}
 	tw.Flush()
+	fmt.Println("kill rate = killed / (killed + lived): equivalent mutants (" + allowlistFile + "), mutants no test covers, mutants that do not compile and timed-out runs are left out and counted apart")
+	for _, l := range lived {
+		fmt.Println("lived:", l)
+	}
+	for _, e := range equivalents {
+		fmt.Println("equivalent:", e)
+	}
+	for _, m := range timedOutList {
+		fmt.Println("timed out (not counted as killed):", m)
+	}
 	for _, f := range failures {
 		fmt.Println("error:", f)
 	}
@@ -506,7 +823,7 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 		return 1, errors.New("gremlins judged no mutant")
 	}
 	total := float64(tk) / float64(tk+tl)
-	fmt.Printf("internal/: killed %d of %d covered mutants: %.1f %% (goal ≥ %.0f %%)\n", tk, tk+tl, 100*total, 100*goKillGoal)
+	fmt.Printf("%s: killed %d of %d covered mutants: %.1f %% (goal ≥ %.0f %%); %d timed out\n", pattern, tk, tk+tl, 100*total, 100*goKillGoal, tt)
 	if total < goKillGoal || len(failures) > 0 {
 		return 1, nil
 	}
