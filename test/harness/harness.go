@@ -164,12 +164,18 @@ func PlanOptions(t *testing.T, dir string, vars map[string]any) *terraform.Optio
 	return &terraform.Options{
 		TerraformDir: tmp,
 		Vars:         vars,
-		EnvVars: map[string]string{
-			"TF_CLI_CONFIG_FILE": CLIConfig(t), "TF_IN_AUTOMATION": "1",
-			"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-		},
+		EnvVars:      offlineEnv(t),
 		NoColor:      true,
 		PlanFilePath: filepath.Join(t.TempDir(), "plan.out"),
+	}
+}
+
+// offlineEnv is the environment of an offline plan: the plugin mirror's CLI
+// config and fake credentials (the endpoints are fake too).
+func offlineEnv(t *testing.T) map[string]string {
+	return map[string]string{
+		"TF_CLI_CONFIG_FILE": CLIConfig(t), "TF_IN_AUTOMATION": "1",
+		"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
 	}
 }
 

@@ -74,15 +74,11 @@ func NewPlanGroup(cases ...PlanCase) *PlanGroup {
 // case of the group; the others wait for it.
 func (g *PlanGroup) Plan(t *testing.T, name string) *PlanStruct {
 	t.Helper()
-	c, ok := g.cases[name]
-	if !ok {
-		t.Fatalf("harness: no plan case %q in the group (declared: %s)", name, strings.Join(g.order, ", "))
-	}
-	g.once.Do(func() { g.planAll(t) })
+	js := g.PlanJSON(t, name)
 	if p, ok := g.plans[name]; ok {
 		return p
 	}
-	p, err := terraform.ParsePlanJSON(string(g.planAlone(t, c)))
+	p, err := terraform.ParsePlanJSON(string(js))
 	if err != nil {
 		t.Fatalf("parsing the plan of case %s: %v", name, err)
 	}
@@ -203,10 +199,7 @@ func (g *PlanGroup) planTogether(t *testing.T) (map[string]*PlanStruct, map[stri
 	}
 	opts := &terraform.Options{
 		TerraformDir: wrapper,
-		EnvVars: map[string]string{
-			"TF_CLI_CONFIG_FILE": CLIConfig(t), "TF_IN_AUTOMATION": "1",
-			"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-		},
+		EnvVars:      offlineEnv(t),
 		NoColor:      true,
 		PlanFilePath: filepath.Join(t.TempDir(), "plan.out"),
 	}
