@@ -43,7 +43,7 @@ func TestGuardTable(t *testing.T) {
 		// emulator (e.g. a migration state file).
 		after func(t *testing.T, p protectedTarget)
 	}
-	mig := newMigrations(t, x)
+	mig := &migrations{dir: t.TempDir()}
 	tableCmds := []command{
 		{name: "pitr restore", control: true, args: func(p protectedTarget) []string {
 			return []string{"pitr", "restore", "--table", p.name, "--latest"}
@@ -210,10 +210,6 @@ func TestGuardTable(t *testing.T) {
 // it) and, for the steps that need a backfill first, a state file recording
 // that migration.
 type migrations struct{ dir string }
-
-func newMigrations(t *testing.T, x *world) *migrations {
-	return &migrations{dir: t.TempDir()}
-}
 
 // routes is a routes file sending every item (key user_id) to dest.
 func (m *migrations) routes(t *testing.T, dest string) string {
