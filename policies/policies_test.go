@@ -263,9 +263,11 @@ func rootVars(t testing.TB, dir string) map[string]any {
 	case dir == "modules/dr/examples/two-region", dir == "modules/dynamodb-stack/examples/migration":
 		vars = map[string]any{"account_id": "123456789012"}
 	case dir == "modules/stream-consumer/examples/go-consumer":
-		vars = map[string]any{"filename": harness.PlanZip(t)}
+		vars = map[string]any{"filename": harness.PlanZip(t), "account_id": "123456789012"}
 	case dir == "modules/dynamodb-export/examples/scheduled":
-		vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t)}
+		vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t), "account_id": "123456789012"}
+	case dir == "modules/dynamodb-alarms/examples/basic":
+		vars = map[string]any{"account_id": "123456789012"}
 	}
 	return vars
 }

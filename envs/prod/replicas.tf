@@ -16,4 +16,5 @@ module "replica" {
   global_table_arn       = each.value.global_table_arn
   point_in_time_recovery = each.value.point_in_time_recovery
   table_tags             = each.value.table_tags
+  table_stream_view_type = each.value.table_stream_view_type
 }

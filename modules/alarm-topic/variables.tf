@@ -9,12 +9,13 @@ variable "name" {
 }
 
 variable "account_id" {
-  description = "AWS account ID of the topic and the alarms: the key policy names it (administration, and the only account whose alarms may use the key)."
+  description = "AWS account ID of the topic and the alarms: the key policy the module writes names it (administration, and the only account whose alarms may use the key). May be null only with kms_key_arn (a key of your own)."
   type        = string
+  default     = null
 
   validation {
-    condition     = can(regex("^[0-9]{12}$", var.account_id))
-    error_message = "DDB-SEC-04: account_id must be the 12-digit AWS account ID of the topic (e.g. \"123456789012\")."
+    condition     = var.account_id == null ? var.kms_key_arn != null : can(regex("^[0-9]{12}$", var.account_id))
+    error_message = "DDB-SEC-04: account_id must be the 12-digit AWS account ID of the topic (e.g. \"123456789012\"): the topic's customer managed key policy names it. It may be left out only with kms_key_arn, a key of your own."
   }
 }
 

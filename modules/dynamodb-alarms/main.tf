@@ -11,7 +11,7 @@ locals {
 
   account_prefix = coalesce(var.account_alarm_prefix, "${local.env}-dynamodb-account")
 
-  topic_arn = var.create_sns_topic ? aws_sns_topic.this[0].arn : var.sns_topic_arn
+  topic_arn = var.create_sns_topic ? module.topic[0].topic_arn : var.sns_topic_arn
 
   # Defaults per alarm kind (documented in the `alarms` variable), overridden field by field.
   defaults = {
@@ -116,12 +116,23 @@ locals {
   }) if local.settings[a.kind].enabled }
 }
 
-resource "aws_sns_topic" "this" {
-  count = var.create_sns_topic ? 1 : 0
+# The topic the module creates is encrypted at rest (DDB-SEC-04) with a
+# customer managed key that CloudWatch may use for this account's alarms
+# (modules/alarm-topic: alias/aws/sns cannot be used), or with a key of
+# your own (sns_kms_master_key_id).
+module "topic" {
+  source = "../alarm-topic"
+  count  = var.create_sns_topic ? 1 : 0
 
-  name              = "${var.table_name}-alarms"
-  kms_master_key_id = var.sns_kms_master_key_id
-  tags              = var.tags
+  name        = "${var.table_name}-alarms"
+  account_id  = var.account_id
+  kms_key_arn = var.sns_kms_master_key_id
+  tags        = var.tags
+}
+
+moved {
+  from = aws_sns_topic.this[0]
+  to   = module.topic[0].aws_sns_topic.this
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {

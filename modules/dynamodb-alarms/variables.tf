@@ -183,9 +183,20 @@ variable "sns_topic_arn" {
 }
 
 variable "sns_kms_master_key_id" {
-  description = "KMS key for the topic the module creates. CloudWatch can publish only to topics encrypted with a customer managed key whose policy lets cloudwatch.amazonaws.com use it (not alias/aws/sns); null: SNS default (unencrypted)."
+  description = "A customer managed key of your own (key ARN) for the topic the module creates; its policy must let cloudwatch.amazonaws.com use kms:Decrypt and kms:GenerateDataKey* (alias/aws/sns cannot). null: the module creates a key with that policy (needs account_id)."
   type        = string
   default     = null
+}
+
+variable "account_id" {
+  description = "AWS account ID of the table and its alarms, for the key policy of the topic the module creates (DDB-SEC-04). Needed with create_sns_topic and no sns_kms_master_key_id."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = !var.create_sns_topic || var.sns_kms_master_key_id != null || can(regex("^[0-9]{12}$", coalesce(var.account_id, "x")))
+    error_message = "DDB-SEC-04: the topic this module creates is encrypted with a customer managed key whose policy names the account: set account_id to the 12-digit AWS account ID, or pass sns_kms_master_key_id (a key of your own), or pass sns_topic_arn with create_sns_topic = false."
+  }
 }
 
 variable "ok_actions_enabled" {

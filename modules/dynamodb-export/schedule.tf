@@ -328,8 +328,8 @@ module "checkpoint_alarms" {
   count  = local.schedule_count
 
   table_name        = module.checkpoint_table[0].table_name
-  create_sns_topic  = length(var.alarm_actions) == 0
-  sns_topic_arn     = length(var.alarm_actions) == 0 ? null : var.alarm_actions[0]
+  create_sns_topic  = false
+  sns_topic_arn     = var.alarm_actions[0] # a schedule needs alarm_actions (validation)
   dashboard_enabled = false
   tags              = var.tags
 }

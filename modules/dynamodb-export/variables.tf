@@ -171,9 +171,14 @@ variable "lag_alarm_seconds" {
 }
 
 variable "alarm_actions" {
-  description = "SNS topic ARNs notified when an export alarm fires (and recovers)."
+  description = "SNS topic ARNs notified when an export alarm fires (and recovers); the checkpoint table's alarms use the first. Required with schedule_enabled (e.g. modules/alarm-topic's encrypted topic, or the stack's)."
   type        = list(string)
   default     = []
+
+  validation {
+    condition     = !var.schedule_enabled || length(var.alarm_actions) > 0
+    error_message = "DDB-MON-01: a scheduled export needs alarm_actions (SNS topic ARNs): its behind, failed, gap and scheduler alarms and the checkpoint table's alarms must notify someone. Pass the env's alarm topic (modules/alarm-topic, encrypted with a customer managed key, DDB-SEC-04)."
+  }
 }
 
 variable "contributor_insights_enabled" {

@@ -12,7 +12,7 @@ module "export" {
 
   schedule_enabled             = var.export_schedule_enabled
   scheduler_zip_path           = var.export_scheduler_zip_path
-  alarm_actions                = var.export_alarm_actions
+  alarm_actions                = length(var.export_alarm_actions) > 0 ? var.export_alarm_actions : [local.alarm_topic_arn]
   force_destroy                = var.export_force_destroy
   tls_only_disabled_reason     = var.export_tls_only_disabled_reason
   contributor_insights_enabled = var.contributor_insights_enabled

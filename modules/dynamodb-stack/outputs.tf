@@ -77,7 +77,7 @@ output "stream_processed_table" {
 output "replicas" {
   description = <<-EOT
     Per usage with replica_regions: what modules/dynamodb-table-replica needs (global_table_arn,
-    point_in_time_recovery, table_tags) and the regions. The env root creates one replica per region with that
+    point_in_time_recovery, table_tags, table_stream_view_type) and the regions. The env root creates one replica per region with that
     region's provider (DDB-DR-01, DDB-PROT-01).
   EOT
   value = { for usage, t in module.table : usage => {
@@ -85,5 +85,6 @@ output "replicas" {
     global_table_arn       = t.table_arn
     point_in_time_recovery = t.point_in_time_recovery
     table_tags             = t.tags
+    table_stream_view_type = t.stream_view_type
   } if length(try(var.tables[usage].replica_regions, [])) > 0 }
 }

@@ -97,7 +97,7 @@ variable "export_scheduler_zip_path" {
 }
 
 variable "export_alarm_actions" {
-  description = "SNS topic ARNs for the export alarms (behind, failed, gap, scheduler errors)."
+  description = "SNS topic ARNs for the export alarms (behind, failed, gap, scheduler errors); empty: the env's alarm topic."
   type        = list(string)
   default     = []
 }

@@ -27,6 +27,16 @@ variable "point_in_time_recovery" {
   }
 }
 
+variable "table_stream_view_type" {
+  description = "The table's stream view type (modules/dynamodb-table's stream_view_type output; null when its stream is off). Global tables replicate through the table's stream, which must carry NEW_AND_OLD_IMAGES (DDB-DR-01)."
+  type        = string
+
+  validation {
+    condition     = var.table_stream_view_type == "NEW_AND_OLD_IMAGES"
+    error_message = "DDB-DR-01: table ${regex("table/([^/]+)$", var.global_table_arn)[0]}: a replica needs the table's stream on with NEW_AND_OLD_IMAGES (global tables replicate through it; AWS refuses the replica otherwise), but the table's stream view type is ${coalesce(var.table_stream_view_type, "none (stream off)")}. Set stream_enabled = true and stream_view_type = \"NEW_AND_OLD_IMAGES\" on the table (modules/dynamodb-table), and pass its stream_view_type output here."
+  }
+}
+
 variable "table_tags" {
   description = "The table's tags (modules/dynamodb-table's tags output): the replica carries the same standard and exception tags."
   type        = map(string)

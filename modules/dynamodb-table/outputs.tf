@@ -18,6 +18,11 @@ output "stream_arn" {
   value       = var.stream_enabled ? aws_dynamodb_table.this.stream_arn : null
 }
 
+output "stream_view_type" {
+  description = "The stream's view type (null when the stream is off): modules/dynamodb-table-replica checks it (DDB-DR-01)."
+  value       = aws_dynamodb_table.this.stream_enabled ? aws_dynamodb_table.this.stream_view_type : null
+}
+
 output "stream_label" {
   description = "Latest stream label; null when streams are off."
   value       = var.stream_enabled ? aws_dynamodb_table.this.stream_label : null

@@ -35,7 +35,7 @@ func TestApplyModule(t *testing.T) {
 		"create_roles":           true,
 		"trusted_principal_arns": []string{"arn:aws:iam::" + acct + ":root"},
 	})
-	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	target.Teardown(t, opts, false)
 	terraform.InitAndApply(t, opts)
 
 	var docs, roleNames map[string]string

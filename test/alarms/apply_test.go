@@ -48,7 +48,7 @@ func TestApplyBasicExample(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	product := harness.UniqueID()
-	vars := map[string]any{"env": "dev", "product": product}
+	vars := map[string]any{"env": "dev", "product": product, "account_id": target.AccountID(t)}
 	if target.OnEmulator() {
 		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
 	}

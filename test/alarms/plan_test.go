@@ -78,6 +78,14 @@ var plans = harness.NewPlanGroup(
 		v := baseVars()
 		delete(v, "sns_topic_arn")
 		delete(v, "create_sns_topic")
+		v["account_id"] = "123456789012"
+		return v
+	}},
+	harness.PlanCase{Name: "no topic given, own key", Dir: module, Vars: func(testing.TB) map[string]any {
+		v := baseVars()
+		delete(v, "sns_topic_arn")
+		delete(v, "create_sns_topic")
+		v["sns_kms_master_key_id"] = ownTopicKey
 		return v
 	}},
 	harness.PlanCase{Name: "dashboard", Dir: module, Vars: func(testing.TB) map[string]any {
@@ -250,12 +258,25 @@ func TestPlanOverrides(t *testing.T) {
 	assert.Empty(t, alarms["throttled_requests"]["ok_actions"])
 }
 
-func TestPlanCreatesTopicWhenNoneGiven(t *testing.T) {
+// TestPlanCreatesTopicWhenNoneGiven_DDB_SEC_04: the topic the module
+// creates is encrypted with a customer managed key (its own, through
+// modules/alarm-topic, or the caller's), never left unencrypted.
+func TestPlanCreatesTopicWhenNoneGiven_DDB_SEC_04(t *testing.T) {
 	t.Parallel()
 	p, _ := planAlarms(t, "no topic given")
-	rc, ok := p.ResourcePlannedValuesMap["aws_sns_topic.this[0]"]
+	rc, ok := p.ResourcePlannedValuesMap["module.topic[0].aws_sns_topic.this"]
 	require.True(t, ok, "a topic is created when sns_topic_arn is null")
 	assert.Equal(t, table+"-alarms", rc.AttributeValues["name"])
+	key, ok := p.ResourcePlannedValuesMap["module.topic[0].aws_kms_key.this[0]"]
+	require.True(t, ok, "the topic gets a customer managed key")
+	assert.Equal(t, true, key.AttributeValues["enable_key_rotation"])
+
+	own, _ := planAlarms(t, "no topic given, own key")
+	rc, ok = own.ResourcePlannedValuesMap["module.topic[0].aws_sns_topic.this"]
+	require.True(t, ok)
+	assert.Equal(t, ownTopicKey, rc.AttributeValues["kms_master_key_id"], "the caller's key encrypts the topic")
+	_, ok = own.ResourcePlannedValuesMap["module.topic[0].aws_kms_key.this[0]"]
+	assert.False(t, ok, "no key is created when the caller passes one")
 }
 
 func TestPlanDashboard_DDB_MON_01(t *testing.T) {
@@ -286,6 +307,8 @@ func TestPlanValidations(t *testing.T) {
 		{"table name not env-product-usage", with(map[string]any{"table_name": "Users"}), "DDB-NAME-01", "module.table.table_name"},
 		{"topic not an ARN", with(map[string]any{"sns_topic_arn": "alerts"}), "DDB-MON-01", "arn:aws:sns"},
 		{"no topic at all", with(map[string]any{"sns_topic_arn": nil}), "DDB-MON-01", "pass sns_topic_arn"},
+		{"created topic without account or key", with(map[string]any{"sns_topic_arn": nil, "create_sns_topic": true}), "DDB-SEC-04", "set account_id to the 12-digit AWS account ID, or pass sns_kms_master_key_id"},
+		{"created topic with a bad account", with(map[string]any{"sns_topic_arn": nil, "create_sns_topic": true, "account_id": "1234"}), "DDB-SEC-04", "or pass sns_topic_arn with create_sns_topic = false"},
 		{"billing mode typo", with(map[string]any{"billing_mode": "ONDEMAND"}), "DDB-CAP-01", "PAY_PER_REQUEST"},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))

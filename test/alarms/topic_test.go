@@ -72,6 +72,7 @@ func TestPlanAlarmTopicValidations(t *testing.T) {
 	harness.ExpectRefusals(t, topicModule, []harness.Refusal{
 		{Name: "DDB-NAME-01 topic name with capitals", Vars: v(map[string]any{"name": "Dev_Alarms"}), Want: []string{"DDB-NAME-01: name must be lower case letters, digits and '-'"}},
 		{Name: "DDB-SEC-04 account id", Vars: v(map[string]any{"account_id": "1234"}), Want: []string{"DDB-SEC-04: account_id must be the 12-digit AWS account ID"}},
+		{Name: "DDB-SEC-04 no account and no key", Vars: v(map[string]any{"account_id": nil}), Want: []string{"DDB-SEC-04: account_id must be the 12-digit AWS account ID", "left out only with kms_key_arn"}},
 		{Name: "DDB-SEC-04 wildcard alarm prefix", Vars: v(map[string]any{"alarm_name_prefix": "dev-*"}), Want: []string{"DDB-SEC-04: alarm_name_prefix must be an alarm name prefix without wildcards"}},
 		{Name: "DDB-SEC-04 AWS managed key alias", Vars: v(map[string]any{"kms_key_arn": "alias/aws/sns"}), Want: []string{"DDB-SEC-04: kms_key_arn must be a KMS key ARN", "CloudWatch cannot publish to a topic under alias/aws/sns"}},
 	})

@@ -41,7 +41,7 @@ func applyDR(t *testing.T, vars map[string]any) *terraform.Options {
 		all[k] = v
 	}
 	opts := target.Options(t, example, all)
-	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	target.Teardown(t, opts, false)
 	terraform.InitAndApply(t, opts)
 	return opts
 }
@@ -189,12 +189,7 @@ func TestApplyGlobalTableDrill_DDB_DR_01(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tbl := target.Options(t, "modules/dynamodb-table/examples/global-table", map[string]any{"env": "dev", "product": harness.UniqueID()})
-	t.Cleanup(func() {
-		tbl.Vars["deletion_protection_enabled"] = false
-		tbl.Vars["deletion_protection_disabled_reason"] = "test teardown"
-		terraform.Apply(t, tbl)
-		terraform.Destroy(t, tbl)
-	})
+	target.Teardown(t, tbl, true)
 	terraform.InitAndApply(t, tbl)
 	name := terraform.Output(t, tbl, "table_name")
 	applyDR(t, map[string]any{"global_tables": []string{name}, "regional_tables": []string{}, "route53_enabled": false})

@@ -297,6 +297,7 @@ func TestPlanValidations(t *testing.T) {
 		{"DDB-EXP-01 STANDARD_IA needs 30 days", map[string]any{"lifecycle_rules": map[string]any{"transition_to_standard_ia_days": 10}}, []string{"DDB-EXP-01: lifecycle_rules: day counts must be at least 1", "transition_to_standard_ia_days at least 30 (an S3 rule for STANDARD_IA)"}},
 		{"DDB-EXP-01 expiration under a day", map[string]any{"lifecycle_rules": map[string]any{"expiration_days": 0}}, []string{"DDB-EXP-01: lifecycle_rules: day counts must be at least 1"}},
 		{"DDB-EXP-01 schedule needs the Lambda zip", map[string]any{"schedule_enabled": true}, []string{"DDB-EXP-01: schedule_enabled needs scheduler_zip_path", "run `make export-scheduler-zip` and pass bin/export-scheduler.zip"}},
+		{"DDB-MON-01 schedule needs alarm actions", map[string]any{"schedule_enabled": true, "scheduler_zip_path": "bin/export-scheduler.zip"}, []string{"DDB-MON-01: a scheduled export needs alarm_actions", "must notify someone", "modules/alarm-topic"}},
 		{"DDB-EXP-01 schedule expression", map[string]any{"schedule_expression": "every 15 minutes"}, []string{"DDB-EXP-01: schedule_expression must be rate(...) or cron(...)", `e.g. "rate(15 minutes)"`}},
 		{"DDB-EXP-01 lag alarm not below a healthy lag", map[string]any{"lag_alarm_seconds": 600}, []string{"DDB-EXP-01: lag_alarm_seconds must be at least 1800", "a healthy series runs up to a 15-minute window"}},
 		{"DDB-SEC-04 KMS key must be an ARN", map[string]any{"kms_key_arn": "alias/mine"}, []string{"DDB-SEC-04: kms_key_arn must be a KMS key ARN", "or null for SSE-S3"}},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,23 +94,45 @@ func RequireRefusal(t *testing.T, diags []Diagnostic, rule string, wants ...stri
 	if len(diags) == 0 {
 		t.Fatalf("the plan succeeded; it must refuse with %s", rule)
 	}
-	var seen []string
+	d, seen, ok := findRefusal(diags, rule, wants)
+	if !ok {
+		t.Fatalf("no diagnostic starts with %q and contains %q; the plan said:\n  %s", rule+":", wants, strings.Join(seen, "\n  "))
+	}
+	return d
+}
+
+// findRefusal is the one matcher of refusals (RequireRefusal and
+// ExpectRefusals): the error diagnostic whose own detail, whitespace
+// collapsed, starts with "RULE:" and contains every want. seen lists each
+// diagnostic as "summary: detail" for the failure message.
+func findRefusal(diags []Diagnostic, rule string, wants []string) (match Diagnostic, seen []string, ok bool) {
 	for _, d := range diags {
 		detail := strings.Join(strings.Fields(d.Detail), " ")
 		seen = append(seen, d.Summary+": "+detail)
-		if !strings.HasPrefix(detail, rule+":") {
+		if ok || !strings.HasPrefix(detail, rule+":") {
 			continue
 		}
-		ok := true
+		all := true
 		for _, w := range wants {
-			if !strings.Contains(detail, w) {
-				ok = false
-			}
+			all = all && strings.Contains(detail, strings.Join(strings.Fields(w), " "))
 		}
-		if ok {
-			return d
+		if all {
+			match, ok = d, true
 		}
 	}
-	t.Fatalf("no diagnostic starts with %q and contains %q; the plan said:\n  %s", rule+":", wants, strings.Join(seen, "\n  "))
-	return Diagnostic{}
+	return match, seen, ok
+}
+
+var ruleIDPrefix = regexp.MustCompile(`^(DDB-[A-Z]+-\d+):`)
+
+// ruleOf is the rule ID a refusal's first wanted text starts with.
+func ruleOf(wants []string) (string, bool) {
+	if len(wants) == 0 {
+		return "", false
+	}
+	m := ruleIDPrefix.FindStringSubmatch(strings.TrimSpace(wants[0]))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }

@@ -403,20 +403,36 @@ func (tg *Target) AccountID(t testing.TB) string {
 }
 
 // ApplyProtected applies the root at dir on the target and registers its
-// teardown: deletion protection is turned off with a reason (the guideline's
-// two-step delete, DDB-PROT-01), then the root is destroyed. The root must
-// take deletion_protection_enabled and deletion_protection_disabled_reason.
+// teardown (Teardown with protected set). The root must take
+// deletion_protection_enabled and deletion_protection_disabled_reason.
 func (tg *Target) ApplyProtected(t *testing.T, dir string, vars map[string]any) *terraform.Options {
 	t.Helper()
 	opts := tg.Options(t, dir, vars)
-	t.Cleanup(func() {
-		opts.Vars["deletion_protection_enabled"] = false
-		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-		terraform.Apply(t, opts)
-		terraform.Destroy(t, opts)
-	})
+	tg.Teardown(t, opts, true)
 	terraform.InitAndApply(t, opts)
 	return opts
+}
+
+// Teardown registers the destroy of an applied root on AWS: when protected,
+// deletion protection is first turned off with a reason (the guideline's
+// two-step delete, DDB-PROT-01). On the emulator nothing is registered: the
+// package's emulator is discarded with everything in it, and a destroy
+// would cost two terraform runs per test without checking anything. The
+// two-step delete itself is a test of its own (test/table
+// TestApplyBasicExample "DDB-PROT-01 two-step delete").
+func (tg *Target) Teardown(t *testing.T, opts *terraform.Options, protected bool) {
+	t.Helper()
+	if tg.OnEmulator() {
+		return
+	}
+	t.Cleanup(func() {
+		if protected {
+			opts.Vars["deletion_protection_enabled"] = false
+			opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
+			terraform.Apply(t, opts)
+		}
+		terraform.Destroy(t, opts)
+	})
 }
 
 // PlanZip writes a small deployment zip for plans of Lambda roots: a plan

@@ -16,8 +16,9 @@ import (
 )
 
 // Refusal is one bad input of a validation matrix: the root's variables and
-// the text the refusal must carry (the rule ID and the fix), each matched
-// in one error diagnostic with its whitespace collapsed.
+// the texts the refusal must carry. The first starts with the rule ID
+// ("DDB-IDX-01: ..."); one error diagnostic's own detail must start with
+// that rule ID and contain every text (findRefusal, as RequireRefusal).
 type Refusal struct {
 	Name string
 	Vars map[string]any
@@ -38,6 +39,11 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 	t.Helper()
 	if len(cases) == 0 {
 		t.Fatal("ExpectRefusals: no cases")
+	}
+	for _, c := range cases {
+		if _, ok := ruleOf(c.Want); !ok {
+			t.Fatalf("ExpectRefusals: case %q: its first wanted text must start with the rule ID (\"DDB-XXX-NN: ...\"), got %q", c.Name, c.Want)
+		}
 	}
 	cases = onlyRefusals(t, cases)
 	tmp := copyRoot(t, dir)
@@ -116,12 +122,10 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 			if r.status == "pass" {
 				t.Fatalf("the plan was not refused (variables %v); want %q", c.Vars, c.Want)
 			}
-			for _, d := range r.errors {
-				if containsAll(d, c.Want) {
-					return
-				}
+			rule, _ := ruleOf(c.Want)
+			if _, seen, ok := findRefusal(r.errors, rule, c.Want); !ok {
+				t.Errorf("no error starts with %q and carries %q; terraform said:\n%s", rule+":", c.Want, strings.Join(seen, "\n"))
 			}
-			t.Errorf("no error carries %q; terraform said:\n%s", c.Want, strings.Join(r.errors, "\n"))
 		})
 	}
 }
@@ -163,7 +167,7 @@ func terraformCmd(dir string, env []string, args ...string) *exec.Cmd {
 
 type fileResult struct {
 	status string   // the run's status: pass, fail, error
-	errors []string // "summary: detail" of each error diagnostic, whitespace collapsed
+	errors []Diagnostic // the run's error diagnostics
 }
 
 // parseTestJSON reads `terraform test -json` (one JSON object per line).
@@ -201,21 +205,12 @@ func parseTestJSON(out []byte) (map[string]*fileResult, error) {
 		switch {
 		case m.Type == "diagnostic" && m.Diagnostic.Severity == "error":
 			r := get(f)
-			r.errors = append(r.errors, strings.Join(strings.Fields(m.Diagnostic.Summary+": "+m.Diagnostic.Detail), " "))
+			r.errors = append(r.errors, Diagnostic{Severity: m.Diagnostic.Severity, Summary: m.Diagnostic.Summary, Detail: m.Diagnostic.Detail})
 		case m.Type == "test_run" && m.TestRun.Progress == "complete":
 			get(f).status = m.TestRun.Status
 		}
 	}
 	return res, sc.Err()
-}
-
-func containsAll(s string, want []string) bool {
-	for _, w := range want {
-		if !strings.Contains(s, strings.Join(strings.Fields(w), " ")) {
-			return false
-		}
-	}
-	return true
 }
 
 // escapeTemplates doubles "${" and "%{" in every string: a .tftest.json

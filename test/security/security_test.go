@@ -176,7 +176,7 @@ type module struct {
 func TestApplyVPCEndpoint_DDB_SEC_05(t *testing.T) {
 	t.Parallel()
 	opts := target.Options(t, endpointExample, map[string]any{"env": "dev", "region": target.Region})
-	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	target.Teardown(t, opts, false)
 	got := refreshed(t, opts)
 	ep, ok := got["module.dynamodb_endpoint.aws_vpc_endpoint.dynamodb"]
 	require.True(t, ok, "the endpoint is not in the refreshed state")
@@ -192,7 +192,7 @@ func TestApplyCloudTrail_DDB_SEC_06(t *testing.T) {
 	target.RequireAWS(t, "answers CloudTrail StartLogging with HTTP 500 (measured: the trail is created, the provider's StartLogging fails); the plan and the policies are tested offline (TestPlanCloudTrail_DDB_SEC_06)")
 	acct := target.AccountID(t)
 	opts := target.Options(t, trailExample, map[string]any{"env": harness.UniqueID(), "region": target.Region, "account_id": acct, "force_destroy": true})
-	t.Cleanup(func() { terraform.Destroy(t, opts) })
+	target.Teardown(t, opts, false)
 	got := refreshed(t, opts)
 	trail, ok := got["module.trail.aws_cloudtrail.this"]
 	require.True(t, ok, "the trail is not in the refreshed state")

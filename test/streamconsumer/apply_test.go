@@ -61,7 +61,7 @@ func (r checkReport) statuses(resource, rule string) []string {
 func TestApplyGoConsumerExample(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	vars := map[string]any{"env": "dev", "product": harness.UniqueID(), "filename": consumerZip(t)}
+	vars := map[string]any{"env": "dev", "product": harness.UniqueID(), "filename": consumerZip(t), "account_id": target.AccountID(t)}
 	if target.OnEmulator() {
 		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
 	}

@@ -43,7 +43,21 @@ func describe(t *testing.T, db *dynamodb.Client, name string) *types.TableDescri
 func TestApplyBasicExample(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	opts := applyExample(t, "basic", nil)
+	vars := map[string]any{"env": "dev", "product": harness.UniqueID()}
+	if target.OnEmulator() {
+		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
+	}
+	opts := target.Options(t, filepath.Join(module, "examples", "basic"), vars)
+	deleted := false
+	t.Cleanup(func() { // on AWS, when the two-step delete below did not run
+		if !deleted && !target.OnEmulator() {
+			opts.Vars["deletion_protection_enabled"] = false
+			opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
+			terraform.Apply(t, opts)
+			terraform.Destroy(t, opts)
+		}
+	})
+	terraform.InitAndApply(t, opts)
 	name := terraform.Output(t, opts, "table_name")
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	table := describe(t, db, name)
@@ -118,6 +132,19 @@ func TestApplyBasicExample(t *testing.T) {
 		recs := audit.Runs(all) // started + finished per run
 		require.Len(t, recs, 1)
 		assert.Equal(t, "dynops check", recs[0].Command)
+	})
+	// The guideline's two-step delete: protection off with a reason, then
+	// destroy. Every other apply test leaves its resources to the emulator.
+	t.Run("DDB-PROT-01 two-step delete", func(t *testing.T) {
+		opts.Vars["deletion_protection_enabled"] = false
+		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
+		terraform.Apply(t, opts)
+		assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "step 1 turns deletion protection off")
+		terraform.Destroy(t, opts)
+		deleted = true
+		_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &name})
+		var notFound *types.ResourceNotFoundException
+		require.ErrorAs(t, err, &notFound, "step 2 deletes the table: DescribeTable after the destroy")
 	})
 }
 

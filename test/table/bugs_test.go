@@ -71,8 +71,12 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		{"deletion protection off, punctuation reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "--"}, "DDB-PROT-01", []string{"letters or digits"}},
 		{"not a table ARN", map[string]any{"global_table_arn": "dev-fuga-session"}, "DDB-DR-01", []string{"module.TABLE.table_arn"}},
 		{"table class", map[string]any{"table_class_override": "GLACIER"}, "DDB-CAP-02", []string{"STANDARD_INFREQUENT_ACCESS"}},
+		// Global tables replicate through the table's stream (NEW_AND_OLD_IMAGES).
+		{"table stream off", map[string]any{"table_stream_view_type": nil}, "DDB-DR-01", []string{"table dev-fuga-session:", "none (stream off)", `stream_view_type = "NEW_AND_OLD_IMAGES"`}},
+		{"table stream NEW_IMAGE", map[string]any{"table_stream_view_type": "NEW_IMAGE"}, "DDB-DR-01", []string{"is NEW_IMAGE", "stream_enabled = true"}},
+		{"table stream KEYS_ONLY", map[string]any{"table_stream_view_type": "KEYS_ONLY"}, "DDB-DR-01", []string{"is KEYS_ONLY", "pass its stream_view_type output"}},
 	} {
-		vars := map[string]any{"global_table_arn": tableARN}
+		vars := map[string]any{"global_table_arn": tableARN, "table_stream_view_type": "NEW_AND_OLD_IMAGES"}
 		for k, v := range c.vars {
 			vars[k] = v
 		}

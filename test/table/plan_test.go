@@ -73,19 +73,22 @@ var plans = harness.NewPlanGroup(
 	}},
 	harness.PlanCase{Name: "replica keeps the rules", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
-			"global_table_arn": tableARN,
+			"global_table_arn":       tableARN,
+			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
 			"table_tags":       map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
 		}
 	}},
 	harness.PlanCase{Name: "replica pitr off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
 			"global_table_arn":       tableARN,
+			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
 			"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table"},
 		}
 	}},
 	harness.PlanCase{Name: "replica protection off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
 			"global_table_arn":                    tableARN,
+			"table_stream_view_type":              "NEW_AND_OLD_IMAGES",
 			"deletion_protection_enabled":         false,
 			"deletion_protection_disabled_reason": "decommission OPS-9",
 		}

@@ -31,6 +31,9 @@ module "alarms" {
   gsi_names    = module.table.gsi_names
   billing_mode = module.table.billing_mode
 
+  # The topic the module creates is encrypted with a key whose policy names the account (DDB-SEC-04).
+  account_id = var.account_id
+
   # This example is the only table of its account and region it watches.
   account_alarms_enabled = var.account_alarms_enabled
   account_alarm_prefix   = "${var.env}-${var.product}-dynamodb-account"

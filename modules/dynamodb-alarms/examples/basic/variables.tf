@@ -10,6 +10,11 @@ variable "product" {
   default     = "example"
 }
 
+variable "account_id" {
+  description = "AWS account ID (12 digits): the key policy of the alarm topic names it (DDB-SEC-04)."
+  type        = string
+}
+
 variable "account_alarms_enabled" {
   description = "Create the account-level alarms too (once per account and region)."
   type        = bool

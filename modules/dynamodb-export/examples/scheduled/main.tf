@@ -29,8 +29,13 @@ module "order_table" {
   ]
 }
 
-resource "aws_sns_topic" "alerts" {
-  name = "dev-hoge-export-alerts"
+# The export alarms' topic, encrypted with a customer managed key that only
+# this account's alarms may use (DDB-SEC-04).
+module "alerts" {
+  source = "../../../alarm-topic"
+
+  name       = "dev-hoge-export-alerts"
+  account_id = var.account_id
 }
 
 module "export" {
@@ -45,5 +50,5 @@ module "export" {
 
   schedule_enabled   = true
   scheduler_zip_path = var.scheduler_zip_path
-  alarm_actions      = [aws_sns_topic.alerts.arn]
+  alarm_actions      = [module.alerts.topic_arn]
 }

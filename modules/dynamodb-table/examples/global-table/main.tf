@@ -41,6 +41,7 @@ module "replica_eu_central_1" {
   global_table_arn       = module.table.table_arn
   point_in_time_recovery = module.table.point_in_time_recovery
   table_tags             = module.table.tags
+  table_stream_view_type = module.table.stream_view_type
 
   deletion_protection_enabled         = var.deletion_protection_enabled
   deletion_protection_disabled_reason = var.deletion_protection_disabled_reason
@@ -53,6 +54,7 @@ module "replica_us_west_2" {
   global_table_arn       = module.table.table_arn
   point_in_time_recovery = module.table.point_in_time_recovery
   table_tags             = module.table.tags
+  table_stream_view_type = module.table.stream_view_type
 
   deletion_protection_enabled         = var.deletion_protection_enabled
   deletion_protection_disabled_reason = var.deletion_protection_disabled_reason

@@ -40,8 +40,13 @@ module "processed" {
   contributor_insights_enabled        = var.contributor_insights_enabled
 }
 
-resource "aws_sns_topic" "alarms" {
-  name = "${var.env}-${var.product}-consumer-alarms"
+# The alarms' topic, encrypted with a customer managed key that only this
+# account's alarms may use (DDB-SEC-04).
+module "alarm_topic" {
+  source = "../../../alarm-topic"
+
+  name       = "${var.env}-${var.product}-consumer-alarms"
+  account_id = var.account_id
 }
 
 # Both tables get the guideline's alarms (DDB-MON-01); the consumer's own
@@ -53,7 +58,7 @@ module "table_alarms" {
   table_name       = each.value
   gsi_names        = each.key == "user" ? module.table.gsi_names : []
   create_sns_topic = false
-  sns_topic_arn    = aws_sns_topic.alarms.arn
+  sns_topic_arn    = module.alarm_topic.topic_arn
 }
 
 module "consumer" {
@@ -74,5 +79,5 @@ module "consumer" {
   }]
 
   filter_patterns     = var.filter_patterns
-  alarm_sns_topic_arn = aws_sns_topic.alarms.arn
+  alarm_sns_topic_arn = module.alarm_topic.topic_arn
 }

@@ -40,5 +40,5 @@ output "alarm_names" {
 
 output "topic_arn" {
   description = "The alarm topic."
-  value       = aws_sns_topic.alarms.arn
+  value       = module.alarm_topic.topic_arn
 }

@@ -10,6 +10,11 @@ variable "product" {
   default     = "example"
 }
 
+variable "account_id" {
+  description = "AWS account ID (12 digits): the key policy of the alarm topic names it (DDB-SEC-04)."
+  type        = string
+}
+
 variable "filename" {
   description = "The consumer zip built by `make consumer-zip`."
   type        = string
