@@ -266,7 +266,7 @@ func rootVars(t testing.TB, dir string) map[string]any {
 		vars = map[string]any{"filename": harness.PlanZip(t), "account_id": "123456789012"}
 	case dir == "modules/dynamodb-export/examples/scheduled":
 		vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t), "account_id": "123456789012"}
-	case dir == "modules/dynamodb-alarms/examples/basic":
+	case dir == "modules/dynamodb-alarms/examples/basic", dir == "modules/dynamodb-table/examples/basic":
 		vars = map[string]any{"account_id": "123456789012"}
 	}
 	return vars

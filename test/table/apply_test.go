@@ -43,7 +43,7 @@ func describe(t *testing.T, db *dynamodb.Client, name string) *types.TableDescri
 func TestApplyBasicExample(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	vars := map[string]any{"env": "dev", "product": harness.UniqueID()}
+	vars := map[string]any{"env": "dev", "product": harness.UniqueID(), "account_id": target.AccountID(t)}
 	if target.OnEmulator() {
 		vars["contributor_insights_enabled"] = false // moto: 500 Not Implemented
 	}
@@ -186,7 +186,7 @@ func TestApplyGlobalTableExample_DDB_DR_01(t *testing.T) {
 func TestApplyContributorInsights(t *testing.T) {
 	target.RequireAWS(t, "does not implement Contributor Insights (500)")
 	t.Parallel()
-	opts := applyExample(t, "basic", map[string]any{"contributor_insights_enabled": true})
+	opts := applyExample(t, "basic", map[string]any{"contributor_insights_enabled": true, "account_id": target.AccountID(t)})
 	name := terraform.Output(t, opts, "table_name")
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	out, err := db.DescribeContributorInsights(context.Background(), &dynamodb.DescribeContributorInsightsInput{TableName: &name})

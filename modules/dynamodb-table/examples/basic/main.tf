@@ -35,4 +35,7 @@ module "alarms" {
   table_name   = module.table.table_name
   gsi_names    = module.table.gsi_names
   billing_mode = module.table.billing_mode
+
+  # The alarm topic the module creates is encrypted with a key whose policy names the account (DDB-SEC-04).
+  account_id = var.account_id
 }

@@ -27,3 +27,8 @@ variable "contributor_insights_enabled" {
   type        = bool
   default     = true
 }
+
+variable "account_id" {
+  description = "AWS account ID (12 digits): the key policy of the alarm topic names it (DDB-SEC-04)."
+  type        = string
+}
