@@ -13,6 +13,11 @@ output "stream_arn" {
   value       = data.aws_dynamodb_table.replica.stream_arn
 }
 
+output "stream_view_type" {
+  description = "View type of the replica's stream: the table's, which global tables replicate through (NEW_AND_OLD_IMAGES, checked at plan, DDB-DR-01)."
+  value       = var.table_stream_view_type
+}
+
 output "deletion_protection_enabled" {
   description = "Deletion protection of the replica as applied (DDB-PROT-01)."
   value       = aws_dynamodb_table_replica.this.deletion_protection_enabled
