@@ -166,7 +166,7 @@ func terraformCmd(dir string, env []string, args ...string) *exec.Cmd {
 }
 
 type fileResult struct {
-	status string   // the run's status: pass, fail, error
+	status string       // the run's status: pass, fail, error
 	errors []Diagnostic // the run's error diagnostics
 }
 

@@ -75,7 +75,7 @@ var plans = harness.NewPlanGroup(
 		return map[string]any{
 			"global_table_arn":       tableARN,
 			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
-			"table_tags":       map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
+			"table_tags":             map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
 		}
 	}},
 	harness.PlanCase{Name: "replica pitr off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
