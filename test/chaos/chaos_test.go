@@ -215,17 +215,10 @@ var scenarios = []scenario{
 			func(string) string { return fingerprint(t, e.db, table) }
 	}},
 	{"pitr restore (settings re-applied)", func(t *testing.T, e *env) ([]string, func(string) string) {
-		src := "dev-" + harness.UniqueID() + "-user"
-		fixture.Create(t, e.db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
-		fixture.Put(t, e.db, src, users(50))
-		dst := src + "-restored"
-		t.Cleanup(func() { fixture.Cleanup(t, e.db, dst) })
-		return []string{"pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes"}, func(string) string {
-			d, err := e.db.DescribeContinuousBackups(context.Background(), &dynamodb.DescribeContinuousBackupsInput{TableName: &dst})
-			require.NoError(t, err)
-			pitr := d.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus
-			return fingerprint(t, e.db, dst) + ", PITR " + string(pitr)
-		}
+		// --resume: a run stopped after the restore landed is finished
+		// by the re-run (the target provably this restore).
+		src, dst, state := restoreSource(t, e.db)
+		return []string{"pitr", "restore", "--table", src, "--latest", "--target", dst, "--resume", "--yes"}, func(string) string { return state() }
 	}},
 	{"dlq move (receive/send/delete)", func(t *testing.T, e *env) ([]string, func(string) string) {
 		ctx := context.Background()
