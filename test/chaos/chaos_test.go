@@ -206,9 +206,11 @@ var scenarios = []scenario{
 		require.NoError(t, exporttest.Upload(context.Background(), e.s3, b, root))
 		table := "dev-" + harness.UniqueID() + "-user"
 		t.Cleanup(func() { fixture.Cleanup(t, e.db, table) })
-		// The import runs fault-free here: moto ignores ImportTable's
-		// ClientToken, so a retried ImportTable whose first answer was lost
-		// fails with "table exists" (see the README's support table).
+		// The import runs fault-free here: after an ImportTable error
+		// dynops looks for the import it may have started with ListImports,
+		// which moto does not implement (HTTP 500), so under faults a lost
+		// answer stops the run, fail closed (README's support table;
+		// internal/export TestStartImportTakesTheImportItStarted).
 		_, errOut, code := dynops(t, target.Emulator.URL, "export", "import", "--bucket", b, "--prefix", "r/full", "--table", table, "--hash-key", "user_id:S", "--yes")
 		require.Equal(t, 0, code, errOut)
 		return []string{"export", "apply", "--bucket", b, "--prefix", "r/incr", "--table", table, "--yes"},
