@@ -362,7 +362,7 @@ func lastLine(s string) string {
 	return lines[0]
 }
 
-func sum(m map[faults.Kind]int) int {
+func sum[K comparable](m map[K]int) int {
 	n := 0
 	for _, v := range m {
 		n += v
@@ -378,7 +378,7 @@ func record(family, fault, outcome string, ok bool) {
 
 func report(t *testing.T) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-32s %-14s %s\n", "COMMAND", "FAULTS", "RESULT (N%/seedS: every HTTP fault kind of test/faults at N %, seeded; tcp N%/runR: toxiproxy toxics on N % of connections)")
+	fmt.Fprintf(&b, "%-32s %-14s %s\n", "COMMAND", "FAULTS", "RESULT (N%/seedS: every HTTP fault kind of test/faults at N %, seeded; tcp N%/seedS: one toxiproxy toxic on N % of connections, drawn per connection from seed S)")
 	for _, r := range results {
 		mark := "PASS"
 		if !r.ok {
