@@ -276,7 +276,7 @@ func inspect(ctx context.Context, db DynamoDB, d *types.TableDescription) (Exist
 func (p *Plan) mismatch(e Existing) string {
 	switch {
 	case e.RestoredFrom == "":
-		return "it is not a point-in-time restore (no RestoreSummary with a source table)"
+		return "only a restore of " + p.Source + " can be resumed"
 	case p.SourceArn == "" || e.RestoredFrom != p.SourceArn:
 		return "it was restored from " + e.RestoredFrom + ", not from " + p.Source + " (" + p.SourceArn + ")"
 	case !p.Latest && (e.RestoreTime == nil || pitrtime.Format(*e.RestoreTime) != pitrtime.Format(p.RestoreTime)):

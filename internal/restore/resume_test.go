@@ -40,7 +40,7 @@ func TestTakeOverDecision(t *testing.T) {
 		{"finished, --resume: read back", plan(false), done, true, true, nil},
 		{"half-done without --resume", plan(false), half, false, false, []string{"prod-hoge-user-r", "unfinished", "re-run with --resume"}},
 		{"finished without --resume", plan(false), done, false, false, []string{"already done", "finished"}},
-		{"not a restore", plan(false), Existing{Table: "prod-hoge-user-r"}, true, false, []string{"not a point-in-time restore", "pass another --target or delete it first"}},
+		{"not a restore", plan(false), Existing{Table: "prod-hoge-user-r"}, true, false, []string{"not a point-in-time restore", "only a restore of prod-hoge-user can be resumed", "pass another --target or delete it first"}},
 		{"a restore of another table", plan(false), Existing{RestoredFrom: src + "-old", RestoreTime: at(asked)}, true, false, []string{"restored from " + src + "-old", "not from prod-hoge-user"}},
 		{"a restore of another table, --latest", plan(true), Existing{RestoredFrom: "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-x"}, true, false, []string{"not from prod-hoge-user"}},
 		{"another time by a millisecond", plan(false), Existing{RestoredFrom: src, RestoreTime: at(other)}, true, false, []string{"restored to 2026-11-21T09:29:00.251Z", "asks for 2026-11-21T09:29:00.250Z", "--time 2026-11-21T09:29:00.251Z"}},
