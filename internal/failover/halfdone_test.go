@@ -18,15 +18,7 @@ func TestHalfDone(t *testing.T) {
 	}
 	state := func(rs ...RegionState) State {
 		s := State{Target: Target{Table: "prod-hoge-session", Regions: []string{a, b}}, Regions: rs}
-		seen := map[string]bool{}
-		for _, v := range s.Pointers() {
-			seen[v] = true
-		}
-		if len(seen) == 1 {
-			for v := range seen {
-				s.Active = v
-			}
-		}
+		s.Active = s.activeRegion() // as Inspect sets it
 		return s
 	}
 	cases := []struct {

@@ -186,16 +186,23 @@ func Inspect(ctx context.Context, clients Regional, t Target, window time.Durati
 	for _, r := range t.Regions {
 		s.Regions = append(s.Regions, inspectRegion(ctx, clients(r), t, r, window, now))
 	}
+	s.Active = s.activeRegion()
+	return s
+}
+
+// activeRegion is the region every readable pointer names, "" when they
+// disagree or none can be read.
+func (s State) activeRegion() string {
 	seen := map[string]bool{}
 	for _, v := range s.Pointers() {
 		seen[v] = true
 	}
 	if len(seen) == 1 {
 		for v := range seen {
-			s.Active = v
+			return v
 		}
 	}
-	return s
+	return ""
 }
 
 func inspectRegion(ctx context.Context, c Clients, t Target, region string, window time.Duration, now time.Time) RegionState {

@@ -79,20 +79,8 @@ func killSwitch(t *testing.T, sw drSwitch) {
 	p := drpair.New(t, target, drpair.Options{})
 	sw.prep(t, p)
 	before := drState(t, p)
-	var (
-		mu  sync.Mutex
-		ops []string
-	)
-	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
-		mu.Lock()
-		ops = append(ops, op)
-		mu.Unlock()
-	}})
-	require.NoError(t, err)
 	t0 := time.Now()
-	out, err := process(t, obs.URL, append(append([]string{}, sw.args...), drPairFlags(p)...)...).CombinedOutput()
-	obs.Close()
-	require.NoError(t, err, "the uninterrupted run: %s", out)
+	ops := observedRun(t, append(append([]string{}, sw.args...), drPairFlags(p)...)...)
 	want := drState(t, p)
 	fence, window := fenceWindow(ops)
 	require.GreaterOrEqual(t, fence, 0, "no PutResourcePolicy (the fence) in the run's requests: %v", ops)
@@ -243,4 +231,25 @@ func activeIsFenced(state string) bool {
 		fenced = state[i:]
 	}
 	return active != "" && strings.Contains(fenced, active)
+}
+
+// observedRun runs the built binary uninterrupted through an observing
+// proxy and returns its requests' operations, in order.
+func observedRun(t *testing.T, args ...string) []string {
+	var (
+		mu  sync.Mutex
+		ops []string
+	)
+	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	out, err := process(t, obs.URL, args...).CombinedOutput()
+	obs.Close()
+	require.NoError(t, err, "the uninterrupted run: %s", out)
+	mu.Lock()
+	defer mu.Unlock()
+	return ops
 }

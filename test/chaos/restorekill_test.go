@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -87,19 +86,7 @@ func TestRestoreKilledAndRerun(t *testing.T) {
 
 	// The uninterrupted run: its end state and its requests.
 	src, dst, state := restoreSource(t, db)
-	var (
-		mu  sync.Mutex
-		ops []string
-	)
-	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
-		mu.Lock()
-		ops = append(ops, op)
-		mu.Unlock()
-	}})
-	require.NoError(t, err)
-	out, err := process(t, obs.URL, args(src, dst)...).CombinedOutput()
-	obs.Close()
-	require.NoError(t, err, "the uninterrupted run: %s", out)
+	ops := observedRun(t, args(src, dst)...)
 	want := state()
 	restored, marker := window(ops)
 	require.GreaterOrEqual(t, restored, 0, "no RestoreTableToPointInTime in the run's requests: %v", ops)
