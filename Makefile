@@ -75,7 +75,7 @@ bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair besi
 
 chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds; HTTP shapes and toxiproxy TCP faults) and 20 SIGKILLs each; prints command x fault -> result
 	@mkdir -p .cache
-	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
+	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun|TestRestoreKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
 	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
 	@cat .cache/chaos.txt
 

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/poll"
 )
@@ -21,6 +22,7 @@ import (
 type ImportDB interface {
 	ImportTable(context.Context, *dynamodb.ImportTableInput, ...func(*dynamodb.Options)) (*dynamodb.ImportTableOutput, error)
 	DescribeImport(context.Context, *dynamodb.DescribeImportInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeImportOutput, error)
+	ListImports(context.Context, *dynamodb.ListImportsInput, ...func(*dynamodb.Options)) (*dynamodb.ListImportsOutput, error)
 }
 
 // Source is one full export's data in S3, found under a prefix.
@@ -157,9 +159,20 @@ func fromImport(d *types.ImportTableDescription) Import {
 }
 
 // StartImport creates table from the source's gzip DynamoDB JSON, on demand
-// (DDB-CAP-01).
-func StartImport(ctx context.Context, db ImportDB, src Source, table string, s Schema, token string) (Import, error) {
-	out, err := db.ImportTable(ctx, &dynamodb.ImportTableInput{
+// (DDB-CAP-01), and returns the import, and whether it was one already
+// started for this table and source that the run took as its own.
+//
+// ImportTable carries a client token (AWS returns the same import for a
+// retried request), but dynops does not rely on it (the local emulator
+// ignores it, and a token expires after 8 hours): each attempt is one
+// request, and after any error (a lost answer included) FindImport looks
+// for an import already started into table from the same S3 source; one
+// found is taken instead of starting another. Only when none is found is
+// a retryable error retried, with dynops's one retry policy
+// (awsconfig.Retryer). When the imports cannot be listed, nothing more is
+// started (fail closed): the error says what to check.
+func StartImport(ctx context.Context, db ImportDB, src Source, table string, s Schema, token string) (Import, bool, error) {
+	in := &dynamodb.ImportTableInput{
 		S3BucketSource:       &types.S3BucketSource{S3Bucket: &src.Bucket, S3KeyPrefix: &src.DataPrefix},
 		InputFormat:          types.InputFormatDynamodbJson,
 		InputCompressionType: types.InputCompressionTypeGzip,
@@ -168,11 +181,74 @@ func StartImport(ctx context.Context, db ImportDB, src Source, table string, s S
 			TableName: &table, KeySchema: s.KeySchema, AttributeDefinitions: s.Attributes,
 			BillingMode: types.BillingModePayPerRequest, GlobalSecondaryIndexes: s.GSIs,
 		},
-	})
-	if err != nil {
-		return Import{}, fmt.Errorf("importing s3://%s/%s into %s: %w", src.Bucket, src.DataPrefix, table, err)
 	}
-	return fromImport(out.ImportTableDescription), nil
+	retryer := awsconfig.Retryer(0)
+	for attempt := 1; ; attempt++ {
+		out, err := db.ImportTable(ctx, in, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		if err == nil {
+			return fromImport(out.ImportTableDescription), false, nil
+		}
+		err = fmt.Errorf("importing s3://%s/%s into %s: %w", src.Bucket, src.DataPrefix, table, err)
+		found, ferr := FindImport(ctx, db, table, src)
+		if ferr != nil {
+			return Import{}, false, fmt.Errorf("%w; then looking for an import that request may have started: %v; nothing more was started: before running again, check `aws dynamodb list-imports` for an import into %s from s3://%s/%s (a second ImportTable would fail on the table the first creates)",
+				err, ferr, table, src.Bucket, src.DataPrefix)
+		}
+		if found != nil {
+			return *found, true, nil
+		}
+		if !retryer.IsErrorRetryable(err) || attempt >= retryer.MaxAttempts() {
+			return Import{}, false, err
+		}
+		delay, derr := retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return Import{}, false, err
+		}
+		select {
+		case <-ctx.Done():
+			return Import{}, false, fmt.Errorf("%w (stopped waiting to retry: %w)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// FindImport returns the import into table (in the client's region) from
+// src's bucket and data prefix that is IN_PROGRESS or COMPLETED, nil when
+// there is none. Several such imports are an error naming them (dynops
+// cannot tell which is the table's).
+func FindImport(ctx context.Context, db ImportDB, table string, src Source) (*Import, error) {
+	var found []Import
+	in := &dynamodb.ListImportsInput{}
+	for {
+		out, err := db.ListImports(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("listing imports: %w", err)
+		}
+		for _, sum := range out.ImportSummaryList {
+			if !strings.HasSuffix(aws.ToString(sum.TableArn), ":table/"+table) || sum.S3BucketSource == nil ||
+				aws.ToString(sum.S3BucketSource.S3Bucket) != src.Bucket || aws.ToString(sum.S3BucketSource.S3KeyPrefix) != src.DataPrefix {
+				continue
+			}
+			switch sum.ImportStatus {
+			case types.ImportStatusInProgress, types.ImportStatusCompleted:
+				found = append(found, Import{Arn: aws.ToString(sum.ImportArn), Status: string(sum.ImportStatus), TableArn: aws.ToString(sum.TableArn)})
+			}
+		}
+		if in.NextToken = out.NextToken; in.NextToken == nil {
+			break
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &found[0], nil
+	}
+	arns := make([]string, len(found))
+	for i, f := range found {
+		arns[i] = f.Arn + " (" + f.Status + ")"
+	}
+	return nil, fmt.Errorf("%d imports into %s from s3://%s/%s: %s; dynops cannot tell which one is the table's: follow them with `aws dynamodb describe-import`", len(found), table, src.Bucket, src.DataPrefix, strings.Join(arns, ", "))
 }
 
 // ErrImportFailed: the import ended FAILED or CANCELLED.

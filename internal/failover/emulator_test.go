@@ -475,6 +475,18 @@ func TestSwitchKilledAfterThePointerFlipResumes(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Equal(t, to, p.Pointer(t, home), "the pointer was flipped before the kill")
+			// dr status after the kill: a failback stopped after its flip
+			// left its temporary fence on the region it left (HALF-DONE,
+			// naming the failback that finishes it); a failover stopped
+			// after its flip is in its end state (its fence stays).
+			half := failover.Inspect(ctx, p.Clients, p.Target, 15*time.Minute, time.Now()).HalfDone()
+			switch {
+			case c.mode == failover.Failback && c.killAt != "":
+				assert.Contains(t, half, "HALF-DONE: the pointer names "+home+", but "+away+" still carries the temporary fence of a failback")
+				assert.Contains(t, half, "dynops dr failback --table "+p.Target.Table+" --to "+home+" --yes")
+			default:
+				assert.Empty(t, half)
+			}
 			if c.partial {
 				old := map[string]string{away: home, home: away}[to]
 				_, err := p.Clients(away).SSM.PutParameter(ctx, &ssm.PutParameterInput{Name: &p.Target.Pointer, Value: &old, Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)})

@@ -22,6 +22,31 @@ import (
 // policy to fence writes in a region; `dynops dr status` recognises it.
 const FenceSid = "DynopsDRFenceWrites"
 
+// FailbackFenceSid is the Sid of the fence a failback holds on the region
+// it leaves while the pointer moves back; the failback removes it last. So
+// this statement still in place outside a running failback means one
+// stopped before its end (`dr status`: HALF-DONE), unlike a failover's
+// fence (FenceSid), which stays by design.
+const FailbackFenceSid = "DynopsDRFenceWritesFailback"
+
+// isFenceSid reports whether sid is one of dynops's fence statements.
+func isFenceSid(sid string) bool { return sid == FenceSid || sid == FailbackFenceSid }
+
+// FenceSidOf returns the Sid of the dynops fence statement in doc (FenceSid
+// or FailbackFenceSid), "" when there is none.
+func FenceSidOf(doc string) string {
+	p, err := parsePolicy(doc)
+	if err != nil {
+		return ""
+	}
+	for _, s := range p.Statement {
+		if sid := statementSid(s); isFenceSid(sid) {
+			return sid
+		}
+	}
+	return ""
+}
+
 // writeActions are the item writes a fence must deny. TransactWriteItems is
 // authorised per item as PutItem, UpdateItem or DeleteItem.
 var writeActions = []string{
@@ -126,7 +151,7 @@ func HasFence(doc string) bool {
 		return false
 	}
 	for _, s := range p.Statement {
-		if statementSid(s) == FenceSid {
+		if isFenceSid(statementSid(s)) {
 			return true
 		}
 	}
@@ -146,7 +171,7 @@ func FencedActions(breakGlassRoleARN string) []string {
 // fenceStatement denies the fenced actions on tableARN to every principal
 // except the break-glass role (when given) and the replication
 // service-linked role of the table's account and partition.
-func fenceStatement(tableARN, breakGlassRoleARN string) (json.RawMessage, error) {
+func fenceStatement(tableARN, breakGlassRoleARN, sid string) (json.RawMessage, error) {
 	parts := strings.SplitN(tableARN, ":", 6)
 	if len(parts) < 6 || parts[0] != "arn" || parts[1] == "" || !regexp.MustCompile(`^[0-9]{12}$`).MatchString(parts[4]) {
 		return nil, fmt.Errorf("fencing %q: not a table ARN with a partition and an account (arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME)", tableARN)
@@ -159,7 +184,7 @@ func fenceStatement(tableARN, breakGlassRoleARN string) (json.RawMessage, error)
 		exempt = append([]string{breakGlassRoleARN}, exempt...)
 	}
 	return json.Marshal(map[string]any{
-		"Sid":       FenceSid,
+		"Sid":       sid,
 		"Effect":    "Deny",
 		"Principal": "*",
 		"Action":    FencedActions(breakGlassRoleARN),
@@ -285,11 +310,16 @@ func onlyNamedRoles(cond map[string]map[string]any) (bool, string) {
 
 // WithFence returns doc with the fence statement added (replacing an older fence).
 func WithFence(doc, tableARN, breakGlassRoleARN string) (string, error) {
+	return withFence(doc, tableARN, breakGlassRoleARN, FenceSid)
+}
+
+// withFence is WithFence with the fence statement's Sid (FenceSid or FailbackFenceSid).
+func withFence(doc, tableARN, breakGlassRoleARN, sid string) (string, error) {
 	p, err := parsePolicy(doc)
 	if err != nil {
 		return "", err
 	}
-	st, err := fenceStatement(tableARN, breakGlassRoleARN)
+	st, err := fenceStatement(tableARN, breakGlassRoleARN, sid)
 	if err != nil {
 		return "", err
 	}
@@ -316,7 +346,7 @@ func WithoutFence(doc string) (string, error) {
 func withoutFence(sts []json.RawMessage) []json.RawMessage {
 	var kept []json.RawMessage
 	for _, s := range sts {
-		if statementSid(s) != FenceSid {
+		if !isFenceSid(statementSid(s)) {
 			kept = append(kept, s)
 		}
 	}

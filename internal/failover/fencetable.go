@@ -16,17 +16,19 @@ import (
 // fence of `dynops dr failover`; `dynops migrate cutover` fences the source
 // table with it.
 func FenceTable(ctx context.Context, db DynamoDB, tableARN, breakGlassRoleARN string) (before string, err error) {
-	before, _, _, err = fenceTable(ctx, db, tableARN, breakGlassRoleARN, 2*time.Second)
+	before, _, _, err = fenceTable(ctx, db, tableARN, breakGlassRoleARN, FenceSid, 2*time.Second)
 	return before, err
 }
 
 // fenceTable also reports whether the policy was changed (there is something to undo).
-func fenceTable(ctx context.Context, db DynamoDB, arn, breakGlass string, interval time.Duration) (before, detail string, changed bool, err error) {
+// sid is the fence statement's Sid: FenceSid, or FailbackFenceSid for the
+// temporary fence of a failback.
+func fenceTable(ctx context.Context, db DynamoDB, arn, breakGlass, sid string, interval time.Duration) (before, detail string, changed bool, err error) {
 	before, rev, err := ResourcePolicy(ctx, db, arn)
 	if err != nil {
 		return "", "", false, err
 	}
-	doc, err := WithFence(before, arn, breakGlass)
+	doc, err := withFence(before, arn, breakGlass, sid)
 	if err != nil {
 		return before, "", false, err
 	}
@@ -59,7 +61,7 @@ func unfenceTable(ctx context.Context, db DynamoDB, arn string, interval time.Du
 	}
 	if !HasFence(before) {
 		if holds, by := FenceHolds(before, arn); holds {
-			return false, before, "", fmt.Errorf("%s is fenced by statement %s, which dynops did not write (no %s): remove it yourself, then run the command again", arn, by, FenceSid)
+			return false, before, "", fmt.Errorf("%s is fenced by statement %s, which dynops did not write (no %s or %s): remove it yourself, then run the command again", arn, by, FenceSid, FailbackFenceSid)
 		}
 		return false, before, fmt.Sprintf("%s carries no fence", arn), nil
 	}

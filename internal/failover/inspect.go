@@ -76,7 +76,10 @@ type RegionState struct {
 	// Fenced is read from the policy's content (FenceHolds), not a Sid.
 	Fenced bool `json:"fenced"`
 	// FenceDetail names the statement that fences, or why none does.
-	FenceDetail  string    `json:"fence_detail,omitempty"`
+	FenceDetail string `json:"fence_detail,omitempty"`
+	// FenceSid is the Sid of dynops's fence statement in the policy
+	// (FenceSid, or FailbackFenceSid: a failback's temporary fence), "" when none.
+	FenceSid     string    `json:"fence_sid,omitempty"`
 	Policy       string    `json:"-"`
 	PolicyError  string    `json:"policy_error,omitempty"`
 	Pointer      string    `json:"pointer,omitempty"`
@@ -135,15 +138,34 @@ func (s State) HalfDone() string {
 	if s.Active == "" {
 		return ""
 	}
+	var others []string
+	for _, r := range s.Regions {
+		if r.Region != s.Active {
+			others = append(others, r.Region)
+		}
+	}
 	if a, ok := s.Region(s.Active); ok && a.Fenced {
-		var others []string
-		for _, r := range s.Regions {
-			if r.Region != s.Active {
-				others = append(others, r.Region)
-			}
+		if a.FenceSid == FailbackFenceSid {
+			return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failback stopped between its fence, statement %s, and the pointer flip): writes go nowhere; finish it with `dynops dr failback --table %s --to %s --yes`",
+				s.Active, FailbackFenceSid, s.Target.Table, strings.Join(others, ","))
 		}
 		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
 			s.Active, s.Target.Table, strings.Join(others, ","), s.Target.Table, s.Active)
+	}
+	// A failback's fence outlives the failback only when it stopped after
+	// its pointer flip and before its last step (unfence-old): the pointer
+	// names where writes go back to, the region left still refuses writes.
+	// Not the end state of anything: a finished failback leaves no fence,
+	// a failover leaves its own (FenceSid).
+	var left []string
+	for _, r := range s.Regions {
+		if r.Region != s.Active && r.FenceSid == FailbackFenceSid {
+			left = append(left, r.Region)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Sprintf("HALF-DONE: the pointer names %s, but %s still carries the temporary fence of a failback (statement %s), which a finished failback removes: a failback stopped after its pointer flip, before unfencing %s; finish it with `dynops dr failback --table %s --to %s --yes`",
+			s.Active, strings.Join(left, ","), FailbackFenceSid, strings.Join(left, ","), s.Target.Table, s.Active)
 	}
 	return ""
 }
@@ -164,16 +186,23 @@ func Inspect(ctx context.Context, clients Regional, t Target, window time.Durati
 	for _, r := range t.Regions {
 		s.Regions = append(s.Regions, inspectRegion(ctx, clients(r), t, r, window, now))
 	}
+	s.Active = s.activeRegion()
+	return s
+}
+
+// activeRegion is the region every readable pointer names, "" when they
+// disagree or none can be read.
+func (s State) activeRegion() string {
 	seen := map[string]bool{}
 	for _, v := range s.Pointers() {
 		seen[v] = true
 	}
 	if len(seen) == 1 {
 		for v := range seen {
-			s.Active = v
+			return v
 		}
 	}
-	return s
+	return ""
 }
 
 func inspectRegion(ctx context.Context, c Clients, t Target, region string, window time.Duration, now time.Time) RegionState {
@@ -195,6 +224,7 @@ func inspectRegion(ctx context.Context, c Clients, t Target, region string, wind
 			rs.PolicyError = err.Error()
 		}
 		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN)
+		rs.FenceSid = FenceSidOf(rs.Policy)
 		if !rs.Fenced && HasFence(rs.Policy) {
 			// dynops' statement is there but does not fence: say so (e.g. a wildcard exemption).
 			rs.FenceDetail = "statement " + FenceSid + " present but NOT a fence: " + rs.FenceDetail

@@ -312,16 +312,22 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 	if req.BreakGlassRoleARN != "" {
 		exempt = req.BreakGlassRoleARN + " and the replication role"
 	}
+	// A failback's fence is temporary (removed by its last step): its own
+	// Sid shows one left in place by a failback that did not finish.
+	sid := FenceSid
+	if req.Rules.Mode == Failback {
+		sid = FailbackFenceSid
+	}
 	defs := []stepDef{{
 		name: "fence-old",
-		plan: fmt.Sprintf("deny %s on %s in %s to every principal but %s (resource policy statement %s)", strings.Join(FencedActions(req.BreakGlassRoleARN), ", "), table, from, exempt, FenceSid),
+		plan: fmt.Sprintf("deny %s on %s in %s to every principal but %s (resource policy statement %s)", strings.Join(FencedActions(req.BreakGlassRoleARN), ", "), table, from, exempt, sid),
 		run: func(ctx context.Context, st *Step) error {
 			if !fromState.Answers {
 				st.Status = StepSkipped
 				st.Detail = fmt.Sprintf("%s does not answer (--force): NOT fenced; when it answers again, run `dynops dr failover %s --to %s --from %s --yes` again to fence it and set its pointer", from, commonFlags(req), to, from)
 				return nil
 			}
-			return r.fence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN)
+			return r.fence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN, sid)
 		},
 	}}
 	if req.Rules.Mode == Failback {
@@ -407,8 +413,8 @@ func (r *Runner) pollInterval() time.Duration {
 }
 
 // fence is FenceTable as a step of the switch: its undo restores the policy before.
-func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
-	before, detail, changed, err := fenceTable(ctx, r.Clients(region).DynamoDB, arn, breakGlass, r.pollInterval())
+func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass, sid string) error {
+	before, detail, changed, err := fenceTable(ctx, r.Clients(region).DynamoDB, arn, breakGlass, sid, r.pollInterval())
 	if changed {
 		st.Undo = []string{restorePolicyCmd(region, arn, before)}
 	}
@@ -593,7 +599,11 @@ func fenceChecks(s State, req Request) []Check {
 		if region != req.Rules.From {
 			continue // only the old region gets the fence
 		}
-		doc, err := WithFence(rs.Policy, rs.TableARN, req.BreakGlassRoleARN)
+		sid := FenceSid
+		if req.Rules.Mode == Failback {
+			sid = FailbackFenceSid
+		}
+		doc, err := withFence(rs.Policy, rs.TableARN, req.BreakGlassRoleARN, sid)
 		switch {
 		case err != nil:
 			out = append(out, Check{Name: "fence-policy-size", Status: CheckFail, Detail: err.Error()})

@@ -115,6 +115,10 @@ type Request struct {
 	Time   time.Time // ignored when Latest
 	Latest bool
 	Now    time.Time
+	// Resume finishes a restore into Target that a killed run left half
+	// done (the table restored, its settings not all re-applied): only a
+	// target that provably is that restore (Existing.Resumable).
+	Resume bool
 }
 
 // Plan is a checked restore, ready to run.
@@ -130,6 +134,9 @@ type Plan struct {
 	Settings tablesettings.Settings `json:"settings"`
 	// Changes are the settings steps as planned against a table that has none of them.
 	Changes []tablesettings.Change `json:"changes"`
+	// Resume is the half-done (or finished) restore found at Target that a
+	// --resume run takes over; nil for a new restore.
+	Resume *Existing `json:"resume,omitempty"`
 }
 
 // Prepare checks req and returns the plan. It changes nothing.
@@ -162,8 +169,15 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 	if err := ValidTableName(p.Target); err != nil {
 		return nil, err
 	}
-	if _, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target}); err == nil {
-		return nil, fmt.Errorf("%w: %s; pass another --target or delete it first", ErrTargetExists, p.Target)
+	if dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target}); err == nil {
+		e, err := inspect(ctx, db, dt.Table)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.takeOver(e, req.Resume); err != nil {
+			return nil, err
+		}
+		p.Resume = &e
 	} else if rnf := (*types.ResourceNotFoundException)(nil); !errors.As(err, &rnf) {
 		return nil, fmt.Errorf("checking target table %s: %w", p.Target, err)
 	}
@@ -177,8 +191,125 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 	want.Tags[TagRestoredToTime] = pitrtime.Format(p.RestoreTime)
 	want.ResourcePolicy = retarget(want.ResourcePolicy, aws.ToString(src.TableArn), p.Target)
 	p.Settings = want
-	p.Changes = tablesettings.Plan(tablesettings.Settings{}, want)
+	p.Changes = steps(tablesettings.Settings{}, want)
 	return p, nil
+}
+
+// steps are the changes that bring a restored table with settings have to
+// want, the restored-from tag (the marker of a finished restore) in a step
+// of its own after every other: a table restored from the source without
+// that tag is a restore whose settings are not all re-applied yet.
+func steps(have, want tablesettings.Settings) []tablesettings.Change {
+	marker, ok := want.Tags[TagRestoredFrom]
+	rest := want
+	rest.Tags = copyTags(want.Tags)
+	delete(rest.Tags, TagRestoredFrom)
+	cs := tablesettings.Plan(have, rest)
+	if ok && have.Tags[TagRestoredFrom] != marker {
+		cs = append(cs, tablesettings.TagStep(TagRestoredFrom, map[string]string{TagRestoredFrom: marker}))
+	}
+	return cs
+}
+
+// Existing is what is found at a restore's target name.
+type Existing struct {
+	Table string `json:"table"`
+	Arn   string `json:"arn"`
+	// RestoredFrom is the RestoreSummary's SourceTableArn ("" when the
+	// table is not a restore of a table).
+	RestoredFrom string     `json:"restored_from_arn,omitempty"`
+	RestoreTime  *time.Time `json:"restore_time,omitempty"` // RestoreSummary's RestoreDateTime
+	Created      *time.Time `json:"created,omitempty"`
+	// Marker is the restored-from tag's value, written last by a finished
+	// restore; "" when the tag is absent.
+	Marker string `json:"restored_from_tag,omitempty"`
+}
+
+// Finished reports whether e carries the marker a finished restore writes last.
+func (e Existing) Finished() bool { return e.Marker != "" }
+
+// String says what e is, for a refusal.
+func (e Existing) String() string {
+	if e.RestoredFrom == "" {
+		return "a table that is not a point-in-time restore (no RestoreSummary with a source table)"
+	}
+	s := "a restore of " + e.RestoredFrom
+	if e.RestoreTime != nil {
+		s += " to " + pitrtime.Format(*e.RestoreTime)
+	}
+	if e.Finished() {
+		return s + ", finished (" + TagRestoredFrom + " tag " + e.Marker + ")"
+	}
+	return s + ", unfinished (no " + TagRestoredFrom + " tag: its settings were not all re-applied)"
+}
+
+// inspect reads what a restore needs to know of the table d: its
+// RestoreSummary and its restored-from tag.
+func inspect(ctx context.Context, db DynamoDB, d *types.TableDescription) (Existing, error) {
+	e := Existing{Table: aws.ToString(d.TableName), Arn: aws.ToString(d.TableArn), Created: utc(d.CreationDateTime)}
+	if rs := d.RestoreSummary; rs != nil {
+		e.RestoredFrom = aws.ToString(rs.SourceTableArn)
+		e.RestoreTime = utc(rs.RestoreDateTime)
+	}
+	var next *string
+	for {
+		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.TableArn, NextToken: next})
+		if err != nil {
+			return e, fmt.Errorf("reading the tags of the existing target %s: %w", e.Table, err)
+		}
+		for _, tag := range out.Tags {
+			if aws.ToString(tag.Key) == TagRestoredFrom {
+				e.Marker = aws.ToString(tag.Value)
+			}
+		}
+		if next = out.NextToken; next == nil {
+			return e, nil
+		}
+	}
+}
+
+// mismatch says why e is not this plan's restore, "" when it is: restored
+// (RestoreSummary) from the plan's source table, and, when the plan asks
+// for a specific time, to that time (to the millisecond); when finished,
+// its marker names the source. A plan for the latest restorable time
+// accepts any restore time (the latest moved on since).
+func (p *Plan) mismatch(e Existing) string {
+	switch {
+	case e.RestoredFrom == "":
+		return "only a restore of " + p.Source + " can be resumed"
+	case p.SourceArn == "" || e.RestoredFrom != p.SourceArn:
+		return "it was restored from " + e.RestoredFrom + ", not from " + p.Source + " (" + p.SourceArn + ")"
+	case !p.Latest && (e.RestoreTime == nil || pitrtime.Format(*e.RestoreTime) != pitrtime.Format(p.RestoreTime)):
+		got := "no restore time"
+		if e.RestoreTime != nil {
+			got = pitrtime.Format(*e.RestoreTime)
+		}
+		return "it was restored to " + got + ", this run asks for " + pitrtime.Format(p.RestoreTime) +
+			" (re-run with the time the killed run restored to, --time " + got + ", if that was the run)"
+	case e.Finished() && e.Marker != p.Source:
+		return "its " + TagRestoredFrom + " tag says " + e.Marker + ", not " + p.Source
+	}
+	return ""
+}
+
+// takeOver decides whether a run with this plan may use the existing
+// target e: only with --resume, and only when e provably is this plan's
+// restore (mismatch); anything else is refused, naming the target, what
+// was found and the fix (fail closed).
+func (p *Plan) takeOver(e Existing, resume bool) error {
+	why := p.mismatch(e)
+	switch {
+	case why != "":
+		return fmt.Errorf("%w: %s is %s, so it is not this restore: %s; pass another --target or delete it first",
+			ErrTargetExists, p.Target, e, why)
+	case !resume && !e.Finished():
+		return fmt.Errorf("%w: %s is %s; re-run with --resume to finish it (re-applies the missing settings, then the %s tag), or pass another --target",
+			ErrTargetExists, p.Target, e, TagRestoredFrom)
+	case !resume:
+		return fmt.Errorf("%w: %s is %s, so this restore is already done; pass another --target for a new one (or --resume to read it back)",
+			ErrTargetExists, p.Target, e)
+	}
+	return nil
 }
 
 // restoreInput restores with the source's billing mode, indexes and
@@ -252,6 +383,9 @@ type Hooks struct {
 	Restoring func(status string, waited time.Duration) // while waiting for ACTIVE
 	Restored  func(arn string, restoreTime time.Time)   // the new table exists
 	Applied   func(tablesettings.Change)                // a setting was applied
+	// TookOver: the run takes the existing target as its own restore
+	// (--resume, or its own request whose answer was lost), and why.
+	TookOver func(e Existing, why string)
 }
 
 // Result is what a restore did.
@@ -262,34 +396,62 @@ type Result struct {
 	Applied     []tablesettings.Change `json:"applied"`
 	Settings    tablesettings.Settings `json:"settings_read_back"`
 	Terraform   string                 `json:"terraform"`
+	// Resumed: the restore was already there (a half-done or finished one
+	// taken over with --resume); AlreadyDone: it was finished, nothing applied.
+	Resumed     bool `json:"resumed,omitempty"`
+	AlreadyDone bool `json:"already_done,omitempty"`
 }
 
 // Run restores the plan's table, waits until it is ACTIVE and applies the settings.
 func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
 	start := time.Now()
-	out, err := db.RestoreTableToPointInTime(ctx, p.Input)
-	var exists *types.TableAlreadyExistsException
-	if errors.As(err, &exists) {
-		d, ours, rerr := ownRestore(ctx, db, p, start)
+	var out *dynamodb.RestoreTableToPointInTimeOutput
+	var err error
+	if p.Resume != nil {
+		// Prepare found the target and showed it is this restore: read it
+		// back again (it is what the run acts on), and check it still is.
+		d, e, rerr := reinspect(ctx, db, p.Target)
 		if rerr != nil {
 			return nil, rerr
 		}
-		if !ours {
-			return nil, fmt.Errorf("%w: %s; pass another --target or delete it first", ErrTargetExists, p.Target)
+		if err := p.takeOver(e, true); err != nil {
+			return nil, err
+		}
+		if h.TookOver != nil {
+			h.TookOver(e, "--resume: "+e.String())
+		}
+		out = &dynamodb.RestoreTableToPointInTimeOutput{TableDescription: d}
+		if e.Finished() {
+			return readBack(ctx, db, p, out.TableDescription, h)
+		}
+	} else {
+		out, err = db.RestoreTableToPointInTime(ctx, p.Input)
+	}
+	var exists *types.TableAlreadyExistsException
+	if errors.As(err, &exists) {
+		d, e, rerr := reinspect(ctx, db, p.Target)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if why := ownRestore(p, e, start); why != "" {
+			return nil, fmt.Errorf("%w: %s is %s, so it is not this run's restore: %s; pass another --target or delete it first", ErrTargetExists, p.Target, e, why)
+		}
+		if h.TookOver != nil {
+			h.TookOver(e, "TableAlreadyExistsException on a retry: this run's own restore, whose answer was lost")
 		}
 		out, err = &dynamodb.RestoreTableToPointInTimeOutput{TableDescription: d}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("restoring %s to %s: %w", p.Source, p.Target, err)
 	}
-	res := &Result{Plan: p, RestoreTime: p.RestoreTime, Applied: []tablesettings.Change{}}
+	res := &Result{Plan: p, RestoreTime: p.RestoreTime, Applied: []tablesettings.Change{}, Resumed: p.Resume != nil}
 	if d := out.TableDescription; d != nil {
 		res.TargetArn = aws.ToString(d.TableArn)
 		if d.RestoreSummary != nil && d.RestoreSummary.RestoreDateTime != nil {
 			res.RestoreTime = d.RestoreSummary.RestoreDateTime.UTC()
 		}
 	}
-	if h.Restored != nil {
+	if h.Restored != nil && p.Resume == nil {
 		h.Restored(res.TargetArn, res.RestoreTime)
 	}
 	if err := tablesettings.WaitActive(ctx, db, p.Target, h.Restoring); err != nil {
@@ -309,7 +471,7 @@ func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
 	want := p.Settings
 	want.Tags = copyTags(p.Settings.Tags)
 	want.Tags[TagRestoredToTime] = pitrtime.Format(res.RestoreTime)
-	err = tablesettings.Apply(ctx, db, p.Target, tablesettings.Plan(have, want), func(c tablesettings.Change) {
+	err = tablesettings.Apply(ctx, db, p.Target, steps(have, want), func(c tablesettings.Change) {
 		res.Applied = append(res.Applied, c)
 		if h.Applied != nil {
 			h.Applied(c)
@@ -325,40 +487,57 @@ func Run(ctx context.Context, db DynamoDB, p *Plan, h Hooks) (*Result, error) {
 	return res, nil
 }
 
-// ownRestore reads back the target after RestoreTableToPointInTime answered
-// TableAlreadyExistsException: when this run's own request landed and its
-// answer was lost, the SDK's retry finds the table the first attempt
-// created. It is ours when it was restored from the plan's source
-// (RestoreSummary), created since this Run began (a minute's leeway for
-// clock skew; Prepare saw no such table) and carries no restored-from tag
-// yet (a finished restore of the same plan has it: refused). Anything else is
-// someone else's table: refused, fail closed.
-func ownRestore(ctx context.Context, db DynamoDB, p *Plan, start time.Time) (*types.TableDescription, bool, error) {
-	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target})
+// reinspect reads the target back (DescribeTable, its tags).
+func reinspect(ctx context.Context, db DynamoDB, target string) (*types.TableDescription, Existing, error) {
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &target})
 	if err != nil {
-		return nil, false, fmt.Errorf("reading back %s after TableAlreadyExistsException: %w", p.Target, err)
+		return nil, Existing{}, fmt.Errorf("reading back the existing target %s: %w", target, err)
 	}
-	d := dt.Table
-	rs := d.RestoreSummary
-	if rs == nil || p.SourceArn == "" || aws.ToString(rs.SourceTableArn) != p.SourceArn ||
-		d.CreationDateTime == nil || d.CreationDateTime.Before(start.Add(-time.Minute)) {
-		return d, false, nil
+	e, err := inspect(ctx, db, dt.Table)
+	return dt.Table, e, err
+}
+
+// ownRestore says why e, found after RestoreTableToPointInTime answered
+// TableAlreadyExistsException, is not this run's own restore ("" when it
+// is): when the run's request landed and its answer was lost, the SDK's
+// retry finds the table the first attempt created. It is ours when it was
+// restored from the plan's source (RestoreSummary), created since this Run
+// began (a minute's leeway for clock skew; Prepare saw no such table) and
+// carries no restored-from tag yet (a finished restore of the same plan
+// has it: refused). Anything else is someone else's table: refused, fail
+// closed. The restore time is not compared: the service may restore to
+// another time than asked, and the creation time already shows the table
+// is this run's.
+func ownRestore(p *Plan, e Existing, start time.Time) string {
+	switch {
+	case e.RestoredFrom == "":
+		return "it is not a point-in-time restore"
+	case p.SourceArn == "" || e.RestoredFrom != p.SourceArn:
+		return "it was restored from " + e.RestoredFrom + ", not from " + p.Source
+	case e.Created == nil || e.Created.Before(start.Add(-time.Minute)):
+		return "it was created before this run began"
+	case e.Finished():
+		return "it is a finished restore"
 	}
-	var next *string
-	for {
-		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.TableArn, NextToken: next})
-		if err != nil {
-			return nil, false, fmt.Errorf("reading the tags of %s after TableAlreadyExistsException: %w", p.Target, err)
-		}
-		for _, tag := range out.Tags {
-			if aws.ToString(tag.Key) == TagRestoredFrom {
-				return d, false, nil
-			}
-		}
-		if next = out.NextToken; next == nil {
-			return d, true, nil
-		}
+	return ""
+}
+
+// readBack is the Result of a --resume run that found the restore
+// finished: nothing applied, the settings read back.
+func readBack(ctx context.Context, db DynamoDB, p *Plan, d *types.TableDescription, h Hooks) (*Result, error) {
+	res := &Result{Plan: p, TargetArn: aws.ToString(d.TableArn), RestoreTime: p.RestoreTime, Applied: []tablesettings.Change{}, Resumed: true, AlreadyDone: true}
+	if rs := d.RestoreSummary; rs != nil && rs.RestoreDateTime != nil {
+		res.RestoreTime = rs.RestoreDateTime.UTC()
 	}
+	if err := tablesettings.WaitActive(ctx, db, p.Target, h.Restoring); err != nil {
+		return res, err
+	}
+	var err error
+	if res.Settings, err = tablesettings.Capture(ctx, db, p.Target); err != nil {
+		return res, err
+	}
+	res.Terraform = Adoption(p.Source, p.Target)
+	return res, nil
 }
 
 func copyTags(m map[string]string) map[string]string {

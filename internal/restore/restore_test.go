@@ -2,6 +2,7 @@ package restore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ func TestRunRestoresAndReappliesSettings_DDB_PITR_02(t *testing.T) {
 	require.Equal(t, dst, plan.Target)
 	fixture.Cleanup(t, db, dst)
 	assert.Equal(t, src, plan.Settings.Tags[restore.TagRestoredFrom])
-	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection"}, fixture.Whats(plan.Changes))
+	assert.Equal(t, []string{"stream", "pitr", "ttl", "tags", "deletion-protection", restore.TagRestoredFrom}, fixture.Whats(plan.Changes), "the restored-from tag last: the marker of a finished restore")
 	assert.NotContains(t, fixture.TableNames(t, db), dst, "Prepare creates nothing")
 
 	var waited, applied []string
@@ -217,4 +218,155 @@ func TestRunTakesItsOwnRestoreWhoseAnswerWasLost_DDB_PITR_02(t *testing.T) {
 			assert.NotNil(t, fixture.Get(t, db, dst, fixture.UserKey(4)), "the items are there")
 		})
 	}
+}
+
+// halfDone restores src into dst the way a run killed after its
+// RestoreTableToPointInTime landed leaves it: the table, and the first
+// applied steps of the plan's settings (never the restored-from marker).
+func halfDone(t *testing.T, db *dynamodb.Client, src, dst string, applied int) *restore.Plan {
+	ctx := context.Background()
+	plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst})
+	require.NoError(t, err)
+	fixture.Cleanup(t, db, dst)
+	out, err := db.RestoreTableToPointInTime(ctx, plan.Input)
+	require.NoError(t, err)
+	require.NoError(t, tablesettings.WaitActive(ctx, db, dst, nil))
+	// As Run does: the restored-to-time tag is the time read back.
+	want := plan.Settings
+	want.Tags = map[string]string{}
+	for k, v := range plan.Settings.Tags {
+		want.Tags[k] = v
+	}
+	want.Tags[restore.TagRestoredToTime] = pitrtime.Format(*out.TableDescription.RestoreSummary.RestoreDateTime)
+	delete(want.Tags, restore.TagRestoredFrom)
+	steps := tablesettings.Plan(tablesettings.Settings{}, want)
+	require.Equal(t, len(plan.Changes)-1, len(steps))
+	require.Less(t, applied, len(plan.Changes))
+	require.NoError(t, tablesettings.Apply(ctx, db, dst, steps[:applied], nil))
+	return plan
+}
+
+// TestResumeFinishesAHalfDoneRestore_DDB_PITR_02: a pitr restore killed
+// after RestoreTableToPointInTime landed, at every step of its settings
+// before the restored-from marker: a re-run without --resume is refused,
+// naming the target, what it is and --resume; with --resume it takes the
+// table over and ends with every setting of the uninterrupted run, read
+// back; a second --resume finds it finished and changes nothing.
+func TestResumeFinishesAHalfDoneRestore_DDB_PITR_02(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
+	fixture.Put(t, db, src, fixture.Users(5))
+	have, err := tablesettings.Capture(ctx, db, src)
+	require.NoError(t, err)
+	srcSettings := tablesettings.Guideline(map[string]string{"owner": "hoge-team"})
+	require.NoError(t, tablesettings.Apply(ctx, db, src, tablesettings.Plan(have, srcSettings), nil))
+
+	probe, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: src + "-probe"})
+	require.NoError(t, err)
+	require.Equal(t, restore.TagRestoredFrom, probe.Changes[len(probe.Changes)-1].What)
+	for applied := 0; applied < len(probe.Changes); applied++ {
+		t.Run(fmt.Sprintf("killed after %d of %d steps", applied, len(probe.Changes)), func(t *testing.T) {
+			dst := fmt.Sprintf("%s-r%d", src, applied)
+			plan := halfDone(t, db, src, dst, applied)
+
+			_, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst})
+			require.ErrorIs(t, err, restore.ErrTargetExists)
+			assert.ErrorContains(t, err, dst)
+			assert.ErrorContains(t, err, "unfinished")
+			assert.ErrorContains(t, err, "--resume")
+
+			var took []string
+			resumed, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst, Resume: true})
+			require.NoError(t, err)
+			require.NotNil(t, resumed.Resume)
+			res, err := restore.Run(ctx, db, resumed, restore.Hooks{TookOver: func(e restore.Existing, why string) { took = append(took, why) }})
+			require.NoError(t, err)
+			assert.True(t, res.Resumed)
+			assert.Len(t, took, 1, "the takeover is reported (and audited by the command)")
+			assert.Equal(t, restore.TagRestoredFrom, res.Applied[len(res.Applied)-1].What, "the marker last")
+			assert.Len(t, res.Applied, len(plan.Changes)-applied, "only the steps the killed run had not applied")
+
+			want := plan.Settings
+			want.Tags = map[string]string{}
+			for k, v := range plan.Settings.Tags {
+				want.Tags[k] = v
+			}
+			want.Tags[restore.TagRestoredToTime] = pitrtime.Format(res.RestoreTime)
+			got, err := tablesettings.Capture(ctx, db, dst)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "every setting of the uninterrupted run, read back")
+			assert.NotNil(t, fixture.Get(t, db, dst, fixture.UserKey(4)))
+
+			again, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst, Resume: true})
+			require.NoError(t, err)
+			res, err = restore.Run(ctx, db, again, restore.Hooks{})
+			require.NoError(t, err)
+			assert.True(t, res.AlreadyDone)
+			assert.Empty(t, res.Applied)
+			assert.Equal(t, got, res.Settings)
+		})
+	}
+}
+
+// TestResumeRefusesWhatIsNotThisRestore: --resume takes nothing it cannot
+// show is this restore; each refusal names the target, what was found and
+// the fix, and changes nothing. Without a target, --resume restores.
+func TestResumeRefusesWhatIsNotThisRestore(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	src, other := "dev-"+id+"-user", "dev-"+id+"-work"
+	for _, n := range []string{src, other} {
+		fixture.Create(t, db, fixture.Table{Name: n, HashKey: "user_id", PITR: true})
+	}
+	w, err := restore.Status(ctx, db, src)
+	require.NoError(t, err)
+	cases := map[string]struct {
+		make func(dst string)
+		req  restore.Request
+		msg  []string
+	}{
+		"a plain table": {func(dst string) { fixture.Create(t, db, fixture.Table{Name: dst, HashKey: "user_id"}) },
+			restore.Request{Latest: true}, []string{"not a point-in-time restore", "pass another --target or delete it first"}},
+		"a half-done restore of another table": {func(dst string) { halfDone(t, db, other, dst, 1) },
+			restore.Request{Latest: true}, []string{"restored from", other, "not from " + src}},
+		// moto records the restore's creation time as its RestoreDateTime
+		// whatever was asked; on AWS the time asked (or the one it shifted
+		// to). Either way it is not the earliest restorable time asked here.
+		"a half-done restore of the source to another time": {func(dst string) { halfDone(t, db, src, dst, 0) },
+			restore.Request{Time: *w.Earliest}, []string{"asks for " + pitrtime.Format(*w.Earliest), "--time"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dst := src + "-x" + harness.UniqueID()[1:]
+			fixture.Cleanup(t, db, dst)
+			c.make(dst)
+			before, err := tablesettings.Capture(ctx, db, dst)
+			require.NoError(t, err)
+			req := c.req
+			req.Source, req.Target, req.Resume = src, dst, true
+			_, err = restore.Prepare(ctx, db, req)
+			require.ErrorIs(t, err, restore.ErrTargetExists)
+			assert.ErrorContains(t, err, dst)
+			for _, m := range c.msg {
+				assert.ErrorContains(t, err, m)
+			}
+			after, err := tablesettings.Capture(ctx, db, dst)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing changed")
+		})
+	}
+	t.Run("no target yet: restores", func(t *testing.T) {
+		dst := src + "-new"
+		fixture.Cleanup(t, db, dst)
+		plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Latest: true, Target: dst, Resume: true})
+		require.NoError(t, err)
+		assert.Nil(t, plan.Resume)
+		res, err := restore.Run(ctx, db, plan, restore.Hooks{})
+		require.NoError(t, err)
+		assert.False(t, res.Resumed)
+		assert.Equal(t, src, res.Settings.Tags[restore.TagRestoredFrom])
+	})
 }

@@ -169,16 +169,7 @@ func Plan(have, want Settings) []Change {
 		}
 	}
 	if len(missing) > 0 {
-		cs = append(cs, Change{What: "tags", Detail: fmt.Sprintf("set %d tag(s): %s", len(missing), tagList(missing)),
-			apply: func(ctx context.Context, db DynamoDB, _, arn string) error {
-				for i := 0; i < len(missing); i += 50 { // TagResource takes at most 50 tags
-					end := min(i+50, len(missing))
-					if _, err := db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: &arn, Tags: missing[i:end]}); err != nil {
-						return err
-					}
-				}
-				return nil
-			}})
+		cs = append(cs, tagChange("tags", missing))
 	}
 	if want.ResourcePolicy != "" && have.ResourcePolicy != want.ResourcePolicy {
 		policy := want.ResourcePolicy
@@ -199,6 +190,30 @@ func Plan(have, want Settings) []Change {
 			}})
 	}
 	return cs
+}
+
+// TagStep is one step that sets tags, for a caller that needs tags written
+// at a point of its own choosing: a restore writes its restored-from tag
+// as a separate last step, the marker of a finished restore.
+func TagStep(what string, tags map[string]string) Change {
+	var ts []types.Tag
+	for _, k := range sortedKeys(tags) {
+		ts = append(ts, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return tagChange(what, ts)
+}
+
+func tagChange(what string, tags []types.Tag) Change {
+	return Change{What: what, Detail: fmt.Sprintf("set %d tag(s): %s", len(tags), tagList(tags)),
+		apply: func(ctx context.Context, db DynamoDB, _, arn string) error {
+			for i := 0; i < len(tags); i += 50 { // TagResource takes at most 50 tags
+				end := min(i+50, len(tags))
+				if _, err := db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: &arn, Tags: tags[i:end]}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
 }
 
 // Apply runs the plan on table in order, calling done after each change. It

@@ -79,31 +79,39 @@ func killSwitch(t *testing.T, sw drSwitch) {
 	p := drpair.New(t, target, drpair.Options{})
 	sw.prep(t, p)
 	before := drState(t, p)
-	var (
-		mu  sync.Mutex
-		ops []string
-	)
-	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
-		mu.Lock()
-		ops = append(ops, op)
-		mu.Unlock()
-	}})
-	require.NoError(t, err)
 	t0 := time.Now()
-	out, err := process(t, obs.URL, append(append([]string{}, sw.args...), drPairFlags(p)...)...).CombinedOutput()
-	obs.Close()
-	require.NoError(t, err, "the uninterrupted run: %s", out)
+	ops := observedRun(t, append(append([]string{}, sw.args...), drPairFlags(p)...)...)
 	want := drState(t, p)
 	fence, window := fenceWindow(ops)
 	require.GreaterOrEqual(t, fence, 0, "no PutResourcePolicy (the fence) in the run's requests: %v", ops)
 	require.Positive(t, window, "no request between the fence and the pointer flip: %v", ops)
-	t.Logf("%s: %d requests in %s, the fence at %d, %d requests before the pointer flip", sw.family, len(ops), time.Since(t0).Round(time.Millisecond), fence+1, window)
+	lastPut, lastPolicy := lastOf(ops, "PutParameter"), max(lastOf(ops, "PutResourcePolicy"), lastOf(ops, "DeleteResourcePolicy"))
+	// The kills (request numbers from 1, relative to the baseline run) that
+	// must leave a half-done state: after the fence landed and before the
+	// switch's last change is sent (a failover's last pointer write, a
+	// failback's unfence of the old region); and those after the last
+	// change landed, which must leave none. A kill at a change's own
+	// request may or may not let it land: either.
+	halfFrom, halfTo, cleanFrom := fence+2, lastPut, lastPut+2
+	failback := sw.args[1] == "failback"
+	if failback {
+		halfTo, cleanFrom = lastPolicy, lastPolicy+2
+		require.Greater(t, lastPolicy, lastPut+1, "a failback unfences the old region after its pointer flip: %v", ops)
+	}
+	t.Logf("%s: %d requests in %s, the fence at %d, %d requests before the pointer flip, half-done from %d to %d", sw.family, len(ops), time.Since(t0).Round(time.Millisecond), fence+1, window, halfFrom, halfTo)
 
-	halfDone, between, undone, done := 0, 0, 0, 0
+	halfDone, between, afterFlip, undone, done := 0, 0, 0, 0, 0
 	for seed := 1; seed <= killSeeds(); seed++ {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 16))
 		aimed := seed%2 == 0
 		at, afterFence := 1+rnd.IntN(len(ops)), 1+rnd.IntN(window)
+		// A failback's every fourth seed aims after its pointer flip and
+		// before its unfence of the old region: the state that looked
+		// like a finished failover.
+		aimedAfterFlip := failback && seed%4 == 0
+		if aimedAfterFlip {
+			afterFence = lastPut + 2 + rnd.IntN(lastPolicy-lastPut-1) - (fence + 1)
+		}
 		p := drpair.New(t, target, drpair.Options{})
 		sw.prep(t, p)
 		args := append(append([]string{}, sw.args...), drPairFlags(p)...)
@@ -135,8 +143,23 @@ func killSwitch(t *testing.T, sw drSwitch) {
 		require.Equal(t, activeFenced, strings.Contains(status, "fenced but the pointer still names it"),
 			"seed %d: dr status must name a fenced active region as half-done (state %s):\n%s", seed, state, status)
 		if aimed {
-			require.True(t, killed, "seed %d: the kill between the fence and the flip did not land", seed)
-			require.True(t, half, "seed %d: killed between the fence and the pointer flip, dr status does not say HALF-DONE (state %s):\n%s", seed, state, status)
+			require.True(t, killed, "seed %d: the aimed kill did not land", seed)
+		}
+		// Where the kill came, relative to the baseline run's requests.
+		rel := -1
+		if f := int(fenced.Load()); killedAt.Load() > 0 && f > 0 {
+			rel = int(killedAt.Load()) - f + fence + 1
+		}
+		switch {
+		case rel >= halfFrom && rel <= halfTo:
+			require.True(t, half, "seed %d: killed at request %d (baseline %d, after the fence and before the last change %d), dr status does not say HALF-DONE (state %s):\n%s", seed, killedAt.Load(), rel, halfTo+1, state, status)
+		case !killed || rel >= cleanFrom || (killedAt.Load() > 0 && fenced.Load() == 0):
+			require.False(t, half, "seed %d: killed at request %d (baseline %d: before the fence, or after the last change), dr status says HALF-DONE (state %s):\n%s", seed, killedAt.Load(), rel, state, status)
+		}
+		if aimedAfterFlip {
+			require.Contains(t, status, "still carries the temporary fence of a failback", "seed %d: a failback killed after its flip, before unfencing the old region (state %s):\n%s", seed, state, status)
+			afterFlip++
+		} else if aimed {
 			between++
 		}
 		if half {
@@ -165,7 +188,22 @@ func killSwitch(t *testing.T, sw drSwitch) {
 		status, _, _ = dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
 		require.NotContains(t, status, "HALF-DONE", "seed %d: still half-done after %v", seed, finish[:2])
 	}
-	record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%d aimed between fence and flip), HALF-DONE in dr status after %d; %d undone by a failback (back to %s), %d already done (re-run refused as such), the rest finished by a re-run (%s)", killSeeds(), between, halfDone, undone, before, done, want), true)
+	aims := fmt.Sprintf("%d aimed between fence and flip", between)
+	if failback {
+		aims += fmt.Sprintf(", %d between the flip and the unfence of the old region", afterFlip)
+	}
+	record(sw.family, fmt.Sprintf("SIGKILL x%d", killSeeds()), fmt.Sprintf("%d kills (%s), HALF-DONE in dr status after %d (every kill between the fence and the last change); %d undone by a failback (back to %s), %d already done (re-run refused as such), the rest finished by a re-run (%s)", killSeeds(), aims, halfDone, undone, before, done, want), true)
+}
+
+// lastOf is the index of op's last occurrence in ops, -1 when none.
+func lastOf(ops []string, op string) int {
+	last := -1
+	for i, o := range ops {
+		if o == op {
+			last = i
+		}
+	}
+	return last
 }
 
 // fenceWindow is the index of the run's first PutResourcePolicy (the
@@ -193,4 +231,25 @@ func activeIsFenced(state string) bool {
 		fenced = state[i:]
 	}
 	return active != "" && strings.Contains(fenced, active)
+}
+
+// observedRun runs the built binary uninterrupted through an observing
+// proxy and returns its requests' operations, in order.
+func observedRun(t *testing.T, args ...string) []string {
+	var (
+		mu  sync.Mutex
+		ops []string
+	)
+	obs, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
+		mu.Lock()
+		ops = append(ops, op)
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	out, err := process(t, obs.URL, args...).CombinedOutput()
+	obs.Close()
+	require.NoError(t, err, "the uninterrupted run: %s", out)
+	mu.Lock()
+	defer mu.Unlock()
+	return ops
 }

@@ -20,9 +20,9 @@ var tcpFamilies = map[string]bool{"table diff": true, "pitr repair --uncondition
 // dlq move through toxiproxy (faults.StartTCP) in front of the emulator:
 // 10 % and 30 % of the connections reset, silenced and closed, slowed,
 // throttled or sliced. Each ends with the fault-free run's result, or stops
-// with a message and converges on a re-run. make test runs one repetition
-// at 30 %, make chaos five at each rate (toxiproxy's draws are not seeded:
-// the runs are repetitions).
+// with a message and converges on a re-run. make test runs seed 1 at
+// 30 %, make chaos seeds 1-5 at each rate; a seed fixes which toxic each
+// connection gets, in the order the connections open (faults.TCPConfig).
 func TestCommandsUnderTCPFaults(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the TCP fault proxy sits in front of the emulator")
@@ -41,10 +41,10 @@ func TestCommandsUnderTCPFaults(t *testing.T) {
 			want, _, errOut, code := runCell(t, e, sc, target.Emulator.URL)
 			require.Equal(t, 0, code, "the fault-free run: %s", errOut)
 			for _, rate := range rates {
-				for run := range seeds() {
-					name := fmt.Sprintf("tcp %.0f%%/run%d", rate*100, run+1)
+				for _, seed := range seeds() {
+					name := fmt.Sprintf("tcp %.0f%%/seed%d", rate*100, seed)
 					t.Run(name, func(t *testing.T) {
-						p, err := faults.StartTCP(target.Emulator.URL, rate)
+						p, err := faults.StartTCP(target.Emulator.URL, faults.TCPConfig{Rate: rate, Seed: seed})
 						require.NoError(t, err)
 						defer p.Close()
 						got, outcome, _, _ := runCell(t, e, sc, p.URL)
@@ -52,8 +52,9 @@ func TestCommandsUnderTCPFaults(t *testing.T) {
 						if !ok {
 							outcome = "DIFFERENT: " + got + " (want " + want + ")"
 						}
-						t.Logf("%s: %s", name, got)
-						record(sc.family, name, outcome+" (toxiproxy: "+fmt.Sprint(faults.TCPToxics)+")", ok)
+						counts, total := p.Counts()
+						t.Logf("%s: %s (connections %d, toxics %v)", name, got, total, counts)
+						record(sc.family, name, fmt.Sprintf("%s (toxiproxy: %d of %d connections %v)", outcome, sum(counts), total, counts), ok)
 						require.Equal(t, want, got, "the same final state as without faults")
 					})
 				}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
@@ -115,6 +116,8 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 		"both time and latest":    {[]string{"--table", src, "--latest", "--time", "2026-11-21T09:30:00Z"}, "exactly one of --time"},
 		"time not RFC3339":        {[]string{"--table", src, "--time", "yesterday"}, `--time "yesterday" is not an RFC3339 time`},
 		"no table":                {[]string{"--latest"}, "needs --table NAME"},
+		"--resume without target": {[]string{"--table", src, "--latest", "--resume", "--yes"}, "--resume needs --target NAME"},
+		"--resume, not a restore": {[]string{"--table", src, "--latest", "--target", src, "--resume", "--yes"}, "target table already exists: " + src + " is a table that is not a point-in-time restore"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -163,8 +166,8 @@ func TestRestoreProdNeedsTypedConfirmation(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(rec.Actions[0].Detail), `starts with "prod"`, "the audit says why the source is protected")
 	assert.Equal(t, "restore-table", rec.Actions[1].What)
 	assert.Equal(t, dst, rec.Actions[1].Target)
-	assert.Equal(t, []string{"protection", "restore-table", "apply-setting", "apply-setting", "apply-setting", "apply-setting", "apply-setting"}, actions(rec),
-		"the restore, then stream, PITR, TTL, tags and deletion protection, one record each")
+	assert.Equal(t, []string{"protection", "restore-table", "apply-setting", "apply-setting", "apply-setting", "apply-setting", "apply-setting", "apply-setting"}, actions(rec),
+		"the restore, then stream, PITR, TTL, tags, deletion protection and the restored-from marker, one record each")
 }
 
 func TestStatus(t *testing.T) {
@@ -301,4 +304,43 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 		assert.Equal(t, 2, code)
 		assert.Contains(t, errOut, "bad keys file: opening keys file")
 	})
+}
+
+// TestRestoreResumesAHalfDoneRestore: a restore whose run died after
+// RestoreTableToPointInTime landed (nothing re-applied) is refused without
+// --resume, naming --resume; with it the run takes the table over, audits
+// the takeover (resume-restore) and the settings it applies, and prints
+// them as read back.
+func TestRestoreResumesAHalfDoneRestore(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := source(t, db, "dev")
+	dst := src + "-restored-drill"
+	fixture.Cleanup(t, db, dst)
+	_, err := db.RestoreTableToPointInTime(ctx, &dynamodb.RestoreTableToPointInTimeInput{SourceTableName: &src, TargetTableName: &dst, UseLatestRestorableTime: aws.Bool(true)})
+	require.NoError(t, err)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+
+	_, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--yes")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, dst+" is a restore of ")
+	assert.Contains(t, errOut, "re-run with --resume")
+
+	out, errOut, code := target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--resume", "--yes")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Resumed the restore of "+src+" to "+dst)
+	assert.Contains(t, out, "PITR on (35 days), deletion protection on, TTL ttl")
+	rec := lastRecord(t, log)
+	assert.Contains(t, actions(rec), "resume-restore")
+	assert.NotContains(t, actions(rec), "restore-table", "nothing was restored by this run")
+	last := rec.Actions[len(rec.Actions)-1]
+	assert.Equal(t, "apply-setting", last.What)
+	assert.Contains(t, fmt.Sprint(last.Detail), restore.TagRestoredFrom+"=", "the marker, last")
+	got, err := tablesettings.Capture(ctx, db, dst)
+	require.NoError(t, err)
+	assert.Equal(t, src, got.Tags[restore.TagRestoredFrom])
+
+	out, errOut, code = target.Dynops(t, log, "pitr", "restore", "--table", src, "--latest", "--target", dst, "--resume", "--yes")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, dst+" is already a finished restore of "+src)
 }

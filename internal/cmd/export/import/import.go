@@ -177,11 +177,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
-	imp, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
+	imp, adopted, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
 	if err != nil {
 		return err
 	}
-	f.Audit.Act("import-table", opts.Table, map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region})
+	detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region}
+	if adopted {
+		// ImportTable's answer was lost (or it failed) after it landed:
+		// the import it started, found by ListImports, is this run's.
+		detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
+		f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
+	}
+	f.Audit.Act("import-table", opts.Table, detail)
 	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
 		bar.Set(i.Imported)

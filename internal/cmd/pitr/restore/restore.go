@@ -28,6 +28,7 @@ type Options struct {
 	Target  string
 	Yes     bool
 	Confirm string
+	Resume  bool
 }
 
 // DryRun is the --output json document of a dry run.
@@ -52,9 +53,18 @@ last, deletion protection. It prints a Terraform import block to adopt the table
 
 Without --yes it prints the plan and changes nothing. A protected source (prod,
 or anything dynops cannot show is not prod: README "Protected targets") also
-needs its name typed (or --confirm NAME).`,
+needs its name typed (or --confirm NAME).
+
+--resume finishes a restore that a killed or stopped run left half done (the
+target restored, its settings not all re-applied): it needs --target, and takes
+the existing target only when it provably is that restore: restored (its
+RestoreSummary) from --table, to the --time asked (any time with --latest), and
+without the restored-from tag a finished restore writes last. Anything else is
+refused, naming what was found. A target that does not exist yet is restored as
+usual; a finished one is read back, nothing changed.`,
 		Example: `  dynops pitr restore --table prod-hoge-user --time 2026-11-21T09:30:00Z
-  dynops pitr restore --table prod-hoge-user --latest --yes --confirm prod-hoge-user`,
+  dynops pitr restore --table prod-hoge-user --latest --yes --confirm prod-hoge-user
+  dynops pitr restore --table prod-hoge-user --latest --target prod-hoge-user-restored-20261121t093512z --resume --yes --confirm prod-hoge-user`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Table == "" {
@@ -62,6 +72,9 @@ needs its name typed (or --confirm NAME).`,
 			}
 			if (timeFlag == "") == !opts.Latest {
 				return factory.UsageErrorf("pitr restore needs exactly one of --time RFC3339 (e.g. --time 2026-11-21T09:30:00Z) or --latest")
+			}
+			if opts.Resume && opts.Target == "" {
+				return factory.UsageErrorf("--resume needs --target NAME: the table the interrupted run was restoring into (its name is in that run's output and audit log); without --target a new name would start a second restore")
 			}
 			if timeFlag != "" {
 				t, err := time.Parse(time.RFC3339, timeFlag)
@@ -81,6 +94,7 @@ needs its name typed (or --confirm NAME).`,
 	cmd.Flags().BoolVar(&opts.Latest, "latest", false, "restore to the latest restorable time")
 	cmd.Flags().StringVar(&opts.Target, "target", "", "name of the new table (default: {table}-restored-{UTC timestamp})")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
+	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "finish a half-done restore into --target (only one that provably is this restore)")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm the restore of a protected table without a terminal")
 	return cmd
 }
@@ -113,7 +127,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	plan, err := restore.Prepare(ctx, db, restore.Request{Source: opts.Table, Target: opts.Target,
-		Time: opts.Time, Latest: opts.Latest, Now: f.Now()})
+		Time: opts.Time, Latest: opts.Latest, Now: f.Now(), Resume: opts.Resume})
 	if err != nil {
 		return usage(err)
 	}
@@ -127,7 +141,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return nil
 	}
 	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
-		Counts: map[string]int64{"tables_to_create": 1, "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
+		Counts: map[string]int64{"tables_to_create": boolCount(plan.Resume == nil), "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
 		return err
 	}
 
@@ -138,6 +152,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Restored: func(arn string, at time.Time) {
 			f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
 		},
+		TookOver: func(e restore.Existing, why string) {
+			f.IOStreams.Progress("taking over %s: %s", plan.Target, why)
+			f.Audit.Act("resume-restore", plan.Target, map[string]any{"source": plan.Source, "found": e, "why": why})
+		},
 		Applied: func(c tablesettings.Change) {
 			f.IOStreams.Progress("applied %s to %s", c.What, plan.Target)
 			f.Audit.Act("apply-setting", plan.Target, c)
@@ -145,11 +163,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	})
 	f.IOStreams.Done()
 	if res != nil {
-		f.Audit.Counts(map[string]int64{"tables_created": boolCount(res.TargetArn != ""), "settings_applied": int64(len(res.Applied))})
+		f.Audit.Counts(map[string]int64{"tables_created": boolCount(res.TargetArn != "" && !res.Resumed), "tables_resumed": boolCount(res.Resumed), "settings_applied": int64(len(res.Applied))})
 	}
 	if err != nil {
 		if res != nil && res.TargetArn != "" {
-			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; apply the rest by hand, or delete it and restore again)", err, plan.Target)
+			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; finish it with the same command plus --target %s --resume, or delete it and restore again)", err, plan.Target, plan.Target)
 		}
 		return usage(err)
 	}
@@ -191,7 +209,7 @@ func printPlan(f *factory.Factory, p *restore.Plan) {
 	fmt.Fprintf(out, "Restore plan\n")
 	for _, kv := range [][2]string{
 		{"source", p.Source},
-		{"target", p.Target + " (new table)"},
+		{"target", targetLine(p)},
 		{"restore time", when},
 		{"restorable window", p.Window.String()},
 		{"billing mode", string(in.BillingModeOverride)},
@@ -202,6 +220,13 @@ func printPlan(f *factory.Factory, p *restore.Plan) {
 	}
 	fmt.Fprintf(out, "\nThen re-apply what the restore drops (DDB-PITR-02), in this order:\n")
 	printChanges(f, p.Changes)
+}
+
+func targetLine(p *restore.Plan) string {
+	if p.Resume == nil {
+		return p.Target + " (new table)"
+	}
+	return p.Target + " (exists, --resume takes it over: " + p.Resume.String() + ")"
 }
 
 func printChanges(f *factory.Factory, cs []tablesettings.Change) {
@@ -219,7 +244,14 @@ func printChanges(f *factory.Factory, cs []tablesettings.Change) {
 func printResult(f *factory.Factory, res *restore.Result) {
 	out := f.IOStreams.Out
 	p := res.Plan
-	fmt.Fprintf(out, "Restored %s to %s (point in time %s, read back from the service).\n", p.Source, p.Target, pitrtime.Format(res.RestoreTime))
+	switch {
+	case res.AlreadyDone:
+		fmt.Fprintf(out, "%s is already a finished restore of %s (point in time %s, read back from the service): nothing changed.\n", p.Target, p.Source, pitrtime.Format(res.RestoreTime))
+	case res.Resumed:
+		fmt.Fprintf(out, "Resumed the restore of %s to %s (point in time %s, read back from the service).\n", p.Source, p.Target, pitrtime.Format(res.RestoreTime))
+	default:
+		fmt.Fprintf(out, "Restored %s to %s (point in time %s, read back from the service).\n", p.Source, p.Target, pitrtime.Format(res.RestoreTime))
+	}
 	if note := shifted(p, res.RestoreTime); note != "" {
 		fmt.Fprintf(out, "NOTE: %s\n", note)
 	}
