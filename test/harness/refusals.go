@@ -107,6 +107,7 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 		}
 	}
 
+	reportRefusals(t, dir, cases, files, byFile)
 	for i, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			r := byFile[files[i]]
@@ -132,6 +133,61 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 // whole matrix; `go test -run` cannot do that, because the cases are
 // planned together before their subtests run.
 const RefusalsRunEnv = "DYNOPS_REFUSALS_RUN"
+
+// RefusalsReportEnv names a file to which ExpectRefusals appends one JSON
+// line per case: the test, the case and the validation blocks that refused
+// it ("modules/X/variables.tf:LINE", from terraform's "This was checked by
+// the validation rule at FILE:LINE" detail). The mutation check reads it
+// from an unmutated baseline run to give each validation's mutant only the
+// cases that this validation refuses: a mutant of one validation block
+// cannot change the refusal of a case that no diagnostic of the block refused.
+const RefusalsReportEnv = "DYNOPS_REFUSALS_REPORT"
+
+// RefusalReport is one line of the RefusalsReportEnv file.
+type RefusalReport struct {
+	Test   string   `json:"test"`
+	Case   string   `json:"case"`
+	Status string   `json:"status"`
+	Rules  []string `json:"rules"` // repository-relative FILE:LINE of each refusing validation
+}
+
+var checkedByRe = regexp.MustCompile(`checked by the validation rule at (\S+?):(\d+),`)
+
+func reportRefusals(t *testing.T, dir string, cases []Refusal, files []string, byFile map[string]*fileResult) {
+	t.Helper()
+	path := os.Getenv(RefusalsReportEnv)
+	if path == "" {
+		return
+	}
+	var buf bytes.Buffer
+	for i, c := range cases {
+		line := RefusalReport{Test: t.Name(), Case: c.Name, Rules: []string{}}
+		if r := byFile[files[i]]; r != nil {
+			line.Status = r.status
+			for _, e := range r.errors {
+				for _, m := range checkedByRe.FindAllStringSubmatch(e, -1) {
+					line.Rules = append(line.Rules, filepath.ToSlash(filepath.Join(dir, m[1]))+":"+m[2])
+				}
+			}
+		}
+		b, err := json.Marshal(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+}
 
 func onlyRefusals(t *testing.T, cases []Refusal) []Refusal {
 	t.Helper()
