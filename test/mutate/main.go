@@ -128,6 +128,8 @@ type Mutant struct {
 	Validation string
 	CaseRe     *regexp.Regexp
 	Baseline   []string
+	Tests      string // the top-level tests, a regexp alternation
+	Rule       string // the rule ID its cases are named for
 }
 
 func keep(ms []Mutant, filter *regexp.Regexp) []Mutant {
@@ -289,6 +291,8 @@ func tfMutants(root string) ([]Mutant, error) {
 				Validation: fmt.Sprintf("%s:%d", filepath.ToSlash(rel), line),
 				CaseRe:     regexp.MustCompile(caseRe),
 				Baseline:   []string{"go", "test", "-count=1", "-v", "-run", "^(" + mt.tests + ")$", mt.pkg},
+				Tests:      mt.tests,
+				Rule:       id,
 			}
 			guard, fix := base, base
 			guard.Name = "tf " + where + " guard removed"
@@ -415,7 +419,16 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 		fmt.Fprintf(os.Stderr, "baseline ok: %s: %d cases (%s)\n", key, len(reports), time.Since(start).Round(time.Second))
 		refusedBy[key] = reports
 	}
-	var results []result
+	results := make([]result, len(ms))
+	var batch []batched
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := runBatch(ctx, work, batch, timeout, bins, allow, results, len(ms))
+		batch = nil
+		return err
+	}
 	for i, m := range ms {
 		if m.Baseline != nil {
 			cases := selectCases(m, refusedBy[strings.Join(m.Baseline, " ")])
@@ -425,11 +438,17 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 				// from other blocks, which the mutant leaves alone).
 				r := result{Mutant: m, State: survived, Output: fmt.Sprintf("no case of `%s` named for the rule (%s) is refused by %s in the unmutated run: add one", strings.Join(m.Baseline, " "), m.CaseRe, m.Validation)}
 				r.Equivalent = allow.reason(m.Name)
-				results = append(results, r)
+				results[i] = r
 				fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (no case)\n", i+1, len(ms), r.State, m.Name)
 				continue
 			}
-			m.Env = append(append([]string(nil), m.Env...), harness.RefusalsRunEnv+"="+casesRe(cases))
+			if len(batch) > 0 && (len(batch) == batchSize || strings.Join(batch[0].Baseline, " ") != strings.Join(m.Baseline, " ")) {
+				if err := flush(); err != nil {
+					return 0, err
+				}
+			}
+			batch = append(batch, batched{Mutant: m, index: i, cases: cases})
+			continue
 		}
 		path := filepath.Join(work, m.File)
 		if err := os.WriteFile(path, []byte(m.Mutated), 0o644); err != nil {
@@ -452,10 +471,135 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 		if r.State != killed {
 			r.Equivalent = allow.reason(m.Name)
 		}
-		results = append(results, r)
+		results[i] = r
 		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (%s, %.1f s cpu)\n", i+1, len(ms), r.State, m.Name, r.Elapsed.Round(time.Second), r.CPU.Seconds())
 	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
 	return report(results), nil
+}
+
+// batchSize is how many Terraform mutants of one module share a test run.
+// Each is planned in its own copy of the module (a harness variant), so a
+// mutant cannot mask another; the run's fixed cost (the test binary,
+// terraform init, the `terraform test` process and its first provider
+// schema load) is paid once per batch.
+const batchSize = 16
+
+type batched struct {
+	Mutant
+	index int      // in the list of mutants
+	cases []string // the cases that judge it (selectCases)
+}
+
+// runBatch plans a batch of Terraform mutants of one module in one test run:
+// each mutant is a copy of its module folder with the mutated file, given to
+// harness.ExpectRefusals as a variant with its own cases, whose subtests
+// are named for the variant; a mutant is killed when a subtest of its own
+// variant and rule fails.
+func runBatch(ctx context.Context, work string, batch []batched, timeout time.Duration, bins map[string]string, allow allowlist, results []result, total int) error {
+	var variants []harness.RefusalVariant
+	var tags []string
+	for _, b := range batch {
+		tag := fmt.Sprintf("m%03d", b.index+1)
+		from := filepath.ToSlash(filepath.Dir(b.File))
+		to := from + "__" + tag
+		if err := copyDir(filepath.Join(work, from), filepath.Join(work, to)); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filepath.Join(work, to))
+		if err := os.WriteFile(filepath.Join(work, to, filepath.Base(b.File)), []byte(b.Mutated), 0o644); err != nil {
+			return err
+		}
+		variants = append(variants, harness.RefusalVariant{Name: tag, From: from, To: to, Cases: casesRe(b.cases)})
+		tags = append(tags, tag)
+	}
+	spec, err := json.Marshal(variants)
+	if err != nil {
+		return err
+	}
+	first := batch[0]
+	test := []string{"go", "test", "-count=1", "-v", "-run", "^(" + first.Tests + ")$/^(" + strings.Join(tags, "|") + ")$", first.Test[len(first.Test)-1]}
+	dir, argv, err := prebuilt(ctx, work, test, bins)
+	if err != nil {
+		return err
+	}
+	env := append(append([]string(nil), first.Env...), harness.RefusalsVariantsEnv+"="+string(spec))
+	start := time.Now()
+	out, cpu, runErr := runCPU(ctx, dir, timeout, argv, env)
+	elapsed := time.Since(start)
+	n := time.Duration(len(batch))
+	for i, b := range batch {
+		m := b.Mutant
+		prefix := `^\s*--- (FAIL|PASS): (` + m.Tests + `)/` + tags[i] + `/` + regexp.QuoteMeta(m.Rule) + `_`
+		r := result{Mutant: m, Elapsed: elapsed / n, CPU: cpu / n, Output: linesWith(out, "/"+tags[i]+"/")}
+		r.State = judgeVariant(regexp.MustCompile(prefix), out, runErr)
+		if r.State != killed {
+			r.Equivalent = allow.reason(m.Name)
+		}
+		results[b.index] = r
+		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (batch of %d: %s, %.1f s cpu)\n", b.index+1, total, r.State, m.Name, len(batch), elapsed.Round(time.Second), cpu.Seconds())
+	}
+	return nil
+}
+
+// judgeVariant decides a batched mutant's state from the lines of its own
+// variant's subtests (re matches `--- FAIL` and `--- PASS` lines of them):
+// killed when one failed, survived when they ran and passed.
+func judgeVariant(re *regexp.Regexp, out string, runErr error) string {
+	ran := false
+	for _, l := range strings.Split(out, "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			if m[1] == "FAIL" {
+				return killed
+			}
+			ran = true
+		}
+	}
+	switch {
+	case errors.Is(runErr, errTimedOut):
+		return timedOut
+	case ran:
+		return survived
+	}
+	return notJudged
+}
+
+// linesWith is the lines of s that contain sub, and the last lines of s.
+func linesWith(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n") + "\n" + lastLines(s, 5)
+}
+
+// copyDir copies a folder of the work copy (a module), without terraform's
+// working files.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if d.Name() == ".terraform" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		return copyFile(path, filepath.Join(dst, rel), info.Mode().Perm())
+	})
 }
 
 // refusalReport is a line of harness.RefusalsReportEnv's file.
