@@ -200,9 +200,13 @@ func TestCheckAtTheEndOfTheLine(t *testing.T) {
 		`{"Metadata":tru`, `{"Metadata":true`, `{"Metadata":nul`, `{"Metadata":1e`, `{"Metadata":[1,`,
 		`{"Item":{"id":{"S":"abc`, `{"Item":{"id":{"S":"abc"`, `{"Item":{"id":{"S"`, `{"Item":nul`,
 	} {
+		// Capacity = length: a read past the end panics instead of
+		// reading the slack of a rounded-up allocation.
+		b := []byte(line)
+		b = b[:len(b):len(b)]
 		require.NotPanics(t, func() {
-			assert.Error(t, Check([]byte(line)), line)
-			_, err := Decode([]byte(line))
+			assert.Error(t, Check(b), line)
+			_, err := Decode(b)
 			assert.Error(t, err, line)
 		}, line)
 	}
