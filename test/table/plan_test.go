@@ -328,6 +328,10 @@ func TestPlanValidations(t *testing.T) {
 		{"name override without reason", with(map[string]any{"name_override": "LegacyUsers"}), "DDB-NAME-01", "name_override_reason", "table LegacyUsers:"},
 		{"on-demand cap on a PROVISIONED table", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "on_demand_throughput": map[string]any{"max_read_request_units": 100}}), "DDB-CAP-01", "auto scaling's maximum", ""},
 		{"auto scaling max below min", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"read_max_capacity": 2}}), "DDB-CAP-01", "at least its minimum", ""},
+		{"no allowed environment", with(map[string]any{"allowed_envs": []string{}}), "DDB-NAME-01", `each lower case letters and digits (e.g. "dev")`, "allowed_envs must list at least one environment"},
+		{"allowed environment with capitals", with(map[string]any{"allowed_envs": []string{"dev", "Prod"}}), "DDB-NAME-01", `each lower case letters and digits (e.g. "dev")`, "allowed_envs must list at least one environment"},
+		{"camelCase range key", with(map[string]any{"range_key": "createdAt", "attributes": []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}, {"name": "createdAt", "type": "S"}}}), "DDB-NAME-03", `range_key must be a snake_case attribute name (e.g. "created_at"), or set key_naming_reason`, ""},
+		{"attribute listed twice", with(map[string]any{"attributes": []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-IDX-04", "list each key attribute once", ""},
 		{"AWS managed key and a CMK", with(map[string]any{"aws_managed_key_enabled": true, "kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"}), "DDB-SEC-04", "not both", ""},
 	}
 	// Bug 6: a reason made only of characters the tag cleaner removes would
