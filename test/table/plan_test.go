@@ -347,6 +347,8 @@ func TestPlanValidations(t *testing.T) {
 		{"stream view type ALL", with(map[string]any{"stream_view_type": "ALL"}), "DDB-STREAM-01", "stream_view_type must be NEW_AND_OLD_IMAGES (default), NEW_IMAGE, OLD_IMAGE or KEYS_ONLY", ""},
 		{"camelCase TTL attribute", with(map[string]any{"ttl_attribute_name": "expiresAt", "ttl_reason": "legacy"}), "DDB-NAME-03", `ttl_attribute_name must be snake_case; the guideline uses "ttl"`, ""},
 		{"name override with a space", with(map[string]any{"name_override": "Legacy Users", "name_override_reason": "kept from v1"}), "DDB-NAME-01", "must be a DynamoDB table name (3 to 255 of a-z A-Z 0-9 _ . -)", `name_override "Legacy Users"`},
+		{"PROVISIONED without write capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5}), "DDB-CAP-01", "billing_mode PROVISIONED needs write_capacity >= 1", ""},
+		{"PROVISIONED with read capacity 0", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 0, "write_capacity": 5}), "DDB-CAP-01", "billing_mode PROVISIONED needs read_capacity >= 1", ""},
 		{"AWS managed key and a CMK", with(map[string]any{"aws_managed_key_enabled": true, "kms_key_arn": "arn:aws:kms:eu-west-1:123456789012:key/abc"}), "DDB-SEC-04", "not both", ""},
 	}
 	// Bug 6: a reason made only of characters the tag cleaner removes would
