@@ -105,8 +105,13 @@ func buildCommit() string {
 	if !ok {
 		return ""
 	}
+	return commitOf(bi.Settings)
+}
+
+// commitOf reads the VCS stamp of a build's settings.
+func commitOf(settings []debug.BuildSetting) string {
 	var rev, dirty string
-	for _, s := range bi.Settings {
+	for _, s := range settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value

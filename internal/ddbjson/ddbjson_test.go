@@ -2,6 +2,7 @@ package ddbjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -38,5 +39,15 @@ func TestMicros(t *testing.T) {
 	for _, in := range []string{`1772323200000001`, `{"S":"1"}`, `{"N":"x"}`} {
 		_, err := Micros(json.RawMessage(in))
 		assert.Error(t, err, in)
+	}
+}
+
+// TestAbbrev: values of up to 60 bytes are quoted whole in errors, longer
+// ones cut at 60 with "...".
+func TestAbbrev(t *testing.T) {
+	for n, want := range map[int]string{59: strings.Repeat("x", 59), 60: strings.Repeat("x", 60), 61: strings.Repeat("x", 60) + "..."} {
+		if got := abbrev([]byte(strings.Repeat("x", n))); got != want {
+			t.Errorf("abbrev(%d bytes) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -161,4 +162,111 @@ func TestLineDecodeRefusesBadValues(t *testing.T) {
 		_, err := Decode([]byte(line))
 		assert.Error(t, err, line)
 	}
+}
+
+// TestCheckAgreesWithEncodingJSON: the hand-written scanner accepts exactly
+// the JSON that encoding/json accepts, for values it only validates (an
+// export's "Metadata" member): numbers, literals, strings with every escape,
+// whitespace, nesting; the class of grammar slips, not one example.
+func TestCheckAgreesWithEncodingJSON(t *testing.T) {
+	values := []string{
+		`0`, `-0`, `7`, `10`, `19`, `90`, `-9`, `0.5`, `9.09`, `1e9`, `1E+0`, `2e-09`, `123456789`, `0.0`,
+		`01`, `-`, `1.`, `.5`, `1e`, `1e+`, `+1`, `--1`, `0x10`, `1.e3`, `/`, `:`,
+		`true`, `false`, `null`, `tru`, `nul`, `fals`, `True`, `nulll`,
+		`""`, `"a b"`, `" "`, `"~"`, `"\""`, `"\\"`, `"\/"`, `"\b\f\n\r\t"`,
+		`"\u0041"`, `"\u09aF"`, `"\uAbCd"`, `"\u0000"`, `"\ufFfF"`,
+		`"\u004"`, `"\u00G1"`, `"\u00g1"`, `"\u/000"`, `"\u:000"`, `"\u@000"`, `"\u` + "`" + `000"`, `"\x41"`, `"\q"`, `"a`, "\"\x1f\"", "\"\x7f\"",
+		`[]`, `[0]`, `[0,9]`, `[ 1 , [ 2 ] ]`, `[1,]`, `[,1]`, `[1 2]`, `{}`, `{"a":0}`, `{ "a" : [ ] , "b" : { } }`, `{"a"}`, `{"a":}`, `{a:1}`, `{"a":1,}`,
+		" \t\n\r[\n 1,\t2\r]\n ",
+	}
+	for _, v := range values {
+		line := `{"Metadata":` + v + `,"Keys":{"id":{"S":"a"}}}`
+		want := json.Valid([]byte(line))
+		if err := Check([]byte(line)); (err == nil) != want {
+			t.Errorf("Check(%s) = %v; encoding/json valid: %v", line, err, want)
+		}
+		if _, err := Decode([]byte(line)); (err == nil) != want {
+			t.Errorf("Decode(%s) = %v; encoding/json valid: %v", line, err, want)
+		}
+	}
+}
+
+// TestCheckAtTheEndOfTheLine: a line cut anywhere inside a value is refused
+// with an error (never a panic, never accepted), and the error names the
+// byte where the line went wrong, 1-based.
+func TestCheckAtTheEndOfTheLine(t *testing.T) {
+	for _, line := range []string{
+		`{"Metadata":"\u0041`, `{"Metadata":"\u1`, `{"Metadata":"\u`, `{"Metadata":"abc`, `{"Metadata":"a\`,
+		`{"Metadata":tru`, `{"Metadata":true`, `{"Metadata":nul`, `{"Metadata":1e`, `{"Metadata":[1,`,
+		`{"Item":{"id":{"S":"abc`, `{"Item":{"id":{"S":"abc"`, `{"Item":{"id":{"S"`, `{"Item":nul`,
+	} {
+		// Capacity = length: a read past the end panics instead of
+		// reading the slack of a rounded-up allocation.
+		b := []byte(line)
+		b = b[:len(b):len(b)]
+		require.NotPanics(t, func() {
+			assert.Error(t, Check(b), line)
+			_, err := Decode(b)
+			assert.Error(t, err, line)
+		}, line)
+	}
+	for line, want := range map[string]string{
+		`{"Item":x}`:          `invalid JSON at byte 9: expected '{', found 'x'`,
+		`{"Metadata":"\u0041`: `invalid JSON at byte 20: unterminated string`,
+		`{"Metadata":"\u1`:    `invalid JSON at byte 15: bad \u escape`,
+		`{"Metadata":true`:    `invalid JSON at byte 17: expected '}', found the end of the line`,
+		`{"Metadata":tru`:     `invalid JSON at byte 13: unexpected 't'`,
+		`{"Metadata":0`:       `invalid JSON at byte 14: expected '}', found the end of the line`,
+	} {
+		assert.EqualError(t, Check([]byte(line)), want, line)
+	}
+}
+
+// TestCheckNesting: encoding/json's limit of 10,000 levels, counted per
+// level and not per value: 10,000 nested arrays pass, 10,001 do not, and
+// any number of siblings pass.
+func TestCheckNesting(t *testing.T) {
+	nested := func(n int) []byte {
+		return []byte(`{"Metadata":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `,"Keys":{"id":{"S":"a"}}}`)
+	}
+	require.NoError(t, Check(nested(maxDepth)))
+	assert.ErrorContains(t, Check(nested(maxDepth+1)), "nested too deep")
+	siblings := []byte(`{"Metadata":[` + strings.Repeat(`[],{},`, maxDepth) + `[]],"Keys":{"id":{"S":"a"}}}`)
+	require.NoError(t, Check(siblings))
+}
+
+// TestDecodeWhitespaceAndEscapes: a pretty-printed line decodes to the same
+// item as a compact one, and escaped strings decode to their value (a
+// string of escapes only included).
+func TestDecodeWhitespaceAndEscapes(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"id":  &types.AttributeValueMemberS{Value: `\`},
+		"two": &types.AttributeValueMemberS{Value: `\\`},
+		"q":   &types.AttributeValueMemberS{Value: `"a" b`},
+		"l":   &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "09"}, &types.AttributeValueMemberBOOL{Value: true}}},
+		"m":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberNULL{Value: true}}},
+	}
+	for _, indent := range []string{"", " ", "\t", "\r\n"} {
+		b, err := json.MarshalIndent(map[string]any{"Item": mapJSON(item)}, indent, indent)
+		require.NoError(t, err)
+		b = append(append([]byte(" \n"), b...), "\t\r\n"...)
+		l, err := Decode(b)
+		require.NoError(t, err, "%q", b)
+		assert.Equal(t, item, l.Item, "%q", b)
+		require.NoError(t, Check(b))
+	}
+}
+
+// TestCheckListElementsAreTyped: Check (which builds nothing) still
+// requires every element of an L and every member of an M to be typed.
+func TestCheckListElementsAreTyped(t *testing.T) {
+	for _, line := range []string{
+		`{"Item":{"l":{"L":[1]}}}`,
+		`{"Item":{"l":{"L":[{"S":"a"},"b"]}}}`,
+		`{"Item":{"l":{"L":[{"Q":"a"}]}}}`,
+		`{"Item":{"m":{"M":{"x":1}}}}`,
+	} {
+		assert.Error(t, Check([]byte(line)), line)
+	}
+	require.NoError(t, Check([]byte(`{"Item":{"l":{"L":[{"S":"a"},{"L":[]}]}}}`)))
 }

@@ -45,7 +45,10 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 			t.Fatalf("ExpectRefusals: case %q: its first wanted text must start with the rule ID (\"DDB-XXX-NN: ...\"), got %q", c.Name, c.Want)
 		}
 	}
-	cases = onlyRefusals(t, cases)
+	variants := refusalVariants(t, dir)
+	if variants == nil {
+		cases = onlyRefusals(t, cases)
+	}
 	tmp := copyRoot(t, dir)
 	writeLocalBackend(t, tmp)
 	testDir := filepath.Join(tmp, "dynops-refusals")
@@ -56,15 +59,38 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 	for _, alias := range append(providerAliases(t, tmp), configurationAliases(t, tmp)...) {
 		mocks = append(mocks, map[string]any{"alias": alias})
 	}
-	files := make([]string, len(cases))
-	for i, c := range cases {
+	// One file per case (and per variant): a run is planned against the
+	// root, or against a variant's copy of it (`module { source }`).
+	type planned struct {
+		variant int // index in variants; -1: the root itself
+		c       Refusal
+	}
+	var plan []planned
+	if variants == nil {
+		for _, c := range cases {
+			plan = append(plan, planned{-1, c})
+		}
+	}
+	for vi, v := range variants {
+		for _, c := range cases {
+			if v.cases.MatchString(c.Name) {
+				plan = append(plan, planned{vi, c})
+			}
+		}
+	}
+	files := make([]string, len(plan))
+	for i, p := range plan {
+		run := map[string]any{"command": "plan", "variables": escapeTemplates(p.c.Vars)}
+		if p.variant >= 0 {
+			run["module"] = map[string]any{"source": variants[p.variant].source(t, tmp, dir)}
+		}
 		file := map[string]any{
 			"mock_provider": map[string]any{"aws": mocks},
-			"run":           map[string]any{"refused": map[string]any{"command": "plan", "variables": escapeTemplates(c.Vars)}},
+			"run":           map[string]any{"refused": run},
 		}
 		b, err := json.MarshalIndent(file, "", "  ")
 		if err != nil {
-			t.Fatalf("case %q: encoding its variables: %v", c.Name, err)
+			t.Fatalf("case %q: encoding its variables: %v", p.c.Name, err)
 		}
 		files[i] = fmt.Sprintf("dynops-refusals/case_%03d.tftest.json", i)
 		if err := os.WriteFile(filepath.Join(tmp, files[i]), b, 0o644); err != nil {
@@ -75,7 +101,12 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+CLIConfig(t), "TF_IN_AUTOMATION=1")
 	dataDir := filepath.Join(t.TempDir(), "tfdata")
 	env = append(env, "TF_DATA_DIR="+dataDir)
-	if out, err := terraformCmd(tmp, env, "init", "-backend=false", "-input=false", "-no-color").CombinedOutput(); err != nil {
+	initArgs := []string{"init", "-backend=false", "-input=false", "-no-color"}
+	if variants != nil {
+		// The variants are modules of the test files: init records them.
+		initArgs = append(initArgs, "-test-directory", "dynops-refusals")
+	}
+	if out, err := terraformCmd(tmp, env, initArgs...).CombinedOutput(); err != nil {
 		t.Fatalf("terraform init in %s: %v\n%s", dir, err, out)
 	}
 
@@ -113,21 +144,101 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 		}
 	}
 
-	for i, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			r := byFile[files[i]]
-			if r == nil {
-				t.Fatalf("terraform test did not run %s", files[i])
-			}
-			if r.status == "pass" {
-				t.Fatalf("the plan was not refused (variables %v); want %q", c.Vars, c.Want)
-			}
-			rule, _ := ruleOf(c.Want)
-			if _, seen, ok := findRefusal(r.errors, rule, c.Want); !ok {
-				t.Errorf("no error starts with %q and carries %q; terraform said:\n%s", rule+":", c.Want, strings.Join(seen, "\n"))
+	judge := func(t *testing.T, file string, c Refusal) {
+		r := byFile[file]
+		if r == nil {
+			t.Fatalf("terraform test did not run %s", file)
+		}
+		if r.status == "pass" {
+			t.Fatalf("the plan was not refused (variables %v); want %q", c.Vars, c.Want)
+		}
+		rule, _ := ruleOf(c.Want)
+		if _, seen, ok := findRefusal(r.errors, rule, c.Want); !ok {
+			t.Errorf("no error starts with %q and carries %q; terraform said:\n%s", rule+":", c.Want, strings.Join(seen, "\n"))
+		}
+	}
+	if variants == nil {
+		reportRefusals(t, dir, cases, files, byFile)
+		for i, c := range cases {
+			t.Run(c.Name, func(t *testing.T) { judge(t, files[i], c) })
+		}
+		return
+	}
+	for vi, v := range variants {
+		t.Run(v.Name, func(t *testing.T) {
+			for i, p := range plan {
+				if p.variant == vi {
+					t.Run(p.c.Name, func(t *testing.T) { judge(t, files[i], p.c) })
+				}
 			}
 		})
 	}
+}
+
+// RefusalsVariantsEnv holds a JSON list of variants of the roots that
+// ExpectRefusals plans: copies of a module folder (From, relative to the
+// repository) at To, each with its own cases (Cases, a regexp of case
+// names). The mutation check (test/mutate) sets it to plan many mutants of
+// one module in one `terraform test` process, each in its own copy of the
+// module: the provider schema and the process are paid once per batch, not
+// once per mutant. Each variant's cases run as subtests of a subtest named
+// for the variant; the root's own cases do not run.
+const RefusalsVariantsEnv = "DYNOPS_REFUSALS_VARIANTS"
+
+// RefusalVariant is one entry of RefusalsVariantsEnv.
+type RefusalVariant struct {
+	Name  string `json:"name"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Cases string `json:"cases"`
+	cases *regexp.Regexp
+}
+
+// source is the variant's copy of dir, relative to tmp (the copy of dir
+// that terraform test runs in).
+func (v RefusalVariant) source(t *testing.T, tmp, dir string) string {
+	t.Helper()
+	rest, err := filepath.Rel(v.From, dir)
+	if err != nil || strings.HasPrefix(rest, "..") {
+		t.Fatalf("%s: %s is not inside variant %s's folder %s", RefusalsVariantsEnv, dir, v.Name, v.From)
+	}
+	tree := strings.TrimSuffix(tmp, filepath.FromSlash(dir)) // copyRoot copies the tree, then points at dir
+	src, err := filepath.Rel(tmp, filepath.Join(tree, v.To, rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(src)
+}
+
+// refusalVariants are the RefusalsVariantsEnv variants of dir's module;
+// nil when the variable is unset. A variant of another module is not this
+// call's: with the variable set, a call with none of its own runs nothing.
+func refusalVariants(t *testing.T, dir string) []RefusalVariant {
+	t.Helper()
+	raw := os.Getenv(RefusalsVariantsEnv)
+	if raw == "" {
+		return nil
+	}
+	var all []RefusalVariant
+	if err := json.Unmarshal([]byte(raw), &all); err != nil {
+		t.Fatalf("%s: %v", RefusalsVariantsEnv, err)
+	}
+	out := []RefusalVariant{}
+	for _, v := range all {
+		if rest, err := filepath.Rel(v.From, dir); err != nil || strings.HasPrefix(rest, "..") {
+			continue
+		}
+		re, err := regexp.Compile(v.Cases)
+		if err != nil {
+			t.Fatalf("%s: variant %s: cases %q: %v", RefusalsVariantsEnv, v.Name, v.Cases, err)
+		}
+		v.cases = re
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		t.Skipf("%s: no variant of %s", RefusalsVariantsEnv, dir)
+	}
+	return out
 }
 
 // RefusalsRunEnv narrows ExpectRefusals to the cases whose name matches its
@@ -136,6 +247,61 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 // whole matrix; `go test -run` cannot do that, because the cases are
 // planned together before their subtests run.
 const RefusalsRunEnv = "DYNOPS_REFUSALS_RUN"
+
+// RefusalsReportEnv names a file to which ExpectRefusals appends one JSON
+// line per case: the test, the case and the validation blocks that refused
+// it ("modules/X/variables.tf:LINE", from terraform's "This was checked by
+// the validation rule at FILE:LINE" detail). The mutation check reads it
+// from an unmutated baseline run to give each validation's mutant only the
+// cases that this validation refuses: a mutant of one validation block
+// cannot change the refusal of a case that no diagnostic of the block refused.
+const RefusalsReportEnv = "DYNOPS_REFUSALS_REPORT"
+
+// RefusalReport is one line of the RefusalsReportEnv file.
+type RefusalReport struct {
+	Test   string   `json:"test"`
+	Case   string   `json:"case"`
+	Status string   `json:"status"`
+	Rules  []string `json:"rules"` // repository-relative FILE:LINE of each refusing validation
+}
+
+var checkedByRe = regexp.MustCompile(`checked by the validation rule at (\S+?):(\d+),`)
+
+func reportRefusals(t *testing.T, dir string, cases []Refusal, files []string, byFile map[string]*fileResult) {
+	t.Helper()
+	path := os.Getenv(RefusalsReportEnv)
+	if path == "" {
+		return
+	}
+	var buf bytes.Buffer
+	for i, c := range cases {
+		line := RefusalReport{Test: t.Name(), Case: c.Name, Rules: []string{}}
+		if r := byFile[files[i]]; r != nil {
+			line.Status = r.status
+			for _, e := range r.errors {
+				for _, m := range checkedByRe.FindAllStringSubmatch(strings.Join(strings.Fields(e.Detail), " "), -1) {
+					line.Rules = append(line.Rules, filepath.ToSlash(filepath.Join(dir, m[1]))+":"+m[2])
+				}
+			}
+		}
+		b, err := json.Marshal(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("%s=%s: %v", RefusalsReportEnv, path, err)
+	}
+}
 
 func onlyRefusals(t *testing.T, cases []Refusal) []Refusal {
 	t.Helper()

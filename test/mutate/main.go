@@ -26,10 +26,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dynops/dynops/test/harness"
 )
 
 func main() {
@@ -119,6 +122,15 @@ type Mutant struct {
 	// mutant to count as killed: a failure elsewhere (a broken build, a
 	// flaky emulator) proves nothing about this mutant.
 	Judge *regexp.Regexp
+	// Validation (tf mutants): the mutated block, "modules/X/variables.tf:LINE"
+	// as terraform cites it, and the cases that may judge it: named for
+	// the rule (CaseRe) and, in the unmutated baseline run of Baseline,
+	// refused by this block (see selectCases).
+	Validation string
+	CaseRe     *regexp.Regexp
+	Baseline   []string
+	Tests      string // the top-level tests, a regexp alternation
+	Rule       string // the rule ID its cases are named for
 }
 
 func keep(ms []Mutant, filter *regexp.Regexp) []Mutant {
@@ -264,33 +276,33 @@ func tfMutants(root string) ([]Mutant, error) {
 			// The refusals plan with a mock provider and call no AWS
 			// API: DYNOPS_TEST_TARGET=aws keeps harness.Main from
 			// starting moto for every mutant, and GOMAXPROCS=1 keeps it
-			// to one `terraform test` process (one provider schema load).
-			env := []string{"DYNOPS_REFUSALS_RUN=" + caseRe, "DYNOPS_TEST_TARGET=aws", "GOMAXPROCS=1"}
+			// to one `terraform test` process. The harness's
+			// DYNOPS_REFUSALS_RUN (the cases terraform plans) is set per
+			// mutant by selectCases.
+			env := []string{"DYNOPS_TEST_TARGET=aws", "GOMAXPROCS=1"}
 			judge := regexp.MustCompile(`^\s*--- FAIL: (` + mt.tests + `)/` + regexp.QuoteMeta(id) + `_`)
 			where := fmt.Sprintf("%s:%d var.%s %s", rel, line, variable, id)
-			out = append(out,
-				Mutant{
-					Name:     "tf " + where + " guard removed",
-					File:     rel,
-					Original: src,
-					// Terraform refuses a condition that does not refer
-					// to its variable, so the guard is ORed away.
-					Mutated:  src[:m[2]] + "var." + variable + " == null || true" + src[m[3]:],
-					Test:     test,
-					Env:      env,
-					Judge:    judge,
-					Prebuilt: true,
-				},
-				Mutant{
-					Name:     "tf " + where + " fix text removed",
-					File:     rel,
-					Original: src,
-					Mutated:  src[:m[4]] + fmt.Sprintf("%q", id+": invalid "+variable+".") + src[m[5]:],
-					Test:     test,
-					Env:      env,
-					Judge:    judge,
-					Prebuilt: true,
-				})
+			base := Mutant{
+				File:       rel,
+				Original:   src,
+				Test:       test,
+				Env:        env,
+				Judge:      judge,
+				Prebuilt:   true,
+				Validation: fmt.Sprintf("%s:%d", filepath.ToSlash(rel), line),
+				CaseRe:     regexp.MustCompile(caseRe),
+				Baseline:   []string{"go", "test", "-count=1", "-v", "-run", "^(" + mt.tests + ")$", mt.pkg},
+				Tests:      mt.tests,
+				Rule:       id,
+			}
+			guard, fix := base, base
+			guard.Name = "tf " + where + " guard removed"
+			// Terraform refuses a condition that does not refer to its
+			// variable, so the guard is ORed away.
+			guard.Mutated = src[:m[2]] + "var." + variable + " == null || true" + src[m[3]:]
+			fix.Name = "tf " + where + " fix text removed"
+			fix.Mutated = src[:m[4]] + fmt.Sprintf("%q", id+": invalid "+variable+".") + src[m[5]:]
+			out = append(out, guard, fix)
 		}
 	}
 	return out, nil
@@ -349,6 +361,7 @@ type result struct {
 	State      string
 	Equivalent string // the allowlist's reason, for a survivor listed there
 	Elapsed    time.Duration
+	CPU        time.Duration
 	Output     string
 }
 
@@ -372,13 +385,13 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 		return 0, fmt.Errorf("copying the repository: %w", err)
 	}
 	// The unmutated tree must pass each test run that judges mutants, or a
-	// failure would be counted as a kill. The Terraform runs are judged by a
-	// failing subtest of the mutant's own rule instead (one baseline per rule
-	// would double their cost).
+	// failure would be counted as a kill. The Terraform mutants have one
+	// baseline per module (below), and are judged by a failing subtest of
+	// the mutant's own rule.
 	baselines := map[string]bool{}
 	for _, m := range ms {
 		key := strings.Join(m.Env, " ") + " " + strings.Join(m.Test, " ")
-		if _, done := baselines[key]; done || !strings.HasPrefix(m.Name, "rego ") {
+		if _, done := baselines[key]; done || m.Baseline != nil {
 			continue
 		}
 		start := time.Now()
@@ -389,9 +402,66 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 		fmt.Fprintf(os.Stderr, "baseline ok: %s (%s)\n", strings.Join(m.Test, " "), time.Since(start).Round(time.Second))
 		baselines[key] = true
 	}
-	var results []result
 	bins := map[string]string{}
+	// The Terraform mutants: one unmutated run of each module's whole
+	// validation matrix, which must pass and tells which validation block
+	// refused each case.
+	// Only the cases named for the rules of the mutants run (all of them
+	// in a full run; few in a run narrowed by -only).
+	rules := map[string][]string{}
+	for _, m := range ms {
+		if key := strings.Join(m.Baseline, " "); m.Baseline != nil && !slices.Contains(rules[key], m.CaseRe.String()) {
+			rules[key] = append(rules[key], m.CaseRe.String())
+		}
+	}
+	refusedBy := map[string][]refusalReport{}
+	for _, m := range ms {
+		key := strings.Join(m.Baseline, " ")
+		if m.Baseline == nil || refusedBy[key] != nil {
+			continue
+		}
+		start := time.Now()
+		reports, err := baselineRefusals(ctx, work, m, "("+strings.Join(rules[key], "|")+")", timeout, bins)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(os.Stderr, "baseline ok: %s: %d cases (%s)\n", key, len(reports), time.Since(start).Round(time.Second))
+		if reports == nil {
+			reports = []refusalReport{} // no case of these rules: each mutant survives
+		}
+		refusedBy[key] = reports
+	}
+	results := make([]result, len(ms))
+	var batch []batched
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := runBatch(ctx, work, batch, timeout, bins, allow, results, len(ms))
+		batch = nil
+		return err
+	}
 	for i, m := range ms {
+		if m.Baseline != nil {
+			cases := selectCases(m, refusedBy[strings.Join(m.Baseline, " ")])
+			if len(cases) == 0 {
+				// No case for this rule is refused by this block: the
+				// mutant cannot fail any of them (their refusals come
+				// from other blocks, which the mutant leaves alone).
+				r := result{Mutant: m, State: survived, Output: fmt.Sprintf("no case of `%s` named for the rule (%s) is refused by %s in the unmutated run: add one", strings.Join(m.Baseline, " "), m.CaseRe, m.Validation)}
+				r.Equivalent = allow.reason(m.Name)
+				results[i] = r
+				fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (no case)\n", i+1, len(ms), r.State, m.Name)
+				continue
+			}
+			if len(batch) > 0 && (len(batch) == batchSize || strings.Join(batch[0].Baseline, " ") != strings.Join(m.Baseline, " ")) {
+				if err := flush(); err != nil {
+					return 0, err
+				}
+			}
+			batch = append(batch, batched{Mutant: m, index: i, cases: cases})
+			continue
+		}
 		path := filepath.Join(work, m.File)
 		if err := os.WriteFile(path, []byte(m.Mutated), 0o644); err != nil {
 			return 0, err
@@ -404,19 +474,213 @@ func runTextMutants(ctx context.Context, root string, ms []Mutant, timeout time.
 				return 0, err
 			}
 		}
-		out, runErr := run(ctx, dir, timeout, argv, m.Env)
+		out, cpu, runErr := runCPU(ctx, dir, timeout, argv, m.Env)
 		if err := os.WriteFile(path, []byte(m.Original), 0o644); err != nil {
 			return 0, err
 		}
-		r := result{Mutant: m, Elapsed: time.Since(start), Output: out}
+		r := result{Mutant: m, Elapsed: time.Since(start), CPU: cpu, Output: out}
 		r.State = judge(m, out, runErr)
 		if r.State != killed {
 			r.Equivalent = allow.reason(m.Name)
 		}
-		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (%s)\n", i+1, len(ms), r.State, m.Name, r.Elapsed.Round(time.Second))
+		results[i] = r
+		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (%s, %.1f s cpu)\n", i+1, len(ms), r.State, m.Name, r.Elapsed.Round(time.Second), r.CPU.Seconds())
+	}
+	if err := flush(); err != nil {
+		return 0, err
 	}
 	return report(results), nil
+}
+
+// batchSize is how many Terraform mutants of one module share a test run.
+// Each is planned in its own copy of the module (a harness variant), so a
+// mutant cannot mask another; the run's fixed cost (the test binary,
+// terraform init, the `terraform test` process and its first provider
+// schema load) is paid once per batch.
+const batchSize = 16
+
+type batched struct {
+	Mutant
+	index int      // in the list of mutants
+	cases []string // the cases that judge it (selectCases)
+}
+
+// runBatch plans a batch of Terraform mutants of one module in one test run:
+// each mutant is a copy of its module folder with the mutated file, given to
+// harness.ExpectRefusals as a variant with its own cases, whose subtests
+// are named for the variant; a mutant is killed when a subtest of its own
+// variant and rule fails.
+func runBatch(ctx context.Context, work string, batch []batched, timeout time.Duration, bins map[string]string, allow allowlist, results []result, total int) error {
+	var variants []harness.RefusalVariant
+	var tags []string
+	for _, b := range batch {
+		tag := fmt.Sprintf("m%03d", b.index+1)
+		from := filepath.ToSlash(filepath.Dir(b.File))
+		to := from + "__" + tag
+		if err := copyDir(filepath.Join(work, from), filepath.Join(work, to)); err != nil {
+			return err
+		}
+		defer os.RemoveAll(filepath.Join(work, to))
+		if err := os.WriteFile(filepath.Join(work, to, filepath.Base(b.File)), []byte(b.Mutated), 0o644); err != nil {
+			return err
+		}
+		variants = append(variants, harness.RefusalVariant{Name: tag, From: from, To: to, Cases: casesRe(b.cases)})
+		tags = append(tags, tag)
+	}
+	spec, err := json.Marshal(variants)
+	if err != nil {
+		return err
+	}
+	first := batch[0]
+	test := []string{"go", "test", "-count=1", "-v", "-run", "^(" + first.Tests + ")$/^(" + strings.Join(tags, "|") + ")$", first.Test[len(first.Test)-1]}
+	dir, argv, err := prebuilt(ctx, work, test, bins)
+	if err != nil {
+		return err
+	}
+	env := append(append([]string(nil), first.Env...), harness.RefusalsVariantsEnv+"="+string(spec))
+	start := time.Now()
+	out, cpu, runErr := runCPU(ctx, dir, timeout, argv, env)
+	elapsed := time.Since(start)
+	n := time.Duration(len(batch))
+	for i, b := range batch {
+		m := b.Mutant
+		prefix := `^\s*--- (FAIL|PASS): (` + m.Tests + `)/` + tags[i] + `/` + regexp.QuoteMeta(m.Rule) + `_`
+		r := result{Mutant: m, Elapsed: elapsed / n, CPU: cpu / n, Output: linesWith(out, "/"+tags[i]+"/")}
+		r.State = judgeVariant(regexp.MustCompile(prefix), out, runErr)
+		if r.State != killed {
+			r.Equivalent = allow.reason(m.Name)
+		}
+		results[b.index] = r
+		fmt.Fprintf(os.Stderr, "[%d/%d] %-10s %s (batch of %d: %s, %.1f s cpu)\n", b.index+1, total, r.State, m.Name, len(batch), elapsed.Round(time.Second), cpu.Seconds())
+	}
+	return nil
+}
+
+// judgeVariant decides a batched mutant's state from the lines of its own
+// variant's subtests (re matches `--- FAIL` and `--- PASS` lines of them):
+// killed when one failed, survived when they ran and passed.
+func judgeVariant(re *regexp.Regexp, out string, runErr error) string {
+	ran := false
+	for _, l := range strings.Split(out, "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			if m[1] == "FAIL" {
+				return killed
+			}
+			ran = true
+		}
+	}
+	switch {
+	case errors.Is(runErr, errTimedOut):
+		return timedOut
+	case ran:
+		return survived
+	}
+	return notJudged
+}
+
+// linesWith is the lines of s that contain sub, and the last lines of s.
+func linesWith(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n") + "\n" + lastLines(s, 5)
+}
+
+// copyDir copies a folder of the work copy (a module), without terraform's
+// working files.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if d.Name() == ".terraform" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		return copyFile(path, filepath.Join(dst, rel), info.Mode().Perm())
+	})
+}
+
+// refusalReport is a line of harness.RefusalsReportEnv's file.
+type refusalReport = harness.RefusalReport
+
+// baselineRefusals runs m.Baseline (a module's whole validation matrix) on
+// the unmutated copy, which must pass, and returns the harness's report of
+// which validation blocks refused each case.
+func baselineRefusals(ctx context.Context, work string, m Mutant, cases string, timeout time.Duration, bins map[string]string) ([]refusalReport, error) {
+	report := filepath.Join(work, ".mutate-bin", "refusals-"+fmt.Sprint(time.Now().UnixNano())+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(report), 0o755); err != nil {
+		return nil, err
+	}
+	dir, argv, err := prebuilt(ctx, work, m.Baseline, bins)
+	if err != nil {
+		return nil, err
+	}
+	env := append(append([]string(nil), m.Env...), harness.RefusalsReportEnv+"="+report, harness.RefusalsRunEnv+"="+cases)
+	out, err := run(ctx, dir, timeout, argv, env)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s fails without a mutant (%s); fix the suite first:\n%s", strings.Join(m.Baseline, " "), err, lastLines(out, 30))
+	}
+	b, err := os.ReadFile(report)
+	if errors.Is(err, os.ErrNotExist) && strings.Contains(out, harness.RefusalsRunEnv) {
+		return nil, nil // the harness skipped: no case of these rules
+	}
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: no refusals report (%w):\n%s", strings.Join(m.Baseline, " "), err, lastLines(out, 30))
+	}
+	var reports []refusalReport
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r refusalReport
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", report, l, err)
+		}
+		reports = append(reports, r)
+	}
+	return reports, nil
+}
+
+// selectCases are the names of the baseline's cases that can judge m: named
+// for its rule and refused (among others, maybe) by its validation block.
+// The other cases of the rule are refused by other blocks only, which the
+// mutant does not touch, so they pass with or without it.
+func selectCases(m Mutant, reports []refusalReport) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range reports {
+		if !m.CaseRe.MatchString(r.Case) || seen[r.Case] {
+			continue
+		}
+		for _, v := range r.Rules {
+			if v == m.Validation {
+				out = append(out, r.Case)
+				seen[r.Case] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// casesRe matches exactly the named cases.
+func casesRe(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	return "^(" + strings.Join(q, "|") + ")$"
 }
 
 // prebuilt turns `go test FLAGS... PKG` into its test binary (built once
@@ -483,10 +747,13 @@ func ranJudgedTest(m Mutant, out string) bool {
 
 func report(results []result) int {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RESULT\tMUTANT\tTIME")
+	fmt.Fprintln(tw, "RESULT\tMUTANT\tTIME\tCPU")
 	count := map[string]int{}
 	equivalent, below := 0, 0
+	var wall, cpu time.Duration
 	for _, r := range results {
+		wall += r.Elapsed
+		cpu += r.CPU
 		state := r.State
 		if r.Equivalent != "" {
 			state += " (equivalent)"
@@ -495,9 +762,11 @@ func report(results []result) int {
 			below++
 		}
 		count[r.State]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", state, r.Name, r.Elapsed.Round(time.Second))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f s\n", state, r.Name, r.Elapsed.Round(time.Second), r.CPU.Seconds())
 	}
 	tw.Flush()
+	fmt.Printf("%d mutants: %s wall, %.0f s cpu in their test runs (%.1f s cpu a mutant; baselines and builds apart)\n",
+		len(results), wall.Round(time.Second), cpu.Seconds(), cpu.Seconds()/float64(len(results)))
 	fmt.Printf("killed %d of %d (goal: all); survived %d, timed out %d, not judged %d; %d listed as equivalent in %s\n",
 		count[killed], len(results), count[survived], count[timedOut], count[notJudged], equivalent, allowlistFile)
 	for _, r := range results {
@@ -516,16 +785,28 @@ func report(results []result) int {
 var errTimedOut = errors.New("timed out")
 
 func run(ctx context.Context, dir string, timeout time.Duration, argv []string, env []string) (string, error) {
+	out, _, err := runCPU(ctx, dir, timeout, argv, env)
+	return out, err
+}
+
+// runCPU is run that also returns the CPU time (user + system) of the
+// command and of the processes it waited for (terraform): comparable across
+// a loaded machine, where wall time is not.
+func runCPU(ctx context.Context, dir string, timeout time.Duration, argv []string, env []string) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%w after %s", errTimedOut, timeout)
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	return string(out), err
+	if ctx.Err() != nil {
+		return string(out), cpu, fmt.Errorf("%w after %s", errTimedOut, timeout)
+	}
+	return string(out), cpu, err
 }
 
 func lastLines(s string, n int) string {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,4 +64,32 @@ func TestTerraformMutantsParse(t *testing.T) {
 		t.Errorf("a Terraform mutant is not valid HCL (mutant_NNN.tf is the NNNth of -list): %v\n%s", err, out)
 	}
 	t.Logf("%d Terraform mutants parse", len(ms))
+}
+
+// TestSelectCases: a validation's mutant gets the cases named for its rule
+// that its own block refused in the baseline, and no other; the regexp the
+// harness receives matches exactly those names, metacharacters and all.
+func TestSelectCases(t *testing.T) {
+	m := Mutant{Validation: "modules/t/variables.tf:9", CaseRe: regexp.MustCompile(`^DDB-NAME-01[ _]`)}
+	reports := []refusalReport{
+		{Case: "DDB-NAME-01 env not allowed", Rules: []string{"modules/t/variables.tf:9"}},
+		{Case: "DDB-NAME-01 usage (bug 6) [x]", Rules: []string{"modules/t/variables.tf:40", "modules/t/variables.tf:9"}},
+		{Case: "DDB-NAME-01 product", Rules: []string{"modules/t/variables.tf:30"}},         // another block of the rule
+		{Case: "DDB-NAME-011 other", Rules: []string{"modules/t/variables.tf:9"}},           // another rule's name
+		{Case: "DDB-PITR-01 refused here too", Rules: []string{"modules/t/variables.tf:9"}}, // named for another rule
+		{Case: "DDB-NAME-01 env not allowed", Rules: []string{"modules/t/variables.tf:9"}},  // a second call's same name
+		{Case: "DDB-NAME-01 in a child", Rules: []string{"modules/other/variables.tf:9"}},   // same line, other file
+		{Case: "DDB-NAME-01 a precondition", Rules: []string{}},                             // no validation block
+	}
+	got := selectCases(m, reports)
+	want := []string{"DDB-NAME-01 env not allowed", "DDB-NAME-01 usage (bug 6) [x]"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("selectCases = %q, want %q", got, want)
+	}
+	re := regexp.MustCompile(casesRe(got))
+	for _, r := range reports {
+		if sel := re.MatchString(r.Case); sel != slices.Contains(want, r.Case) {
+			t.Errorf("casesRe %s matches %q: %v", re, r.Case, sel)
+		}
+	}
 }

@@ -232,6 +232,13 @@ func TestPlanValidations(t *testing.T) {
 		{"DLQ kept 4 days, alarm at 5", with(t, map[string]any{"dlq_message_retention_seconds": 345600, "dlq_oldest_message_age_seconds": 432000}), "DDB-STREAM-05", "before messages are deleted"},
 		{"DLQ retention over 14 days", with(t, map[string]any{"dlq_message_retention_seconds": 1209601}), "DDB-STREAM-05", "14-day default"},
 		{"capitalised name", with(t, map[string]any{"name": "Prod_Consumer"}), "DDB-NAME-01", "lower case words"},
+		{"existing function by an IAM role ARN", with(t, map[string]any{"filename": nil, "existing_function": map[string]any{"arn": "arn:aws:iam::123456789012:role/f", "role_name": "f"}}), "DDB-STREAM-03", "arn:aws:lambda:REGION:ACCOUNT:function:NAME"},
+		{"starting position AT_TIMESTAMP", with(t, map[string]any{"starting_position": "AT_TIMESTAMP"}), "DDB-STREAM-04", "starting_position must be LATEST or TRIM_HORIZON"},
+		{"batch size 0", with(t, map[string]any{"batch_size": 0}), "DDB-STREAM-04", "batch_size must be 1 to 10000"},
+		{"batch size 10001", with(t, map[string]any{"batch_size": 10001}), "DDB-STREAM-04", "batch_size must be 1 to 10000"},
+		{"parallelization factor 0", with(t, map[string]any{"parallelization_factor": 0}), "DDB-STREAM-04", "parallelization_factor must be 1 to 10"},
+		{"parallelization factor 11", with(t, map[string]any{"parallelization_factor": 11}), "DDB-STREAM-04", "parallelization_factor must be 1 to 10"},
+		{"alarm topic by an SQS ARN", with(t, map[string]any{"alarm_sns_topic_arn": "arn:aws:sqs:eu-west-1:123456789012:q"}), "DDB-STREAM-05", "arn:aws:sns:REGION:ACCOUNT:NAME"},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, c := range cases {
