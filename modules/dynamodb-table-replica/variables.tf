@@ -33,7 +33,7 @@ variable "table_stream_view_type" {
 
   validation {
     condition     = var.table_stream_view_type == "NEW_AND_OLD_IMAGES"
-    error_message = "DDB-DR-01: table ${regex("table/([^/]+)$", var.global_table_arn)[0]}: a replica needs the table's stream on with NEW_AND_OLD_IMAGES (global tables replicate through it; AWS refuses the replica otherwise), but the table's stream view type is ${coalesce(var.table_stream_view_type, "none (stream off)")}. Set stream_enabled = true and stream_view_type = \"NEW_AND_OLD_IMAGES\" on the table (modules/dynamodb-table), and pass its stream_view_type output here."
+    error_message = "DDB-DR-01: table ${regex("table/([^/]+)$", var.global_table_arn)[0]}: a replica needs the table's stream on with NEW_AND_OLD_IMAGES (global tables replicate through it, and the guideline keeps it on, DDB-STREAM-01), but the table's stream view type is ${coalesce(var.table_stream_view_type, "none (stream off)")}. Set stream_enabled = true and stream_view_type = \"NEW_AND_OLD_IMAGES\" on the table (modules/dynamodb-table), and pass its stream_view_type output here."
   }
 }
 
