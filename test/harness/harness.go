@@ -425,14 +425,20 @@ func (tg *Target) Teardown(t *testing.T, opts *terraform.Options, protected bool
 	if tg.OnEmulator() {
 		return
 	}
-	t.Cleanup(func() {
-		if protected {
-			opts.Vars["deletion_protection_enabled"] = false
-			opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-			terraform.Apply(t, opts)
-		}
-		terraform.Destroy(t, opts)
-	})
+	t.Cleanup(func() { Destroy(t, opts, protected) })
+}
+
+// Destroy destroys an applied root now; when protected, deletion
+// protection is first turned off with a reason (DDB-PROT-01's two-step
+// delete).
+func Destroy(t *testing.T, opts *terraform.Options, protected bool) {
+	t.Helper()
+	if protected {
+		opts.Vars["deletion_protection_enabled"] = false
+		opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
+		terraform.Apply(t, opts)
+	}
+	terraform.Destroy(t, opts)
 }
 
 // PlanZip writes a small deployment zip for plans of Lambda roots: a plan

@@ -51,10 +51,7 @@ func TestApplyBasicExample(t *testing.T) {
 	deleted := false
 	t.Cleanup(func() { // on AWS, when the two-step delete below did not run
 		if !deleted && !target.OnEmulator() {
-			opts.Vars["deletion_protection_enabled"] = false
-			opts.Vars["deletion_protection_disabled_reason"] = "test teardown"
-			terraform.Apply(t, opts)
-			terraform.Destroy(t, opts)
+			harness.Destroy(t, opts, true)
 		}
 	})
 	terraform.InitAndApply(t, opts)
