@@ -117,7 +117,7 @@ var plans = func() *harness.PlanGroup {
 		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
 			return map[string]any{"account_id": accountID, "route53_enabled": false}
 		}},
-	}, moduleCases...)...)
+	}, append(moduleCases, indexKeyPlanCases()...)...)...)
 	g.Quiet = true
 	return g
 }()

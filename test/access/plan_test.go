@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/logger"
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -277,51 +275,94 @@ func TestPlanValidations(t *testing.T) {
 // unless marked cross-tenant with a reason.
 func TestIndexKeyInjectionRefused_DDB_SEC_02(t *testing.T) {
 	t.Parallel()
-	const refused = "DDB-SEC-02: table dev-hoge-order: on a multi-tenant table (tag dynops:tenant-key)"
-	gsi := func(name, hash string) map[string]any {
-		return map[string]any{"name": name, "hash_key": hash, "range_key": "order_key", "projection_type": "KEYS_ONLY"}
+	const table = "DDB-SEC-02: table dev-hoge-order: on a multi-tenant table (tag dynops:tenant-key)"
+	fix := []string{table, "the tenant key must be the table's hash_key and every GSI's hash_key", `"dynops:cross-tenant:<gsi>" = "<reason>"`, "cross_tenant_indexes"}
+	var refusals []harness.Refusal
+	for _, tc := range indexKeyCases {
+		if !tc.refused {
+			continue
+		}
+		refusals = append(refusals, harness.Refusal{Name: "DDB-SEC-02 " + tc.name, Vars: tc.vars(), Want: fix})
 	}
-	for _, tc := range []struct {
-		name string
-		hash string
-		gsis []map[string]any
-		tags map[string]string
-		want string // "" = the plan succeeds
-	}{
-		{"composite tenant_status GSI key", "tenant_key", []map[string]any{gsi("gsi1", "tenant_status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
-		{"second GSI keyed by status", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
-		{"cross-tenant tag without a reason", "tenant_key", []map[string]any{gsi("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi1": " "}, refused},
-		{"cross-tenant tag for another index", "tenant_key", []map[string]any{gsi("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "reporting"}, refused},
-		{"tenant key is not the hash key", "order_key", []map[string]any{gsi("gsi1", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, refused},
-		{"every GSI keyed by the tenant key", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, ""},
-		{"cross-tenant GSI with its reason", "tenant_key", []map[string]any{gsi("gsi1", "tenant_key"), gsi("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "operations: open orders of every tenant"}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	require.Len(t, refusals, 5, "the refused cases of indexKeyCases")
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		harness.ExpectRefusals(t, "modules/dynamodb-table", refusals)
+	})
+	for _, tc := range indexKeyCases {
+		if tc.refused {
+			continue
+		}
+		t.Run("accepted "+tc.name, func(t *testing.T) {
 			t.Parallel()
-			rangeKey := "order_key"
-			if tc.hash == "order_key" {
-				rangeKey = "tenant_key"
+			p := plans.Plan(t, "table "+tc.name)
+			r, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table.this"]
+			require.True(t, ok, "the table is planned")
+			got := map[string]string{}
+			for _, g := range r.AttributeValues["global_secondary_index"].([]any) {
+				g := g.(map[string]any)
+				got[g["name"].(string)] = g["hash_key"].(string)
 			}
-			// Only indexed attributes may be declared.
-			attrs := []map[string]any{{"name": "tenant_key", "type": "S"}, {"name": "order_key", "type": "S"}}
+			want := map[string]string{}
 			for _, g := range tc.gsis {
-				if h := g["hash_key"].(string); h != "tenant_key" && h != "order_key" && !slices.ContainsFunc(attrs, func(a map[string]any) bool { return a["name"] == h }) {
-					attrs = append(attrs, map[string]any{"name": h, "type": "S"})
-				}
+				want[g["name"].(string)] = g["hash_key"].(string)
 			}
-			opts := harness.PlanOptions(t, "modules/dynamodb-table", map[string]any{
-				"env": "dev", "product": "hoge", "usage": "order", "hash_key": tc.hash, "range_key": rangeKey,
-				"attributes": attrs, "global_secondary_indexes": tc.gsis, "tags": tc.tags,
-			})
-			opts.Logger = logger.Discard
-			out, err := terraform.InitAndPlanE(t, opts)
-			flat := strings.Join(strings.Fields(out), " ")
-			if tc.want == "" {
-				require.NoError(t, err, "plan should succeed: %s", flat)
-				return
-			}
-			require.Error(t, err, "plan should fail")
-			assert.Contains(t, flat, tc.want)
+			assert.Equal(t, want, got, "the GSIs are planned as given")
+			assert.Equal(t, "tenant_key", r.AttributeValues["tags"].(map[string]any)["dynops:tenant-key"])
 		})
+	}
+}
+
+// indexKeyCase is one table of TestIndexKeyInjectionRefused_DDB_SEC_02.
+type indexKeyCase struct {
+	name    string
+	hash    string
+	gsis    []map[string]any
+	tags    map[string]string
+	refused bool
+}
+
+func indexKeyGSI(name, hash string) map[string]any {
+	return map[string]any{"name": name, "hash_key": hash, "range_key": "order_key", "projection_type": "KEYS_ONLY"}
+}
+
+var indexKeyCases = []indexKeyCase{
+	{"composite tenant_status GSI key", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "tenant_status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, true},
+	{"second GSI keyed by status", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "tenant_key"), indexKeyGSI("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key"}, true},
+	{"cross-tenant tag without a reason", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi1": " "}, true},
+	{"cross-tenant tag for another index", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "reporting"}, true},
+	{"tenant key is not the hash key", "order_key", []map[string]any{indexKeyGSI("gsi1", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, true},
+	{"every GSI keyed by the tenant key", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "tenant_key"), indexKeyGSI("gsi2", "tenant_key")}, map[string]string{"dynops:tenant-key": "tenant_key"}, false},
+	{"cross-tenant GSI with its reason", "tenant_key", []map[string]any{indexKeyGSI("gsi1", "tenant_key"), indexKeyGSI("gsi2", "status")}, map[string]string{"dynops:tenant-key": "tenant_key", "dynops:cross-tenant:gsi2": "operations: open orders of every tenant"}, false},
+}
+
+// indexKeyPlanCases are the accepted tables of indexKeyCases, planned with
+// the package's plan group as "table <name>".
+func indexKeyPlanCases() []harness.PlanCase {
+	var out []harness.PlanCase
+	for _, tc := range indexKeyCases {
+		if !tc.refused {
+			out = append(out, harness.PlanCase{Name: "table " + tc.name, Dir: "modules/dynamodb-table", Vars: func(testing.TB) map[string]any { return tc.vars() }})
+		}
+	}
+	return out
+}
+
+// vars are the table module's variables of the case.
+func (tc indexKeyCase) vars() map[string]any {
+	rangeKey := "order_key"
+	if tc.hash == "order_key" {
+		rangeKey = "tenant_key"
+	}
+	// Only indexed attributes may be declared.
+	attrs := []map[string]any{{"name": "tenant_key", "type": "S"}, {"name": "order_key", "type": "S"}}
+	for _, g := range tc.gsis {
+		if h := g["hash_key"].(string); h != "tenant_key" && h != "order_key" && !slices.ContainsFunc(attrs, func(a map[string]any) bool { return a["name"] == h }) {
+			attrs = append(attrs, map[string]any{"name": h, "type": "S"})
+		}
+	}
+	return map[string]any{
+		"env": "dev", "product": "hoge", "usage": "order", "hash_key": tc.hash, "range_key": rangeKey,
+		"attributes": attrs, "global_secondary_indexes": tc.gsis, "tags": tc.tags,
 	}
 }
