@@ -22,11 +22,8 @@ help: ## list the targets
 demo: build consumer-zip ## end-to-end demo: emulator, apply envs/local, dynops drills, stop emulator
 	$(SETUP) && bin/with-emulator -- bash scripts/demo.sh
 
-test: ## everything: setup, lint, policies, unit, plan and emulator tests (each stage timed)
-	@start=$$(date +%s); for stage in setup lint policy test-go; do \
-	  t=$$(date +%s); $(MAKE) --no-print-directory $$stage || { echo "== make $$stage: FAILED after $$(( $$(date +%s) - t )) s"; exit 1; }; \
-	  echo "== make $$stage: $$(( $$(date +%s) - t )) s"; done; \
-	echo "== make test: $$(( $$(date +%s) - start )) s"
+test: ## everything: setup, lint, policies, unit, plan and emulator tests (each stage's wall and CPU time)
+	@scripts/test-stages.sh setup lint policy test-go
 
 setup: ## detect and install the tools (go tools at pinned versions)
 	scripts/setup.sh

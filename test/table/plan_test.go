@@ -42,8 +42,8 @@ func with(overrides map[string]any) map[string]any {
 
 // plans are the package's offline plans that must succeed, planned together
 // in one terraform run (harness.PlanGroup); each test reads its own case.
-// TestPlanDefaults plans alone: it reads the plan's root variables.
 var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "defaults", Dir: module, Vars: func(testing.TB) map[string]any { return baseVars() }},
 	harness.PlanCase{Name: "customer managed key", Dir: module, Vars: func(testing.TB) map[string]any {
 		return with(map[string]any{"kms_key_arn": tableKey})
 	}},
@@ -124,7 +124,7 @@ func block(t *testing.T, table map[string]any, name string) map[string]any {
 
 func TestPlanDefaults(t *testing.T) {
 	t.Parallel()
-	p, table := plannedTable(t, terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, module, baseVars())))
+	p, table := plan(t, "defaults")
 
 	t.Run("DDB-NAME-01 name is env-product-usage", func(t *testing.T) {
 		assert.Equal(t, "dev-fuga-user", table["name"])
@@ -137,8 +137,11 @@ func TestPlanDefaults(t *testing.T) {
 	})
 	t.Run("DDB-CAP-02 table class STANDARD", func(t *testing.T) {
 		// The provider leaves the planned table_class unknown for the default
-		// class; the module's default is what decides it.
-		assert.Equal(t, "STANDARD", p.RawPlan.Variables["table_class"].Value)
+		// class; the module's default is what decides it (the case sets none).
+		require.NotContains(t, baseVars(), "table_class")
+		v := p.RawPlan.Config.RootModule.Variables["table_class"]
+		require.NotNil(t, v, "the module has a table_class variable")
+		assert.Equal(t, "STANDARD", v.Default)
 		if tc, known := table["table_class"]; known && tc != nil {
 			assert.Equal(t, "STANDARD", tc)
 		}
