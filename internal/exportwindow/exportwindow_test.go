@@ -97,6 +97,13 @@ func TestDecide(t *testing.T) {
 		assert.Equal(t, StartIncremental, d.Action)
 		assert.Equal(t, Window{From: at(time.Hour), To: at(25 * time.Hour)}, d.Window)
 		assert.Equal(t, 1, d.Pending)
+		assert.Equal(t, "next window "+d.Window.String()+" (1 more to catch up)", d.Reason)
+	})
+	t.Run("checkpoint behind by 50 h: three windows, two more pending", func(t *testing.T) {
+		d := Decide(State{Checkpoint: at(time.Hour)}, PITR{Earliest: t0, Latest: at(51 * time.Hour)})
+		assert.Equal(t, Window{From: at(time.Hour), To: at(25 * time.Hour)}, d.Window)
+		assert.Equal(t, 2, d.Pending)
+		assert.Contains(t, d.Reason, "(2 more to catch up)")
 	})
 	t.Run("checkpoint under 15 minutes behind: up to date", func(t *testing.T) {
 		d := Decide(State{Checkpoint: at(30*time.Hour - 14*time.Minute)}, p)
