@@ -86,3 +86,49 @@ func TestUntilCancelled(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestUntilTakesTheCommandsWaitTimeout: a wait whose Options set no Timeout
+// ends at the --wait-timeout the command put in ctx (WithWaitTimeout); one
+// that sets its own keeps it; without either it waits until done.
+func TestUntilTakesTheCommandsWaitTimeout(t *testing.T) {
+	var checks int
+	// never is not done; it gives up after 1000 checks so that a wait that
+	// lost its timeout fails here instead of hanging the test.
+	never := func(context.Context) (bool, string, error) {
+		if checks++; checks > 1000 {
+			return false, "", errors.New("no timeout after 1000 checks")
+		}
+		return false, "CREATING", nil
+	}
+	for _, tc := range []struct {
+		name      string
+		ctx       time.Duration // WithWaitTimeout; 0: none
+		timeout   time.Duration // Options.Timeout
+		wantAfter string        // "" = no timeout: done after 10 checks
+	}{
+		{name: "the command's --wait-timeout", ctx: 3 * time.Second, wantAfter: "not done after 3s"},
+		{name: "the wait's own timeout wins", ctx: 10 * time.Second, timeout: 2 * time.Second, wantAfter: "not done after 2s"},
+		{name: "a zero --wait-timeout is no timeout", ctx: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Unix(0, 0)}
+			checks = 0
+			ctx := WithWaitTimeout(context.Background(), tc.ctx)
+			calls := 0
+			check := never
+			if tc.wantAfter == "" {
+				check = func(context.Context) (bool, string, error) { calls++; return calls == 10, "CREATING", nil }
+			}
+			err := Until(ctx, Options{What: "table T", Interval: time.Second, Timeout: tc.timeout, Now: clock.now, After: clock.after}, check)
+			if tc.wantAfter == "" {
+				if err != nil || calls != 10 {
+					t.Fatalf("err = %v after %d checks, want done after 10", err, calls)
+				}
+				return
+			}
+			if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), tc.wantAfter) {
+				t.Fatalf("err = %v, want a timeout %q", err, tc.wantAfter)
+			}
+		})
+	}
+}
