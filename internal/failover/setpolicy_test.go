@@ -20,9 +20,11 @@ type policyDB struct {
 	land     bool  // the change lands before writeErr is answered
 	writeErr error // answered by Put/DeleteResourcePolicy
 	getErr   error
+	expected []string // the ExpectedRevisionId of each PutResourcePolicy
 }
 
 func (d *policyDB) PutResourcePolicy(_ context.Context, in *dynamodb.PutResourcePolicyInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutResourcePolicyOutput, error) {
+	d.expected = append(d.expected, aws.ToString(in.ExpectedRevisionId))
 	if d.land {
 		d.doc, d.rev = aws.ToString(in.Policy), "rev-2"
 	}

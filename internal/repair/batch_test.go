@@ -107,3 +107,95 @@ func TestUnchangedConditionUsesPlaceholders_DDB_API_04(t *testing.T) {
 	_, err = unchanged(big, []string{"user_id"})
 	assert.ErrorContains(t, err, "4 KB expression limit")
 }
+
+// stuckReader never reads the last key: DynamoDB throttling one key for good.
+type stuckReader struct{ calls int }
+
+func (r *stuckReader) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	r.calls++
+	if r.calls > 100 {
+		return nil, fmt.Errorf("BatchGetItem called %d times: getBatch does not give up", r.calls)
+	}
+	ka := in.RequestItems["t"]
+	n := len(ka.Keys) - 1
+	return &dynamodb.BatchGetItemOutput{
+		Responses:       map[string][]map[string]types.AttributeValue{"t": ka.Keys[:n]},
+		UnprocessedKeys: map[string]types.KeysAndAttributes{"t": {Keys: ka.Keys[n:], ConsistentRead: ka.ConsistentRead}},
+	}, nil
+}
+
+// TestGetBatchGivesUpAfterAttempts (DDB-API-02): keys still unprocessed
+// after bo.Attempts calls are an error naming the count and the attempts,
+// never a short read taken for items gone from the table.
+func TestGetBatchGivesUpAfterAttempts(t *testing.T) {
+	for _, attempts := range []int{1, 2, 5} {
+		t.Run(fmt.Sprint(attempts, " attempts"), func(t *testing.T) {
+			r := &stuckReader{}
+			keys := []map[string]types.AttributeValue{{"id": &types.AttributeValueMemberN{Value: "1"}}, {"id": &types.AttributeValueMemberN{Value: "2"}}}
+			items, err := getBatch(context.Background(), r, "t", keys, Backoff{Attempts: attempts, Base: time.Millisecond, Max: 2 * time.Millisecond})
+			require.Error(t, err)
+			assert.Nil(t, items)
+			assert.Contains(t, err.Error(), fmt.Sprintf("1 key(s) still unprocessed after %d attempts", attempts))
+			assert.Equal(t, attempts, r.calls, "one call per attempt")
+		})
+	}
+}
+
+// emptyUnprocessed answers everything, with an UnprocessedKeys entry of no keys.
+type emptyUnprocessed struct{ calls int }
+
+func (r *emptyUnprocessed) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	r.calls++
+	ka := in.RequestItems["t"]
+	return &dynamodb.BatchGetItemOutput{
+		Responses:       map[string][]map[string]types.AttributeValue{"t": ka.Keys},
+		UnprocessedKeys: map[string]types.KeysAndAttributes{"t": {}},
+	}, nil
+}
+
+func TestGetBatchDoneWhenNothingIsLeft(t *testing.T) {
+	r := &emptyUnprocessed{}
+	keys := []map[string]types.AttributeValue{{"id": &types.AttributeValueMemberN{Value: "1"}}}
+	items, err := getBatch(context.Background(), r, "t", keys, Backoff{Attempts: 3, Base: time.Hour, Max: time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, keys, items)
+	assert.Equal(t, 1, r.calls, "an empty UnprocessedKeys entry is nothing left to read")
+}
+
+// TestConflictSampleIsCapped: every conflict is counted, the first 100 are
+// kept as a sample (the result stays small whatever the number of conflicts).
+func TestConflictSampleIsCapped(t *testing.T) {
+	for _, n := range []int{0, 1, conflictSampleSize - 1, conflictSampleSize, conflictSampleSize + 1, 250} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			r := &runner{res: &Result{ConflictSample: []Conflict{}}}
+			for i := n; i > 0; i-- {
+				r.conflict([]byte(fmt.Sprintf(`{"id":{"N":"%05d"}}`, i)), "changed")
+			}
+			res := r.result()
+			assert.Equal(t, int64(n), res.Conflicts)
+			require.Len(t, res.ConflictSample, min(n, conflictSampleSize))
+			for i := 1; i < len(res.ConflictSample); i++ {
+				assert.Less(t, string(res.ConflictSample[i-1].Key), string(res.ConflictSample[i].Key), "sorted by key")
+			}
+		})
+	}
+}
+
+// TestUnchangedConditionAtTheLimit: the whole-image condition is refused
+// only when its expression passes DynamoDB's 4 KB limit: 240 attributes
+// make 4095 characters, 241 make 4113.
+func TestUnchangedConditionAtTheLimit(t *testing.T) {
+	item := func(n int) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{}
+		for i := 0; i < n; i++ {
+			m[fmt.Sprintf("a%03d", i)] = &types.AttributeValueMemberN{Value: "1"}
+		}
+		return m
+	}
+	c, err := unchanged(item(240), []string{"a000"})
+	require.NoError(t, err)
+	assert.Len(t, c.expr, 4095)
+	assert.Len(t, c.names, 240)
+	_, err = unchanged(item(241), []string{"a000"})
+	assert.ErrorContains(t, err, "too many attributes (241)")
+}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,6 +21,15 @@ import (
 var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+// runCtx bounds one repair.Run: a repair that stalls (keys no worker takes,
+// batches no writer sends) fails its test with the context's error instead
+// of hanging the package until go test's own timeout.
+func runCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 // drill makes a restored table and an original that differ on purpose:
 // 3 items deleted from the original, 4 overwritten, 2 added. It returns the
@@ -88,7 +98,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 	app[1]["status"], app[21]["status"] = &types.AttributeValueMemberS{Value: "by-app"}, &types.AttributeValueMemberS{Value: "by-app"}
 	fixture.Put(t, db, original, []map[string]types.AttributeValue{app[1], app[21]})
 
-	res, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 3})
+	res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 3})
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), res.Copied, "3 missing + 4 changed, less the 2 the application rewrote")
 	assert.Equal(t, int64(2), res.Conflicts)
@@ -107,7 +117,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 	assert.NotNil(t, fixture.Get(t, db, original, fixture.UserKey(100)), "extra item kept")
 
 	t.Run("a second run finds the copied items equal", func(t *testing.T) {
-		again, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: keys})
+		again, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys})
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), again.Copied)
 		assert.Equal(t, int64(5), again.AlreadyEqual)
@@ -118,7 +128,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 		fresh := filepath.Join(t.TempDir(), "keys.jsonl")
 		_, err := tablediff.Diff(ctx, db, tablediff.Options{Source: restored, Target: original, KeysOut: fresh})
 		require.NoError(t, err)
-		res, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: fresh, DeleteExtra: true})
+		res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: fresh, DeleteExtra: true})
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), res.Deleted)
 		assert.Equal(t, int64(2), res.Copied, "the two keys the application wrote are overwritten once a new diff says so")
@@ -139,7 +149,6 @@ func (r racingDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...f
 }
 
 func TestConditionOnWholeImageCatchesARace(t *testing.T) {
-	ctx := context.Background()
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	restored, original, keys := drill(t, db)
 	raced := map[string]bool{}
@@ -152,7 +161,7 @@ func TestConditionOnWholeImageCatchesARace(t *testing.T) {
 			raced[it["user_id"].(*types.AttributeValueMemberS).Value] = true
 		}
 	}}
-	res, err := repair.Run(ctx, rdb, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 1})
+	res, err := repair.Run(runCtx(t), rdb, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 1})
 	require.NoError(t, err)
 	// user 2 was missing: attribute_not_exists fails; user 20 changed: the image condition fails.
 	assert.GreaterOrEqual(t, res.Conflicts, int64(2))
@@ -166,11 +175,10 @@ func TestConditionOnWholeImageCatchesARace(t *testing.T) {
 }
 
 func TestUnconditionalBatchRepair_DDB_API_02(t *testing.T) {
-	ctx := context.Background()
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	restored, original, keys := drill(t, db)
 	var progress int64
-	res, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
+	res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
 		DeleteExtra: true, Progress: func(n int64) { progress = max(progress, n) }})
 	require.NoError(t, err)
 	assert.Equal(t, "batch", res.Mode)
@@ -178,6 +186,22 @@ func TestUnconditionalBatchRepair_DDB_API_02(t *testing.T) {
 	assert.Equal(t, int64(2), res.Deleted)
 	assert.Equal(t, int64(9), progress)
 	assert.Equal(t, [3]int64{0, 0, 0}, diffCounts(t, db, restored, original))
+}
+
+// countingReads is the emulator, noting the most keys one BatchGetItem asked for.
+type countingReads struct {
+	*dynamodb.Client
+	most atomic.Int64
+}
+
+func (c *countingReads) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	n := 0
+	for _, ka := range in.RequestItems {
+		n += len(ka.Keys)
+	}
+	for m := c.most.Load(); int64(n) > m && !c.most.CompareAndSwap(m, int64(n)); m = c.most.Load() {
+	}
+	return c.Client.BatchGetItem(ctx, in, o...)
 }
 
 // TestUnconditionalRepairPipeline_DDB_API_02: the batch repair's two stages
@@ -234,7 +258,8 @@ func TestUnconditionalRepairPipeline_DDB_API_02(t *testing.T) {
 				require.NoError(t, err)
 			}
 			var progress atomic.Int64
-			res, err := repair.Run(ctx, db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
+			reads := &countingReads{Client: db}
+			res, err := repair.Run(runCtx(t), reads, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
 				DeleteExtra: tc.deleteExtra, Workers: tc.workers, Progress: func(n int64) {
 					for p := progress.Load(); n > p && !progress.CompareAndSwap(p, n); p = progress.Load() {
 					}
@@ -249,6 +274,9 @@ func TestUnconditionalRepairPipeline_DDB_API_02(t *testing.T) {
 				assert.Equal(t, [2]int64{0, int64(tc.extra)}, [2]int64{res.Deleted, res.KeptExtra}, "deleted, kept")
 			}
 			assert.Equal(t, int64(tc.missing+tc.changed+tc.extra), progress.Load(), "progress ends at every key of the file")
+			assert.Equal(t, min(100, tc.missing+tc.changed), int(reads.most.Load()), "one BatchGetItem reads up to 100 keys (a unit)")
+			require.Greater(t, res.Seconds, 0.0)
+			assert.InDelta(t, float64(res.Copied+res.Deleted)/res.Seconds, res.ItemsPerSec, 1e-9, "items written per second")
 			// Gone items are in neither table now; kept extras stay only in the original.
 			want := [3]int64{0, 0, 0}
 			if !tc.deleteExtra {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,7 +28,10 @@ func (f fakeTables) DescribeTable(_ context.Context, in *dynamodb.DescribeTableI
 	return &dynamodb.DescribeTableOutput{Table: t}, nil
 }
 
-func (f fakeTables) ListTagsOfResource(_ context.Context, in *dynamodb.ListTagsOfResourceInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error) {
+func (f fakeTables) ListTagsOfResource(ctx context.Context, in *dynamodb.ListTagsOfResourceInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error) {
+	if err := ctx.Err(); err != nil { // as the SDK: no call on a context that is done
+		return nil, err
+	}
 	if f.tagsErr != nil {
 		return nil, f.tagsErr
 	}
@@ -84,7 +88,10 @@ func TestCheckSource(t *testing.T) {
 				target = table(to, "user_id:S")
 			}
 			db := fakeTables{tables: map[string]*types.TableDescription{"r": tc.from, to: target}, tags: map[string]map[string]string{"r": tc.tags}, tagsErr: tc.tagsErr}
-			rel, err := CheckSource(context.Background(), db, "r", to)
+			// Bounded: a loop over the tag pages that never ends fails instead of hanging.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rel, err := CheckSource(ctx, db, "r", to)
 			if tc.wantErr == nil {
 				if err != nil || !rel.Related {
 					t.Fatalf("CheckSource = %+v, %v; want related", rel, err)

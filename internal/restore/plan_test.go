@@ -24,6 +24,15 @@ func TestDefaultTargetIsAValidName_DDB_NAME_01(t *testing.T) {
 	_, err = DefaultTarget(strings.Repeat("a", 240), now)
 	assert.ErrorIs(t, err, ErrBadTarget)
 	assert.ErrorContains(t, err, "pass --target")
+
+	// The longest source that still fits: 229 + len("-restored-20261121t124705z") = 255.
+	suffix := len("-restored-20261121t124705z")
+	name, err = DefaultTarget(strings.Repeat("a", 255-suffix), now)
+	require.NoError(t, err, "a name of exactly 255 characters is a valid table name")
+	assert.Len(t, name, 255)
+	assert.NoError(t, ValidTableName(name))
+	_, err = DefaultTarget(strings.Repeat("a", 256-suffix), now)
+	assert.ErrorIs(t, err, ErrBadTarget, "256 characters is one too many")
 }
 
 func TestValidTableName(t *testing.T) {
@@ -114,6 +123,82 @@ func TestRestoreInputKeepsBillingIndexesAndEncryption(t *testing.T) {
 	assert.Nil(t, onDemand.RestoreDateTime)
 	assert.Nil(t, onDemand.ProvisionedThroughputOverride)
 	assert.Equal(t, &types.SSESpecification{Enabled: aws.Bool(false)}, onDemand.SSESpecificationOverride, "AWS owned key")
+}
+
+// TestRestoreInputBillingMode: a table's billing mode comes from its
+// BillingModeSummary; a table created PROVISIONED before that field existed
+// has none, and is PROVISIONED when it has read capacity (DDB-CAP-01: the
+// restore keeps the source's mode and capacity rather than switching it).
+func TestRestoreInputBillingMode(t *testing.T) {
+	pt := func(r, w int64) *types.ProvisionedThroughputDescription {
+		return &types.ProvisionedThroughputDescription{ReadCapacityUnits: aws.Int64(r), WriteCapacityUnits: aws.Int64(w)}
+	}
+	gsi := func(p *types.ProvisionedThroughputDescription) []types.GlobalSecondaryIndexDescription {
+		return []types.GlobalSecondaryIndexDescription{{IndexName: aws.String("gsi1"), ProvisionedThroughput: p}}
+	}
+	cases := []struct {
+		name string
+		src  types.TableDescription
+		want types.BillingMode
+		cap  *types.ProvisionedThroughput // the table's override
+	}{
+		{"PROVISIONED summary", types.TableDescription{BillingModeSummary: &types.BillingModeSummary{BillingMode: types.BillingModeProvisioned}, ProvisionedThroughput: pt(5, 7), GlobalSecondaryIndexes: gsi(pt(2, 3))},
+			types.BillingModeProvisioned, &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(5), WriteCapacityUnits: aws.Int64(7)}},
+		{"PAY_PER_REQUEST summary, throughput of zeros", types.TableDescription{BillingModeSummary: &types.BillingModeSummary{BillingMode: types.BillingModePayPerRequest}, ProvisionedThroughput: pt(0, 0), GlobalSecondaryIndexes: gsi(pt(0, 0))},
+			types.BillingModePayPerRequest, nil},
+		{"PAY_PER_REQUEST summary, old capacity left", types.TableDescription{BillingModeSummary: &types.BillingModeSummary{BillingMode: types.BillingModePayPerRequest}, ProvisionedThroughput: pt(5, 5)},
+			types.BillingModePayPerRequest, nil},
+		{"no summary, read capacity", types.TableDescription{ProvisionedThroughput: pt(5, 7), GlobalSecondaryIndexes: gsi(pt(2, 3))},
+			types.BillingModeProvisioned, &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(5), WriteCapacityUnits: aws.Int64(7)}},
+		{"no summary, read capacity 1", types.TableDescription{ProvisionedThroughput: pt(1, 1)},
+			types.BillingModeProvisioned, &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(1), WriteCapacityUnits: aws.Int64(1)}},
+		{"no summary, zero capacity", types.TableDescription{ProvisionedThroughput: pt(0, 0), GlobalSecondaryIndexes: gsi(pt(0, 0))},
+			types.BillingModePayPerRequest, nil},
+		{"no summary, no throughput", types.TableDescription{}, types.BillingModePayPerRequest, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := c.src
+			in := restoreInput(&src, &Plan{Source: "dev-hoge-user", Target: "dev-hoge-user-r", Latest: true})
+			assert.Equal(t, c.want, in.BillingModeOverride)
+			assert.Equal(t, c.cap, in.ProvisionedThroughputOverride)
+			for i, g := range in.GlobalSecondaryIndexOverride {
+				if c.want == types.BillingModeProvisioned {
+					assert.Equal(t, throughput(src.GlobalSecondaryIndexes[i].ProvisionedThroughput), g.ProvisionedThroughput, "the index keeps its capacity")
+				} else {
+					assert.Nil(t, g.ProvisionedThroughput, "an on-demand index has no capacity")
+				}
+			}
+		})
+	}
+}
+
+// TestRestoreInputEncryption: the restore keeps the source's encryption
+// (DDB-SEC-04): a customer managed key by its ARN, the AWS managed key
+// without one, the AWS owned key (no SSEDescription, or not ENABLED) off.
+func TestRestoreInputEncryption(t *testing.T) {
+	kms := "arn:aws:kms:eu-west-1:123456789012:key/abc"
+	cases := []struct {
+		name string
+		sse  *types.SSEDescription
+		want *types.SSESpecification
+	}{
+		{"customer managed key", &types.SSEDescription{Status: types.SSEStatusEnabled, SSEType: types.SSETypeKms, KMSMasterKeyArn: &kms},
+			&types.SSESpecification{Enabled: aws.Bool(true), SSEType: types.SSETypeKms, KMSMasterKeyId: &kms}},
+		{"AWS managed key (KMS, no key ARN)", &types.SSEDescription{Status: types.SSEStatusEnabled, SSEType: types.SSETypeKms},
+			&types.SSESpecification{Enabled: aws.Bool(true), SSEType: types.SSETypeKms}},
+		{"AES256 with a key ARN is not a customer key", &types.SSEDescription{Status: types.SSEStatusEnabled, SSEType: types.SSETypeAes256, KMSMasterKeyArn: &kms},
+			&types.SSESpecification{Enabled: aws.Bool(true), SSEType: types.SSETypeAes256}},
+		{"being disabled", &types.SSEDescription{Status: types.SSEStatusDisabling, SSEType: types.SSETypeKms, KMSMasterKeyArn: &kms},
+			&types.SSESpecification{Enabled: aws.Bool(false)}},
+		{"AWS owned key", nil, &types.SSESpecification{Enabled: aws.Bool(false)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := restoreInput(&types.TableDescription{SSEDescription: c.sse}, &Plan{Source: "a", Target: "b", Latest: true})
+			assert.Equal(t, c.want, in.SSESpecificationOverride)
+		})
+	}
 }
 
 func TestRetargetResourcePolicy(t *testing.T) {

@@ -220,6 +220,59 @@ func TestRunTakesItsOwnRestoreWhoseAnswerWasLost_DDB_PITR_02(t *testing.T) {
 	}
 }
 
+// noSummary is the emulator with RestoreTableToPointInTime's answer
+// carrying no RestoreSummary (an answer that does not say which time the
+// service restored to).
+type noSummary struct{ *dynamodb.Client }
+
+func (n noSummary) RestoreTableToPointInTime(ctx context.Context, in *dynamodb.RestoreTableToPointInTimeInput, o ...func(*dynamodb.Options)) (*dynamodb.RestoreTableToPointInTimeOutput, error) {
+	out, err := n.Client.RestoreTableToPointInTime(ctx, in, o...)
+	if err == nil && out.TableDescription != nil {
+		d := *out.TableDescription
+		d.RestoreSummary = nil
+		out.TableDescription = &d
+	}
+	return out, err
+}
+
+// TestRunReportsTheRestoreTimeReadBack: the time a restore went back to is
+// the service's (RestoreSummary), never the plan's: in the Restored hook
+// when the answer says it, and in the result and the restored-to-time tag
+// always, read back from the new table (never claim what was not read back).
+// The plan asks for the earliest restorable time; moto restores to the
+// moment of the restore, so the two differ.
+func TestRunReportsTheRestoreTimeReadBack(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id", PITR: true})
+	w, err := restore.Status(ctx, db, src)
+	require.NoError(t, err)
+	require.True(t, w.Enabled())
+	for name, client := range map[string]restore.DynamoDB{"the answer says the time": db, "the answer does not": noSummary{db}} {
+		t.Run(name, func(t *testing.T) {
+			dst := src + "-r" + harness.UniqueID()[1:]
+			plan, err := restore.Prepare(ctx, db, restore.Request{Source: src, Time: *w.Earliest, Target: dst})
+			require.NoError(t, err)
+			fixture.Cleanup(t, db, dst)
+			var hooked []time.Time
+			res, err := restore.Run(ctx, client, plan, restore.Hooks{Restored: func(_ string, at time.Time) { hooked = append(hooked, at) }})
+			require.NoError(t, err)
+			dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &dst})
+			require.NoError(t, err)
+			require.NotNil(t, dt.Table.RestoreSummary)
+			restoredTo := dt.Table.RestoreSummary.RestoreDateTime.UTC()
+			require.NotEqual(t, pitrtime.Format(plan.RestoreTime), pitrtime.Format(restoredTo), "precondition: the service restored to another time than asked")
+			assert.Equal(t, pitrtime.Format(restoredTo), pitrtime.Format(res.RestoreTime), "the result's time is the one read back")
+			assert.Equal(t, pitrtime.Format(restoredTo), res.Settings.Tags[restore.TagRestoredToTime], "the tag is the time read back")
+			require.Len(t, hooked, 1)
+			if _, ok := client.(noSummary); !ok {
+				assert.Equal(t, pitrtime.Format(restoredTo), pitrtime.Format(hooked[0]), "the hook reports the answer's time")
+			}
+		})
+	}
+}
+
 // halfDone restores src into dst the way a run killed after its
 // RestoreTableToPointInTime landed leaves it: the table, and the first
 // applied steps of the plan's settings (never the restored-from marker).
@@ -306,6 +359,8 @@ func TestResumeFinishesAHalfDoneRestore_DDB_PITR_02(t *testing.T) {
 			assert.True(t, res.AlreadyDone)
 			assert.Empty(t, res.Applied)
 			assert.Equal(t, got, res.Settings)
+			assert.Equal(t, want.Tags[restore.TagRestoredToTime], pitrtime.Format(res.RestoreTime), "the finished restore's own time, read back (not this run's --latest)")
+			assert.Contains(t, res.Terraform, `id = "`+dst+`"`, "the adoption block of the finished restore")
 		})
 	}
 }

@@ -118,3 +118,23 @@ func settingsWith(tags map[string]string) tablesettings.Settings {
 	}
 	return tablesettings.Settings{PITR: true, DeletionProtection: true, Tags: tags}
 }
+
+// TestExistingSaysWhatItIs: a refusal names what was found at the target:
+// not a restore; a restore of which table, to which time when known, and
+// whether it is finished (the marker) or not.
+func TestExistingSaysWhatItIs(t *testing.T) {
+	src := "arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user"
+	at := time.Date(2026, 11, 21, 9, 29, 0, 250e6, time.UTC)
+	cases := []struct {
+		e    Existing
+		want string
+	}{
+		{Existing{Table: "x"}, "a table that is not a point-in-time restore (no RestoreSummary with a source table)"},
+		{Existing{RestoredFrom: src}, "a restore of " + src + ", unfinished (no restored-from tag: its settings were not all re-applied)"},
+		{Existing{RestoredFrom: src, RestoreTime: &at}, "a restore of " + src + " to 2026-11-21T09:29:00.250Z, unfinished (no restored-from tag: its settings were not all re-applied)"},
+		{Existing{RestoredFrom: src, RestoreTime: &at, Marker: "prod-hoge-user"}, "a restore of " + src + " to 2026-11-21T09:29:00.250Z, finished (restored-from tag prod-hoge-user)"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, c.e.String())
+	}
+}

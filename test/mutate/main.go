@@ -996,7 +996,11 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	if err := os.WriteFile(filepath.Join(wrapDir, "go"), []byte(goWrapper), 0o755); err != nil {
 		return 0, err
 	}
-	env := []string{"DYNOPS_REAL_GO=" + realGo, "PATH=" + wrapDir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	// -count=1: gremlins sets each mutant's timeout from its coverage run
+	// (--timeout-coefficient times as long); a coverage run answered from
+	// Go's test cache takes a second, and every mutant would time out.
+	env := []string{"DYNOPS_REAL_GO=" + realGo, "PATH=" + wrapDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1")}
 	dirs, err := gremlinsDirs(root, pattern)
 	if err != nil {
 		return 0, err
