@@ -78,7 +78,9 @@ func TestReadEntrySettings(t *testing.T) {
 		{"infrequent access class", func(f *fakeDB) {
 			f.t.TableClassSummary = &types.TableClassSummary{TableClass: types.TableClassStandardInfrequentAccess}
 		}, "table_class", nil, "STANDARD_INFREQUENT_ACCESS"},
-		{"standard class", func(f *fakeDB) { f.t.TableClassSummary = &types.TableClassSummary{TableClass: types.TableClassStandard} }, "table_class", nil, nil},
+		{"standard class", func(f *fakeDB) {
+			f.t.TableClassSummary = &types.TableClassSummary{TableClass: types.TableClassStandard}
+		}, "table_class", nil, nil},
 		{"TTL being enabled counts as on", func(f *fakeDB) { f.ttl.TimeToLiveStatus = types.TimeToLiveStatusEnabling }, "ttl_enabled", nil, nil},
 		{"TTL being disabled is off", func(f *fakeDB) { f.ttl.TimeToLiveStatus = types.TimeToLiveStatusDisabling }, "ttl_enabled", nil, false},
 		{"customer managed key", func(f *fakeDB) {
