@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 func keys(name string, hash, rng string) (*string, []types.KeySchemaElement) {
@@ -212,3 +213,110 @@ func TestValidIndexName(t *testing.T) {
 		t.Errorf("DDB-NAME-02 warnings %q, want one for byOrg", warned)
 	}
 }
+
+// TestReadAroundTheTable: replicas, tags, Contributor Insights and the
+// resource policy: what is imported, what is kept, what is only a warning.
+func TestReadAroundTheTable(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user"
+	read := func(t *testing.T, f *fakeDB) *Result {
+		t.Helper()
+		r, err := Read(context.Background(), f, fakeAAS{}, Options{Table: "prod-hoge-user", Region: "eu-west-1", AccountID: "123456789012"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	imported := func(r *Result, to string) (string, bool) {
+		for _, i := range r.Imports {
+			if strings.HasSuffix(i.To, to) {
+				return i.ID, true
+			}
+		}
+		return "", false
+	}
+	t.Run("replicas other than home", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		for _, reg := range []string{"eu-west-1", "us-west-2", ""} {
+			f.t.Replicas = append(f.t.Replicas, types.ReplicaDescription{RegionName: aws.String(reg)})
+		}
+		r := read(t, f)
+		if got := r.Entry["replica_regions"]; !reflect.DeepEqual(got, []string{"us-west-2"}) {
+			t.Errorf("replica_regions = %v", got)
+		}
+		if id, ok := imported(r, `module.replica["user"].aws_dynamodb_table_replica.this`); !ok || id != "prod-hoge-user:eu-west-1" {
+			t.Errorf("replica import %q %v in %v", id, ok, r.Imports)
+		}
+		if _, ok := read(t, compliant("prod-hoge-user")).Entry["replica_regions"]; ok {
+			t.Error("a table without replicas has replica_regions")
+		}
+	})
+	t.Run("tags the module does not write", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		f.tags = []types.Tag{tag("env", "prod"), tag("product", "hoge"), tag("usage", "user"), tag("managed-by", "terraform"),
+			tag("dynops:exception:DDB-CAP-01", "x"), tag("owner", "team-a"), tag("cost-center", "42")}
+		if got := read(t, f).Entry["tags"]; !reflect.DeepEqual(got, map[string]string{"owner": "team-a", "cost-center": "42"}) {
+			t.Errorf("tags = %v", got)
+		}
+		f.tags = f.tags[:5]
+		if got, ok := read(t, f).Entry["tags"]; ok {
+			t.Errorf("only module tags, yet tags = %v", got)
+		}
+	})
+	t.Run("Contributor Insights on: imported for the table and each GSI", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		f.ci = types.ContributorInsightsStatusEnabled
+		f.t.GlobalSecondaryIndexes = []types.GlobalSecondaryIndexDescription{gsi("gsi1", "org", "", nil)}
+		r := read(t, f)
+		if _, ok := r.Entry["contributor_insights_enabled"]; ok {
+			t.Error("contributor_insights_enabled set although it is on")
+		}
+		if id, ok := imported(r, "aws_dynamodb_contributor_insights.table[0]"); !ok || id != "name:prod-hoge-user/123456789012" {
+			t.Errorf("table import %q %v", id, ok)
+		}
+		if id, ok := imported(r, `aws_dynamodb_contributor_insights.gsi["gsi1"]`); !ok || id != "name:prod-hoge-user/index:gsi1/123456789012" {
+			t.Errorf("GSI import %q %v", id, ok)
+		}
+	})
+	t.Run("Contributor Insights off or unreadable", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		if got := read(t, f).Entry["contributor_insights_enabled"]; got != false {
+			t.Errorf("off: contributor_insights_enabled = %v", got)
+		}
+		f.ci = "" // the fake fails the read
+		r := read(t, f)
+		if _, ok := r.Entry["contributor_insights_enabled"]; ok {
+			t.Error("unreadable: contributor_insights_enabled set")
+		}
+		if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "Contributor Insights of prod-hoge-user could not be read") {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+	})
+	t.Run("resource policy", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		f.t.TableArn = aws.String(arn)
+		f.policy = `{"Version":"2012-10-17"}`
+		r := read(t, f)
+		if r.Entry["resource_policy"] != f.policy {
+			t.Errorf("resource_policy = %v", r.Entry["resource_policy"])
+		}
+		if id, ok := imported(r, "aws_dynamodb_resource_policy.this[0]"); !ok || id != arn {
+			t.Errorf("policy import %q %v", id, ok)
+		}
+		for code, warn := range map[string]bool{"PolicyNotFoundException": false, "ResourceNotFoundException": false, "AccessDeniedException": true} {
+			f.policyErr = &smithy.GenericAPIError{Code: code}
+			r := read(t, f)
+			if _, ok := r.Entry["resource_policy"]; ok {
+				t.Errorf("%s: resource_policy set", code)
+			}
+			if got := len(r.Warnings) == 1 && strings.Contains(r.Warnings[0], "resource policy of prod-hoge-user could not be read"); got != warn {
+				t.Errorf("%s: warnings %q, want a warning: %v", code, r.Warnings, warn)
+			}
+		}
+		f.policyErr, f.policy = nil, ""
+		if _, ok := read(t, f).Entry["resource_policy"]; ok {
+			t.Error("no policy: resource_policy set")
+		}
+	})
+}
+
+func tag(k, v string) types.Tag { return types.Tag{Key: aws.String(k), Value: aws.String(v)} }
