@@ -72,6 +72,17 @@ func TestReadEntrySettings(t *testing.T) {
 			f.t.GlobalSecondaryIndexes = []types.GlobalSecondaryIndexDescription{g}
 		}, "", gsisOf, []map[string]any{{"name": "gsi1", "hash_key": "org", "max_read_request_units": int64(40)}}},
 		{"on-demand maximum read", func(f *fakeDB) { f.t.OnDemandThroughput = odt(100, -1) }, "on_demand_throughput", nil, map[string]any{"max_read_request_units": int64(100)}},
+		{"on-demand maximum read, write 0", func(f *fakeDB) { f.t.OnDemandThroughput = odt(100, 0) }, "on_demand_throughput", nil, map[string]any{"max_read_request_units": int64(100)}},
+		{"on-demand GSI maximum write only", func(f *fakeDB) {
+			g := gsi("gsi1", "org", "", nil)
+			g.OnDemandThroughput = odt(0, 30)
+			f.t.GlobalSecondaryIndexes = []types.GlobalSecondaryIndexDescription{g}
+		}, "", gsisOf, []map[string]any{{"name": "gsi1", "hash_key": "org", "max_write_request_units": int64(30)}}},
+		{"on-demand GSI maximum read only", func(f *fakeDB) {
+			g := gsi("gsi1", "org", "", nil)
+			g.OnDemandThroughput = odt(25, 0)
+			f.t.GlobalSecondaryIndexes = []types.GlobalSecondaryIndexDescription{g}
+		}, "", gsisOf, []map[string]any{{"name": "gsi1", "hash_key": "org", "max_read_request_units": int64(25)}}},
 		{"on-demand maximum write", func(f *fakeDB) { f.t.OnDemandThroughput = odt(0, 50) }, "on_demand_throughput", nil, map[string]any{"max_write_request_units": int64(50)}},
 		{"on-demand both", func(f *fakeDB) { f.t.OnDemandThroughput = odt(1, 1) }, "on_demand_throughput", nil, map[string]any{"max_read_request_units": int64(1), "max_write_request_units": int64(1)}},
 		{"on-demand without maximum (-1)", func(f *fakeDB) { f.t.OnDemandThroughput = odt(-1, -1) }, "on_demand_throughput", nil, nil},
