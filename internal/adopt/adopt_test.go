@@ -20,6 +20,9 @@ type fakeDB struct {
 	ttl  *types.TimeToLiveDescription
 	tags []types.Tag
 	ci   types.ContributorInsightsStatus
+	// policy is the resource policy; policyErr the error reading it.
+	policy    string
+	policyErr error
 }
 
 func (f *fakeDB) DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
@@ -44,7 +47,10 @@ func (f *fakeDB) DescribeContributorInsights(context.Context, *dynamodb.Describe
 	return &dynamodb.DescribeContributorInsightsOutput{ContributorInsightsStatus: f.ci}, nil
 }
 func (f *fakeDB) GetResourcePolicy(context.Context, *dynamodb.GetResourcePolicyInput, ...func(*dynamodb.Options)) (*dynamodb.GetResourcePolicyOutput, error) {
-	return &dynamodb.GetResourcePolicyOutput{}, nil
+	if f.policyErr != nil {
+		return nil, f.policyErr
+	}
+	return &dynamodb.GetResourcePolicyOutput{Policy: aws.String(f.policy)}, nil
 }
 
 type fakeAAS struct{ targets []aastypes.ScalableTarget }

@@ -1,6 +1,7 @@
 package guideline
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -139,6 +140,17 @@ func TestSTREAM04(t *testing.T) {
 			assert.True(t, f.Failing())
 			assert.Contains(t, f.Message, tc.want)
 			assert.Contains(t, f.Message, "modules/stream-consumer")
+		})
+	}
+	// Bounded is any non-negative count: 0 retries (send a failed batch to
+	// the DLQ at once) is the strictest setting, not an infinite one.
+	for _, retries := range []int32{0, 1, 10000} {
+		t.Run(fmt.Sprintf("DDB-STREAM-04 %d retries is bounded", retries), func(t *testing.T) {
+			c := goodConsumer()
+			c.MaxRetries = aws.Int32(retries)
+			f := findings(monState(&Monitoring{Alarms: fullAlarms(), Consumers: []Consumer{c}}))[res]
+			assert.Equal(t, Pass, f.Status, f.Message)
+			assert.Contains(t, f.Message, fmt.Sprintf("%d retries", retries))
 		})
 	}
 	t.Run("DDB-STREAM-04 stream without consumer passes", func(t *testing.T) {

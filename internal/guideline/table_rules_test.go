@@ -1,10 +1,13 @@
 package guideline
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // compliant is a table as modules/dynamodb-table creates it by default.
@@ -132,5 +135,102 @@ func TestValidTableNameAndEnvOf(t *testing.T) {
 	}
 	if EnvOf("prod-hoge-user") != "prod" || EnvOf("users") != "" {
 		t.Error("EnvOf must return the first word, or empty without one")
+	}
+}
+
+// TestEvaluateFindingsInRuleOrder: `dynops check` prints the findings of a
+// table in the order of Rules(), and within one rule in the order the
+// resources were read: the table, then its indexes as DescribeTable lists
+// them, then its replicas. The cases put many findings under one rule
+// (several indexes, several replicas, several consumers) so that a sort that
+// is not stable or not by rule shows.
+func TestEvaluateFindingsInRuleOrder(t *testing.T) {
+	gsis := func(names ...string) []types.GlobalSecondaryIndexDescription {
+		var out []types.GlobalSecondaryIndexDescription
+		for _, n := range names {
+			out = append(out, types.GlobalSecondaryIndexDescription{IndexName: aws.String(n), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}})
+		}
+		return out
+	}
+	replicas := func(regions ...string) []ReplicaState {
+		var out []ReplicaState
+		for _, r := range regions {
+			out = append(out, ReplicaState{Region: r, DeletionProtection: aws.Bool(true), PITR: pitr(35)})
+		}
+		return out
+	}
+	consumer := func(fn string) Consumer {
+		c := goodConsumer()
+		c.UUID, c.FunctionArn = fn, "arn:aws:lambda:eu-west-1:123456789012:function:"+fn
+		return c
+	}
+	cases := []struct {
+		name string
+		edit func(*TableState)
+	}{
+		{"compliant table", func(*TableState) {}},
+		{"three GSIs and an LSI", func(s *TableState) {
+			s.Table.GlobalSecondaryIndexes = gsis("gsi1", "gsi2", "gsi3")
+			s.Table.LocalSecondaryIndexes = []types.LocalSecondaryIndexDescription{{IndexName: aws.String("lsi1")}}
+		}},
+		{"indexes listed out of name order", func(s *TableState) { s.Table.GlobalSecondaryIndexes = gsis("gsi3", "gsi1", "byUser", "gsi2") }},
+		{"three replicas", func(s *TableState) { s.Replicas = replicas("us-west-2", "eu-central-1", "ap-northeast-1") }},
+		{"everything failing", func(s *TableState) {
+			s.Table.TableName = aws.String("Hoge")
+			s.Table.DeletionProtectionEnabled = nil
+			s.Table.BillingModeSummary = nil
+			s.PITR, s.TTL = nil, nil
+			s.Table.GlobalSecondaryIndexes = gsis("byUser", "byOrg")
+			s.Replicas = []ReplicaState{{Region: "us-west-2", Err: errors.New("AccessDenied")}, {Region: "eu-central-1"}}
+		}},
+		{"monitoring with two consumers", func(s *TableState) {
+			s.Table.GlobalSecondaryIndexes = gsis("gsi1", "gsi2")
+			s.Replicas = replicas("us-west-2", "eu-central-1")
+			s.Monitoring = &Monitoring{Alarms: fullAlarms(), Consumers: []Consumer{consumer("b"), consumer("a")}}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := compliant()
+			tc.edit(&s)
+			fs := Evaluate(s)
+			require.NotEmpty(t, fs)
+			order := map[string]int{}
+			for i, r := range Rules() {
+				order[r.ID] = i
+			}
+			// The resources of each rule in the order they were read.
+			name := *s.Table.TableName
+			want := map[string][]string{}
+			for _, r := range []string{Name01, Name03, Cap01, Stream01, Prot01, Pitr01, Sec04} {
+				want[r] = []string{name}
+			}
+			for _, g := range s.Table.GlobalSecondaryIndexes {
+				want[Name02] = append(want[Name02], name+"/index/"+*g.IndexName)
+				want[Idx02] = append(want[Idx02], name+"/index/"+*g.IndexName)
+			}
+			for _, l := range s.Table.LocalSecondaryIndexes {
+				want[Name02] = append(want[Name02], name+"/index/"+*l.IndexName)
+				want[Idx02] = append(want[Idx02], name+"/index/"+*l.IndexName)
+			}
+			for _, r := range s.Replicas {
+				want[Prot01] = append(want[Prot01], name+"@"+r.Region)
+				want[Pitr01] = append(want[Pitr01], name+"@"+r.Region)
+			}
+			got := map[string][]string{}
+			for i, f := range fs {
+				got[f.Rule] = append(got[f.Rule], f.Resource)
+				if i > 0 && order[fs[i-1].Rule] > order[f.Rule] {
+					t.Errorf("finding %d (%s on %s) comes after %s on %s: not in the order of Rules()", i, f.Rule, f.Resource, fs[i-1].Rule, fs[i-1].Resource)
+				}
+			}
+			assert.Equal(t, Name01, fs[0].Rule, "the first finding is the first rule")
+			for rule, res := range want {
+				assert.Equal(t, res, got[rule], "%s: resources in the order they were read", rule)
+			}
+			if s.Monitoring != nil {
+				assert.Equal(t, []string{name + "/consumer/b", name + "/consumer/a"}, got[Stream04], "consumers in the order they were read")
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package iostreams
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +83,75 @@ func TestProgressTerminalBar(t *testing.T) {
 	bar.Done()
 	ios.Progress("status %d", 1)
 	ios.Done()
+}
+
+// On a terminal, a total that is not known (<= 0) is a spinner with the
+// count, not a bar; a count past the total raises the total with it (the
+// bar neither shows 150/100 nor ends early). The library's own maximum
+// is read back, since its redraws are throttled.
+func TestProgressTerminalSpinnerAndGrowingTotal(t *testing.T) {
+	cases := []struct {
+		name         string
+		total        int64
+		set          []int64
+		wantMax      int64
+		wantFinished bool
+	}{
+		{"unknown total", 0, []int64{5}, -1, false},
+		{"negative total", -1, []int64{7, 9}, -1, false},
+		{"count below the total", 100, []int64{5, 60}, 100, false},
+		{"count past the total", 100, []int64{5, 150}, 150, true},
+		{"count at the total", 100, []int64{5, 100}, 100, true},
+		{"total of one, five done", 1, []int64{5}, 5, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, _, _, errOut := Test()
+			ios.SetTTY(false, false, true)
+			bar := ios.StartProgress("lbl", tc.total)
+			for _, n := range tc.set {
+				bar.Set(n)
+			}
+			if got := bar.tty.GetMax64(); tc.wantMax > 0 && got != tc.wantMax {
+				t.Errorf("bar maximum = %d, want %d", got, tc.wantMax)
+			}
+			if got := bar.tty.IsFinished(); got != tc.wantFinished {
+				t.Errorf("bar finished = %v, want %v", got, tc.wantFinished)
+			}
+			if out := errOut.String(); tc.wantMax < 0 && (!strings.Contains(out, fmt.Sprintf("lbl (%d/-)", tc.set[0])) || strings.Contains(out, "%")) {
+				t.Errorf("output %q is not a spinner with the count", out)
+			}
+			bar.Done()
+		})
+	}
+}
+
+// The plain line: no ETA before anything is done (no rate to estimate from)
+// nor once everything is; the share done is of the total.
+func TestProgressPlainLine(t *testing.T) {
+	cases := []struct {
+		label       string
+		total, done int64
+		status      string
+		want        string
+	}{
+		{"scan", 100, 0, "", "scan: 0/100 (0%), elapsed 10s"},
+		{"scan", 100, 25, "", "scan: 25/100 (25%), elapsed 10s, ETA 30s"},
+		{"scan", 100, 99, "", "scan: 99/100 (99%), elapsed 10s, ETA 0s"},
+		{"scan", 100, 100, "", "scan: 100/100 (100%), elapsed 10s"},
+		{"scan", 0, 7, "", "scan: 7 done, elapsed 10s"},
+		{"scan", -1, 0, "waiting", "scan: elapsed 10s; waiting"},
+		{"", 4, 1, "ACTIVE", "progress: 1/4 (25%), elapsed 10s, ETA 30s; ACTIVE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			ios, _, _, _ := Test()
+			c := newClock()
+			b := &Bar{s: ios, label: tc.label, total: tc.total, done: tc.done, status: tc.status, start: c.now()}
+			c.add(10 * time.Second)
+			if got := b.line(c.now()); got != tc.want {
+				t.Errorf("line = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -53,6 +53,11 @@ func TestExplainNamesTheRole_DDB_SEC_01(t *testing.T) {
 					t.Errorf("message %q does not name %q", got.Error(), want)
 				}
 			}
+			// Only the break-glass role is assumed with MFA: telling an
+			// operator to bring MFA for GetItem sends them to the wrong role.
+			if mfa := strings.Contains(got.Error(), "MFA"); mfa != (tc.wantRole == permissions.BreakGlassRole) {
+				t.Errorf("message %q: mentions MFA = %v, want %v (role %s)", got.Error(), mfa, !mfa, tc.wantRole)
+			}
 			if permissions.Explain(got, tc.action) != got {
 				t.Error("Explain wrapped twice")
 			}

@@ -1,6 +1,7 @@
 package permissions_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,5 +122,65 @@ func TestValidateRefusesWildcardsAndDuplicates(t *testing.T) {
 		if err := permissions.Validate(cmds); err == nil {
 			t.Errorf("%s: Validate accepted %v", name, cmds)
 		}
+	}
+}
+
+// TestGenerate: `go generate` writes both files from one valid table, and
+// writes nothing when the table or the README is wrong (the error names
+// what to fix).
+func TestGenerate(t *testing.T) {
+	readme := "# dynamodb-access\n\nintro\n" + permissions.BeginMarker + "\nold table\n" + permissions.EndMarker + "\nafter\n"
+	valid := []permissions.Command{
+		{Path: "pitr status", Actions: []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
+		{Path: "check", Actions: []string{"dynamodb:ListTables", "dynamodb:DescribeTable"}},
+	}
+	cases := []struct {
+		name    string
+		cmds    []permissions.Command
+		readme  string
+		wantErr string // "" = both files generated
+	}{
+		{"valid table", valid, readme, ""},
+		{"wildcard action", []permissions.Command{{Path: "check", Actions: []string{"dynamodb:*"}}}, readme, `action "dynamodb:*" must be an exact service:Action`},
+		{"duplicate command", append(slices.Clone(valid), valid[0]), readme, `command "pitr status" is listed twice`},
+		{"command without actions", []permissions.Command{{Path: "check"}}, readme, "needs a command path and at least one action"},
+		{"README without markers", valid, "# dynamodb-access\n", permissions.ReadmeFile + ": permissions: marker " + permissions.BeginMarker + " not found"},
+		{"README without end marker", valid, permissions.BeginMarker + "\n", permissions.ReadmeFile + ": permissions: marker " + permissions.EndMarker + " not found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := permissions.Generate(tc.cmds, tc.readme)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Generate error = %v, want one containing %q", err, tc.wantErr)
+				}
+				if files != nil {
+					t.Errorf("Generate returned files with its error: %v", files)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 2 {
+				t.Fatalf("Generate wrote %d files, want %s and %s", len(files), permissions.JSONFile, permissions.ReadmeFile)
+			}
+			var doc permissions.Document
+			if err := json.Unmarshal(files[permissions.JSONFile], &doc); err != nil {
+				t.Fatalf("%s: %v", permissions.JSONFile, err)
+			}
+			if got := doc.Commands["check"]; !slices.Equal(got, []string{"dynamodb:DescribeTable", "dynamodb:ListTables"}) {
+				t.Errorf("%s: check = %v", permissions.JSONFile, got)
+			}
+			md := string(files[permissions.ReadmeFile])
+			want := "# dynamodb-access\n\nintro\n" + permissions.BeginMarker + "\n" + permissions.Markdown(tc.cmds) + permissions.EndMarker + "\nafter\n"
+			if md != want {
+				t.Errorf("%s:\n%s\nwant\n%s", permissions.ReadmeFile, md, want)
+			}
+			// Rows sorted by command path, whatever the table's order.
+			if i, j := strings.Index(md, "`dynops check`"), strings.Index(md, "`dynops pitr status`"); i < 0 || j < i {
+				t.Errorf("README rows not sorted by command: %s", md)
+			}
+		})
 	}
 }

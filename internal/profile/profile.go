@@ -56,7 +56,7 @@ func peakHeap(path string) func() {
 	)
 	sample := func() {
 		rss := rssBytes()
-		if rss <= peak+peak/20 && peak > 0 {
+		if !isNewPeak(rss, peak) {
 			return
 		}
 		mu.Lock()
@@ -92,6 +92,11 @@ func peakHeap(path string) func() {
 	}
 }
 
+// isNewPeak reports whether resident memory rss is a peak worth a new heap
+// profile: the first sample (no peak yet), or more than 5 % above the last
+// peak (smaller growth is noise, and each profile walks the heap).
+func isNewPeak(rss, peak int64) bool { return peak <= 0 || rss > peak+peak/20 }
+
 // vmHWM is the process's peak resident memory since its exec (Linux).
 func vmHWM() string {
 	b, err := os.ReadFile("/proc/self/status")
@@ -112,12 +117,18 @@ func rssBytes() int64 {
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b))
+	return statmRSS(string(b), os.Getpagesize())
+}
+
+// statmRSS is the resident memory in a /proc/PID/statm line ("size resident
+// shared text lib data dt", in pages), in bytes; 0 when it has no such field.
+func statmRSS(statm string, pageSize int) int64 {
+	f := strings.Fields(statm)
 	if len(f) < 2 {
 		return 0
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	return pages * int64(pageSize)
 }
 
 // memClasses renders where the Go runtime's memory is (runtime/metrics).
