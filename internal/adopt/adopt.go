@@ -229,13 +229,21 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 	if sse := t.SSEDescription; sse != nil && sse.SSEType == types.SSETypeKms && sse.KMSMasterKeyArn != nil {
 		e["kms_key_arn"] = aws.ToString(sse.KMSMasterKeyArn)
 	}
-	// Global tables: replicas are modules/dynamodb-table-replica instances.
+	// Global tables: replicas are modules/dynamodb-table-replica instances,
+	// one per table in an env root (module.replica[usage], the secondary
+	// region's provider): one import address, so one replica region.
 	var regions []string
 	for _, rep := range t.Replicas {
 		if reg := aws.ToString(rep.RegionName); reg != "" && reg != o.Region {
 			regions = append(regions, reg)
-			r.Imports = append(r.Imports, Import{To: fmt.Sprintf("module.replica[%q].aws_dynamodb_table_replica.this", o.Usage), ID: o.Table + ":" + o.Region})
 		}
+	}
+	switch {
+	case len(regions) == 1:
+		r.Imports = append(r.Imports, Import{To: fmt.Sprintf("module.replica[%q].aws_dynamodb_table_replica.this", o.Usage), ID: o.Table + ":" + o.Region})
+	case len(regions) > 1:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("DDB-DR-01: %s has replicas in %d regions (%s): an env root manages one replica region per table (module.replica[%q] with the secondary region's provider), so no replica import is written and the plan refuses these replica_regions; add a provider and a modules/dynamodb-table-replica call per extra region, then import each replica (ID %s:%s)",
+			o.Table, len(regions), strings.Join(regions, ", "), o.Usage, o.Table, o.Region))
 	}
 	if len(regions) > 0 {
 		e["replica_regions"] = regions

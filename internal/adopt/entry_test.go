@@ -3,6 +3,7 @@ package adopt
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,6 +260,25 @@ func TestReadAroundTheTable(t *testing.T) {
 		}
 		if _, ok := read(t, compliant("prod-hoge-user")).Entry["replica_regions"]; ok {
 			t.Error("a table without replicas has replica_regions")
+		}
+	})
+	t.Run("DDB-DR-01 replicas in two regions: no duplicate import, a warning", func(t *testing.T) {
+		f := compliant("prod-hoge-user")
+		for _, reg := range []string{"eu-west-1", "us-west-2", "ap-northeast-1"} {
+			f.t.Replicas = append(f.t.Replicas, types.ReplicaDescription{RegionName: aws.String(reg)})
+		}
+		r := read(t, f)
+		if got := r.Entry["replica_regions"]; !reflect.DeepEqual(got, []string{"us-west-2", "ap-northeast-1"}) {
+			t.Errorf("replica_regions = %v", got)
+		}
+		if id, ok := imported(r, "aws_dynamodb_table_replica.this"); ok {
+			t.Errorf("a replica import (%s) for two regions: one address cannot take both (%v)", id, r.Imports)
+		}
+		want := "DDB-DR-01: prod-hoge-user has replicas in 2 regions (us-west-2, ap-northeast-1)"
+		if !slices.ContainsFunc(r.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, want) && strings.Contains(w, "prod-hoge-user:eu-west-1")
+		}) {
+			t.Errorf("no warning %q in %q", want, r.Warnings)
 		}
 	})
 	t.Run("tags the module does not write", func(t *testing.T) {
