@@ -3,6 +3,7 @@ package adopt
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -176,11 +177,7 @@ func TestReadAutoscaledTableImportsTargets(t *testing.T) {
 		t.Errorf("entry %v", r.Entry)
 	}
 	want := Import{To: `module.stack.module.table["user"].aws_appautoscaling_target.this["table-read"]`, ID: "dynamodb/table/prod-hoge-user/dynamodb:table:ReadCapacityUnits"}
-	found := false
-	for _, i := range r.Imports {
-		found = found || i == want
-	}
-	if !found {
+	if !slices.Contains(r.Imports, want) {
 		t.Errorf("imports %v lack %v", r.Imports, want)
 	}
 }

@@ -154,11 +154,7 @@ func TestReadGSIAutoscalingTargets(t *testing.T) {
 		t.Errorf("the GSI's target set the table's capacity: %v", r.Entry)
 	}
 	want := Import{To: `module.stack.module.table["user"].aws_appautoscaling_target.this["gsi2-write"]`, ID: "dynamodb/table/prod-hoge-user/index/gsi2/dynamodb:index:WriteCapacityUnits"}
-	found := false
-	for _, i := range r.Imports {
-		found = found || i == want
-	}
-	if !found {
+	if !slices.Contains(r.Imports, want) {
 		t.Errorf("imports %v lack %v", r.Imports, want)
 	}
 }
