@@ -135,7 +135,9 @@ func TestPeakHeapKeepsThePeak(t *testing.T) {
 		for i := 0; i < len(big); i += 4096 {
 			big[i] = 1 // resident, not only reserved
 		}
-		time.Sleep(350 * time.Millisecond) // a few samples at the peak
+		// The sampler ticks every 100 ms: a second at the peak leaves it about
+		// ten ticks, so a loaded machine that delays a few still samples it.
+		time.Sleep(time.Second)
 		runtime.KeepAlive(big)
 		big = nil
 		runtime.GC()
