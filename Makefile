@@ -50,9 +50,10 @@ generate: ## regenerate files rendered from Go (dynops-operator actions JSON + R
 policy: ## guard rules (Rego, OPA embedded) over plans: fixtures, every env root and example, the bad env denied
 	$(SETUP) && go test -count=1 -v -timeout $(TEST_TIMEOUT) ./policies/ | grep -vE '^=== (RUN|PAUSE|CONT|NAME)|retry\.go:[0-9]+: terraform '
 
-test-go: ## go test of every package, with per-test results and counts
+test-go: ## go test of every package, with per-test results and counts (dynops built once for the suites that run it as a process)
 	@mkdir -p .cache
-	$(SETUP) && "$$GOTESTSUM" --format testname --jsonfile .cache/go-test.json -- -count=1 -timeout $(TEST_TIMEOUT) $(GO_PACKAGES)
+	$(SETUP) && go build -o .cache/test-bin/dynops ./cmd/dynops && \
+	  DYNOPS_TEST_BIN=$(CURDIR)/.cache/test-bin/dynops "$$GOTESTSUM" --format testname --jsonfile .cache/go-test.json -- -count=1 -timeout $(TEST_TIMEOUT) $(GO_PACKAGES)
 
 test-badinput: ## the bad-input suite: the real binary against the emulator, every guard, state snapshots
 	go test -count=1 ./test/badinput/

@@ -34,7 +34,7 @@ import (
 
 var (
 	target *harness.Target
-	// bin is the dynops binary built once for the package.
+	// bin is the dynops binary (harness.BuildDynops).
 	bin string
 	// denyTags is a proxy in front of the emulator that denies every tag
 	// read (ListTagsOfResource, ListQueueTags) with AccessDeniedException:
@@ -63,11 +63,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	workDir = dir
-	bin = filepath.Join(dir, "dynops")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/dynops")
-	build.Dir = harness.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "badinput: building dynops: %v\n%s", err, out)
+	if bin, err = harness.BuildDynops(); err != nil {
+		fmt.Fprintln(os.Stderr, "badinput:", err)
 		return 1
 	}
 	for _, s := range []**lambdaendpoint.Server{&fns, &fnsDenied} {

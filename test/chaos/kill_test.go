@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,30 +19,6 @@ import (
 	"github.com/dynops/dynops/test/faults"
 	"github.com/dynops/dynops/test/harness"
 )
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func binary(t *testing.T) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dynops-chaos-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "dynops")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/dynops")
-		cmd.Dir = harness.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
-}
 
 // killSeeds: at least 20 kill points per family in make chaos, 2 in make test.
 // DYNOPS_CHAOS_KILLS=N sets another count (a quick look at one family).
@@ -59,7 +34,7 @@ func killSeeds() int {
 
 func process(t *testing.T, endpoint string, args ...string) *exec.Cmd {
 	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--endpoint-url", endpoint)
-	cmd := exec.Command(binary(t), full...)
+	cmd := exec.Command(harness.DynopsBinary(t), full...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
 	return cmd
 }

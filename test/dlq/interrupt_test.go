@@ -3,7 +3,6 @@ package dlq
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,17 +20,6 @@ const (
 	interruptConcurrency = 4
 	interruptAfter       = 10 // invocations before the signal
 )
-
-// buildDynops builds the real binary once per test.
-func buildDynops(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dynops")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dynops")
-	cmd.Dir = harness.RepoRoot()
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
-}
 
 // redriveProcess starts `dynops dlq redrive --yes` as a subprocess. The
 // Lambda endpoint is given by --lambda-endpoint-url, or with lambdaEnv by
@@ -56,7 +44,7 @@ func (d *drill) redriveProcess(bin string, lambdaEnv bool) *exec.Cmd {
 // interruptDrill fills the DLQ with one message per record and starts a
 // redrive that gets sig after interruptAfter invocations.
 func interruptDrill(t *testing.T, sig syscall.Signal) (d *drill, all []string, firstRun map[string]int) {
-	bin := buildDynops(t)
+	bin := harness.DynopsBinary(t)
 	d = newDrill(t)
 	for i := range interruptMessages {
 		d.put(orderID(i), i, false)
@@ -120,7 +108,7 @@ func TestRedriveKilledMidRun(t *testing.T) {
 	deletedFirst := interruptMessages - visible
 	assert.LessOrEqual(t, deletedFirst, len(first), "nothing was deleted that was not replayed")
 
-	out, err := d.redriveProcess(buildDynops(t), false).Output()
+	out, err := d.redriveProcess(harness.DynopsBinary(t), false).Output()
 	require.NoError(t, err, "the re-run: %s", out)
 
 	all2 := invokedIDs(d)
@@ -155,7 +143,7 @@ func TestRedriveInterruptedMidRun(t *testing.T) {
 	assert.Zero(t, inFlight, "Ctrl-C left nothing hidden")
 	assert.Equal(t, interruptMessages-len(first), visible, "every replayed message was deleted, every other one kept")
 
-	out, err := d.redriveProcess(buildDynops(t), true).Output()
+	out, err := d.redriveProcess(harness.DynopsBinary(t), true).Output()
 	require.NoError(t, err, "the re-run, with AWS_ENDPOINT_URL_LAMBDA: %s", out)
 	got := invokedIDs(d)
 	twice, lost := 0, 0

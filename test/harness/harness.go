@@ -75,6 +75,7 @@ func Main(m *testing.M, tg **Target) {
 func Run(m *testing.M, tg **Target) int { return runMain(m, tg) }
 
 func runMain(m *testing.M, tg **Target) int {
+	defer removeBuilt()
 	if Kind() == KindAWS {
 		region := firstNonEmpty(os.Getenv("DYNOPS_TEST_REGION"), os.Getenv("AWS_REGION"), DefaultRegion)
 		*tg = &Target{Kind: KindAWS, Region: region}

@@ -33,18 +33,6 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-// buildDynops builds the binary once per test run.
-func buildDynops(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dynops")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dynops")
-	cmd.Dir = harness.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // holdingProxy forwards to the emulator, except requests whose X-Amz-Target
 // ends with hold: those wait until the client goes away. held receives one
 // value per held request.
@@ -85,7 +73,7 @@ func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the holding proxy sits in front of the emulator")
 	}
-	bin := buildDynops(t)
+	bin := harness.DynopsBinary(t)
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	id := harness.UniqueID()
 	src, dst := "dev-"+id+"-user-restored", "dev-"+id+"-user"

@@ -35,17 +35,6 @@ func itemsFromEnv(t *testing.T) int {
 	return 10_000
 }
 
-// buildDynops builds the real binary.
-func buildDynops(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dynops")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dynops")
-	cmd.Dir = harness.RepoRoot()
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
-}
-
 func readState(t *testing.T, path string) *migrate.State {
 	t.Helper()
 	st, err := migrate.LoadState(path)
@@ -102,7 +91,7 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 	defer w.halt()
 
 	// Backfill in the real binary, killed with SIGKILL part way.
-	bin := buildDynops(t)
+	bin := harness.DynopsBinary(t)
 	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--max-writes-per-second", "1500", "--segments", "4",
 		"--region", target.Region, "--audit-log", auditLog}, common...)
 	if target.Endpoint() != "" {

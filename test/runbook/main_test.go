@@ -14,9 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,34 +29,6 @@ import (
 var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds cmd/dynops once per test run (the SIGKILL tests need a
-// process to kill).
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dynops-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "dynops")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/dynops")
-		cmd.Dir = harness.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = err
-			binPath = string(out)
-		}
-	})
-	require.NoError(t, buildErr, binPath)
-	return binPath
-}
 
 // command returns the built binary with the target's flags and a clean
 // environment for it.
@@ -99,7 +69,7 @@ func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cm
 	if endpoint != "" {
 		full = append(full, "--endpoint-url", endpoint)
 	}
-	cmd := exec.Command(binary(t), full...)
+	cmd := exec.Command(harness.DynopsBinary(t), full...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "DYNOPS_INCIDENT=")
 	return cmd
 }
