@@ -14,7 +14,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dynops-test-cpu-XXXXXX")
 trap 'touch "$work/stop"; rm -rf "$work"' EXIT
 mkdir -p "$work/bin"
 # The shim: the real terraform, then one line per command:
-# cwd|subcommand|exit code|start|end|user+sys of its children.
+# cwd|the caller's cwd (the test's package)|subcommand|exit code|start|end|
+# user+sys of its children.
 cat >"$work/bin/terraform" <<SHIM
 #!/usr/bin/env bash
 s=\$(date +%s.%N)
@@ -22,7 +23,7 @@ s=\$(date +%s.%N)
 rc=\$?
 e=\$(date +%s.%N)
 times >"$work/t.\$\$"
-echo "\$(pwd)|\$1|\$rc|\$s|\$e|\$(sed -n 2p "$work/t.\$\$")" >>"$work/terraform.log"
+echo "\$(pwd)|\$(readlink /proc/\$PPID/cwd)|\$1|\$rc|\$s|\$e|\$(sed -n 2p "$work/t.\$\$")" >>"$work/terraform.log"
 rm -f "$work/t.\$\$"
 exit \$rc
 SHIM
@@ -65,29 +66,30 @@ def sec(x):
     return int(m[1]) * 60 + float(m[2])
 u, s = open(os.path.join(work, "times")).read().split("\n")[1].split()
 total = sec(u) + sec(s)
-# Top-level test name -> package, from gotestsum's JSON; a test's temp
+# Each package's top-level tests, from gotestsum's JSON; a test's temp
 # folders are named after it (then a random number, or a subtest's name).
-test_pkg = {}
+tests = collections.defaultdict(set)
 for line in open(os.path.join(root, ".cache", "go-test.json")):
     try:
         e = json.loads(line)
     except ValueError:
         continue
     if e.get("Test") and "/" not in e["Test"]:
-        test_pkg.setdefault(e["Test"], e["Package"].rsplit("/dynops/", 1)[-1])
-def test_of(cwd):
+        tests[e["Package"].rsplit("/dynops/", 1)[-1]].add(e["Test"])
+def test_of(cwd, pkg):
     m = re.search(r"/(Test[^/]*)/\d+/", cwd)
     if not m:
-        return None
-    names = [n for n in test_pkg if m[1].startswith(n)]
+        return os.path.relpath(cwd, root)
+    names = [n for n in tests[pkg] if m[1].startswith(n)]
     return max(names, key=len) if names else m[1]
 tf_cmd, tf_test, tf_n = collections.Counter(), collections.Counter(), collections.Counter()
 log = os.path.join(work, "terraform.log")
 for line in open(log) if os.path.exists(log) else []:
-    cwd, sub, rc, start, end, t = line.rstrip("\n").split("|")
+    cwd, caller, sub, rc, start, end, t = line.rstrip("\n").split("|")
     cu, cs = t.split()
     c = sec(cu) + sec(cs)
-    key = test_of(cwd) or os.path.relpath(cwd, root)
+    pkg = os.path.relpath(caller, root)
+    key = pkg + " " + test_of(cwd, pkg)
     tf_cmd[sub] += c; tf_test[key] += c; tf_n[key] += 1
 moto = collections.Counter()
 log = os.path.join(work, "moto.log")
@@ -100,7 +102,7 @@ print(f"== test-cpu: go test stage {wall} s wall, {total:.0f} CPU-s: terraform {
 print("terraform by subcommand (CPU-s): " + ", ".join(f"{k} {v:.0f}" for k, v in tf_cmd.most_common()))
 print("terraform by test (CPU-s, commands):")
 for k, v in tf_test.most_common(15):
-    print(f"  {v:6.0f} {tf_n[k]:4d}  {test_pkg.get(k, '?')} {k}")
+    print(f"  {v:6.0f} {tf_n[k]:4d}  {k}")
 print("emulator by package (CPU-s):")
 for k, v in moto.most_common(10):
     print(f"  {v:6.0f}  {k}")
