@@ -122,27 +122,27 @@ func fakePair(n, missing, changed, extra int) *fakeTables {
 		"dst": {keys: key, itemCount: int64(len(dst)), items: dst}}}
 }
 
-// diffWithin runs Diff and fails the test when it does not return within
-// 30 s (it takes milliseconds on these fakes): a loop that never ends is a
-// failure, not a wait.
-func diffWithin(t *testing.T, db DynamoDB, opts Options) (*Report, error) {
+// returnsWithin runs f and fails the test when it does not return within 30 s
+// (Diff and CompareFeeds take milliseconds on these fakes): a loop that
+// never ends is a failure, not a wait.
+func returnsWithin(t *testing.T, f func()) {
 	t.Helper()
-	type result struct {
-		rep *Report
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan struct{})
 	go func() {
-		rep, err := Diff(context.Background(), db, opts)
-		done <- result{rep, err}
+		defer close(done)
+		f()
 	}()
 	select {
-	case r := <-done:
-		return r.rep, r.err
+	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("Diff did not return within 30 s")
-		return nil, nil
+		t.Fatal("did not return within 30 s")
 	}
+}
+
+func diffWithin(t *testing.T, db DynamoDB, opts Options) (rep *Report, err error) {
+	t.Helper()
+	returnsWithin(t, func() { rep, err = Diff(context.Background(), db, opts) })
+	return rep, err
 }
 
 func TestDiffFollowsEveryPageOfEverySegment_DDB_API_03(t *testing.T) {
@@ -311,4 +311,24 @@ func TestReadBucketRefusesDamagedFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(badLen, []byte{0x80}, 0o600)) // a uvarint cut short
 	_, err = count(badLen)
 	assert.ErrorContains(t, err, "reading spill bucket")
+}
+
+func TestCompareFeedsDefaults(t *testing.T) {
+	var src, dst []map[string]types.AttributeValue
+	for i := range 15 {
+		src = append(src, fakeItem(i, "a"))
+		dst = append(dst, fakeItem(i, "b"))
+	}
+	var rep *Report
+	var err error
+	returnsWithin(t, func() {
+		rep, err = CompareFeeds(context.Background(), FeedOptions{KeyNames: []string{"id"}, ItemsHint: 10_000_000},
+			[]Feed{feedOf(src...)}, []Feed{feedOf(dst...)})
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(15), rep.Changed)
+	assert.Len(t, rep.Sample.Changed, 10, "10 keys of each kind by default")
+	assert.Equal(t, 40, rep.Buckets, "sized from ItemsHint")
+	assert.Greater(t, rep.Seconds, 0.0)
+	assert.InDelta(t, 30/rep.Seconds, rep.ItemsPerSec, 30/rep.Seconds/1e6)
 }
