@@ -106,3 +106,54 @@ func TestRunBackoff(t *testing.T) {
 	assert.ErrorContains(t, err, "1 key(s) still unprocessed after 1 attempts", "the Backoff given is used")
 	assert.Equal(t, 1, db.calls)
 }
+
+// keyedModel is the model with a key type per table and a count of the writes.
+type keyedModel struct {
+	*modelDB
+	keyType map[string]types.ScalarAttributeType // absent: no such table
+	writes  int
+}
+
+func (m *keyedModel) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, o ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	typ, ok := m.keyType[*in.TableName]
+	if !ok {
+		return nil, &types.ResourceNotFoundException{Message: in.TableName}
+	}
+	out, err := m.modelDB.DescribeTable(ctx, in, o...)
+	if err == nil {
+		out.Table.AttributeDefinitions[0].AttributeType = typ
+	}
+	return out, err
+}
+
+func (m *keyedModel) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	m.writes++
+	return m.modelDB.BatchWriteItem(ctx, in, o...)
+}
+
+// TestRunChecksBothTables: without an export, both tables must exist and
+// share the key (tablediff.SameKey), not only the target; nothing is written
+// otherwise.
+func TestRunChecksBothTables(t *testing.T) {
+	items, recs := modelItems(3)
+	keys := writeKeys(t, "from", "to", recs)
+	for _, tc := range []struct {
+		name    string
+		keyType map[string]types.ScalarAttributeType
+		want    string
+	}{
+		{"other key type", map[string]types.ScalarAttributeType{"from": "N", "to": "S"}, "only tables with the same primary key"},
+		{"no source table", map[string]types.ScalarAttributeType{"to": "S"}, "describing from"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := &keyedModel{modelDB: &modelDB{items: items}, keyType: tc.keyType}
+			_, err := Run(context.Background(), db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 1})
+			assert.ErrorContains(t, err, tc.want)
+			assert.Zero(t, db.writes)
+		})
+	}
+	db := &keyedModel{modelDB: &modelDB{items: items}, keyType: map[string]types.ScalarAttributeType{"from": "S", "to": "S"}}
+	res, err := Run(context.Background(), db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 1})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), res.Copied)
+}
