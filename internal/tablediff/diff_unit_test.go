@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,4 +333,46 @@ func TestCompareFeedsDefaults(t *testing.T) {
 	assert.Equal(t, 40, rep.Buckets, "sized from ItemsHint")
 	assert.Greater(t, rep.Seconds, 0.0)
 	assert.InDelta(t, 30/rep.Seconds, rep.ItemsPerSec, 30/rep.Seconds/1e6)
+}
+
+// TestDiffSampleAndKeysInKeyOrder: within a bucket the differing keys are
+// sorted, so with one bucket the sample is the smallest keys and the keys
+// file lists them in order.
+func TestDiffSampleAndKeysInKeyOrder(t *testing.T) {
+	db := fakePair(9, 0, 9, 0)
+	// The fake deals items to segments by position: reverse the target so order is not given.
+	d := db.tables["dst"]
+	slices.Reverse(d.items)
+	keysOut := filepath.Join(t.TempDir(), "keys.jsonl")
+	rep, err := diffWithin(t, db, Options{Source: "src", Target: "dst", Buckets: 1, SampleSize: 2, KeysOut: keysOut})
+	require.NoError(t, err)
+	require.Len(t, rep.Sample.Changed, 2)
+	assert.JSONEq(t, `{"id":{"S":"k000"}}`, string(rep.Sample.Changed[0]))
+	assert.JSONEq(t, `{"id":{"S":"k001"}}`, string(rep.Sample.Changed[1]))
+	var got []string
+	_, err = ReadKeys(keysOut, func(r KeyRecord) error { got = append(got, string(r.Key)); return nil })
+	require.NoError(t, err)
+	assert.Len(t, got, 9)
+	assert.True(t, slices.IsSorted(got), "keys in order: %v", got)
+}
+
+func TestReadKeysStopsAtTheFirstError(t *testing.T) {
+	stop := errors.New("stop")
+	calls := 0
+	_, err := readKeys(strings.NewReader(`{"diff":{"source":"a","target":"b"}}
+{"kind":"changed","key":{"id":{"S":"1"}}}
+{"kind":"changed","key":{"id":{"S":"2"}}}
+{"kind":"changed","key":{"id":{"S":"3"}}}`), "x.jsonl", func(KeyRecord) error {
+		calls++
+		if calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	assert.ErrorIs(t, err, stop)
+	assert.Equal(t, 2, calls)
+	_, err = readKeys(strings.NewReader(`{"diff":{"source":"a","target":"b"}}
+{"kind":"changed","key":{"id":{"S":"1"}}}
+{"kind":`), "x.jsonl", func(KeyRecord) error { return nil })
+	assert.ErrorContains(t, err, "x.jsonl line 3")
 }
