@@ -159,6 +159,7 @@ func TestDiffFollowsEveryPageOfEverySegment_DDB_API_03(t *testing.T) {
 		Progress: func(a, b int64) { mu.Lock(); last = [2]int64{a, b}; calls++; mu.Unlock() }})
 	require.NoError(t, err)
 	assert.Equal(t, [6]int64{50, 49, 43, 3, 2, 4}, [6]int64{rep.SourceItems, rep.TargetItems, rep.Same, rep.OnlyInSource, rep.OnlyInTarget, rep.Changed})
+	assert.Equal(t, int64(3+2+4), rep.Differences())
 	assert.Equal(t, [3]int{1, 1, 1}, [3]int{len(rep.Sample.OnlyInSource), len(rep.Sample.OnlyInTarget), len(rep.Sample.Changed)}, "the sample is capped at SampleSize")
 	assert.Equal(t, [2]int{3, 5}, [2]int{rep.Segments, rep.Buckets})
 	assert.Equal(t, [2]int64{50, 49}, last, "the last progress call has every item")
