@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -126,6 +127,18 @@ func (m *keyedModel) DescribeTable(ctx context.Context, in *dynamodb.DescribeTab
 	return out, err
 }
 
+// BatchGetItem leaves out items that do not exist, as DynamoDB does.
+func (m *keyedModel) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := m.modelDB.BatchGetItem(ctx, in, o...)
+	if err != nil {
+		return nil, err
+	}
+	for t, items := range out.Responses {
+		out.Responses[t] = slices.DeleteFunc(items, func(it map[string]types.AttributeValue) bool { return it == nil })
+	}
+	return out, nil
+}
+
 func (m *keyedModel) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	m.writes++
 	return m.modelDB.BatchWriteItem(ctx, in, o...)
@@ -155,5 +168,14 @@ func TestRunChecksBothTables(t *testing.T) {
 	db := &keyedModel{modelDB: &modelDB{items: items}, keyType: map[string]types.ScalarAttributeType{"from": "S", "to": "S"}}
 	res, err := Run(context.Background(), db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 1})
 	require.NoError(t, err)
-	assert.Equal(t, int64(3), res.Copied)
+	assert.Equal(t, [2]int64{3, 0}, [2]int64{res.Copied, res.GoneFromSource})
+
+	delete(items, "k00001") // gone from the restored table since the diff
+	var mu sync.Mutex
+	var progress int64
+	res, err = Run(context.Background(), db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 1,
+		Progress: func(n int64) { mu.Lock(); progress = max(progress, n); mu.Unlock() }})
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{2, 1}, [2]int64{res.Copied, res.GoneFromSource}, "copied, gone from the source")
+	assert.Equal(t, int64(3), progress, "a gone key is handled too")
 }
