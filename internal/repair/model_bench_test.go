@@ -2,10 +2,7 @@ package repair
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -74,25 +71,16 @@ func (m *modelDB) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemI
 // only; nothing is asserted.
 func BenchmarkUnconditionalModel(b *testing.B) {
 	const n, workers = 2000, 8
-	items := map[string]map[string]types.AttributeValue{}
-	dir := b.TempDir()
-	keys := filepath.Join(dir, "keys.jsonl")
-	f, err := os.Create(keys)
-	if err != nil {
-		b.Fatal(err)
-	}
-	enc := json.NewEncoder(f)
-	_ = enc.Encode(map[string]any{"diff": tablediff.Header{Source: "from", Target: "to", KeyNames: []string{"id"}}})
+	items, recs := modelItems(n)
+	keys := writeKeys(b, "from", "to", recs)
 	var raw []types.WriteRequest
-	for i := range n {
-		id := fmt.Sprintf("k%05d", i)
-		it := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: id}, "v": &types.AttributeValueMemberN{Value: "1"}}
-		items[id] = it
-		k, _ := tablediff.EncodeKey(it, []string{"id"})
-		_ = enc.Encode(tablediff.KeyRecord{Kind: tablediff.OnlyInSource, Key: k, SourceSum: "x"})
-		raw = append(raw, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	for _, r := range recs {
+		k, err := tablediff.DecodeKey(r.Key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw = append(raw, types.WriteRequest{PutRequest: &types.PutRequest{Item: items[k["id"].(*types.AttributeValueMemberS).Value]}})
 	}
-	f.Close()
 	for _, model := range []struct {
 		name string
 		db   *modelDB
