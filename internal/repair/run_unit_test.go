@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -178,4 +180,48 @@ func TestRunChecksBothTables(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{2, 1}, [2]int64{res.Copied, res.GoneFromSource}, "copied, gone from the source")
 	assert.Equal(t, int64(3), progress, "a gone key is handled too")
+}
+
+// TestFeedSplitsCopiesFromDeletes: the keys file's deletes (only in the
+// target) go to the workers; with keep set (the export path), every copy
+// (only in the source, changed) goes to keep and none to the workers, and
+// without keep the copies go to the workers in units of their own.
+func TestFeedSplitsCopiesFromDeletes(t *testing.T) {
+	kinds := []tablediff.Kind{tablediff.OnlyInSource, tablediff.OnlyInTarget, tablediff.Changed, tablediff.OnlyInTarget, tablediff.OnlyInSource}
+	var recs []tablediff.KeyRecord
+	for i, k := range kinds {
+		key, _ := tablediff.EncodeKey(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: fmt.Sprintf("k%d", i)}}, []string{"id"})
+		recs = append(recs, tablediff.KeyRecord{Kind: k, Key: key})
+	}
+	keys := writeKeys(t, "src", "dst", recs)
+	collect := func(keep func(tablediff.KeyRecord)) [][]tablediff.Kind {
+		work := make(chan unit, len(recs))
+		if err := feed(context.Background(), keys, 10, work, keep); err != nil {
+			t.Fatalf("feed: %v", err)
+		}
+		close(work)
+		var units [][]tablediff.Kind
+		for u := range work {
+			var ks []tablediff.Kind
+			for _, r := range u.recs {
+				ks = append(ks, r.Kind)
+			}
+			units = append(units, ks)
+		}
+		return units
+	}
+	var kept []tablediff.Kind
+	units := collect(func(r tablediff.KeyRecord) { kept = append(kept, r.Kind) })
+	if want := [][]tablediff.Kind{{tablediff.OnlyInTarget, tablediff.OnlyInTarget}}; !reflect.DeepEqual(units, want) {
+		t.Errorf("with keep, the workers got %v, want only the deletes %v", units, want)
+	}
+	if want := []tablediff.Kind{tablediff.OnlyInSource, tablediff.Changed, tablediff.OnlyInSource}; !reflect.DeepEqual(kept, want) {
+		t.Errorf("keep got %v, want the copies %v", kept, want)
+	}
+	units = collect(nil)
+	sort.Slice(units, func(i, j int) bool { return units[i][0] < units[j][0] })
+	want := [][]tablediff.Kind{{tablediff.OnlyInSource, tablediff.Changed, tablediff.OnlyInSource}, {tablediff.OnlyInTarget, tablediff.OnlyInTarget}}
+	if !reflect.DeepEqual(units, want) {
+		t.Errorf("without keep, the workers got %v, want the copies and the deletes, each in units of their own: %v", units, want)
+	}
 }
