@@ -126,7 +126,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "trimmed from the stream: kept", n: 3, first: 111, o: Options{Apply: true},
 			counts: map[string]int{Expired: 2, Replayed: 1}, left: 2, kept: 2},
 		{name: "discarding fails: kept as expired", n: 1, age: expired, o: Options{Apply: true, DiscardExpired: true},
-			setup: func(q *memQueue, _ *memTarget) { q.failDelete[q.msgs[0].body] = true },
+			setup:  func(q *memQueue, _ *memTarget) { q.failDelete[q.msgs[0].body] = true },
 			counts: map[string]int{Expired: 1}, left: 1, kept: 1, reason: map[string]string{Expired: "; discarding failed: deleting message id-00 from dlq: injected: delete failed"}},
 		{name: "a delivery fails: kept", n: 3, o: Options{Apply: true},
 			setup:  func(_ *memQueue, tg *memTarget) { tg.fail["110"] = true },
