@@ -107,13 +107,13 @@ func TestFunctionDeliver(t *testing.T) {
 
 func TestARNRegion(t *testing.T) {
 	for in, want := range map[string]string{
-		"arn:aws:lambda:eu-west-1:123456789012:function:f":        "eu-west-1",
-		"arn:aws:lambda:eu-west-1:123456789012:function:f:live":   "eu-west-1",
-		"arn:aws:lambda:eu-west-1:123456789012:function":          "",
-		"arn:aws:sqs:eu-west-1:123456789012:function:f":           "",
-		"xrn:aws:lambda:eu-west-1:123456789012:function:f":        "",
-		"consumer":                                                "",
-		"123456789012:function:f":                                 "",
+		"arn:aws:lambda:eu-west-1:123456789012:function:f":      "eu-west-1",
+		"arn:aws:lambda:eu-west-1:123456789012:function:f:live": "eu-west-1",
+		"arn:aws:lambda:eu-west-1:123456789012:function":        "",
+		"arn:aws:sqs:eu-west-1:123456789012:function:f":         "",
+		"xrn:aws:lambda:eu-west-1:123456789012:function:f":      "",
+		"consumer":                "",
+		"123456789012:function:f": "",
 		"arn:aws-cn:lambda:cn-north-1:123456789012:function:f":    "cn-north-1",
 		"arn:aws:lambda:us-gov-west-1:123456789012:function:f:$1": "us-gov-west-1",
 	} {
