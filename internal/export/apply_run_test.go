@@ -135,8 +135,10 @@ func TestApplyIncrements(t *testing.T) {
 		var acts []string
 		var progress []string
 		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "dev-hoge-user", Apply: true, Backoff: backoff,
-			Act:      func(what, _ string, _ any) { acts = append(acts, what) },
-			Progress: func(inc Increment, written, total int) { progress = append(progress, fmt.Sprintf("%s %d/%d", inc.From.Format("15"), written, total)) }})
+			Act: func(what, _ string, _ any) { acts = append(acts, what) },
+			Progress: func(inc Increment, written, total int) {
+				progress = append(progress, fmt.Sprintf("%s %d/%d", inc.From.Format("15"), written, total))
+			}})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{"u0": "h2", "u2": "new"}, db.items, "u1 put then deleted, u0 last written by hour 2")
 		assert.Equal(t, hour(3), rep.Through, "the checkpoint read back")
