@@ -199,3 +199,22 @@ func TestMoveTaskListedAlone(t *testing.T) {
 	assert.Equal(t, "COMPLETED", rep.TaskStatus)
 	assert.Equal(t, 7, rep.Moved)
 }
+
+// A wait that ends settled ends the run: no receive after it (each costs a
+// second of long polling).
+func TestSettledWaitEndsTheRun(t *testing.T) {
+	q := newMemQueue(3)
+	q.hideByOther(1, time.Minute)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		q.mu.Lock()
+		q.msgs[0].deleted = true // the other consumer deletes it
+		q.mu.Unlock()
+	}()
+	rep, err := Move(context.Background(), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Moved)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	assert.Len(t, q.receives, 2, "one receive that took the messages, one that found none")
+}
