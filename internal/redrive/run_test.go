@@ -116,7 +116,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "not an on-failure record: kept", n: 3, raw: map[int]string{1: "not json"}, o: Options{Apply: true},
 			counts: map[string]int{Replayed: 2, KeptMalformed: 1}, left: 1, kept: 1, reason: map[string]string{KeptMalformed: "not a DynamoDB Streams on-failure record"}},
 		{name: "past the stream's retention: kept", n: 2, age: expired, o: Options{Apply: true},
-			counts: map[string]int{Expired: 2}, left: 2, kept: 2, reason: map[string]string{Expired: "past the 24h0m0s stream retention (DDB-STREAM-05)"}},
+			counts: map[string]int{Expired: 2}, left: 2, kept: 2, reason: map[string]string{Expired: ", 1h0m0s past the 24h0m0s stream retention (DDB-STREAM-05)"}},
 		{name: "past retention, --discard-expired: deleted", n: 2, age: expired, o: Options{Apply: true, DiscardExpired: true},
 			counts: map[string]int{Discarded: 2}, reason: map[string]string{Discarded: "DDB-STREAM-05"}},
 		{name: "past retention, --discard-expired in a dry run: kept", n: 2, age: expired, o: Options{DiscardExpired: true},
