@@ -72,6 +72,9 @@ func (d *applyDB) TagResource(_ context.Context, in *dynamodb.TagResourceInput, 
 func (d *applyDB) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	d.batches++
 	for _, reqs := range in.RequestItems {
+		if len(reqs) == 0 {
+			return nil, errors.New("ValidationException: 1 validation error: requestItems' value must have length at least 1")
+		}
 		for _, r := range reqs {
 			if r.PutRequest != nil {
 				v := ""
@@ -179,6 +182,18 @@ func TestApplyIncrements(t *testing.T) {
 		assert.Equal(t, hour(0), rep.Through, "the checkpoint did not move")
 		require.Len(t, rep.Increments, 2)
 		assert.Equal(t, 2, rep.Increments[1].Puts)
+	})
+
+	t.Run("an export without changes writes nothing, moves the checkpoint", func(t *testing.T) {
+		store, incs := chainOf(t, []int{0}, func(int) []exporttest.Record { return nil })
+		db := &applyDB{tags: map[string]string{}, items: map[string]string{}}
+		var progress int
+		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff,
+			Progress: func(Increment, int, int) { progress++ }})
+		require.NoError(t, err)
+		assert.Zero(t, db.batches)
+		assert.Zero(t, progress)
+		assert.Equal(t, hour(1), rep.Through)
 	})
 
 	t.Run("a gap refuses before writing", func(t *testing.T) {
