@@ -38,6 +38,9 @@ func (m *memTables) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*d
 	defer m.mu.Unlock()
 	name := aws.ToString(in.TableName)
 	m.scans[name]++
+	if in.TotalSegments != nil && (*in.Segment < 0 || *in.Segment >= *in.TotalSegments) {
+		return nil, fmt.Errorf("ValidationException: Segment %d is not below TotalSegments %d", *in.Segment, *in.TotalSegments)
+	}
 	var mine []map[string]types.AttributeValue
 	for i, it := range m.tables[name] {
 		if in.TotalSegments == nil || i%int(*in.TotalSegments) == int(*in.Segment) {
