@@ -130,7 +130,7 @@ func CheckChain(incs []Increment, since time.Time) error {
 				what = "overlap"
 			}
 			if i == 0 {
-				after = "the table is applied through"
+				after = "the table's checkpoint (" + TagAppliedThrough + ") is"
 			}
 			return fmt.Errorf("%w: %s between %s and %s (%s at %s, %s starts at %s): export the missing window, or pass the exports in one unbroken series",
 				ErrGap, what, stamp(prev), stamp(inc.From), after, stamp(prev), inc.Dir, stamp(inc.From))

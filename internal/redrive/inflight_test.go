@@ -85,6 +85,8 @@ type memQueue struct {
 	failDelete map[string]bool
 	// failSend: sends of these bodies fail.
 	failSend map[string]bool
+	// receives: the inputs of every receive.
+	receives []sqs.ReceiveMessageInput
 }
 
 type memMsg struct {
@@ -111,6 +113,10 @@ func (q *memQueue) hide(m *memMsg, vt int32) types.Message {
 func (q *memQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.receives = append(q.receives, *in)
+	if in.MaxNumberOfMessages < 1 || in.MaxNumberOfMessages > 10 {
+		return nil, fmt.Errorf("InvalidParameterValue: MaxNumberOfMessages %d (1 to 10)", in.MaxNumberOfMessages)
+	}
 	take := func() []types.Message {
 		var out []types.Message
 		for _, m := range q.msgs {
@@ -159,6 +165,13 @@ func (q *memQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, 
 func (q *memQueue) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	// As SQS: 1 to 10 entries.
+	if len(in.Entries) == 0 {
+		return nil, errors.New("AWS.SimpleQueueService.EmptyBatchRequest")
+	}
+	if len(in.Entries) > 10 {
+		return nil, errors.New("AWS.SimpleQueueService.TooManyEntriesInBatchRequest")
+	}
 	for _, e := range in.Entries {
 		if m := q.find(aws.ToString(e.ReceiptHandle)); m != nil {
 			m.visibleAt = time.Now().Add(time.Duration(e.VisibilityTimeout) * q.second)

@@ -27,6 +27,7 @@ type shard struct {
 	closedAfter  int   // the shard closes (no NextShardIterator) after this sequence number; 0: open
 	iterators    []string
 	emptyPending int
+	limits       []*int32 // the Limit of every GetRecords
 }
 
 func (s *shard) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
@@ -48,6 +49,7 @@ func (s *shard) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInpu
 		s.expireOnce = false
 		return nil, &types.ExpiredIteratorException{Message: aws.String("expired")}
 	}
+	s.limits = append(s.limits, in.Limit)
 	at, _ := strconv.Atoi(aws.ToString(in.ShardIterator))
 	if s.emptyPending > 0 {
 		s.emptyPending--
