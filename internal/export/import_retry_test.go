@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -146,4 +148,29 @@ func TestStartImportTakesTheImportItStarted(t *testing.T) {
 			assert.LessOrEqual(t, live, 1, "never a second import of the same source into the table")
 		})
 	}
+}
+
+// TestStartImportGivesUpAfterTheRetryPolicysAttempts: an ImportTable that is
+// throttled every time and starts nothing is tried exactly as many times as
+// the one retry policy allows (awsconfig.Retryer), then the throttle is the
+// error. It waits out the policy's real backoff (seconds, no CPU); a retry
+// loop that never ends fails on the deadline instead of hanging.
+func TestStartImportGivesUpAfterTheRetryPolicysAttempts(t *testing.T) {
+	throttled := &smithy.GenericAPIError{Code: "ThrottlingException", Message: "slow down"}
+	attempts := awsconfig.Retryer(0).MaxAttempts()
+	require.Greater(t, attempts, 1, "the retry policy retries")
+	outcomes := make([]outcome, attempts+5)
+	for i := range outcomes {
+		outcomes[i] = outcome{false, throttled}
+	}
+	db := &importsDB{outcomes: outcomes}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, adopted, err := StartImport(ctx, db, Source{Bucket: "b", DataPrefix: "p/"}, "stg-hoge-user", Schema{}, "token")
+	require.Error(t, err)
+	require.NoError(t, ctx.Err(), "StartImport must give up on its own, not on the test's deadline")
+	assert.ErrorContains(t, err, "ThrottlingException")
+	assert.False(t, adopted)
+	assert.Equal(t, attempts, db.calls, "ImportTable calls: the retry policy's attempts, no more, no fewer")
+	assert.Empty(t, db.imports, "nothing was started")
 }
