@@ -66,6 +66,7 @@ func newScanLog(n, page int) *scanLog {
 // own page size); set ones are kept. Each run ends within its deadline with
 // every item written.
 func TestBackfillOptionDefaults(t *testing.T) {
+	ctx := deadline(t) // one minute for all the cases
 	for _, tc := range []struct {
 		name     string
 		o        BackfillOptions
@@ -88,7 +89,7 @@ func TestBackfillOptionDefaults(t *testing.T) {
 			o := tc.o
 			o.Input = Input{Source: "src", Routes: testRoutes(t)}
 			// o.Backoff unset: the default one retries the item left unprocessed in every batch.
-			res, err := Backfill(deadline(t), Clients{DB: db, Streams: newOneShard()}, o, st)
+			res, err := Backfill(ctx, Clients{DB: db, Streams: newOneShard()}, o, st)
 			require.NoError(t, err)
 			require.Len(t, st.Backfill.Segments, tc.segments)
 			require.NotEmpty(t, db.scans)

@@ -50,6 +50,25 @@ func (s *seqStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecor
 	return s.fakeStream.GetRecords(ctx, in, opts...)
 }
 
+// within runs f and fails the test when it has not returned after a minute:
+// a pass that would wait forever fails instead of hanging the suite.
+func within[T any](t *testing.T, f func() (T, error)) (T, error) {
+	t.Helper()
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() { v, err := f(); ch <- result{v, err} }()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-time.After(time.Minute):
+		t.Fatal("still running after a minute: it waits forever")
+		panic("unreachable")
+	}
+}
+
 func emptyDB() *fakeDB {
 	return &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}
 }
@@ -85,7 +104,9 @@ func TestCatchUpPassesResumeAfterEachShardsCheckpoint(t *testing.T) {
 	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Now: func() time.Time { return now }}
 	pass := func() *PassResult {
 		t.Helper()
-		res, err := CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+		res, err := within(t, func() (*PassResult, error) {
+			return CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+		})
 		require.NoError(t, err)
 		return res
 	}
@@ -211,7 +232,9 @@ func TestCatchUpCountsEveryKindOfWrite(t *testing.T) {
 	}}
 	st := catchUpState(t, t0, "s")
 	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Now: func() time.Time { return at }}
-	res, err := CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+	res, err := within(t, func() (*PassResult, error) {
+		return CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+	})
 	require.NoError(t, err, "no unmatched key: no --allow-unmatched needed")
 	assert.EqualValues(t, 3, res.Put)
 	assert.EqualValues(t, 1, res.Deleted)
@@ -236,6 +259,32 @@ func TestCatchUpCountsEveryKindOfWrite(t *testing.T) {
 			assert.EqualValues(t, n, ue.Count)
 			assert.Len(t, ue.Sample, min(n, 10))
 			assert.EqualValues(t, n, st.CatchUp.Unmatched)
+		})
+	}
+}
+
+// Unset or negative workers mean the default (8); a pass with any number of
+// workers writes every key.
+func TestCatchUpWorkers(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, workers := range []int{-1, 0, 1, 3, 16} {
+		t.Run(fmt.Sprint(workers), func(t *testing.T) {
+			var recs []stypes.Record
+			for i := range 20 {
+				recs = append(recs, rec(i+1, stypes.OperationTypeInsert, "TENANT#1", fmt.Sprintf("TASK#%02d", i), "v", t0))
+			}
+			fs := &seqStream{iterTypes: map[string][]stypes.ShardIteratorType{}, fakeStream: &fakeStream{
+				shards:  []stypes.Shard{{ShardId: aws.String("s"), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("1")}}},
+				records: map[string][]stypes.Record{"s": recs}}}
+			db := emptyDB()
+			st := catchUpState(t, t0, "s")
+			o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Workers: workers, Now: func() time.Time { return t0 }}
+			res, err := within(t, func() (*PassResult, error) {
+				return CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+			})
+			require.NoError(t, err)
+			assert.EqualValues(t, 20, res.Put)
+			assert.Len(t, db.tables["tasks"], 20)
 		})
 	}
 }
