@@ -449,8 +449,7 @@ func listShards(ctx context.Context, s Streams, streamARN string) ([]shardInfo, 
 			return nil, fmt.Errorf("describing stream %s: %w", streamARN, err)
 		}
 		for _, sh := range d.StreamDescription.Shards {
-			out = append(out, shardInfo{ShardId: sh.ShardId, Parent: aws.ToString(sh.ParentShardId),
-				Closed: sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil})
+			out = append(out, shardInfo{ShardId: sh.ShardId, Parent: aws.ToString(sh.ParentShardId)})
 		}
 		if d.StreamDescription.LastEvaluatedShardId == nil {
 			return out, nil
@@ -462,5 +461,4 @@ func listShards(ctx context.Context, s Streams, streamARN string) ([]shardInfo, 
 type shardInfo struct {
 	ShardId *string
 	Parent  string
-	Closed  bool
 }

@@ -270,7 +270,7 @@ func readShard(ctx context.Context, s Streams, st *State, id string, ss ShardSta
 	if err != nil {
 		return ss, false, err
 	}
-	for page := 0; ; page++ {
+	for {
 		out, err := s.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(1000)})
 		var expired *stypes.ExpiredIteratorException
 		if errors.As(err, &expired) {

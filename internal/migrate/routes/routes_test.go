@@ -45,11 +45,12 @@ func TestParseErrors(t *testing.T) {
 		name, text string
 		want       []string // substrings of the error
 	}{
-		{"empty", "", []string{"empty"}},
+		{"empty", "", []string{"routes.yaml: the file is empty"}}, // no line: "routes.yaml:0:" is no place
 		{"not yaml", "version: [1\n", []string{"routes.yaml", "line"}},
 		{"no version", "routes:\n  - table: a\n    match: {PK: x}\n", []string{"version", "is 0"}},
 		{"version 2", "version: 2\nroutes:\n  - table: a\n    match: {PK: x}\n", []string{":1:", "version", "is 2"}},
 		{"no routes", "version: 1\n", []string{"routes", "no rules"}},
+		{"empty routes list", "version: 1\nroutes: []\n", []string{"routes.yaml:2: routes: no rules"}},
 		{"unknown top field", "version: 1\nroute:\n  - table: a\n", []string{"line 2", "route", "not a top-level field"}},
 		{"unknown rule field", "version: 1\nroutes:\n  - table: a\n    tabel: b\n    match: {PK: x}\n", []string{"line 4", "tabel", "not a rule field"}},
 		{"wrong type", "version: 1\nroutes:\n  - table: a\n    match: [PK]\n", []string{"line 4"}},
@@ -70,6 +71,9 @@ func TestParseErrors(t *testing.T) {
 		{"drop twice", "version: 1\nroutes:\n  - table: a\n    match: {PK: x}\n    drop: [a, a]\n", []string{"twice"}},
 		{"drop empty", "version: 1\nroutes:\n  - table: a\n    match: {PK: x}\n    drop: [\"\"]\n", []string{"empty attribute"}},
 		{"shadowed same", "version: 1\nroutes:\n  - table: a\n    match: {PK: \"T#*\"}\n  - table: b\n    match: {PK: \"T#*\"}\n", []string{":6:", "rule 2", "never match", "rule 1", "line 3"}},
+		{"shadowed, block match", "version: 1\nroutes:\n  - table: a\n    match: {PK: \"T#*\"}\n  - table: b\n    match:\n      PK: \"T#1\"\n", []string{"routes.yaml:6: routes[1].match: rule 2"}},
+		{"shadowed exact", "version: 1\nroutes:\n  - table: a\n    match: {PK: A}\n  - table: b\n    match: {PK: A}\n", []string{"rule 2", "never match"}},
+		{"drop key, block list", "version: 1\nroutes:\n  - table: a\n    match: {PK: x}\n    drop:\n      - PK\n", []string{"routes.yaml:5: routes[0].drop"}},
 		{"shadowed by wider prefix", "version: 1\nroutes:\n  - table: a\n    match: {PK: \"T#*\"}\n  - table: b\n    match: {PK: \"T#1*\", SK: \"U#*\"}\n", []string{"rule 2", "never match"}},
 		{"shadowed exact by prefix", "version: 1\nroutes:\n  - table: a\n    match: {SK: \"U#*\"}\n  - table: b\n    match: {PK: GLOBAL, SK: \"U#1\"}\n", []string{"never match"}},
 		{"shadowed by catch-all", "version: 1\nroutes:\n  - table: a\n    match: {PK: \"*\"}\n  - table: b\n    match: {SK: \"X\"}\n", []string{"never match"}},
@@ -159,4 +163,16 @@ func TestLoad(t *testing.T) {
 	r, err := Load(p)
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(r.Path, "r.yaml"))
+}
+
+// An exact pattern covers only the same exact value: rules on other values,
+// or a prefix of the same value after the exact one, are not shadowed.
+func TestExactRulesShadowOnlyTheSameValue(t *testing.T) {
+	for _, second := range []string{"B", "AB", "A*", "a"} {
+		t.Run(second, func(t *testing.T) {
+			r, err := Parse("r.yaml", []byte("version: 1\nroutes:\n  - table: a\n    match: {PK: A}\n  - table: b\n    match: {PK: \""+second+"\"}\n"))
+			require.NoError(t, err)
+			assert.Len(t, r.Routes, 2)
+		})
+	}
 }
