@@ -7,18 +7,13 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/ddbjson/streamtest"
 )
 
 // A stream image becomes the same item, every attribute type and nesting.
 func TestFromStreamEveryAttributeType(t *testing.T) {
-	in := map[string]stypes.AttributeValue{
-		"s": &stypes.AttributeValueMemberS{Value: "x"}, "n": &stypes.AttributeValueMemberN{Value: "1.5"},
-		"b": &stypes.AttributeValueMemberB{Value: []byte("hi")}, "t": &stypes.AttributeValueMemberBOOL{Value: true},
-		"z": &stypes.AttributeValueMemberNULL{Value: true}, "ss": &stypes.AttributeValueMemberSS{Value: []string{"a", "b"}},
-		"ns": &stypes.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &stypes.AttributeValueMemberBS{Value: [][]byte{[]byte("a")}},
-		"l": &stypes.AttributeValueMemberL{Value: []stypes.AttributeValue{&stypes.AttributeValueMemberS{Value: "e"}, &stypes.AttributeValueMemberN{Value: "2"}}},
-		"m": &stypes.AttributeValueMemberM{Value: map[string]stypes.AttributeValue{"k": &stypes.AttributeValueMemberBOOL{Value: false}}},
-	}
+	in := streamtest.EveryAttributeType()
 	want := map[string]types.AttributeValue{
 		"s": &types.AttributeValueMemberS{Value: "x"}, "n": &types.AttributeValueMemberN{Value: "1.5"},
 		"b": &types.AttributeValueMemberB{Value: []byte("hi")}, "t": &types.AttributeValueMemberBOOL{Value: true},

@@ -9,20 +9,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/ddbjson/streamtest"
 )
 
 // The rebuilt event carries every attribute type as the event source
 // mapping delivers it, the record's metadata, and the TTL identity.
 func TestBuildEventEveryAttributeType(t *testing.T) {
 	created := time.Unix(1700000000, 0)
-	img := map[string]types.AttributeValue{
-		"s": &types.AttributeValueMemberS{Value: "x"}, "n": &types.AttributeValueMemberN{Value: "1.5"},
-		"b": &types.AttributeValueMemberB{Value: []byte("hi")}, "t": &types.AttributeValueMemberBOOL{Value: true},
-		"z": &types.AttributeValueMemberNULL{Value: true}, "ss": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
-		"ns": &types.AttributeValueMemberNS{Value: []string{"1", "2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{[]byte("a")}},
-		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "e"}, &types.AttributeValueMemberN{Value: "2"}}},
-		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberBOOL{Value: false}}},
-	}
+	img := streamtest.EveryAttributeType()
 	keys := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "u1"}, "sk": &types.AttributeValueMemberN{Value: "2"}}
 	recs := []types.Record{
 		{EventID: aws.String("e1"), EventName: types.OperationTypeModify, EventSource: aws.String("aws:dynamodb"), EventVersion: aws.String("1.1"), AwsRegion: aws.String("eu-west-1"),
