@@ -300,7 +300,7 @@ func TestRecordPositionReadsEveryShardPage(t *testing.T) {
 				want = append(want, id)
 				fs.shards = append(fs.shards, stypes.Shard{ShardId: aws.String(id), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("1")}})
 			}
-			pos, err := recordPosition(context.Background(), fs, "arn", time.Now())
+			pos, err := recordPosition(deadline(t), fs, "arn", time.Now())
 			require.NoError(t, err)
 			assert.Equal(t, want, pos.Shards)
 			assert.Equal(t, n, fs.calls)

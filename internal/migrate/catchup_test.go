@@ -161,7 +161,7 @@ func TestCatchUpPassOrderAndRoutes(t *testing.T) {
 	st.Position = &Position{StreamARN: "arn", Time: t0, Shards: []string{parent, child}}
 	st.Backfill = &BackfillState{Finished: &done}
 	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, AllowUnmatched: true, Now: func() time.Time { return at.Add(time.Second) }}
-	res, err := CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+	res, err := CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
 	require.NoError(t, err)
 	assert.EqualValues(t, 7, res.Records)
 	assert.EqualValues(t, 1, res.BeforeBackfill)
@@ -191,7 +191,7 @@ func TestCatchUpPassOrderAndRoutes(t *testing.T) {
 	assert.True(t, st.CatchUp.Shards[parent].Done)
 	assert.Equal(t, "202", st.CatchUp.Shards[child].LastSeq)
 	fs.records[child] = fs.records[child][:0]
-	res, err = CatchUpPass(context.Background(), Clients{DB: db, Streams: fs}, o, st)
+	res, err = CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
 	require.NoError(t, err)
 	assert.Zero(t, res.Records)
 	assert.Zero(t, res.Lag)
@@ -205,7 +205,7 @@ func TestCatchUpRefusesUnmatchedWithoutFlag(t *testing.T) {
 	st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 	st.Position = &Position{StreamARN: "arn", Time: at, Shards: []string{"s"}}
 	st.Backfill = &BackfillState{Finished: &done}
-	_, err := CatchUpPass(context.Background(), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
+	_, err := CatchUpPass(deadline(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
 		CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	var ue *UnmatchedError
 	require.ErrorAs(t, err, &ue)
@@ -213,7 +213,7 @@ func TestCatchUpRefusesUnmatchedWithoutFlag(t *testing.T) {
 
 	// A backfill run with --allow-unmatched decided for the catch-up too.
 	st.CatchUp, st.Backfill.AllowUnmatched = nil, true
-	res, err := CatchUpPass(context.Background(), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
+	res, err := CatchUpPass(deadline(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
 		CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, res.Unmatched)

@@ -120,7 +120,7 @@ func TestVerify(t *testing.T) {
 				c.change(ts)
 			}
 			db := &memTables{tables: ts, scans: map[string]int{}}
-			res, err := Verify(context.Background(), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: c.segments, TempDir: t.TempDir()})
+			res, err := Verify(deadline(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: c.segments, TempDir: t.TempDir()})
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), res.Unmatched, "OTHER/X matches no route")
 			assert.Equal(t, c.sourceItems, res.SourceItems)
@@ -140,7 +140,7 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyRefusesMissingDestination(t *testing.T) {
 	db := &memTables{tables: map[string][]map[string]types.AttributeValue{"src": nil, "tasks": nil}, scans: map[string]int{}}
-	_, err := Verify(context.Background(), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}})
+	_, err := Verify(deadline(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}})
 	assert.True(t, IsInputError(err))
 	assert.ErrorContains(t, err, "destination messages does not exist")
 	assert.Zero(t, db.scans["src"], "nothing scanned")
@@ -153,7 +153,7 @@ func TestIsEmpty(t *testing.T) {
 		want  bool
 	}{{nil, true}, {[]map[string]types.AttributeValue{item("a", "b")}, false}} {
 		db := &memTables{tables: map[string][]map[string]types.AttributeValue{"t": c.items}, scans: map[string]int{}}
-		got, err := isEmpty(context.Background(), db, "t")
+		got, err := isEmpty(deadline(t), db, "t")
 		require.NoError(t, err)
 		assert.Equal(t, c.want, got)
 	}
