@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // applyDB is a table at the SDK interface for ApplyIncrements' decisions:
@@ -106,7 +107,7 @@ func chainOf(t *testing.T, hours []int, recs func(i int) []exporttest.Record) (e
 		prefixes = append(prefixes, prefix)
 	}
 	store := exportverify.DirStore{Root: root}
-	incs, err := FindIncrements(context.Background(), store, prefixes)
+	incs, err := FindIncrements(testctx.Bounded(t), store, prefixes)
 	require.NoError(t, err)
 	return store, incs
 }
@@ -128,7 +129,7 @@ func hourly(i int) []exporttest.Record {
 }
 
 func TestApplyIncrements(t *testing.T) {
-	ctx := context.Background()
+	ctx := testctx.Bounded(t)
 	arn := "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user"
 	backoff := batchwrite.Backoff{Attempts: 2, Base: time.Millisecond, Max: time.Millisecond}
 
@@ -225,7 +226,7 @@ func TestApplyIncrements(t *testing.T) {
 // Where a table's history starts: its checkpoint tag first, then --since,
 // then the full export it was imported from.
 func TestBaseline(t *testing.T) {
-	ctx := context.Background()
+	ctx := testctx.Bounded(t)
 	root := t.TempDir()
 	full := time.Date(2026, 3, 1, 4, 30, 0, 0, time.UTC)
 	_, err := exporttest.Write(root, exporttest.Spec{Prefix: "full", ExportID: "01-f", FileItems: []int{1}, ExportTime: full})

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 func TestCheckChain(t *testing.T) {
@@ -61,11 +61,11 @@ func TestReadChangesLatestWins(t *testing.T) {
 		}})
 		require.NoError(t, err)
 		store := exportverify.DirStore{Root: root}
-		incs, err := FindIncrements(context.Background(), store, []string{"p"})
+		incs, err := FindIncrements(testctx.Bounded(t), store, []string{"p"})
 		require.NoError(t, err)
 		require.Len(t, incs, 1)
 		assert.Equal(t, view, incs[0].View)
-		changes, err := readChanges(context.Background(), store, incs[0])
+		changes, err := readChanges(testctx.Bounded(t), store, incs[0])
 		require.NoError(t, err)
 		require.Len(t, changes, 3, view)
 		got := map[string]string{}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/exportwindow"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // landedDB is a checkpoint table whose next put lands and then answers
@@ -37,7 +38,7 @@ func (d *landedDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...fu
 // A checkpoint write whose first attempt landed is the write, not a
 // conflict; a real conflict (another state stored) still is one.
 func TestCheckpointSaveRetriedPut(t *testing.T) {
-	ctx := context.Background()
+	ctx := testctx.Bounded(t)
 	db := &landedDB{}
 	store := CheckpointStore{DB: db, Table: "dev-hoge-export-checkpoint"}
 	cp := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +55,10 @@ func (d *importsDB) DescribeImport(context.Context, *dynamodb.DescribeImportInpu
 }
 
 // ListImports pages by pageSize (default 2, so paging is exercised).
-func (d *importsDB) ListImports(_ context.Context, in *dynamodb.ListImportsInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListImportsOutput, error) {
+func (d *importsDB) ListImports(ctx context.Context, in *dynamodb.ListImportsInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListImportsOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	if d.listErr != nil {
 		return nil, d.listErr
 	}
@@ -127,7 +130,7 @@ func TestStartImportTakesTheImportItStarted(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			db := &importsDB{outcomes: c.outcomes, imports: append([]types.ImportSummary{}, c.before...), listErr: c.listErr}
-			imp, adopted, err := StartImport(context.Background(), db, src, table, Schema{}, "token")
+			imp, adopted, err := StartImport(testctx.Bounded(t), db, src, table, Schema{}, "token")
 			assert.Equal(t, c.calls, db.calls, "ImportTable calls")
 			if c.errs != nil {
 				require.Error(t, err)
@@ -164,8 +167,7 @@ func TestStartImportGivesUpAfterTheRetryPolicysAttempts(t *testing.T) {
 		outcomes[i] = outcome{false, throttled}
 	}
 	db := &importsDB{outcomes: outcomes}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 	_, adopted, err := StartImport(ctx, db, Source{Bucket: "b", DataPrefix: "p/"}, "stg-hoge-user", Schema{}, "token")
 	require.Error(t, err)
 	require.NoError(t, ctx.Err(), "StartImport must give up on its own, not on the test's deadline")

@@ -18,13 +18,14 @@ import (
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/exportwindow"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // FindSource takes exactly one full export under the prefix: with a
 // manifest, or (the emulator) one data folder; anything else is refused
 // with what it found.
 func TestFindSource(t *testing.T) {
-	ctx := context.Background()
+	ctx := testctx.Bounded(t)
 	write := func(t *testing.T, root string, s exporttest.Spec) {
 		_, err := exporttest.Write(root, s)
 		require.NoError(t, err)
@@ -127,14 +128,14 @@ func TestPublishMetrics(t *testing.T) {
 	}
 	cw := &metricsRecorder{}
 	out := Outcome{Table: "dev-hoge-user", Lag: 90 * time.Second, Failed: make([]exportwindow.InFlight, 2)}
-	require.NoError(t, PublishMetrics(context.Background(), cw, out, nil, now))
+	require.NoError(t, PublishMetrics(testctx.Bounded(t), cw, out, nil, now))
 	assert.Equal(t, "dynops/Export", aws.ToString(cw.in.Namespace))
 	assert.Equal(t, map[string]float64{"FailedExports": 2, "Gaps": 0, "StepErrors": 0, "LagSeconds": 90}, values(cw.in))
 
 	out = Outcome{Table: "dev-hoge-user", Lag: time.Hour, Gap: true}
-	require.NoError(t, PublishMetrics(context.Background(), cw, out, errors.New("throttled"), now))
+	require.NoError(t, PublishMetrics(testctx.Bounded(t), cw, out, errors.New("throttled"), now))
 	assert.Equal(t, map[string]float64{"FailedExports": 0, "Gaps": 1, "StepErrors": 1}, values(cw.in))
 
 	cw.err = errors.New("AccessDenied")
-	assert.ErrorContains(t, PublishMetrics(context.Background(), cw, out, nil, now), "publishing export metrics of dev-hoge-user: AccessDenied")
+	assert.ErrorContains(t, PublishMetrics(testctx.Bounded(t), cw, out, nil, now), "publishing export metrics of dev-hoge-user: AccessDenied")
 }

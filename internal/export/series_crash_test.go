@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/exportwindow"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 var errKilled = errors.New("killed")
@@ -146,12 +147,12 @@ func (c *crashyAWS) run(t *testing.T) ([]string, time.Time) {
 		Target: Target{Bucket: "b", Prefix: "p"}, Now: func() time.Time { return c.now }}
 	for c.step = 1; c.step <= 24; c.step++ {
 		c.now = c.now.Add(time.Hour)
-		if _, err := s.Step(context.Background()); err != nil && !errors.Is(err, errKilled) && !errors.Is(err, ErrConflict) {
+		if _, err := s.Step(testctx.Bounded(t)); err != nil && !errors.Is(err, errKilled) && !errors.Is(err, ErrConflict) {
 			t.Fatalf("step %d: %v", c.step, err)
 		}
 	}
 	c.crashAt = -1 // reading the result does not crash
-	st, err := s.Checkpoints.Load(context.Background(), s.Table)
+	st, err := s.Checkpoints.Load(testctx.Bounded(t), s.Table)
 	require.NoError(t, err)
 	return c.requested, st.Checkpoint
 }
@@ -211,9 +212,9 @@ func TestStepOutcomeIsTheStoredState(t *testing.T) {
 	inFlight, advanced := 0, 0
 	for c.step = 1; c.step <= 12; c.step++ {
 		c.now = c.now.Add(time.Hour)
-		out, err := s.Step(context.Background())
+		out, err := s.Step(testctx.Bounded(t))
 		require.NoError(t, err, "step %d", c.step)
-		stored, err := s.Checkpoints.Load(context.Background(), s.Table)
+		stored, err := s.Checkpoints.Load(testctx.Bounded(t), s.Table)
 		require.NoError(t, err)
 		require.Equal(t, stored.Checkpoint, out.State.Checkpoint, "step %d: the outcome's checkpoint is the stored one", c.step)
 		require.Equal(t, stored.InFlight != nil, out.State.InFlight != nil, "step %d: the outcome's in-flight export is the stored one", c.step)

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 func TestJoinPrefix(t *testing.T) {
@@ -36,7 +36,7 @@ func TestCheckChainSaysFromWhere(t *testing.T) {
 // names, wherever that is; a key that names nothing falls back to the
 // export's own manifest-files.json.
 func TestReadChangesFollowsTheSummarysFilesKey(t *testing.T) {
-	ctx := context.Background()
+	ctx := testctx.Bounded(t)
 	setup := func(t *testing.T) (string, Increment) {
 		root := t.TempDir()
 		_, err := exporttest.Write(root, exporttest.Spec{Prefix: "p", ExportID: "01-x", Incremental: true,
@@ -75,9 +75,9 @@ func TestReadChangesTieGoesToTheLaterLine(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	store := exportverify.DirStore{Root: root}
-	incs, err := FindIncrements(context.Background(), store, []string{"p"})
+	incs, err := FindIncrements(testctx.Bounded(t), store, []string{"p"})
 	require.NoError(t, err)
-	changes, err := readChanges(context.Background(), store, incs[0])
+	changes, err := readChanges(testctx.Bounded(t), store, incs[0])
 	require.NoError(t, err)
 	require.Len(t, changes, 1)
 	assert.Equal(t, "second", changes[0].image["v"].(*types.AttributeValueMemberS).Value)

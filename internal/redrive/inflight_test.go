@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/poll"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // The rule a run ends by: done only when the queue holds nothing the run
@@ -110,7 +111,10 @@ func (q *memQueue) hide(m *memMsg, vt int32) types.Message {
 	return types.Message{MessageId: aws.String(m.id), Body: aws.String(m.body), ReceiptHandle: aws.String(fmt.Sprintf("%s#%d", m.id, m.handle))}
 }
 
-func (q *memQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+func (q *memQueue) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.receives = append(q.receives, *in)
@@ -190,7 +194,10 @@ func (q *memQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ..
 	return &sqs.SendMessageOutput{}, nil
 }
 
-func (q *memQueue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+func (q *memQueue) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	vis, hidden := 0, 0
@@ -278,7 +285,7 @@ func TestMoveWaitsForMessagesInFlight(t *testing.T) {
 			if c.setup != nil {
 				c.setup(q)
 			}
-			ctx := poll.WithWaitTimeout(context.Background(), c.wait)
+			ctx := poll.WithWaitTimeout(testctx.Bounded(t), c.wait)
 			var waits []int
 			rep, err := Move(ctx, q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true,
 				Waiting: func(_ Depth, remaining int, _, _ time.Duration) { waits = append(waits, remaining) }})
@@ -296,7 +303,7 @@ func TestMoveWaitsForMessagesInFlight(t *testing.T) {
 				}
 				q.loseReceives = 0
 				q.mu.Unlock()
-				rep2, err := Move(context.Background(), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true})
+				rep2, err := Move(testctx.Bounded(t), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true})
 				require.NoError(t, err, "the re-run")
 				assert.Equal(t, 25, rep.Moved+rep2.Moved)
 			} else {

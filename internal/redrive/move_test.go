@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,10 @@ type fakeSQS struct {
 	left      int // messages in flight once the move ran
 }
 
-func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+func (f *fakeSQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	a, ok := f.attrs[aws.ToString(in.QueueUrl)]
 	if !ok {
 		return nil, &types.QueueDoesNotExist{Message: aws.String("no such queue")}
@@ -52,7 +56,10 @@ func (f *fakeSQS) StartMessageMoveTask(_ context.Context, in *sqs.StartMessageMo
 	return &sqs.StartMessageMoveTaskOutput{TaskHandle: aws.String("handle-1")}, nil
 }
 
-func (f *fakeSQS) ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTasksInput, ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error) {
+func (f *fakeSQS) ListMessageMoveTasks(ctx context.Context, _ *sqs.ListMessageMoveTasksInput, _ ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	f.listCalls++
 	if f.started == nil {
 		if f.listErr != nil {
@@ -65,7 +72,10 @@ func (f *fakeSQS) ListMessageMoveTasks(context.Context, *sqs.ListMessageMoveTask
 	return &sqs.ListMessageMoveTasksOutput{Results: append(res, f.statuses[i])}, nil
 }
 
-func (f *fakeSQS) ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+func (f *fakeSQS) ReceiveMessage(ctx context.Context, _ *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	f.received++
 	return &sqs.ReceiveMessageOutput{}, nil
 }
@@ -148,7 +158,7 @@ func TestMoveDecisions(t *testing.T) {
 			f := newFake()
 			f.listErr, f.statuses, f.others, f.left = c.listErr, c.statuses, c.others, c.left
 			var acts []string
-			rep, err := Move(context.Background(), f, MoveOptions{Source: Queue{Client: f, URL: srcURL, VisibilityTimeout: time.Second},
+			rep, err := Move(testctx.Bounded(t), f, MoveOptions{Source: Queue{Client: f, URL: srcURL, VisibilityTimeout: time.Second},
 				Dest: c.dest, Apply: c.apply, Max: c.max, Poll: time.Millisecond, Act: func(what, _ string, _ any) { acts = append(acts, what) }})
 			if c.wantErr != "" {
 				require.Error(t, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynops/dynops/internal/onfailure"
 	"github.com/dynops/dynops/internal/poll"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // lockedShard is a shard that several workers of a run may read at once.
@@ -165,7 +166,7 @@ func TestRunOutcomes(t *testing.T) {
 			if !o.Apply {
 				target = Function{Client: inv} // the record's function
 			}
-			rep, err := Run(context.Background(), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
+			rep, err := Run(testctx.Bounded(t), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
 				&lockedShard{s: &shard{first: first, last: 1000, pageSize: 10}}, target, o)
 			require.NoError(t, err)
 
@@ -242,7 +243,7 @@ func TestRunDeletesAMessageThatComesBack(t *testing.T) {
 	q.failDelete[q.msgs[0].body] = true
 	q.loseDeleteAnswer[q.msgs[1].body] = true
 	tg := &memTarget{events: map[string]string{}, fail: map[string]bool{}}
-	rep, err := Run(context.Background(), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
+	rep, err := Run(testctx.Bounded(t), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
 		&lockedShard{s: &shard{first: 100, last: 1000, pageSize: 10}}, tg, Options{Apply: true})
 	require.NoError(t, err)
 	require.Len(t, rep.Outcomes, 2)
@@ -265,7 +266,7 @@ func TestRunReportsRemaining(t *testing.T) {
 	q.hideByOther(2, time.Minute)
 	tg := &memTarget{events: map[string]string{}, fail: map[string]bool{}}
 	var waits []int
-	ctx := poll.WithWaitTimeout(context.Background(), time.Second)
+	ctx := poll.WithWaitTimeout(testctx.Bounded(t), time.Second)
 	rep, err := Run(ctx, Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
 		&lockedShard{s: &shard{first: 100, last: 1000, pageSize: 10}}, tg,
 		Options{Apply: true, Waiting: func(_ Depth, remaining int, _, _ time.Duration) { waits = append(waits, remaining) }})
@@ -281,7 +282,7 @@ func TestRunReportsRemaining(t *testing.T) {
 // Interrupted before it starts: nothing taken, nothing changed.
 func TestRunInterrupted(t *testing.T) {
 	q := dlqOf(t, 3, time.Hour, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testctx.Bounded(t))
 	cancel()
 	tg := &memTarget{events: map[string]string{}, fail: map[string]bool{}}
 	rep, err := Run(ctx, Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/dynops/dynops/internal/onfailure"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // shard is a fake shard for the decision logic of ReadBatch (the emulator
@@ -44,7 +45,10 @@ func (s *shard) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShard
 	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(strconv.Itoa(seq))}, nil
 }
 
-func (s *shard) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+func (s *shard) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	if s.expireOnce {
 		s.expireOnce = false
 		return nil, &types.ExpiredIteratorException{Message: aws.String("expired")}
@@ -83,7 +87,7 @@ func seqs(recs []types.Record) string {
 
 func TestReadBatchAcrossPages(t *testing.T) {
 	s := &shard{first: 100, last: 200, pageSize: 3, emptyBefore: 2}
-	recs, err := ReadBatch(context.Background(), s, batch(105, 112))
+	recs, err := ReadBatch(testctx.Bounded(t), s, batch(105, 112))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +101,7 @@ func TestReadBatchAcrossPages(t *testing.T) {
 
 func TestReadBatchRenewsAnExpiredIterator(t *testing.T) {
 	s := &shard{first: 100, last: 200, pageSize: 10, expireOnce: true}
-	recs, err := ReadBatch(context.Background(), s, batch(100, 104))
+	recs, err := ReadBatch(testctx.Bounded(t), s, batch(100, 104))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +120,7 @@ func TestReadBatchExpired_DDB_STREAM_05(t *testing.T) {
 		"start trimmed": {&shard{first: 103, last: 200, pageSize: 10}, "starts at 103 now, the batch started at 100"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ReadBatch(context.Background(), tc.s, batch(100, 105))
+			_, err := ReadBatch(testctx.Bounded(t), tc.s, batch(100, 105))
 			if !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrExpired saying %q", err, tc.want)
 			}
@@ -133,7 +137,7 @@ func TestReadBatchIncomplete(t *testing.T) {
 		"shard closes first":    {&shard{first: 100, last: 102, pageSize: 10, closedAfter: 102}, "closed before end sequence number 105"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ReadBatch(context.Background(), tc.s, batch(100, 105))
+			_, err := ReadBatch(testctx.Bounded(t), tc.s, batch(100, 105))
 			if err == nil || errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want a plain error saying %q", err, tc.want)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynops/dynops/internal/onfailure"
 	"github.com/dynops/dynops/internal/poll"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // The wait for messages in flight: --wait-timeout, else the longest a
@@ -26,10 +27,10 @@ func TestWaitBound(t *testing.T) {
 		d    Depth
 		want time.Duration
 	}{
-		{context.Background(), Depth{VisibilityTimeout: 30 * time.Second, Delay: 5 * time.Second}, 40*time.Second + 5*time.Second + 30*time.Second},
-		{context.Background(), Depth{VisibilityTimeout: 90 * time.Second}, 90*time.Second + 30*time.Second},
-		{context.Background(), Depth{}, 40*time.Second + 30*time.Second},
-		{poll.WithWaitTimeout(context.Background(), 7*time.Second), Depth{VisibilityTimeout: 90 * time.Second, Delay: time.Minute}, 7 * time.Second},
+		{testctx.Bounded(t), Depth{VisibilityTimeout: 30 * time.Second, Delay: 5 * time.Second}, 40*time.Second + 5*time.Second + 30*time.Second},
+		{testctx.Bounded(t), Depth{VisibilityTimeout: 90 * time.Second}, 90*time.Second + 30*time.Second},
+		{testctx.Bounded(t), Depth{}, 40*time.Second + 30*time.Second},
+		{poll.WithWaitTimeout(testctx.Bounded(t), 7*time.Second), Depth{VisibilityTimeout: 90 * time.Second, Delay: time.Minute}, 7 * time.Second},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, waitBound(c.ctx, q, c.d), "%+v", c.d)
@@ -40,7 +41,7 @@ func TestWaitBound(t *testing.T) {
 // visibility timeout in seconds, and long-polls a second.
 func TestReceiveAsks(t *testing.T) {
 	q := newMemQueue(25)
-	rep, err := Move(context.Background(), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true, Max: 12})
+	rep, err := Move(testctx.Bounded(t), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true, Max: 12})
 	require.NoError(t, err)
 	assert.Equal(t, 12, rep.Moved, "--max 12 over two receives")
 	assert.Equal(t, 13, q.left())
@@ -58,7 +59,7 @@ func TestReceiveAsks(t *testing.T) {
 func TestLongRunShortWait(t *testing.T) {
 	q := dlqOf(t, 25, time.Hour, nil)
 	tg := &slowTarget{memTarget: memTarget{events: map[string]string{}, fail: map[string]bool{}}, delay: 40 * time.Millisecond}
-	ctx := poll.WithWaitTimeout(context.Background(), 300*time.Millisecond)
+	ctx := poll.WithWaitTimeout(testctx.Bounded(t), 300*time.Millisecond)
 	rep, err := Run(ctx, Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
 		&lockedShard{s: &shard{first: 100, last: 1000, pageSize: 10}}, tg, Options{Apply: true})
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestWaitAlreadyPast(t *testing.T) {
 	tg := &slowTarget{memTarget: memTarget{events: map[string]string{}, fail: map[string]bool{}}, delay: 300 * time.Millisecond}
 	var mu sync.Mutex
 	var waits []int
-	ctx := poll.WithWaitTimeout(context.Background(), 200*time.Millisecond)
+	ctx := poll.WithWaitTimeout(testctx.Bounded(t), 200*time.Millisecond)
 	rep, err := Run(ctx, Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second},
 		&lockedShard{s: &shard{first: 100, last: 1000, pageSize: 10}}, tg,
 		Options{Apply: true, Waiting: func(_ Depth, remaining int, _, _ time.Duration) {
@@ -105,7 +106,7 @@ func TestReadBatchPageLimit(t *testing.T) {
 		s := &shard{first: 100, last: 200, pageSize: 10}
 		b := batch(100, 102)
 		b.BatchSize = size
-		_, err := ReadBatch(context.Background(), s, b)
+		_, err := ReadBatch(testctx.Bounded(t), s, b)
 		require.NoError(t, err)
 		require.NotEmpty(t, s.limits)
 		assert.Equal(t, want, s.limits[0], "batch size %d", size)
@@ -123,7 +124,7 @@ func TestRelease(t *testing.T) {
 			msgs = append(msgs, q.hide(m, 600))
 		}
 		q.mu.Unlock()
-		require.NoError(t, Queue{Client: q, URL: "q"}.release(context.Background(), msgs), "%d messages", n)
+		require.NoError(t, Queue{Client: q, URL: "q"}.release(testctx.Bounded(t), msgs), "%d messages", n)
 		q.mu.Lock()
 		for _, m := range q.msgs {
 			assert.False(t, time.Now().Before(m.visibleAt), "%s visible again", m.id)
@@ -131,7 +132,7 @@ func TestRelease(t *testing.T) {
 		q.mu.Unlock()
 	}
 	f := &failingRelease{memQueue: newMemQueue(0)}
-	err := Queue{Client: f, URL: "q"}.release(context.Background(), []types.Message{{ReceiptHandle: aws.String("h")}})
+	err := Queue{Client: f, URL: "q"}.release(testctx.Bounded(t), []types.Message{{ReceiptHandle: aws.String("h")}})
 	assert.ErrorContains(t, err, "making 1 message(s) visible again in q failed: ReceiptHandleIsInvalid")
 }
 
@@ -154,7 +155,7 @@ func TestSentAt(t *testing.T) {
 func TestMoveInterrupted(t *testing.T) {
 	t.Run("copy", func(t *testing.T) {
 		q := newMemQueue(8)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(testctx.Bounded(t))
 		defer cancel()
 		rep, err := Move(ctx, q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true,
 			Progress: func(moved int) {
@@ -170,7 +171,7 @@ func TestMoveInterrupted(t *testing.T) {
 	t.Run("task", func(t *testing.T) {
 		f := newFake()
 		f.statuses = []types.ListMessageMoveTasksResultEntry{status("handle-1", "RUNNING", 1)}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(testctx.Bounded(t))
 		defer cancel()
 		_, err := Move(ctx, f, MoveOptions{Source: Queue{Client: f, URL: srcURL}, Dest: destURL, Apply: true, Poll: time.Millisecond,
 			Progress: func(int) { cancel() }})
@@ -184,7 +185,7 @@ func TestMoveProbeOtherHTTPErrors(t *testing.T) {
 	for _, code := range []int{400, 403, 404} {
 		f := newFake()
 		f.listErr = httpErr(code)
-		_, err := Move(context.Background(), f, MoveOptions{Source: Queue{Client: f, URL: srcURL}, Dest: destURL, Poll: time.Millisecond})
+		_, err := Move(testctx.Bounded(t), f, MoveOptions{Source: Queue{Client: f, URL: srcURL}, Dest: destURL, Poll: time.Millisecond})
 		assert.ErrorContains(t, err, "ListMessageMoveTasks on arn:aws:sqs:eu-west-1:123456789012:dev-hoge-user-dlq", "HTTP %d", code)
 	}
 }
@@ -194,7 +195,7 @@ func TestMoveProbeOtherHTTPErrors(t *testing.T) {
 func TestMoveTaskListedAlone(t *testing.T) {
 	f := newFake()
 	f.statuses = []types.ListMessageMoveTasksResultEntry{status("listed-otherwise", "COMPLETED", 7)}
-	ctx := poll.WithWaitTimeout(context.Background(), 5*time.Second) // skipped, it would never complete
+	ctx := poll.WithWaitTimeout(testctx.Bounded(t), 5*time.Second) // skipped, it would never complete
 	rep, err := Move(ctx, f, MoveOptions{Source: Queue{Client: f, URL: srcURL}, Dest: destURL, Apply: true, Poll: time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, "COMPLETED", rep.TaskStatus)
@@ -212,7 +213,7 @@ func TestSettledWaitEndsTheRun(t *testing.T) {
 		q.msgs[0].deleted = true // the other consumer deletes it
 		q.mu.Unlock()
 	}()
-	rep, err := Move(context.Background(), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true})
+	rep, err := Move(testctx.Bounded(t), q, MoveOptions{Source: Queue{Client: q, URL: "src", VisibilityTimeout: 10 * time.Second}, Dest: "dst", Apply: true})
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.Moved)
 	q.mu.Lock()

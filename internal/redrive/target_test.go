@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/onfailure"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // answerInvoker answers every invocation with out (or err) and records the
@@ -88,7 +89,7 @@ func TestFunctionDeliver(t *testing.T) {
 			if c.allow != nil {
 				f.Allow = func(context.Context, string) error { return c.allow }
 			}
-			got, err := f.Deliver(context.Background(), c.rec, []byte(`{"Records":[]}`))
+			got, err := f.Deliver(testctx.Bounded(t), c.rec, []byte(`{"Records":[]}`))
 			if c.wantErr != "" {
 				assert.ErrorContains(t, err, c.wantErr)
 			} else {
@@ -123,13 +124,13 @@ func TestARNRegion(t *testing.T) {
 
 func TestQueueTargetDeliver(t *testing.T) {
 	q := newMemQueue(0)
-	got, err := QueueTarget{Client: q, URL: "dst"}.Deliver(context.Background(), onfailure.Record{}, []byte(`{"Records":[1]}`))
+	got, err := QueueTarget{Client: q, URL: "dst"}.Deliver(testctx.Bounded(t), onfailure.Record{}, []byte(`{"Records":[1]}`))
 	require.NoError(t, err)
 	assert.Equal(t, "dst", got)
 	assert.Equal(t, []string{`{"Records":[1]}`}, q.sent)
 
 	q.failSend[`{"Records":[2]}`] = true
-	got, err = QueueTarget{Client: q, URL: "dst"}.Deliver(context.Background(), onfailure.Record{}, []byte(`{"Records":[2]}`))
+	got, err = QueueTarget{Client: q, URL: "dst"}.Deliver(testctx.Bounded(t), onfailure.Record{}, []byte(`{"Records":[2]}`))
 	assert.ErrorContains(t, err, "sending the event to dst: injected: send failed")
 	assert.Equal(t, "dst", got)
 	assert.Len(t, q.sent, 1)
@@ -140,7 +141,7 @@ func TestQueueTargetDeliver(t *testing.T) {
 func TestInspectPeeks(t *testing.T) {
 	for _, c := range []struct{ n, max, want int }{{0, 0, 0}, {3, 0, 3}, {25, 0, 25}, {25, 12, 12}, {25, 10, 10}, {25, 11, 11}, {5, 12, 5}} {
 		q := dlqOf(t, c.n, time.Hour, map[int]string{0: "not json"})
-		entries, err := Inspect(context.Background(), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second}, c.max, time.Now(), 4*time.Hour)
+		entries, err := Inspect(testctx.Bounded(t), Queue{Client: q, URL: "dlq", VisibilityTimeout: 10 * time.Second}, c.max, time.Now(), 4*time.Hour)
 		require.NoError(t, err)
 		require.Len(t, entries, c.want, "%d messages, max %d", c.n, c.max)
 		seen := map[string]bool{}
