@@ -18,15 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/testctx"
 )
-
-// deadline bounds a run that would otherwise wait forever (no writer, no
-// rate): it fails on the deadline instead of hanging the suite.
-func deadline(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // scanLog is scanDB recording the source's Scan requests; its destinations
 // answer Scan with destPage (nil: empty).
@@ -66,7 +59,7 @@ func newScanLog(n, page int) *scanLog {
 // own page size); set ones are kept. Each run ends within its deadline with
 // every item written.
 func TestBackfillOptionDefaults(t *testing.T) {
-	ctx := deadline(t) // one minute for all the cases
+	ctx := testctx.Bounded(t) // one minute for all the cases
 	for _, tc := range []struct {
 		name     string
 		o        BackfillOptions
@@ -123,7 +116,7 @@ func TestBackfillItemsPerSecond(t *testing.T) {
 				}
 				return t0.Add(elapsed)
 			}
-			res, err := Backfill(deadline(t), Clients{DB: db, Streams: newOneShard()},
+			res, err := Backfill(testctx.Bounded(t), Clients{DB: db, Streams: newOneShard()},
 				BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: 1, Now: now,
 					Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}, st)
 			require.NoError(t, err)
@@ -146,7 +139,7 @@ func TestBackfillReportsProgressEveryPage(t *testing.T) {
 	o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: 1,
 		Backoff:  repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond},
 		Progress: func(d, total int64, _ time.Duration) { done = append(done, d); assert.EqualValues(t, 100, total) }}
-	_, err := Backfill(deadline(t), Clients{DB: db, Streams: newOneShard()}, o, st)
+	_, err := Backfill(testctx.Bounded(t), Clients{DB: db, Streams: newOneShard()}, o, st)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{30, 60, 90, 100}, done)
 }
@@ -179,7 +172,7 @@ func TestBackfillRestartAfterCutover(t *testing.T) {
 			st.Cutover = tc.cutover
 			o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Restart: true, Segments: 1, Writers: 1,
 				Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
-			res, err := Backfill(deadline(t), Clients{DB: db, Streams: newOneShard()}, o, st)
+			res, err := Backfill(testctx.Bounded(t), Clients{DB: db, Streams: newOneShard()}, o, st)
 			if tc.refused {
 				require.True(t, IsInputError(err), "%v", err)
 				assert.ErrorContains(t, err, "has been cut over")
@@ -244,7 +237,7 @@ func TestBackfillRefusesDestinationsNotShownEmpty(t *testing.T) {
 			st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 			o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: 1,
 				Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
-			res, err := Backfill(deadline(t), Clients{DB: db, Streams: newOneShard()}, o, st)
+			res, err := Backfill(testctx.Bounded(t), Clients{DB: db, Streams: newOneShard()}, o, st)
 			assert.Equal(t, tc.calls, db.dest["tasks"])
 			switch {
 			case tc.err != "":
@@ -270,7 +263,10 @@ type pagedStream struct {
 	calls int
 }
 
-func (p *pagedStream) DescribeStream(_ context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+func (p *pagedStream) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	if p.calls++; p.calls > 100 {
 		return nil, errors.New("DescribeStream called 100 times: the listing does not stop")
 	}
@@ -300,7 +296,7 @@ func TestRecordPositionReadsEveryShardPage(t *testing.T) {
 				want = append(want, id)
 				fs.shards = append(fs.shards, stypes.Shard{ShardId: aws.String(id), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("1")}})
 			}
-			pos, err := recordPosition(deadline(t), fs, "arn", time.Now())
+			pos, err := recordPosition(testctx.Bounded(t), fs, "arn", time.Now())
 			require.NoError(t, err)
 			assert.Equal(t, want, pos.Shards)
 			assert.Equal(t, n, fs.calls)

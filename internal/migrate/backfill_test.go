@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // scanDB is a source of n items in pages of `page`, one segment, and
@@ -49,7 +50,10 @@ func (f *scanDB) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInpu
 	return &dynamodb.DescribeTableOutput{Table: t}, nil
 }
 
-func (f *scanDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+func (f *scanDB) Scan(ctx context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	if aws.ToString(in.TableName) != "src" {
 		return &dynamodb.ScanOutput{}, nil // destinations are empty
 	}
@@ -114,7 +118,7 @@ func TestBackfillResumesFromCheckpoint(t *testing.T) {
 	st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 	o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: 1,
 		Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
-	_, err := Backfill(deadline(t), c, o, st)
+	_, err := Backfill(testctx.Bounded(t), c, o, st)
 	require.ErrorContains(t, err, "connection reset")
 	loaded, err := LoadState(st.Path())
 	require.NoError(t, err)
@@ -127,7 +131,7 @@ func TestBackfillResumesFromCheckpoint(t *testing.T) {
 	assert.Contains(t, seg.LastKey, fmt.Sprintf("TASK#%05d", seg.Read-1), "the checkpoint is the last key of the last fully written page")
 
 	db.failAfter, db.starts = 0, nil
-	res, err := Backfill(deadline(t), c, o, loaded)
+	res, err := Backfill(testctx.Bounded(t), c, o, loaded)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	assert.EqualValues(t, 230, res.Read)
@@ -144,7 +148,7 @@ func TestBackfillResumesFromCheckpoint(t *testing.T) {
 
 	// A finished backfill is not run again.
 	before := db.batches
-	res, err = Backfill(deadline(t), c, o, loaded)
+	res, err = Backfill(testctx.Bounded(t), c, o, loaded)
 	require.NoError(t, err)
 	assert.True(t, res.AlreadyDone)
 	assert.Equal(t, before, db.batches)
@@ -154,7 +158,7 @@ func TestCatchUpRefusesUnfinishedBackfill(t *testing.T) {
 	st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 	st.Position = &Position{StreamARN: "arn", Time: time.Now()}
 	st.Backfill = &BackfillState{Segments: make([]SegmentState, 2)}
-	_, err := CatchUpPass(deadline(t), Clients{}, CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
+	_, err := CatchUpPass(testctx.Bounded(t), Clients{}, CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	assert.True(t, IsInputError(err))
 	assert.ErrorContains(t, err, "has not finished")
 }
@@ -173,7 +177,7 @@ func TestBackfillSharedWritersCheckpointOnlyWrittenPages_DDB_API_02(t *testing.T
 			st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 			o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: tc.writers,
 				Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
-			_, err := Backfill(deadline(t), c, o, st)
+			_, err := Backfill(testctx.Bounded(t), c, o, st)
 			require.ErrorContains(t, err, "connection reset")
 			loaded, err := LoadState(st.Path())
 			require.NoError(t, err)
@@ -186,7 +190,7 @@ func TestBackfillSharedWritersCheckpointOnlyWrittenPages_DDB_API_02(t *testing.T
 				assert.True(t, written[fmt.Sprintf("TASK#%05d", i)], "item %d is before the checkpoint (%d read) but was not written", i, seg.Read)
 			}
 			db.failAfter = 0
-			res, err := Backfill(deadline(t), c, o, loaded)
+			res, err := Backfill(testctx.Bounded(t), c, o, loaded)
 			require.NoError(t, err)
 			assert.EqualValues(t, 230, res.Read)
 			for _, k := range db.written["tasks"] {
@@ -207,13 +211,13 @@ func TestBackfillScanFailsWhileWriting(t *testing.T) {
 		st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 		o := BackfillOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: 1, Writers: writers,
 			Backoff: repair.Backoff{Attempts: 5, Base: time.Millisecond, Max: time.Millisecond}}
-		_, err := Backfill(deadline(t), c, o, st)
+		_, err := Backfill(testctx.Bounded(t), c, o, st)
 		require.ErrorContains(t, err, "scan reset")
 		loaded, err := LoadState(st.Path())
 		require.NoError(t, err)
 		assert.LessOrEqual(t, loaded.Backfill.Segments[0].Read, int64(100), "the checkpoint stops before the page that failed")
 		db.scanFail = 0
-		res, err := Backfill(deadline(t), c, o, loaded)
+		res, err := Backfill(testctx.Bounded(t), c, o, loaded)
 		require.NoError(t, err)
 		assert.EqualValues(t, 230, res.Read)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,10 @@ type seqStream struct {
 	calls     int
 }
 
-func (s *seqStream) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+func (s *seqStream) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	id := aws.ToString(in.ShardId)
 	s.iterTypes[id] = append(s.iterTypes[id], in.ShardIteratorType)
 	pos := 0
@@ -105,7 +109,7 @@ func TestCatchUpPassesResumeAfterEachShardsCheckpoint(t *testing.T) {
 	pass := func() *PassResult {
 		t.Helper()
 		res, err := within(t, func() (*PassResult, error) {
-			return CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
+			return CatchUpPass(testctx.Bounded(t), Clients{DB: db, Streams: fs}, o, st)
 		})
 		require.NoError(t, err)
 		return res
@@ -161,7 +165,7 @@ func TestCatchUpMarginAroundThePosition(t *testing.T) {
 				records: map[string][]stypes.Record{"s": {rec(1, stypes.OperationTypeInsert, "TENANT#1", "TASK#1", "v", t0.Add(-tc.age))}}}}
 			st := catchUpState(t, t0, "s")
 			o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Margin: tc.margin, Now: func() time.Time { return t0.Add(time.Minute) }}
-			res, err := CatchUpPass(deadline(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
+			res, err := CatchUpPass(testctx.Bounded(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
 			require.NoError(t, err)
 			if tc.skip {
 				assert.EqualValues(t, 1, res.BeforeBackfill)
@@ -194,7 +198,7 @@ func TestCatchUpRetentionBoundary(t *testing.T) {
 			st := catchUpState(t, t0, "s")
 			st.CatchUp = &CatchUpState{Shards: map[string]ShardState{"s": {LastSeq: tc.lastSeq}}}
 			o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Now: func() time.Time { return t0.Add(tc.age) }}
-			_, err := CatchUpPass(deadline(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
+			_, err := CatchUpPass(testctx.Bounded(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
 			if tc.refused {
 				require.ErrorIs(t, err, ErrTrimmed)
 				assert.ErrorContains(t, err, "past the stream's retention")
@@ -233,7 +237,7 @@ func TestCatchUpCountsEveryKindOfWrite(t *testing.T) {
 	st := catchUpState(t, t0, "s")
 	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Now: func() time.Time { return at }}
 	res, err := within(t, func() (*PassResult, error) {
-		return CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
+		return CatchUpPass(testctx.Bounded(t), Clients{DB: db, Streams: fs}, o, st)
 	})
 	require.NoError(t, err, "no unmatched key: no --allow-unmatched needed")
 	assert.EqualValues(t, 3, res.Put)
@@ -253,7 +257,7 @@ func TestCatchUpCountsEveryKindOfWrite(t *testing.T) {
 			fs.shards = []stypes.Shard{{ShardId: aws.String("s2"), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("100")}}}
 			fs.calls = 0
 			st := catchUpState(t, t0, "s2")
-			_, err := CatchUpPass(deadline(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
+			_, err := CatchUpPass(testctx.Bounded(t), Clients{DB: emptyDB(), Streams: fs}, o, st)
 			var ue *UnmatchedError
 			require.ErrorAs(t, err, &ue)
 			assert.EqualValues(t, n, ue.Count)
@@ -280,7 +284,7 @@ func TestCatchUpWorkers(t *testing.T) {
 			st := catchUpState(t, t0, "s")
 			o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Workers: workers, Now: func() time.Time { return t0 }}
 			res, err := within(t, func() (*PassResult, error) {
-				return CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
+				return CatchUpPass(testctx.Bounded(t), Clients{DB: db, Streams: fs}, o, st)
 			})
 			require.NoError(t, err)
 			assert.EqualValues(t, 20, res.Put)

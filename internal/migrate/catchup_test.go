@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/migrate/routes"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // fakeStream is a stream whose shards are listed children first.
@@ -26,15 +27,24 @@ type fakeStream struct {
 	records map[string][]stypes.Record
 }
 
-func (f *fakeStream) DescribeStream(context.Context, *dynamodbstreams.DescribeStreamInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+func (f *fakeStream) DescribeStream(ctx context.Context, _ *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	return &dynamodbstreams.DescribeStreamOutput{StreamDescription: &stypes.StreamDescription{Shards: f.shards}}, nil
 }
 
-func (f *fakeStream) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+func (f *fakeStream) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(aws.ToString(in.ShardId) + "|0")}, nil
 }
 
-func (f *fakeStream) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+func (f *fakeStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	var id string
 	var pos int
 	fmt.Sscanf(aws.ToString(in.ShardIterator), "%s", &id)
@@ -161,7 +171,7 @@ func TestCatchUpPassOrderAndRoutes(t *testing.T) {
 	st.Position = &Position{StreamARN: "arn", Time: t0, Shards: []string{parent, child}}
 	st.Backfill = &BackfillState{Finished: &done}
 	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, AllowUnmatched: true, Now: func() time.Time { return at.Add(time.Second) }}
-	res, err := CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
+	res, err := CatchUpPass(testctx.Bounded(t), Clients{DB: db, Streams: fs}, o, st)
 	require.NoError(t, err)
 	assert.EqualValues(t, 7, res.Records)
 	assert.EqualValues(t, 1, res.BeforeBackfill)
@@ -191,7 +201,7 @@ func TestCatchUpPassOrderAndRoutes(t *testing.T) {
 	assert.True(t, st.CatchUp.Shards[parent].Done)
 	assert.Equal(t, "202", st.CatchUp.Shards[child].LastSeq)
 	fs.records[child] = fs.records[child][:0]
-	res, err = CatchUpPass(deadline(t), Clients{DB: db, Streams: fs}, o, st)
+	res, err = CatchUpPass(testctx.Bounded(t), Clients{DB: db, Streams: fs}, o, st)
 	require.NoError(t, err)
 	assert.Zero(t, res.Records)
 	assert.Zero(t, res.Lag)
@@ -205,7 +215,7 @@ func TestCatchUpRefusesUnmatchedWithoutFlag(t *testing.T) {
 	st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
 	st.Position = &Position{StreamARN: "arn", Time: at, Shards: []string{"s"}}
 	st.Backfill = &BackfillState{Finished: &done}
-	_, err := CatchUpPass(deadline(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
+	_, err := CatchUpPass(testctx.Bounded(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
 		CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	var ue *UnmatchedError
 	require.ErrorAs(t, err, &ue)
@@ -213,7 +223,7 @@ func TestCatchUpRefusesUnmatchedWithoutFlag(t *testing.T) {
 
 	// A backfill run with --allow-unmatched decided for the catch-up too.
 	st.CatchUp, st.Backfill.AllowUnmatched = nil, true
-	res, err := CatchUpPass(deadline(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
+	res, err := CatchUpPass(testctx.Bounded(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: fs},
 		CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}}, st)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, res.Unmatched)

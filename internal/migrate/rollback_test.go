@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -91,7 +92,7 @@ func TestRollbackTarget(t *testing.T) {
 }
 
 func TestRollback(t *testing.T) {
-	ctx := deadline(t)
+	ctx := testctx.Bounded(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	newState := func(t *testing.T) *State {
 		return NewState(filepath.Join(t.TempDir(), "src.json"), "src", "sum")
@@ -172,7 +173,7 @@ func TestCutoverRefusesUnfinishedBackfill(t *testing.T) {
 		"backfill unfinished": {Backfill: &BackfillState{}, path: filepath.Join(t.TempDir(), "b.json")},
 	} {
 		s := &pointerSSM{params: map[string]string{}, getErr: errors.New("must not be read")}
-		res, err := Cutover(deadline(t), Clients{DB: &sourceDB{describeErr: errors.New("must not be read")}, SSM: s},
+		res, err := Cutover(testctx.Bounded(t), Clients{DB: &sourceDB{describeErr: errors.New("must not be read")}, SSM: s},
 			CutoverOptions{CatchUp: CatchUpOptions{Input: Input{Source: "src"}}}, st)
 		assert.Nil(t, res, name)
 		assert.True(t, IsInputError(err), name)

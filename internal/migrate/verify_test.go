@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/migrate/routes"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // memTables are tables keyed PK/SK in memory, scanned in pages of two
@@ -33,7 +34,10 @@ func (m *memTables) DescribeTable(_ context.Context, in *dynamodb.DescribeTableI
 	return (&scanDB{n: len(m.tables[name])}).DescribeTable(context.Background(), in)
 }
 
-func (m *memTables) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+func (m *memTables) Scan(ctx context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the SDK: a call under a done context fails
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	name := aws.ToString(in.TableName)
@@ -120,7 +124,7 @@ func TestVerify(t *testing.T) {
 				c.change(ts)
 			}
 			db := &memTables{tables: ts, scans: map[string]int{}}
-			res, err := Verify(deadline(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: c.segments, TempDir: t.TempDir()})
+			res, err := Verify(testctx.Bounded(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Segments: c.segments, TempDir: t.TempDir()})
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), res.Unmatched, "OTHER/X matches no route")
 			assert.Equal(t, c.sourceItems, res.SourceItems)
@@ -140,7 +144,7 @@ func TestVerify(t *testing.T) {
 
 func TestVerifyRefusesMissingDestination(t *testing.T) {
 	db := &memTables{tables: map[string][]map[string]types.AttributeValue{"src": nil, "tasks": nil}, scans: map[string]int{}}
-	_, err := Verify(deadline(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}})
+	_, err := Verify(testctx.Bounded(t), db, VerifyOptions{Input: Input{Source: "src", Routes: testRoutes(t)}})
 	assert.True(t, IsInputError(err))
 	assert.ErrorContains(t, err, "destination messages does not exist")
 	assert.Zero(t, db.scans["src"], "nothing scanned")
@@ -153,7 +157,7 @@ func TestIsEmpty(t *testing.T) {
 		want  bool
 	}{{nil, true}, {[]map[string]types.AttributeValue{item("a", "b")}, false}} {
 		db := &memTables{tables: map[string][]map[string]types.AttributeValue{"t": c.items}, scans: map[string]int{}}
-		got, err := isEmpty(deadline(t), db, "t")
+		got, err := isEmpty(testctx.Bounded(t), db, "t")
 		require.NoError(t, err)
 		assert.Equal(t, c.want, got)
 	}
