@@ -21,6 +21,8 @@ type policyDB struct {
 	writeErr error // answered by Put/DeleteResourcePolicy
 	getErr   error
 	expected []string // the ExpectedRevisionId of each PutResourcePolicy
+	gets     int      // GetResourcePolicy calls
+	deletes  int      // DeleteResourcePolicy calls
 }
 
 func (d *policyDB) PutResourcePolicy(_ context.Context, in *dynamodb.PutResourcePolicyInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutResourcePolicyOutput, error) {
@@ -32,6 +34,7 @@ func (d *policyDB) PutResourcePolicy(_ context.Context, in *dynamodb.PutResource
 }
 
 func (d *policyDB) DeleteResourcePolicy(context.Context, *dynamodb.DeleteResourcePolicyInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteResourcePolicyOutput, error) {
+	d.deletes++
 	if d.land {
 		d.doc, d.rev = "", ""
 	}
@@ -39,6 +42,7 @@ func (d *policyDB) DeleteResourcePolicy(context.Context, *dynamodb.DeleteResourc
 }
 
 func (d *policyDB) GetResourcePolicy(context.Context, *dynamodb.GetResourcePolicyInput, ...func(*dynamodb.Options)) (*dynamodb.GetResourcePolicyOutput, error) {
+	d.gets++
 	if d.getErr != nil {
 		return nil, d.getErr
 	}

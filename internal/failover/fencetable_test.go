@@ -1,0 +1,70 @@
+package failover
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dynops/dynops/internal/testctx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnfenceReadsBack_DDB_DR_01: removing the fence writes the policy
+// without dynops' statements (the table's own stay), then reads it back
+// until it shows no fence readBacks times in a row, and says so; a table
+// without a fence is left alone, and a fence dynops did not write is refused
+// with nothing written.
+func TestUnfenceReadsBack_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	own := `{"Version":"2012-10-17","Statement":[{"Sid":"AppReads","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:role/app"},"Action":"dynamodb:GetItem","Resource":"` + arn + `"}]}`
+	fenced := func(t *testing.T, doc, sid string) string {
+		t.Helper()
+		out, err := withFence(doc, arn, "", sid)
+		require.NoError(t, err)
+		return out
+	}
+	foreign := `{"Version":"2012-10-17","Statement":[{"Sid":"SomeoneElses","Effect":"Deny","Principal":"*","Action":"dynamodb:*","Resource":"` + arn + `"}]}`
+
+	for _, c := range []struct {
+		name     string
+		doc      func(t *testing.T) string
+		had      bool
+		wantDoc  string // "": no policy left
+		wantErr  string
+		writes   int
+		wantSays string
+	}{
+		{name: "only the fence: the policy goes", doc: func(t *testing.T) string { return fenced(t, "", FenceSid) },
+			had: true, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+		{name: "the table's own statement stays", doc: func(t *testing.T) string { return fenced(t, own, FenceSid) },
+			had: true, wantDoc: own, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+		{name: "a failback fence goes too", doc: func(t *testing.T) string { return fenced(t, own, FailbackFenceSid) },
+			had: true, wantDoc: own, writes: 1, wantSays: "read back"},
+		{name: "no fence: nothing written", doc: func(*testing.T) string { return own }, wantDoc: own, wantSays: "carries no fence"},
+		{name: "a fence dynops did not write: refused, nothing written", doc: func(*testing.T) string { return foreign },
+			wantDoc: foreign, wantErr: "which dynops did not write"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := &policyDB{doc: c.doc(t), rev: "rev-1", land: true}
+			had, before, detail, err := unfenceTable(testctx.Bounded(t), db, arn, time.Millisecond)
+			assert.Equal(t, c.had, had, "had a fence")
+			assert.Equal(t, c.doc(t), before, "the policy before, for the undo command")
+			assert.Equal(t, c.writes, len(db.expected)+db.deletes, "policy writes (put or delete)")
+			if c.wantDoc == "" {
+				assert.Empty(t, db.doc, "the policy left")
+			} else {
+				assert.JSONEq(t, c.wantDoc, db.doc, "the policy left")
+			}
+			if c.wantErr != "" {
+				require.ErrorContains(t, err, c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Contains(t, detail, c.wantSays)
+			if c.writes > 0 {
+				assert.GreaterOrEqual(t, db.gets, 1+readBacks, "the policy is read before the write and %d times after it", readBacks)
+			}
+		})
+	}
+}
