@@ -999,8 +999,11 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	// -count=1: gremlins sets each mutant's timeout from its coverage run
 	// (--timeout-coefficient times as long); a coverage run answered from
 	// Go's test cache takes a second, and every mutant would time out.
+	// -failfast: a mutant is judged by its first failing test; the tests
+	// after it would each wait out their own deadline (testctx.Bounded)
+	// under a mutant that makes runs wait, and add up to a timeout.
 	env := []string{"DYNOPS_REAL_GO=" + realGo, "PATH=" + wrapDir + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1")}
+		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -count=1 -failfast")}
 	dirs, err := gremlinsDirs(root, pattern)
 	if err != nil {
 		return 0, err
