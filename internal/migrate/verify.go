@@ -43,7 +43,8 @@ var errStop = errors.New("stop")
 // limit > 0 caps the items per page (a sample reads only what it needs).
 func scanTable(ctx context.Context, db DynamoDB, table string, segments int, consistent bool, limit int32, fn func(map[string]types.AttributeValue) error) error {
 	g, gctx := errgroup.WithContext(ctx)
-	for seg := 0; seg < segments; seg++ {
+	// Once a segment has failed (or ctx ended), no further segment starts.
+	for seg := 0; seg < segments && gctx.Err() == nil; seg++ {
 		g.Go(func() error {
 			in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)),
 				ConsistentRead: aws.Bool(consistent)}
