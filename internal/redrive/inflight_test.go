@@ -97,6 +97,10 @@ type memMsg struct {
 	deleted   bool
 }
 
+// maxReceives is more receives than any test's run needs: a run that goes
+// past it loops without end, and fails instead of hanging the package.
+const maxReceives = 10000
+
 func newMemQueue(n int) *memQueue {
 	q := &memQueue{second: 100 * time.Millisecond, loseDeleteAnswer: map[string]bool{}, failDelete: map[string]bool{}, failSend: map[string]bool{}}
 	for i := range n {
@@ -117,6 +121,9 @@ func (q *memQueue) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInp
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if len(q.receives) >= maxReceives {
+		return nil, fmt.Errorf("the fake SQS: %d receives from one queue, a loop that never ends", maxReceives)
+	}
 	q.receives = append(q.receives, *in)
 	if in.MaxNumberOfMessages < 1 || in.MaxNumberOfMessages > 10 {
 		return nil, fmt.Errorf("InvalidParameterValue: MaxNumberOfMessages %d (1 to 10)", in.MaxNumberOfMessages)
