@@ -68,3 +68,51 @@ func TestUnfenceReadsBack_DDB_DR_01(t *testing.T) {
 		})
 	}
 }
+
+// TestFenceStepsSayWhatWasReadBack: the fence and unfence steps of a switch
+// take their detail from the policy read back and their undo from the policy
+// before; a refusal is the step's error, with nothing claimed.
+func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
+	const region, arn = "eu-west-1", "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	own := `{"Version":"2012-10-17","Statement":[{"Sid":"AppReads","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:role/app"},"Action":"dynamodb:GetItem","Resource":"` + arn + `"}]}`
+	foreign := `{"Version":"2012-10-17","Statement":[{"Sid":"SomeoneElses","Effect":"Deny","Principal":"*","Action":"dynamodb:*","Resource":"` + arn + `"}]}`
+	runner := func(db *policyDB) *Runner {
+		return &Runner{Clients: func(string) Clients { return Clients{DynamoDB: db} }, PollInterval: time.Millisecond}
+	}
+
+	t.Run("fence", func(t *testing.T) {
+		db := &policyDB{doc: own, rev: "rev-1", land: true}
+		var st Step
+		require.NoError(t, runner(db).fence(testctx.Bounded(t), &st, region, arn, "", FenceSid))
+		assert.True(t, HasFence(db.doc))
+		assert.Contains(t, st.Detail, fmt.Sprintf("read back %d times", readBacks))
+		assert.Equal(t, []string{restorePolicyCmd(region, arn, own)}, st.Undo)
+	})
+	t.Run("unfence", func(t *testing.T) {
+		fencedDoc, err := withFence(own, arn, "", FenceSid)
+		require.NoError(t, err)
+		db := &policyDB{doc: fencedDoc, rev: "rev-1", land: true}
+		var st Step
+		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn))
+		assert.False(t, HasFence(db.doc))
+		assert.Contains(t, st.Detail, fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks))
+		assert.Equal(t, []string{restorePolicyCmd(region, arn, fencedDoc)}, st.Undo)
+	})
+	t.Run("unfence without a fence: skipped", func(t *testing.T) {
+		db := &policyDB{doc: own, rev: "rev-1", land: true}
+		var st Step
+		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn))
+		assert.Equal(t, StepSkipped, st.Status)
+		assert.Contains(t, st.Detail, "carries no fence")
+		assert.Empty(t, st.Undo)
+	})
+	t.Run("unfence of a fence dynops did not write: the step fails", func(t *testing.T) {
+		db := &policyDB{doc: foreign, rev: "rev-1", land: true}
+		var st Step
+		err := runner(db).unfence(testctx.Bounded(t), &st, region, arn)
+		require.ErrorContains(t, err, "which dynops did not write")
+		assert.Empty(t, st.Detail)
+		assert.Empty(t, st.Undo)
+		assert.Equal(t, foreign, db.doc)
+	})
+}
