@@ -225,3 +225,21 @@ func TestFeedSplitsCopiesFromDeletes(t *testing.T) {
 		t.Errorf("without keep, the workers got %v, want the copies and the deletes, each in units of their own: %v", units, want)
 	}
 }
+
+// TestRunReportsItsRate: the result's rate is the items written (copied and
+// deleted) per second of the run.
+func TestRunReportsItsRate(t *testing.T) {
+	items, recs := modelItems(3)
+	for i := range 2 {
+		k, _ := tablediff.EncodeKey(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: fmt.Sprintf("extra%d", i)}}, []string{"id"})
+		recs = append(recs, tablediff.KeyRecord{Kind: tablediff.OnlyInTarget, Key: k, TargetSum: "x"})
+	}
+	keys := writeKeys(t, "from", "to", recs)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, &modelDB{items: items}, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, DeleteExtra: true, Workers: 2})
+	require.NoError(t, err)
+	assert.Equal(t, [2]int64{3, 2}, [2]int64{res.Copied, res.Deleted})
+	require.Greater(t, res.Seconds, 0.0)
+	assert.InDelta(t, 5/res.Seconds, res.ItemsPerSec, 5/res.Seconds/1e6, "items written per second")
+}

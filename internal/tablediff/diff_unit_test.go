@@ -377,3 +377,15 @@ func TestReadKeysStopsAtTheFirstError(t *testing.T) {
 {"kind":`), "x.jsonl", func(KeyRecord) error { return nil })
 	assert.ErrorContains(t, err, "x.jsonl line 3")
 }
+
+// TestDiffFailsWhenTheKeysFileCannotBeWritten: a keys file whose last
+// write fails (a full disk: /dev/full takes the open and refuses every
+// write) fails the diff; it does not report keys it did not write.
+func TestDiffFailsWhenTheKeysFileCannotBeWritten(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system:", err)
+	}
+	rep, err := diffWithin(t, fakePair(5, 1, 1, 1), Options{Source: "src", Target: "dst", KeysOut: "/dev/full"})
+	assert.ErrorContains(t, err, "writing keys file /dev/full")
+	assert.Nil(t, rep)
+}

@@ -110,6 +110,11 @@ func TestBucketsFor(t *testing.T) {
 	assert.Equal(t, 16, bucketsFor(0))
 	assert.Equal(t, 16, bucketsFor(1_000_000))
 	assert.Equal(t, 40, bucketsFor(10_000_000))
+	// 250,000 items a bucket, rounded up: the edges of a bucket.
+	assert.Equal(t, 40, bucketsFor(9_999_999))
+	assert.Equal(t, 41, bucketsFor(10_000_001))
+	assert.Equal(t, 16, bucketsFor(4_000_000))
+	assert.Equal(t, 17, bucketsFor(4_000_001))
 	assert.Equal(t, 512, bucketsFor(1_000_000_000))
 }
 

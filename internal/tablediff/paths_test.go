@@ -72,3 +72,41 @@ func TestLookupAndChecksumByPath(t *testing.T) {
 	assert.NotEqual(t, Checksum(item, []string{"profile.name"}), Checksum(other, []string{"profile.name"}))
 	assert.Equal(t, Checksum(item, []string{"profile.addr.city", "tags[0]"}), Checksum(other, []string{"profile.addr.city", "tags[0]"}))
 }
+
+// TestPathIndexZero: index 0 is a list element like any other (looked up,
+// cut from the projection), and an index never reads a map member, even one
+// named "" (the name an index segment carries).
+func TestPathIndexZero(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	item := map[string]types.AttributeValue{
+		"tags":    &types.AttributeValueMemberL{Value: []types.AttributeValue{s("first"), s("second")}},
+		"profile": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"": s("empty name"), "x": s("y")}},
+	}
+	for path, want := range map[string]string{"tags[0]": "first", "tags[1]": "second"} {
+		v, ok := lookupAttr(item, path)
+		require.True(t, ok, path)
+		assert.Equal(t, want, v.(*types.AttributeValueMemberS).Value, path)
+	}
+	for _, path := range []string{"profile[0]", "profile[1]", "tags[2]", "tags[0].x", "tags[0][0]"} {
+		v, ok := lookupAttr(item, path)
+		assert.False(t, ok, "%s found %v", path, v)
+	}
+
+	for _, c := range []struct {
+		attrs []string
+		expr  string
+		names map[string]string
+	}{
+		{[]string{"tags[0]"}, "#p0, #p1", map[string]string{"#p0": "id", "#p1": "tags"}},
+		{[]string{"a[0].b"}, "#p0, #p1", map[string]string{"#p0": "id", "#p1": "a"}},
+		{[]string{"m.n[0][1]"}, "#p0, #p1.#p2", map[string]string{"#p0": "id", "#p1": "m", "#p2": "n"}},
+		// A name ParsePath refuses is read as one top-level name (Diff refuses it before).
+		{[]string{"a[x]"}, "#p0, #p1", map[string]string{"#p0": "id", "#p1": "a[x]"}},
+		{[]string{"b]", "c"}, "#p0, #p1, #p2", map[string]string{"#p0": "id", "#p1": "b]", "#p2": "c"}},
+	} {
+		expr, names := projection([]string{"id"}, c.attrs)
+		require.NotNil(t, expr)
+		assert.Equal(t, c.expr, *expr, "%v", c.attrs)
+		assert.Equal(t, c.names, names, "%v", c.attrs)
+	}
+}
