@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -16,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/tablediff"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // recordingDB is the model recording the keys each BatchGetItem reads and
@@ -76,8 +76,7 @@ func TestUnconditionalRunFromExport(t *testing.T) {
 		recs = append(recs, tablediff.KeyRecord{Kind: tablediff.OnlyInTarget, Key: k, TargetSum: "x"})
 	}
 	keys := writeKeys(t, "from", "to", recs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 	db := &recordingDB{modelDB: &modelDB{}, puts: map[string]string{}}
 	res, err := Run(ctx, db, Options{From: "from", To: "to", KeysFile: keys, FromExport: export, Unconditional: true, DeleteExtra: true, Workers: 2})
 	require.NoError(t, err)
@@ -108,8 +107,7 @@ func TestUnconditionalRunFromExport(t *testing.T) {
 func TestUnconditionalRunReadsUnitsOf100(t *testing.T) {
 	items, recs := modelItems(250)
 	keys := writeKeys(t, "from", "to", recs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 	db := &recordingDB{modelDB: &modelDB{items: items}, puts: map[string]string{}}
 	res, err := Run(ctx, db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 3})
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/tablediff"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // itemDB is GetItem, PutItem and DeleteItem over in-memory tables (key
@@ -81,8 +81,7 @@ func TestConditionalRunDecisions(t *testing.T) {
 			"to":   {"stale": item("stale", "old"), "extra": item("extra", "x")},
 		}}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 	run := func(db *itemDB) (*Result, error) {
 		return Run(ctx, db, Options{From: "from", To: "to", KeysFile: keys, DeleteExtra: true, Workers: 1})
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
 )
@@ -21,15 +21,6 @@ import (
 var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
-
-// runCtx bounds one repair.Run: a repair that stalls (keys no worker takes,
-// batches no writer sends) fails its test with the context's error instead
-// of hanging the package until go test's own timeout.
-func runCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // drill makes a restored table and an original that differ on purpose:
 // 3 items deleted from the original, 4 overwritten, 2 added. It returns the
@@ -98,7 +89,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 	app[1]["status"], app[21]["status"] = &types.AttributeValueMemberS{Value: "by-app"}, &types.AttributeValueMemberS{Value: "by-app"}
 	fixture.Put(t, db, original, []map[string]types.AttributeValue{app[1], app[21]})
 
-	res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 3})
+	res, err := repair.Run(testctx.Bounded(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 3})
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), res.Copied, "3 missing + 4 changed, less the 2 the application rewrote")
 	assert.Equal(t, int64(2), res.Conflicts)
@@ -117,7 +108,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 	assert.NotNil(t, fixture.Get(t, db, original, fixture.UserKey(100)), "extra item kept")
 
 	t.Run("a second run finds the copied items equal", func(t *testing.T) {
-		again, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys})
+		again, err := repair.Run(testctx.Bounded(t), db, repair.Options{From: restored, To: original, KeysFile: keys})
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), again.Copied)
 		assert.Equal(t, int64(5), again.AlreadyEqual)
@@ -128,7 +119,7 @@ func TestConditionalRepairLeavesLaterWritesAlone_DDB_API_01(t *testing.T) {
 		fresh := filepath.Join(t.TempDir(), "keys.jsonl")
 		_, err := tablediff.Diff(ctx, db, tablediff.Options{Source: restored, Target: original, KeysOut: fresh})
 		require.NoError(t, err)
-		res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: fresh, DeleteExtra: true})
+		res, err := repair.Run(testctx.Bounded(t), db, repair.Options{From: restored, To: original, KeysFile: fresh, DeleteExtra: true})
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), res.Deleted)
 		assert.Equal(t, int64(2), res.Copied, "the two keys the application wrote are overwritten once a new diff says so")
@@ -161,7 +152,7 @@ func TestConditionOnWholeImageCatchesARace(t *testing.T) {
 			raced[it["user_id"].(*types.AttributeValueMemberS).Value] = true
 		}
 	}}
-	res, err := repair.Run(runCtx(t), rdb, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 1})
+	res, err := repair.Run(testctx.Bounded(t), rdb, repair.Options{From: restored, To: original, KeysFile: keys, Workers: 1})
 	require.NoError(t, err)
 	// user 2 was missing: attribute_not_exists fails; user 20 changed: the image condition fails.
 	assert.GreaterOrEqual(t, res.Conflicts, int64(2))
@@ -178,7 +169,7 @@ func TestUnconditionalBatchRepair_DDB_API_02(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	restored, original, keys := drill(t, db)
 	var progress int64
-	res, err := repair.Run(runCtx(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
+	res, err := repair.Run(testctx.Bounded(t), db, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
 		DeleteExtra: true, Progress: func(n int64) { progress = max(progress, n) }})
 	require.NoError(t, err)
 	assert.Equal(t, "batch", res.Mode)
@@ -259,7 +250,7 @@ func TestUnconditionalRepairPipeline_DDB_API_02(t *testing.T) {
 			}
 			var progress atomic.Int64
 			reads := &countingReads{Client: db}
-			res, err := repair.Run(runCtx(t), reads, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
+			res, err := repair.Run(testctx.Bounded(t), reads, repair.Options{From: restored, To: original, KeysFile: keys, Unconditional: true,
 				DeleteExtra: tc.deleteExtra, Workers: tc.workers, Progress: func(n int64) {
 					for p := progress.Load(); n > p && !progress.CompareAndSwap(p, n); p = progress.Load() {
 					}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/tablediff"
+	"github.com/dynops/dynops/internal/testctx"
 )
 
 // writeKeys writes a keys file of a diff from -> to (key "id") with the
@@ -94,8 +95,7 @@ func (r *throttledReads) BatchGetItem(ctx context.Context, in *dynamodb.BatchGet
 func TestRunBackoff(t *testing.T) {
 	items, recs := modelItems(5)
 	keys := writeKeys(t, "from", "to", recs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 
 	db := &throttledReads{modelDB: &modelDB{items: items}, times: 1}
 	res, err := Run(ctx, db, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, Workers: 1})
@@ -235,8 +235,7 @@ func TestRunReportsItsRate(t *testing.T) {
 		recs = append(recs, tablediff.KeyRecord{Kind: tablediff.OnlyInTarget, Key: k, TargetSum: "x"})
 	}
 	keys := writeKeys(t, "from", "to", recs)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testctx.Bounded(t)
 	res, err := Run(ctx, &modelDB{items: items}, Options{From: "from", To: "to", KeysFile: keys, Unconditional: true, DeleteExtra: true, Workers: 2})
 	require.NoError(t, err)
 	assert.Equal(t, [2]int64{3, 2}, [2]int64{res.Copied, res.Deleted})
