@@ -216,6 +216,9 @@ func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
 				_, errOut, code := target.Dynops(t, log(t), args...)
 				assert.Equal(t, 1, code)
 				assert.Contains(t, errOut, "audit record not written: nothing was changed")
+				// A runbook refuses before its first step, not at the
+				// first step that refuses on its own.
+				assert.NotContains(t, errOut, "== step", "no step ran")
 				assert.Equal(t, before, w.snapshot(t), "nothing changed (read back)")
 			})
 		}
