@@ -4,14 +4,22 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -27,9 +35,12 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/drpair"
 	"github.com/dynops/dynops/test/fixture"
@@ -135,6 +146,9 @@ func (w *world) snapshot(t *testing.T) string {
 	drTables, err := w.dr.ListTables(ctx, &dynamodb.ListTablesInput{})
 	require.NoError(t, err)
 	parts = append(parts, fmt.Sprint("dr tables:", drTables.TableNames))
+	exports, err := w.db.ListExports(ctx, &dynamodb.ListExportsInput{TableArn: aws.String(tableARN(t, w.db, w.table))})
+	require.NoError(t, err)
+	parts = append(parts, fmt.Sprint("exports:", len(exports.ExportSummaries)))
 	for _, tb := range []string{w.table, w.corrupt, w.migrated} {
 		parts = append(parts, tb+": "+items(t, w.db, tb))
 	}
@@ -209,11 +223,18 @@ func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
 		"migrate rollback":   {"migrate", "rollback", "--source", w.table, "--routes", w.routes, "--state", w.state, "--yes"},
 		"export incremental": {"export", "incremental", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/inc", "--since-checkpoint", "--checkpoint-table", w.corrupt},
 	}
+	// Exports of a --from/--to range read inside the table's PITR window,
+	// which on a table made seconds ago is too short for one: these go
+	// through a proxy that moves the window's start 2 hours back.
+	now := time.Now().UTC()
+	commands["export incremental --from --to"] = []string{"export", "incremental", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/range",
+		"--from", now.Add(-time.Hour).Format(time.RFC3339), "--to", now.Add(-30 * time.Minute).Format(time.RFC3339)}
+	via := map[string]string{"export incremental --from --to": olderPITRWindow(t, 2*time.Hour)}
 	before := w.snapshot(t)
 	for cmd, args := range commands {
 		for shape, log := range unsafeLogs {
 			t.Run(cmd+"/"+shape, func(t *testing.T) {
-				_, errOut, code := target.Dynops(t, log(t), args...)
+				_, errOut, code := dynopsVia(t, via[cmd], log(t), args...)
 				assert.Equal(t, 1, code)
 				assert.Contains(t, errOut, "audit record not written: nothing was changed")
 				// A runbook refuses before its first step, not at the
@@ -291,4 +312,62 @@ func mustRead(t *testing.T, log string) []audit.Record {
 	recs, err := audit.Read(log)
 	require.NoError(t, err)
 	return recs
+}
+
+// dynopsVia runs dynops in-process as target.Dynops does, against endpoint
+// instead of the target's own when it is set.
+func dynopsVia(t *testing.T, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if endpoint == "" {
+		return target.Dynops(t, auditLog, args...)
+	}
+	ios, _, out, errOut := iostreams.Test()
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog, "--endpoint-url", endpoint)
+	code = root.Execute(context.Background(), factory.New(ios), "test", full)
+	t.Logf("dynops %s (via %s) -> exit %d\n%s%s", strings.Join(args, " "), endpoint, code, out.String(), errOut.String())
+	return out.String(), errOut.String(), code
+}
+
+// olderPITRWindow starts a proxy in front of the emulator whose
+// DescribeContinuousBackups answers say PITR has been on for back: the
+// emulator's window starts when the table was made.
+func olderPITRWindow(t *testing.T, back time.Duration) string {
+	t.Helper()
+	u, err := url.Parse(target.Endpoint())
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(r *http.Response) error {
+		if !strings.HasSuffix(r.Request.Header.Get("X-Amz-Target"), ".DescribeContinuousBackups") || r.StatusCode != http.StatusOK {
+			return nil
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			D map[string]json.RawMessage `json:"ContinuousBackupsDescription"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return err
+		}
+		var pitr map[string]any
+		if err := json.Unmarshal(doc.D["PointInTimeRecoveryDescription"], &pitr); err != nil {
+			return err
+		}
+		pitr["EarliestRestorableDateTime"] = float64(time.Now().Add(-back).Unix())
+		if doc.D["PointInTimeRecoveryDescription"], err = json.Marshal(pitr); err != nil {
+			return err
+		}
+		if body, err = json.Marshal(doc); err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		r.Header.Set("X-Amz-Crc32", fmt.Sprint(crc32.ChecksumIEEE(body)))
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
