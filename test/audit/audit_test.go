@@ -4,13 +4,22 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -20,12 +29,19 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/root"
+	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/drpair"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
@@ -64,8 +80,12 @@ type world struct {
 	table, restored    string
 	corrupt            string // a table whose items differ from table
 	bucket, exportPath string
+	incPrefix          string // an incremental export (export apply)
 	queue, dest        string
 	pair               drpair.Pair
+	// A migration of table into migrated: its routes file and a state file
+	// as a backfill leaves it (cutover, rollback and catch-up need one).
+	migrated, routes, state string
 }
 
 func newWorld(t *testing.T) *world {
@@ -99,6 +119,21 @@ func newWorld(t *testing.T) *world {
 		require.NoError(t, err)
 	}
 	w.pair = drpair.New(t, target, drpair.Options{})
+
+	// An incremental export in AWS's layout, for export apply.
+	w.incPrefix = "exports/" + w.table + "/incremental"
+	root := t.TempDir()
+	_, err = exporttest.Write(root, exporttest.Spec{Prefix: w.incPrefix, ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{3}, Table: w.table})
+	require.NoError(t, err)
+	require.NoError(t, exporttest.Upload(ctx, w.s3, w.bucket, root))
+
+	w.migrated = "dev-" + id + "-migrated"
+	fixture.Create(t, w.db, fixture.Table{Name: w.migrated, HashKey: "user_id"})
+	routes := []byte(fmt.Sprintf("version: 1\nsource_key: [user_id]\nroutes:\n  - table: %s\n    match: { user_id: \"*\" }\n", w.migrated))
+	dir := t.TempDir()
+	w.routes, w.state = filepath.Join(dir, "routes.yaml"), filepath.Join(dir, "state.json")
+	require.NoError(t, os.WriteFile(w.routes, routes, 0o600))
+	require.NoError(t, migrate.NewState(w.state, w.table, migrate.RoutesSum(routes)).Save())
 	return w
 }
 
@@ -111,8 +146,23 @@ func (w *world) snapshot(t *testing.T) string {
 	drTables, err := w.dr.ListTables(ctx, &dynamodb.ListTablesInput{})
 	require.NoError(t, err)
 	parts = append(parts, fmt.Sprint("dr tables:", drTables.TableNames))
-	for _, k := range []int{1, 5, 9} {
-		parts = append(parts, fmt.Sprint(fixture.Get(t, w.db, w.corrupt, fixture.UserKey(k))["status"]))
+	exports, err := w.db.ListExports(ctx, &dynamodb.ListExportsInput{TableArn: aws.String(tableARN(t, w.db, w.table))})
+	require.NoError(t, err)
+	parts = append(parts, fmt.Sprint("exports:", len(exports.ExportSummaries)))
+	for _, tb := range []string{w.table, w.corrupt, w.migrated} {
+		parts = append(parts, tb+": "+items(t, w.db, tb))
+	}
+	// The migration's fence (the source's resource policy) and its pointer.
+	pol, err := w.db.GetResourcePolicy(ctx, &dynamodb.GetResourcePolicyInput{ResourceArn: aws.String(tableARN(t, w.db, w.table))})
+	if err == nil {
+		parts = append(parts, "policy: "+aws.ToString(pol.Policy))
+	} else {
+		parts = append(parts, "policy: none")
+	}
+	params, err := ssm.NewFromConfig(target.AWSConfig(t)).GetParametersByPath(ctx, &ssm.GetParametersByPathInput{Path: aws.String("/dynops/migrate/" + w.table), Recursive: aws.Bool(true)})
+	require.NoError(t, err)
+	for _, p := range params.Parameters {
+		parts = append(parts, aws.ToString(p.Name)+"="+aws.ToString(p.Value))
 	}
 	objs, err := w.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &w.bucket})
 	require.NoError(t, err)
@@ -124,6 +174,28 @@ func (w *world) snapshot(t *testing.T) string {
 	}
 	parts = append(parts, w.pair.Pointer(t, drpair.Home), w.pair.Pointer(t, drpair.Away), fmt.Sprint(w.pair.Fenced(t, drpair.Home)))
 	return strings.Join(parts, "\n")
+}
+
+// items is every item of table, in DynamoDB JSON, sorted.
+func items(t *testing.T, db *dynamodb.Client, table string) string {
+	t.Helper()
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: &table})
+	require.NoError(t, err)
+	lines := make([]string, 0, len(out.Items))
+	for _, it := range out.Items {
+		b, err := ddbjson.EncodeItem(it)
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	sort.Strings(lines)
+	return fmt.Sprint(len(lines), lines)
+}
+
+func tableARN(t *testing.T, db *dynamodb.Client, table string) string {
+	t.Helper()
+	d, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &table})
+	require.NoError(t, err)
+	return aws.ToString(d.Table.TableArn)
 }
 
 // TestUnauditedDestructiveCommandsChangeNothing: every command that
@@ -141,17 +213,33 @@ func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
 		"dlq move":           {"dlq", "move", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
 		"dlq redrive":        {"dlq", "redrive", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
 		"dr failover":        {"dr", "failover", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--to", drpair.Away, "--yes"},
+		"dr failback":        {"dr", "failback", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--to", drpair.Home, "--yes"},
 		"dr drill":           {"dr", "drill", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--yes"},
 		"runbook run":        {"runbook", "run", "pitr-restore", "--incident", "INC-x", "--param", "table=" + w.table, "--yes"},
+		"export apply":       {"export", "apply", "--bucket", w.bucket, "--prefix", w.incPrefix, "--table", w.corrupt, "--since", "2026-03-01T00:00:00Z", "--yes"},
+		"migrate backfill":   {"migrate", "backfill", "--source", w.table, "--routes", w.routes, "--state", filepath.Join(t.TempDir(), "backfill.json")},
+		"migrate catch-up":   {"migrate", "catch-up", "--source", w.table, "--routes", w.routes, "--state", w.state},
+		"migrate cutover":    {"migrate", "cutover", "--source", w.table, "--routes", w.routes, "--state", w.state, "--yes"},
+		"migrate rollback":   {"migrate", "rollback", "--source", w.table, "--routes", w.routes, "--state", w.state, "--yes"},
 		"export incremental": {"export", "incremental", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/inc", "--since-checkpoint", "--checkpoint-table", w.corrupt},
 	}
+	// Exports of a --from/--to range read inside the table's PITR window,
+	// which on a table made seconds ago is too short for one: these go
+	// through a proxy that moves the window's start 2 hours back.
+	now := time.Now().UTC()
+	commands["export incremental --from --to"] = []string{"export", "incremental", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/range",
+		"--from", now.Add(-time.Hour).Format(time.RFC3339), "--to", now.Add(-30 * time.Minute).Format(time.RFC3339)}
+	via := map[string]string{"export incremental --from --to": olderPITRWindow(t, 2*time.Hour)}
 	before := w.snapshot(t)
 	for cmd, args := range commands {
 		for shape, log := range unsafeLogs {
 			t.Run(cmd+"/"+shape, func(t *testing.T) {
-				_, errOut, code := target.Dynops(t, log(t), args...)
+				_, errOut, code := dynopsVia(t, via[cmd], log(t), args...)
 				assert.Equal(t, 1, code)
 				assert.Contains(t, errOut, "audit record not written: nothing was changed")
+				// A runbook refuses before its first step, not at the
+				// first step that refuses on its own.
+				assert.NotContains(t, errOut, "== step", "no step ran")
 				assert.Equal(t, before, w.snapshot(t), "nothing changed (read back)")
 			})
 		}
@@ -224,4 +312,62 @@ func mustRead(t *testing.T, log string) []audit.Record {
 	recs, err := audit.Read(log)
 	require.NoError(t, err)
 	return recs
+}
+
+// dynopsVia runs dynops in-process as target.Dynops does, against endpoint
+// instead of the target's own when it is set.
+func dynopsVia(t *testing.T, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if endpoint == "" {
+		return target.Dynops(t, auditLog, args...)
+	}
+	ios, _, out, errOut := iostreams.Test()
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog, "--endpoint-url", endpoint)
+	code = root.Execute(context.Background(), factory.New(ios), "test", full)
+	t.Logf("dynops %s (via %s) -> exit %d\n%s%s", strings.Join(args, " "), endpoint, code, out.String(), errOut.String())
+	return out.String(), errOut.String(), code
+}
+
+// olderPITRWindow starts a proxy in front of the emulator whose
+// DescribeContinuousBackups answers say PITR has been on for back: the
+// emulator's window starts when the table was made.
+func olderPITRWindow(t *testing.T, back time.Duration) string {
+	t.Helper()
+	u, err := url.Parse(target.Endpoint())
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(r *http.Response) error {
+		if !strings.HasSuffix(r.Request.Header.Get("X-Amz-Target"), ".DescribeContinuousBackups") || r.StatusCode != http.StatusOK {
+			return nil
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			D map[string]json.RawMessage `json:"ContinuousBackupsDescription"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return err
+		}
+		var pitr map[string]any
+		if err := json.Unmarshal(doc.D["PointInTimeRecoveryDescription"], &pitr); err != nil {
+			return err
+		}
+		pitr["EarliestRestorableDateTime"] = float64(time.Now().Add(-back).Unix())
+		if doc.D["PointInTimeRecoveryDescription"], err = json.Marshal(pitr); err != nil {
+			return err
+		}
+		if body, err = json.Marshal(doc); err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		r.Header.Set("X-Amz-Crc32", fmt.Sprint(crc32.ChecksumIEEE(body)))
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -2,6 +2,7 @@ package dr
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -115,4 +116,42 @@ func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.True(t, recs[0].DryRun)
 	assert.Len(t, recs[0].Actions, 7, "the protection decision, the preflight and five planned steps")
+}
+
+// TestCLIDryRunsChangeNothing: every switch without --yes (failover, drill,
+// and a failback after a real failover) exits 0, says it is a dry run and
+// changes nothing, read back from both regions: pointers and fences.
+func TestCLIDryRunsChangeNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		setup []string // a real switch first (with --yes)
+		args  []string
+		want  string
+	}{
+		{name: "failover", args: []string{"dr", "failover", "--to", drpair.Away}, want: "DRY RUN"},
+		{name: "drill", args: []string{"dr", "drill"}, want: "DRY RUN"},
+		{name: "failback", setup: []string{"dr", "failover", "--to", drpair.Away, "--yes"}, args: []string{"dr", "failback", "--to", drpair.Home}, want: "DRY RUN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := drpair.New(t, target, drpair.Options{})
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+			state := func() string {
+				return fmt.Sprint(p.Pointer(t, drpair.Home), p.Pointer(t, drpair.Away), p.Fenced(t, drpair.Home), p.Fenced(t, drpair.Away))
+			}
+			if tc.setup != nil {
+				_, errOut, code := target.Dynops(t, log, append(tc.setup, pairFlags(p)...)...)
+				require.Equal(t, 0, code, errOut)
+			}
+			before := state()
+			out, errOut, code := target.Dynops(t, log, append(tc.args, pairFlags(p)...)...)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, tc.want)
+			assert.Equal(t, before, state(), "nothing changed (read back)")
+			if tc.setup == nil {
+				p.AssertUnchanged(t)
+			}
+		})
+	}
 }

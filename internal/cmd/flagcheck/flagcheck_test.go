@@ -18,6 +18,9 @@ func TestCheck(t *testing.T) {
 		{[]string{"--critical", "0s"}, "--critical 0s is below 1s"},
 		{[]string{"--critical", "25h"}, "--critical 25h0m0s is above 24h"},
 		{[]string{"--critical", "2h"}, ""},
+		{[]string{"--critical", "1s"}, ""},  // the bound itself is allowed
+		{[]string{"--critical", "24h"}, ""}, // the bound itself is allowed
+		{[]string{"--segments", "1000000"}, ""},
 		{[]string{"--visibility-timeout", "-5s"}, "--visibility-timeout"},
 		{[]string{"--visibility-timeout", "500ms"}, "is below 1s"},
 		{[]string{"--visibility-timeout", "13h"}, "is above 12h"},
@@ -65,5 +68,30 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("Check = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestExample: the fix a refusal suggests is the flag's default, else its
+// lower bound, else 0.
+func TestExample(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.Int("segments", 4, "")
+	fs.Int("buckets", 0, "")
+	fs.Duration("wait-timeout", 0, "")
+	fs.Duration("settle", 0, "")
+	for _, tc := range []struct {
+		flag string
+		b    Bound
+		want string
+	}{
+		{"segments", Bound{Min: "1"}, "4"},
+		{"buckets", Bound{Min: "1"}, "1"},
+		{"buckets", Bound{}, "0"},
+		{"wait-timeout", Bound{}, "0"},
+		{"settle", Bound{Min: "1s"}, "1s"},
+	} {
+		if got := example(fs.Lookup(tc.flag), tc.b); got != tc.want {
+			t.Errorf("example(--%s, %+v) = %q, want %q", tc.flag, tc.b, got, tc.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,6 +37,15 @@ func TestRepairFlags(t *testing.T) {
 	assert.True(t, o.AllDifferences && o.Repair.DeleteExtra && o.Repair.Unconditional && o.Yes)
 	assert.Equal(t, "a", o.Confirm)
 	assert.Equal(t, 2, o.Repair.Workers)
+
+	for _, w := range []string{"1", "256"} { // both bounds allowed
+		o, err = parse("--from", "a-restored", "--to", "a", "--keys", "k.jsonl", "--workers", w)
+		require.NoError(t, err, "--workers %s", w)
+		assert.Equal(t, w, fmt.Sprint(o.Repair.Workers))
+	}
+	o, err = parse("--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "INC-1: restored by hand")
+	require.NoError(t, err)
+	assert.Equal(t, "INC-1: restored by hand", o.AllowUnrelated)
 }
 
 func TestRepairFlagsRefused(t *testing.T) {
@@ -47,6 +57,8 @@ func TestRepairFlagsRefused(t *testing.T) {
 		"or --from-export s3://BUCKET/PREFIX":               {"--from", "b", "--from-export", "s3://x/y", "--to", "a", "--keys", "k"},
 		"--from and --to are both a":                        {"--from", "a", "--to", "a", "--keys", "k"},
 		"--workers 0: use 1 to 256":                         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
+		"--workers 257: use 1 to 256":                       {"--from", "b", "--to", "a", "--keys", "k", "--workers", "257"},
+		"--allow-unrelated-source needs a REASON":           {"--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "  "},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {

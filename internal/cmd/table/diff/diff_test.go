@@ -44,6 +44,15 @@ func TestDiffFlags(t *testing.T) {
 	o, err = parse("--source-export", "s3://b/p1", "--target-export", "s3://b/p2", "--key", "tenant,sk")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tenant", "sk"}, o.Diff.KeyNames)
+
+	// Every bound itself is allowed.
+	o, err = parse("--source", "b", "--target", "a", "--segments", "1", "--buckets", "4096")
+	require.NoError(t, err)
+	assert.Equal(t, 1, o.Diff.Segments)
+	assert.Equal(t, 4096, o.Diff.Buckets)
+	o, err = parse("--source", "b", "--target", "a", "--segments", "1000000")
+	require.NoError(t, err)
+	assert.Equal(t, 1000000, o.Diff.Segments)
 }
 
 func TestDiffFlagsRefused(t *testing.T) {
