@@ -87,14 +87,14 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 	cmd.Flags().Visit(func(p *pflag.Flag) {
 		params[p.Name] = p.Value.String()
 		if contains(regionFlags, p.Name) {
-			for _, r := range strings.Split(p.Value.String(), ",") {
+			for _, r := range flagValues(p) {
 				rec.AddRegion(strings.TrimSpace(r))
 			}
 		}
 	})
 	for _, name := range targetFlags {
 		if p := cmd.Flags().Lookup(name); p != nil && p.Changed {
-			targets = append(targets, strings.Trim(p.Value.String(), "[]"))
+			targets = append(targets, flagValues(p)...)
 		}
 	}
 	if fl.Region != "" {
@@ -167,6 +167,15 @@ func execFunc(parent *factory.Factory, version string) func(context.Context, []s
 		child.AuditTags = s.Tags
 		return Execute(ctx, child, version, args)
 	}
+}
+
+// flagValues is a flag's values: each element of a list flag (its String()
+// is "[a,b]", CSV-quoted), or the one value of any other.
+func flagValues(p *pflag.Flag) []string {
+	if sv, ok := p.Value.(pflag.SliceValue); ok {
+		return sv.GetSlice()
+	}
+	return []string{p.Value.String()}
 }
 
 func contains(xs []string, s string) bool {
