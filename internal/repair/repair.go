@@ -479,7 +479,8 @@ type batch struct {
 func (r *runner) pipeline(ctx context.Context, g *errgroup.Group, work <-chan unit) {
 	batches := make(chan batch, 2*r.opts.Workers)
 	var readers sync.WaitGroup
-	for w := 0; w < r.opts.Workers; w++ {
+	// Once ctx has ended (a failure, an interrupt), no further worker starts.
+	for w := 0; w < r.opts.Workers && ctx.Err() == nil; w++ {
 		readers.Add(1)
 		g.Go(func() error {
 			defer readers.Done()
@@ -496,7 +497,7 @@ func (r *runner) pipeline(ctx context.Context, g *errgroup.Group, work <-chan un
 		close(batches)
 		return nil
 	})
-	for w := 0; w < r.opts.Workers; w++ {
+	for w := 0; w < r.opts.Workers && ctx.Err() == nil; w++ {
 		g.Go(func() error {
 			for b := range batches {
 				if err := batchwrite.WriteBatch(ctx, r.db, r.opts.To, b.reqs, r.opts.Backoff); err != nil {
