@@ -344,7 +344,7 @@ func runJobs(ctx context.Context, store Store, sum Summary, jobs []job, o Option
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	for w := 0; w < min(o.Parallel, len(jobs)); w++ {
+	for range min(o.Parallel, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

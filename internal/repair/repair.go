@@ -197,7 +197,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	if opts.Unconditional {
 		r.pipeline(gctx, g, work)
 	} else {
-		for w := 0; w < opts.Workers; w++ {
+		for range opts.Workers {
 			g.Go(func() error {
 				for u := range work {
 					var img map[string]types.AttributeValue
@@ -480,7 +480,12 @@ func (r *runner) pipeline(ctx context.Context, g *errgroup.Group, work <-chan un
 	batches := make(chan batch, 2*r.opts.Workers)
 	var readers sync.WaitGroup
 	// Once ctx has ended (a failure, an interrupt), no further worker starts.
-	for w := 0; w < r.opts.Workers && ctx.Err() == nil; w++ {
+	// The worker loops count with range: a counter that never reaches its
+	// bound would keep starting workers (g.Go blocks at the group's limit).
+	for range r.opts.Workers {
+		if ctx.Err() != nil {
+			break
+		}
 		readers.Add(1)
 		g.Go(func() error {
 			defer readers.Done()
@@ -497,7 +502,10 @@ func (r *runner) pipeline(ctx context.Context, g *errgroup.Group, work <-chan un
 		close(batches)
 		return nil
 	})
-	for w := 0; w < r.opts.Workers && ctx.Err() == nil; w++ {
+	for range r.opts.Workers {
+		if ctx.Err() != nil {
+			break
+		}
 		g.Go(func() error {
 			for b := range batches {
 				if err := batchwrite.WriteBatch(ctx, r.db, r.opts.To, b.reqs, r.opts.Backoff); err != nil {

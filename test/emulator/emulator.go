@@ -25,6 +25,9 @@ type Emulator struct {
 
 	cmd  *exec.Cmd
 	done chan error
+	// ownDir is the log folder Start created (no Options.LogDir), which
+	// Close removes; a folder the caller gave is the caller's.
+	ownDir string
 }
 
 // Options tune Start.
@@ -44,22 +47,30 @@ func Start(ctx context.Context, o Options) (*Emulator, error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 60 * time.Second
 	}
+	ownDir := ""
 	if o.LogDir == "" {
 		if o.LogDir, err = os.MkdirTemp("", "dynops-emulator-"); err != nil {
 			return nil, fmt.Errorf("creating emulator log dir: %w", err)
 		}
+		ownDir = o.LogDir
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			lastErr = err
+			break
 		}
 		e, err := start(ctx, bin, port, o)
 		if err == nil {
+			e.ownDir = ownDir
 			return e, nil
 		}
 		lastErr = err
+	}
+	// The errors quote the log's tail, so a folder of our own goes.
+	if ownDir != "" {
+		_ = os.RemoveAll(ownDir)
 	}
 	return nil, lastErr
 }
@@ -166,6 +177,23 @@ func (e *Emulator) Stop() error {
 		<-e.done
 		return fmt.Errorf("moto_server (pid %d) ignored SIGTERM and was killed", pid)
 	}
+}
+
+// Close stops the server and removes the log folder Start created, unless
+// keepLog (a failed run, whose log is worth reading): then it says where the
+// log is. Every run used to leave a dynops-emulator-* folder in the temp dir.
+func (e *Emulator) Close(keepLog bool) error {
+	err := e.Stop()
+	switch {
+	case e.ownDir == "":
+	case keepLog:
+		fmt.Fprintf(os.Stderr, "emulator: log kept at %s\n", e.LogPath)
+	default:
+		if rmErr := os.RemoveAll(e.ownDir); rmErr != nil && err == nil {
+			err = fmt.Errorf("removing the emulator log folder: %w", rmErr)
+		}
+	}
+	return err
 }
 
 // Reset clears all state in the emulator.

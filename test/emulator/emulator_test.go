@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,7 +34,9 @@ func TestServerDiesWithAPanickingTest(t *testing.T) {
 		t.Fatalf("moto_server is needed: %v", err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperStartThenPanic$", "-test.v")
-	cmd.Env = append(os.Environ(), "DYNOPS_EMULATOR_PANIC_CHILD=1")
+	// The child's log folder stays behind (it panics before any cleanup): in
+	// a temp dir of this test's own.
+	cmd.Env = append(os.Environ(), "DYNOPS_EMULATOR_PANIC_CHILD=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -74,10 +77,50 @@ func alive(pid int) bool {
 	return len(fields) > 2 && fields[2] != "Z"
 }
 
+// Close removes the log folder Start made, unless asked to keep it (a failed
+// run); a folder the caller gave is never removed.
+func TestCloseRemovesOnlyItsOwnLogFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		callerDir bool
+		keep      bool
+		wantGone  bool
+	}{
+		{"own folder, passed run", false, false, true},
+		{"own folder, failed run", false, true, false},
+		{"caller's folder, passed run", true, false, false},
+		{"caller's folder, failed run", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			o := Options{}
+			if tc.callerDir {
+				o.LogDir = t.TempDir()
+			}
+			e, err := Start(context.Background(), o)
+			require.NoError(t, err)
+			dir := filepath.Dir(e.LogPath)
+			if tc.callerDir {
+				require.Equal(t, o.LogDir, dir)
+			} else {
+				require.Equal(t, os.Getenv("TMPDIR"), filepath.Dir(dir), "the log folder is made in the temp dir")
+			}
+			require.FileExists(t, e.LogPath)
+			require.NoError(t, e.Close(tc.keep))
+			assert.False(t, alive(e.PID()), "Close stops the server")
+			if tc.wantGone {
+				assert.NoDirExists(t, dir)
+			} else {
+				assert.FileExists(t, e.LogPath)
+			}
+		})
+	}
+}
+
 func TestVersionIsTheMeasuredOne(t *testing.T) {
 	e, err := Start(context.Background(), Options{})
 	require.NoError(t, err)
-	defer e.Stop()
+	defer func() { _ = e.Close(false) }()
 	v, err := e.CheckVersion(context.Background(), false)
 	require.NoError(t, err)
 	assert.Equal(t, MeasuredVersion, v)

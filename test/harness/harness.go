@@ -86,7 +86,8 @@ func runMain(m *testing.M, tg **Target) int {
 		fmt.Fprintln(os.Stderr, "harness:", err)
 		return 1
 	}
-	defer emu.Stop()
+	code := 1 // a failed run keeps the emulator's log
+	defer func() { _ = emu.Close(code != 0) }()
 	v, err := emu.CheckVersion(context.Background(), os.Getenv("DYNOPS_EMULATOR_ANY_VERSION") == "1")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "harness:", err)
@@ -98,7 +99,8 @@ func runMain(m *testing.M, tg **Target) int {
 		fmt.Fprintf(os.Stderr, "harness: WARNING: running on moto %s; the skip reasons and the README support table were measured on moto %s (DYNOPS_EMULATOR_ANY_VERSION=1)\n", v, emulator.MeasuredVersion)
 	}
 	*tg = &Target{Kind: KindEmulator, Region: DefaultRegion, Emulator: emu}
-	return m.Run()
+	code = m.Run()
+	return code
 }
 
 // OnEmulator reports whether tests run against the local emulator.

@@ -6,6 +6,7 @@
 package streamconsumer
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dynops/dynops/test/harness"
@@ -13,4 +14,10 @@ import (
 
 var target *harness.Target
 
-func TestMain(m *testing.M) { harness.Main(m, &target) }
+func TestMain(m *testing.M) {
+	code := harness.Run(m, &target)
+	if zipPath != "" { // the consumer zip built once for the run
+		_ = os.Remove(zipPath)
+	}
+	os.Exit(code)
+}

@@ -22,7 +22,7 @@ func main() {
 	os.Exit(run())
 }
 
-func run() int {
+func run() (code int) {
 	args := os.Args[1:]
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
@@ -39,7 +39,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "with-emulator:", err)
 		return 1
 	}
-	defer emu.Stop()
+	defer func() { _ = emu.Close(code != 0) }() // a failed command keeps the log
 	fmt.Fprintf(os.Stderr, "with-emulator: moto_server pid %d at %s (log %s)\n", emu.PID(), emu.URL, emu.LogPath)
 
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
