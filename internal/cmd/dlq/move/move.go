@@ -139,6 +139,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return err
 	}
+	return printReport(f, rep)
+}
+
+// printReport prints what the move did, as the service reported it; a run
+// with errors exits 1.
+func printReport(f *factory.Factory, rep redrive.MoveReport) error {
 	if f.JSON() {
 		return f.IOStreams.PrintJSON(rep)
 	}

@@ -1,0 +1,59 @@
+package redrive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/redrive"
+)
+
+// TestReportVerdictCountsEachStatus: the table output's last line counts
+// what the run did per status, for a dry run and for an applied run (the
+// end-to-end tests in test/dlq read -o json, so these counts are checked
+// here: two survivors of issue 18's sample of the command's mutants).
+func TestReportVerdictCountsEachStatus(t *testing.T) {
+	outcomes := func(statuses ...string) []redrive.Outcome {
+		var out []redrive.Outcome
+		for i, s := range statuses {
+			out = append(out, redrive.Outcome{MessageID: "m" + string(rune('0'+i)), Status: s, Reason: "r"})
+		}
+		return out
+	}
+	counts := func(outs []redrive.Outcome) map[string]int {
+		c := map[string]int{}
+		for _, o := range outs {
+			c[o.Status]++
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		dryRun bool
+		status []string
+		want   string
+	}{
+		{"dry run: some kept", true, []string{redrive.WouldReplay, redrive.Expired, redrive.WouldReplay, redrive.KeptMalformed, redrive.WouldReplay},
+			"5 message(s) from Q in 1.5s: dry run: 3 would be replayed, 2 would be kept; nothing was invoked or deleted (pass --yes)"},
+		{"dry run: none replayable", true, []string{redrive.Expired},
+			"1 message(s) from Q in 1.5s: dry run: 0 would be replayed, 1 would be kept"},
+		{"applied", false, []string{redrive.Replayed, redrive.Failed, redrive.Replayed, redrive.Discarded, redrive.NotDeleted, redrive.Replayed},
+			"6 message(s) from Q in 1.5s: 3 replayed and deleted, 2 kept in the queue"},
+		{"applied: all replayed", false, []string{redrive.Replayed, redrive.Replayed},
+			"2 message(s) from Q in 1.5s: 2 replayed and deleted, 0 kept in the queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, _, out, _ := iostreams.Test()
+			f := factory.New(ios)
+			outs := outcomes(tc.status...)
+			require.NoError(t, printReport(f, redrive.Report{Queue: "Q", DryRun: tc.dryRun, Outcomes: outs, Counts: counts(outs), Seconds: 1.5}))
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			require.Len(t, lines, 1+len(tc.status)+2, "a header, a row per message, a blank line and the verdict:\n%s", out.String())
+			assert.True(t, strings.HasPrefix(lines[len(lines)-1], tc.want), "verdict\n got: %s\nwant: %s...", lines[len(lines)-1], tc.want)
+		})
+	}
+}
