@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/tablediff"
 	"github.com/dynops/dynops/internal/testctx"
@@ -241,4 +242,21 @@ func TestRunReportsItsRate(t *testing.T) {
 	assert.Equal(t, [2]int64{3, 2}, [2]int64{res.Copied, res.Deleted})
 	require.Greater(t, res.Seconds, 0.0)
 	assert.InDelta(t, 5/res.Seconds, res.ItemsPerSec, 5/res.Seconds/1e6, "items written per second")
+}
+
+// TestPipelineStartsNoWorkerOnceTheContextHasEnded: after a failure or an
+// interrupt, the unconditional pipeline takes no further unit of work (a
+// reader started then would read and count it).
+func TestPipelineStartsNoWorkerOnceTheContextHasEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(testctx.Bounded(t))
+	cancel()
+	work := make(chan unit, 1)
+	work <- unit{recs: []tablediff.KeyRecord{{Kind: tablediff.OnlyInTarget, Key: []byte(`{"id":{"S":"a"}}`)}}}
+	close(work)
+	r := &runner{opts: Options{Workers: 4}, res: &Result{ConflictSample: []Conflict{}}}
+	var g errgroup.Group
+	r.pipeline(ctx, &g, work)
+	require.NoError(t, g.Wait())
+	assert.Len(t, work, 1, "the unit is still waiting: no reader took it")
+	assert.Zero(t, r.kept.Load()+r.done.Load(), "nothing was counted")
 }
