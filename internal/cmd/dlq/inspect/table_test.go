@@ -63,12 +63,17 @@ func TestPrintTable(t *testing.T) {
 }
 
 // TestPrintTableWithoutBodies: no bodies section when no message has one,
-// and a batch without its last arrival shows "-".
+// a batch without its last arrival shows "-", and one with no time left
+// at all is gone.
 func TestPrintTableWithoutBodies(t *testing.T) {
-	left := 3 * time.Hour
+	left, none := 3*time.Hour, time.Duration(0)
 	ios, _, out, _ := iostreams.Test()
-	require.NoError(t, printTable(ios, Report{Queue: "Q", Counts: map[string]int{redrive.StateOK: 1},
-		Messages: []redrive.Entry{{MessageID: "m1", State: redrive.StateOK, Batch: redrive.Batch{TimeLeft: &left}}}}))
+	require.NoError(t, printTable(ios, Report{Queue: "Q", Counts: map[string]int{redrive.StateOK: 1, redrive.StateLost: 1},
+		Messages: []redrive.Entry{
+			{MessageID: "m1", State: redrive.StateOK, Batch: redrive.Batch{TimeLeft: &left}},
+			{MessageID: "m2", State: redrive.StateLost, Batch: redrive.Batch{TimeLeft: &none}},
+		}}))
 	assert.NotContains(t, out.String(), "bodies:")
 	assert.Contains(t, out.String(), "- / 3h0m0s")
+	assert.Contains(t, out.String(), "- / gone 0s ago", "no time left is gone, not 0s left")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -30,5 +31,21 @@ func TestVisibilityTimeoutBounds(t *testing.T) {
 		if tc.wantErr == "" && (err != nil || !ran) || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !factory.IsUsageError(err) || ran) {
 			t.Errorf("--visibility-timeout %s: err %v, ran %v; want %q", tc.v, err, ran, tc.wantErr)
 		}
+	}
+}
+
+// TestVisibilityTimeoutDefault: without the flag a message being moved stays
+// hidden for 60 s (inside the bounds above, so the default runs).
+func TestVisibilityTimeoutDefault(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	var got *Options
+	cmd := NewCmdMove(factory.New(ios), func(_ context.Context, o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--queue", "https://sqs.eu-west-1.amazonaws.com/123456789012/dev-a-dlq"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); err != nil || got == nil {
+		t.Fatalf("err %v, ran %v", err, got != nil)
+	}
+	if got.VisibilityTimeout != 60*time.Second {
+		t.Errorf("default --visibility-timeout %s, want 1m0s", got.VisibilityTimeout)
 	}
 }

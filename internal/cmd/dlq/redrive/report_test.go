@@ -57,3 +57,25 @@ func TestReportVerdictCountsEachStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestReportRowDetail: a message's row gives the reason it was kept or, for
+// one replayed (or that would be), the records of its batch.
+func TestReportRowDetail(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	rep := redrive.Report{Queue: "Q", DryRun: true, Counts: map[string]int{redrive.WouldReplay: 1, redrive.Expired: 1}, Outcomes: []redrive.Outcome{
+		{MessageID: "m-replay", Status: redrive.WouldReplay, Target: "fn", Records: []redrive.RecordRef{
+			{EventName: "INSERT", Keys: `{"pk":"a"}`}, {EventName: "MODIFY", Keys: `{"pk":"b"}`}}},
+		{MessageID: "m-kept", Status: redrive.Expired, Reason: "past the stream's 24 h retention"},
+	}}
+	require.NoError(t, printReport(factory.New(ios), rep))
+	rows := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = l
+		}
+	}
+	assert.True(t, strings.HasSuffix(rows["m-replay"], ` 2 record(s): INSERT {"pk":"a"}; MODIFY {"pk":"b"}`), rows["m-replay"])
+	assert.Contains(t, rows["m-replay"], " would-replay ")
+	assert.Contains(t, rows["m-kept"], " expired ")
+	assert.True(t, strings.HasSuffix(rows["m-kept"], " past the stream's 24 h retention"), rows["m-kept"])
+}
