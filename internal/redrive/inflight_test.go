@@ -332,3 +332,17 @@ func TestMoveWaitsForMessagesInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestDepthUpto: the messages a run expects to handle are all the queue
+// holds (visible, in flight and delayed), capped by --max when it is set.
+func TestDepthUpto(t *testing.T) {
+	d := Depth{Visible: 5, InFlight: 2, Delayed: 1}
+	for _, tc := range []struct{ max, want int }{{0, 8}, {-1, 8}, {1, 1}, {7, 7}, {8, 8}, {9, 8}, {100, 8}} {
+		if got := d.Upto(tc.max); got != tc.want {
+			t.Errorf("Upto(%d) = %d, want %d", tc.max, got, tc.want)
+		}
+	}
+	if got := (Depth{}).Upto(0); got != 0 {
+		t.Errorf("an empty queue: Upto(0) = %d, want 0", got)
+	}
+}

@@ -117,10 +117,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	depth := d.Total()
-	if opts.Max > 0 {
-		depth = min(depth, opts.Max)
-	}
+	depth := d.Upto(opts.Max)
 	bar := f.IOStreams.StartProgress("move "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Move(ctx, client, redrive.MoveOptions{
 		Source: redrive.Queue{Client: client, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout},

@@ -225,10 +225,7 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 	if err != nil {
 		return err
 	}
-	depth := d.Total()
-	if opts.Max > 0 {
-		depth = min(depth, opts.Max)
-	}
+	depth := d.Upto(opts.Max)
 	bar := f.IOStreams.StartProgress("redrive "+opts.Name()+": messages", int64(depth))
 	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
 		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
