@@ -3,6 +3,7 @@ package migrate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -189,7 +192,33 @@ func TestVerifyFindsDifferences(t *testing.T) {
 	assert.EqualValues(t, 1, v.OnlyInSource)
 	assert.EqualValues(t, 1, v.Changed)
 	assert.EqualValues(t, 2, v.OnlyInTarget)
+	require.Len(t, v.Sample.OnlyInTarget, 2)
 	assert.Contains(t, string(v.Sample.OnlyInTarget[0])+string(v.Sample.OnlyInTarget[1]), "dev-aiagent-tenants")
+
+	// A cutover finds the same differences and stops before the pointer:
+	// a failure exit, the step table and the way out, the pointer unchanged.
+	sc := ssm.NewFromConfig(target.AWSConfig(t))
+	before := pointerOrNone(t, sc)
+	out, errOut, code := target.Dynops(t, auditLog, "migrate", "cutover", "--source", source, "--routes", routesFile(), "--state", state,
+		"--yes", "--settle", "500ms", "--allow-unmatched")
+	assert.Equal(t, 1, code, out+errOut)
+	assert.Contains(t, errOut, "cutover stopped at verify: 4 difference(s)")
+	assert.Contains(t, errOut, "dynops migrate rollback")
+	assert.Regexp(t, `verify +failed`, out)
+	assert.NotContains(t, out, "Cut over:")
+	assert.Equal(t, before, pointerOrNone(t, sc), "the pointer is unchanged (read back)")
+}
+
+// pointerOrNone reads the application's pointer, "" when it does not exist.
+func pointerOrNone(t *testing.T, c *ssm.Client) string {
+	t.Helper()
+	out, err := c.GetParameter(context.Background(), &ssm.GetParameterInput{Name: aws.String(migrate.DefaultPointer(source))})
+	var nf *ssmtypes.ParameterNotFound
+	if errors.As(err, &nf) {
+		return ""
+	}
+	require.NoError(t, err)
+	return aws.ToString(out.Parameter.Value)
 }
 
 func tagTable(t *testing.T, db *dynamodb.Client, table, key, value string) {
