@@ -116,3 +116,24 @@ func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
 		assert.Equal(t, foreign, db.doc)
 	})
 }
+
+// TestFenceConfirmsSelfLockoutOnlyWithBreakGlass_DDB_DR_01: a fence with a
+// break-glass role denies every other principal (the caller too) further
+// policy changes, so its put confirms the self lockout; a fence without one
+// leaves policy changes open and does not.
+func TestFenceConfirmsSelfLockoutOnlyWithBreakGlass_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	for _, c := range []struct {
+		breakGlass string
+		confirm    bool
+	}{
+		{"", false},
+		{"arn:aws:iam::111122223333:role/break-glass", true},
+	} {
+		db := &policyDB{land: true}
+		_, _, changed, err := fenceTable(testctx.Bounded(t), db, arn, c.breakGlass, FenceSid, time.Millisecond)
+		require.NoError(t, err, "break glass %q", c.breakGlass)
+		assert.True(t, changed)
+		assert.Equal(t, []bool{c.confirm}, db.confirm, "break glass %q", c.breakGlass)
+	}
+}
