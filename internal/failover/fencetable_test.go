@@ -36,9 +36,9 @@ func TestUnfenceReadsBack_DDB_DR_01(t *testing.T) {
 		wantSays string
 	}{
 		{name: "only the fence: the policy goes", doc: func(t *testing.T) string { return fenced(t, "", FenceSid) },
-			had: true, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+			had: true, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times (no resource policy left)", arn, readBacks)},
 		{name: "the table's own statement stays", doc: func(t *testing.T) string { return fenced(t, own, FenceSid) },
-			had: true, wantDoc: own, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+			had: true, wantDoc: own, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times (%d bytes of policy left)", arn, readBacks, len(own))},
 		{name: "a failback fence goes too", doc: func(t *testing.T) string { return fenced(t, own, FailbackFenceSid) },
 			had: true, wantDoc: own, writes: 1, wantSays: "read back"},
 		{name: "no fence: nothing written", doc: func(*testing.T) string { return own }, wantDoc: own, wantSays: "carries no fence"},
