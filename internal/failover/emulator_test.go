@@ -206,6 +206,9 @@ func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 		assert.Equal(t, failover.StepDone, st["canary"])
 		assert.Equal(t, failover.StepSkipped, st["replication-check"])
 		for _, s := range res.Steps {
+			if s.Name == "canary" {
+				assert.Contains(t, s.Detail, "written in "+away+" and read back")
+			}
 			if s.Name == "replication-check" {
 				assert.Contains(t, s.Detail, "unverifiable")
 				assert.Contains(t, s.Detail, "canary deleted")
