@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynops/dynops/internal/testctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,6 +66,66 @@ func TestCanaryWriteConditionalRetry(t *testing.T) {
 			assert.Contains(t, err.Error(), c.wantErr)
 			if errors.As(c.db.putErr, new(*types.ConditionalCheckFailedException)) {
 				assert.True(t, c.db.getConsistent, "read back strongly consistent")
+			}
+		})
+	}
+}
+
+// TestCanaryStepWritesAndReadsBack_DDB_DR_01: the canary step of a switch
+// writes the canary in the new region and says so only after a strongly
+// consistent read shows it; a write the read back does not show, a refused
+// write, a failed read and a table whose partition key is not a string each
+// fail the step, and only a write that was answered leaves an undo.
+func TestCanaryStepWritesAndReadsBack_DDB_DR_01(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		db         *canaryDB
+		hashType   string
+		wantErr    string
+		wantUndo   bool
+		wantStored bool
+	}{
+		{name: "written and read back", db: &canaryDB{land: true}, hashType: "S", wantUndo: true, wantStored: true},
+		{name: "answered but not read back", db: &canaryDB{}, hashType: "S", wantErr: "written in eu-central-1 but not read back", wantUndo: true},
+		{name: "write refused", db: &canaryDB{putErr: errors.New("AccessDeniedException")}, hashType: "S", wantErr: "AccessDeniedException"},
+		{name: "read back fails", db: &canaryDB{land: true, getErr: errors.New("ThrottlingException")}, hashType: "S",
+			wantErr: "reading the canary item: ThrottlingException", wantUndo: true, wantStored: true},
+		{name: "numeric partition key: nothing written", db: &canaryDB{land: true}, hashType: "N", wantErr: "needs a string partition key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := globalState()
+			for i := range s.Regions {
+				s.Regions[i].HashKey.Type = c.hashType
+			}
+			req := Request{Target: s.Target, Rules: rules(), Execute: true}
+			var regions []string
+			r := &Runner{Now: time.Now, Clients: func(region string) Clients { regions = append(regions, region); return Clients{DynamoDB: c.db} }}
+			var step *stepDef
+			for _, d := range r.steps(req, s) {
+				if d.name == "canary" {
+					step = &d
+				}
+			}
+			require.NotNil(t, step)
+			var st Step
+			err := step.run(testctx.Bounded(t), &st)
+			if c.wantErr != "" {
+				require.ErrorContains(t, err, c.wantErr)
+				assert.Empty(t, st.Detail, "nothing claimed")
+			} else {
+				require.NoError(t, err)
+				assert.Regexp(t, `^canary session_id=`+CanaryPrefix+`\S+ written in eu-central-1 and read back$`, st.Detail)
+				assert.True(t, c.db.getConsistent, "read back strongly consistent")
+			}
+			if c.wantUndo {
+				require.Len(t, st.Undo, 1)
+				assert.Contains(t, st.Undo[0], "aws dynamodb delete-item --region eu-central-1 --table-name prod-hoge-session --key ")
+			} else {
+				assert.Empty(t, st.Undo)
+			}
+			assert.Equal(t, c.wantStored, c.db.item != nil, "the canary item in the table")
+			if c.db.item != nil {
+				assert.Equal(t, []string{"eu-central-1"}, regions, "written in the new region only")
 			}
 		})
 	}

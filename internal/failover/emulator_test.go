@@ -206,6 +206,9 @@ func TestFailoverThenFailback_DDB_DR_01(t *testing.T) {
 		assert.Equal(t, failover.StepDone, st["canary"])
 		assert.Equal(t, failover.StepSkipped, st["replication-check"])
 		for _, s := range res.Steps {
+			if s.Name == "canary" {
+				assert.Contains(t, s.Detail, "written in "+away+" and read back")
+			}
 			if s.Name == "replication-check" {
 				assert.Contains(t, s.Detail, "unverifiable")
 				assert.Contains(t, s.Detail, "canary deleted")
@@ -514,4 +517,29 @@ func TestSwitchKilledAfterThePointerFlipResumes(t *testing.T) {
 			assert.Empty(t, after.HalfDone())
 		})
 	}
+}
+
+// TestDrillDryRunAndRefusal: a dry-run drill plans the failover only, is OK
+// and changes nothing; a drill whose failover is refused (no table in the
+// away region) is not OK, runs no failback, and changes nothing either.
+func TestDrillDryRunAndRefusal(t *testing.T) {
+	t.Parallel()
+	t.Run("dry run", func(t *testing.T) {
+		p := newPair(t, false)
+		d, err := p.runner(new([]string)).Drill(context.Background(), p.request(failover.Failover, "", "", false))
+		require.NoError(t, err)
+		assert.True(t, d.OK, "a dry run that plans the failover is OK")
+		assert.True(t, d.DryRun)
+		assert.Nil(t, d.Failback, "the failback's preflight depends on the failover's state: not planned")
+		assert.Equal(t, failover.StepPlanned, statuses(d.Failover)["fence-old"])
+		p.AssertUnchanged(t)
+	})
+	t.Run("refused", func(t *testing.T) {
+		p := newPair(t, true)
+		d, err := p.runner(new([]string)).Drill(context.Background(), p.request(failover.Failover, home, away, true))
+		require.ErrorIs(t, err, failover.ErrRefused)
+		assert.False(t, d.OK)
+		assert.Nil(t, d.Failback)
+		p.AssertUnchanged(t)
+	})
 }

@@ -36,9 +36,9 @@ func TestUnfenceReadsBack_DDB_DR_01(t *testing.T) {
 		wantSays string
 	}{
 		{name: "only the fence: the policy goes", doc: func(t *testing.T) string { return fenced(t, "", FenceSid) },
-			had: true, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+			had: true, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times (no resource policy left)", arn, readBacks)},
 		{name: "the table's own statement stays", doc: func(t *testing.T) string { return fenced(t, own, FenceSid) },
-			had: true, wantDoc: own, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks)},
+			had: true, wantDoc: own, writes: 1, wantSays: fmt.Sprintf("fence removed from %s, read back %d times (%d bytes of policy left)", arn, readBacks, len(own))},
 		{name: "a failback fence goes too", doc: func(t *testing.T) string { return fenced(t, own, FailbackFenceSid) },
 			had: true, wantDoc: own, writes: 1, wantSays: "read back"},
 		{name: "no fence: nothing written", doc: func(*testing.T) string { return own }, wantDoc: own, wantSays: "carries no fence"},
@@ -115,4 +115,25 @@ func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
 		assert.Empty(t, st.Undo)
 		assert.Equal(t, foreign, db.doc)
 	})
+}
+
+// TestFenceConfirmsSelfLockoutOnlyWithBreakGlass_DDB_DR_01: a fence with a
+// break-glass role denies every other principal (the caller too) further
+// policy changes, so its put confirms the self lockout; a fence without one
+// leaves policy changes open and does not.
+func TestFenceConfirmsSelfLockoutOnlyWithBreakGlass_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	for _, c := range []struct {
+		breakGlass string
+		confirm    bool
+	}{
+		{"", false},
+		{"arn:aws:iam::111122223333:role/break-glass", true},
+	} {
+		db := &policyDB{land: true}
+		_, _, changed, err := fenceTable(testctx.Bounded(t), db, arn, c.breakGlass, FenceSid, time.Millisecond)
+		require.NoError(t, err, "break glass %q", c.breakGlass)
+		assert.True(t, changed)
+		assert.Equal(t, []bool{c.confirm}, db.confirm, "break glass %q", c.breakGlass)
+	}
 }

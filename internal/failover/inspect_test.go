@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -51,4 +52,60 @@ func TestDiscoverRegions(t *testing.T) {
 	}
 	_, err := DiscoverRegions(testctx.Bounded(t), &replicasDB{err: errors.New("AccessDeniedException")}, "prod-hoge-user", "eu-west-1")
 	assert.ErrorContains(t, err, "describing prod-hoge-user in eu-west-1")
+}
+
+// describedDB answers DescribeTable with one table; its resource policy is
+// policyDB's.
+type describedDB struct {
+	*policyDB
+	table *types.TableDescription
+}
+
+func (d describedDB) DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	return &dynamodb.DescribeTableOutput{Table: d.table}, nil
+}
+
+// TestInspectRegionReadsWhatTheRegionLists_DDB_DR_01: a region's state has
+// the replicas (with their status) its table lists, its pointer, and the
+// ReplicationLatency into every OTHER region of the target, never its own.
+func TestInspectRegionReadsWhatTheRegionLists_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	target := Target{Table: "prod-hoge-user", Regions: []string{"us-east-1", "eu-west-1", "ap-south-1"}, Pointer: DefaultPointer("prod-hoge-user")}
+	for _, c := range []struct {
+		name     string
+		replicas []types.ReplicaDescription
+		want     map[string]string
+	}{
+		{"a global table", []types.ReplicaDescription{
+			{RegionName: aws.String("us-east-1"), ReplicaStatus: types.ReplicaStatusActive},
+			{RegionName: aws.String("ap-south-1"), ReplicaStatus: types.ReplicaStatusUpdating}},
+			map[string]string{"us-east-1": "ACTIVE", "ap-south-1": "UPDATING"}},
+		{"not a global table", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := describedDB{policyDB: &policyDB{}, table: &types.TableDescription{TableName: aws.String(target.Table), TableArn: aws.String(arn),
+				TableStatus: types.TableStatusActive, Replicas: c.replicas,
+				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
+				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}}}}
+			cw := &fakeMetrics{err: errors.New("ThrottlingException")}
+			rs := inspectRegion(testctx.Bounded(t), Clients{DynamoDB: db, SSM: &pointerSSM{value: "eu-west-1"}, CloudWatch: cw},
+				target, "eu-west-1", 15*time.Minute, time.Now())
+			require.True(t, rs.Answers, rs.Error)
+			assert.Empty(t, rs.Error)
+			assert.Empty(t, rs.PolicyError)
+			assert.Empty(t, rs.PointerError)
+			assert.Equal(t, "eu-west-1", rs.Pointer)
+			if c.want == nil {
+				assert.Empty(t, rs.Replicas, "no replicas (nil or empty: shown and decided alike)")
+			} else {
+				assert.Equal(t, c.want, rs.Replicas)
+			}
+			var into []string
+			for _, l := range rs.Latency {
+				into = append(into, l.Receiving)
+			}
+			assert.Equal(t, []string{"us-east-1", "ap-south-1"}, into, "latency into every other region")
+			assert.Len(t, cw.in, 2, "one CloudWatch query per other region")
+		})
+	}
 }

@@ -62,6 +62,8 @@ func TestPreflightDecisions(t *testing.T) {
 		{"target table not ACTIVE", func(s *State, _ *Rules) { s.Regions[1].TableStatus = "UPDATING" }, "target-table", CheckFail},
 		{"no datapoints on a global table only warns", func(s *State, _ *Rules) { s.Regions[0].Latency[0] = Latency{Receiving: "eu-central-1"} }, "replication-latency", CheckWarn},
 		{"latency over the threshold", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Max = time.Minute }, "replication-latency", CheckFail},
+		{"latency exactly at the threshold passes", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Max = 30 * time.Second }, "replication-latency", CheckOK},
+		{"latency a nanosecond over the threshold", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Max = 30*time.Second + 1 }, "replication-latency", CheckFail},
 		{"CloudWatch error refuses without --force", func(s *State, _ *Rules) { s.Regions[0].Latency[0].Error = "timeout" }, "replication-latency", CheckFail},
 		{"CloudWatch error skipped with --force", func(s *State, r *Rules) { s.Regions[0].Latency[0].Error = "timeout"; r.Force = true }, "replication-latency", CheckSkipped},
 		{"old region down refuses without --force", func(s *State, _ *Rules) { s.Regions[0] = RegionState{Region: "eu-west-1", Error: "down"} }, "old-region", CheckFail},
@@ -306,6 +308,23 @@ func TestFencePolicySizeCheckedInPreflight(t *testing.T) {
 		require.Len(t, checks, 1)
 		assert.Equal(t, tc.want, checks[0].Status, "%d-byte condition: %s", tc.n, checks[0].Detail)
 	}
+	// At the byte: a policy that is exactly 20 KB with the fence passes, one
+	// byte more fails (the condition's value grows the document byte for byte).
+	withFenceLen := func(n int) int {
+		doc, err := withFence(big(n), arn, "", FenceSid)
+		require.NoError(t, err)
+		return len(doc)
+	}
+	exact := MaxPolicyBytes - withFenceLen(0)
+	require.Equal(t, MaxPolicyBytes, withFenceLen(exact))
+	for n, want := range map[int]CheckStatus{exact: CheckOK, exact + 1: CheckFail} {
+		s := State{Target: Target{Table: "prod-hoge-session", Regions: []string{"eu-west-1", "eu-central-1"}}}
+		s.Regions = []RegionState{{Region: "eu-west-1", Answers: true, TableExists: true, TableARN: arn, Policy: big(n)}}
+		checks := fenceChecks(s, Request{Rules: Rules{From: "eu-west-1", To: "eu-central-1"}})
+		require.Len(t, checks, 1)
+		assert.Equal(t, want, checks[0].Status, "fenced policy of %d bytes: %s", withFenceLen(n), checks[0].Detail)
+	}
+
 	s := State{Regions: []RegionState{{Region: "eu-west-1", Answers: true, TableExists: true, TableARN: arn}}}
 	checks := fenceChecks(s, Request{Rules: Rules{From: "eu-west-1", To: "eu-central-1"}, BreakGlassRoleARN: "arn:aws:iam::*:role/*"})
 	require.NotEmpty(t, checks)

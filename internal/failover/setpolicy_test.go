@@ -21,12 +21,14 @@ type policyDB struct {
 	writeErr error // answered by Put/DeleteResourcePolicy
 	getErr   error
 	expected []string // the ExpectedRevisionId of each PutResourcePolicy
+	confirm  []bool   // the ConfirmRemoveSelfResourceAccess of each PutResourcePolicy
 	gets     int      // GetResourcePolicy calls
 	deletes  int      // DeleteResourcePolicy calls
 }
 
 func (d *policyDB) PutResourcePolicy(_ context.Context, in *dynamodb.PutResourcePolicyInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutResourcePolicyOutput, error) {
 	d.expected = append(d.expected, aws.ToString(in.ExpectedRevisionId))
+	d.confirm = append(d.confirm, in.ConfirmRemoveSelfResourceAccess)
 	if d.land {
 		d.doc, d.rev = aws.ToString(in.Policy), "rev-2"
 	}

@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
@@ -83,4 +84,35 @@ func TestFlipHealthChecks(t *testing.T) {
 	st = Step{}
 	require.NoError(t, r.flipHealthChecks(testctx.Bounded(t), &st, Request{Rules: req.Rules}))
 	assert.Equal(t, StepSkipped, st.Status)
+}
+
+// TestStepPlansNameWhatTheyChange: the plan a dry run prints names the
+// principals the fence exempts (the break-glass role only when given), the
+// fence statement of the mode, and what the Route 53 step does in each mode.
+func TestStepPlansNameWhatTheyChange(t *testing.T) {
+	const role = "arn:aws:iam::111122223333:role/break-glass"
+	s := globalState()
+	plans := func(mode Mode, breakGlass string, healthChecks map[string]string) map[string]string {
+		req := Request{Target: s.Target, Rules: rules(), BreakGlassRoleARN: breakGlass}
+		req.Rules.Mode = mode
+		req.Target.HealthChecks = healthChecks
+		out := map[string]string{}
+		for _, d := range (&Runner{Now: time.Now}).steps(req, s) {
+			out[d.name] = d.plan
+		}
+		return out
+	}
+	hcs := map[string]string{"eu-west-1": "hc-eu", "eu-central-1": "hc-central"}
+
+	p := plans(Failover, "", nil)
+	assert.Contains(t, p["fence-old"], "in eu-west-1 to every principal but the replication role (resource policy statement "+FenceSid+")")
+	assert.Equal(t, "no Route 53 failover records (no --health-check): nothing to do", p["route53"])
+
+	p = plans(Failover, role, hcs)
+	assert.Contains(t, p["fence-old"], "to every principal but "+role+" and the replication role (resource policy statement "+FenceSid+")")
+	assert.Equal(t, "invert the Route 53 health checks of every region but eu-central-1, so the failover records answer with eu-central-1", p["route53"])
+
+	p = plans(Failback, "", hcs)
+	assert.Contains(t, p["fence-old"], "(resource policy statement "+FailbackFenceSid+")")
+	assert.Equal(t, "restore every Route 53 health check (not inverted): failover routing is automatic again", p["route53"])
 }
