@@ -36,11 +36,11 @@ type Depth struct {
 // Total is every message the queue holds.
 func (d Depth) Total() int { return d.Visible + d.InFlight + d.Delayed }
 
-// Upto is how many messages a run that takes at most max (0: no limit)
+// Upto is how many messages a run that takes at most limit (0: no limit)
 // expects to handle: the progress bar's total of `dlq redrive` and `dlq move`.
-func (d Depth) Upto(max int) int {
-	if max > 0 {
-		return min(d.Total(), max)
+func (d Depth) Upto(limit int) int {
+	if limit > 0 {
+		return min(d.Total(), limit)
 	}
 	return d.Total()
 }
