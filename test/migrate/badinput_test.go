@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/fixture"
 )
@@ -207,6 +208,17 @@ func TestVerifyFindsDifferences(t *testing.T) {
 	assert.Regexp(t, `verify +failed`, out)
 	assert.NotContains(t, out, "Cut over:")
 	assert.Equal(t, before, pointerOrNone(t, sc), "the pointer is unchanged (read back)")
+
+	// The way out it names: the rollback takes the fence off (read back).
+	arn := tableARN(t, d.db, source)
+	doc, _, err := failover.ResourcePolicy(ctx, d.db, arn)
+	require.NoError(t, err)
+	require.True(t, failover.HasFence(doc), "the failed cutover left the source fenced")
+	out, errOut, code = target.Dynops(t, auditLog, "migrate", "rollback", "--source", source, "--routes", routesFile(), "--state", state, "--yes")
+	require.Equal(t, 0, code, out+errOut)
+	doc, _, err = failover.ResourcePolicy(ctx, d.db, arn)
+	require.NoError(t, err)
+	assert.False(t, failover.HasFence(doc), "the rollback unfenced the source")
 }
 
 // pointerOrNone reads the application's pointer, "" when it does not exist.

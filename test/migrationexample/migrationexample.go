@@ -92,7 +92,7 @@ func CreateTable(t testing.TB, db *dynamodb.Client, name string, spec TableSpec,
 	if stream {
 		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
 	}
-	_, err := db.CreateTable(context.Background(), in)
+	out, err := db.CreateTable(context.Background(), in)
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {
 		// A loaded emulator sometimes garbles a response (CRC32 mismatch) and
@@ -101,16 +101,40 @@ func CreateTable(t testing.TB, db *dynamodb.Client, name string, spec TableSpec,
 		err = nil
 	}
 	require.NoError(t, err, "creating %s", name)
+	arn := arnOf(t, db, name, out)
 	t.Cleanup(func() {
+		// A test may leave a resource policy (a cutover's fence). moto 5.2.1
+		// keeps a table's resource policy after DeleteTable, so a table made
+		// again under the same name (the same ARN) would start fenced: the
+		// policy goes first. (AWS answers a table without a policy with
+		// success; moto with ResourceNotFoundException.)
+		_, err := db.DeleteResourcePolicy(context.Background(), &dynamodb.DeleteResourcePolicyInput{ResourceArn: arn})
+		var none *types.ResourceNotFoundException
+		var noPolicy *types.PolicyNotFoundException
+		if err != nil && !errors.As(err, &none) && !errors.As(err, &noPolicy) {
+			t.Errorf("deleting the resource policy of %s: %v", name, err)
+		}
 		// No deletion protection here; a DeleteTable retried by the SDK after a
 		// garbled response from a loaded emulator finds the table gone: fine.
-		_, err := db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+		_, err = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		var nf *types.ResourceNotFoundException
 		if err != nil && !errors.As(err, &nf) {
 			t.Errorf("deleting %s: %v", name, err)
 		}
 	})
 	require.NoError(t, tablesettings.WaitActive(context.Background(), db, name, nil))
+}
+
+// arnOf is the table's ARN: from CreateTable's answer, or read when the
+// answer was lost to a retried call.
+func arnOf(t testing.TB, db *dynamodb.Client, name string, out *dynamodb.CreateTableOutput) *string {
+	t.Helper()
+	if out != nil && out.TableDescription != nil && out.TableDescription.TableArn != nil {
+		return out.TableDescription.TableArn
+	}
+	d, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	require.NoError(t, err, "describing %s", name)
+	return d.Table.TableArn
 }
 
 // SourceSpec is the legacy single table.
