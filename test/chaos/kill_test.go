@@ -35,9 +35,7 @@ func killSeeds() int {
 func process(t *testing.T, endpoint string, args ...string) *exec.Cmd {
 	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--endpoint-url", endpoint)
 	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	// A SIGKILLed run cannot remove its temp files (repair's keys file): they
-	// go to a temp dir of the test's own.
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	cmd.Env = harness.ProcessEnv(t)
 	return cmd
 }
 

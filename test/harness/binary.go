@@ -28,6 +28,16 @@ func DynopsBinary(t testing.TB) string {
 	return bin
 }
 
+// ProcessEnv is the environment of a dynops process a test starts: the
+// emulator's test credentials and a temp dir of the test's own, which the
+// test removes when it ends (a process the test SIGKILLs cannot remove its
+// temp files, e.g. repair's keys file). extra is appended.
+func ProcessEnv(t testing.TB, extra ...string) []string {
+	t.Helper()
+	env := append(os.Environ(), "TMPDIR="+t.TempDir(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	return append(env, extra...)
+}
+
 // BuildDynops is DynopsBinary for a TestMain (no testing.TB yet).
 func BuildDynops() (string, error) { return dynopsBinary() }
 

@@ -98,7 +98,7 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 		args = append(args, "--endpoint-url", target.Endpoint())
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	cmd.Env = harness.ProcessEnv(t)
 	require.NoError(t, cmd.Start())
 	deadline := time.Now().Add(60 * time.Second)
 	var read int64

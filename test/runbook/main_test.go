@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -70,7 +69,7 @@ func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cm
 		full = append(full, "--endpoint-url", endpoint)
 	}
 	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "DYNOPS_INCIDENT=")
+	cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=")
 	return cmd
 }
 
