@@ -1,0 +1,41 @@
+// Package cmdtest runs a command's flag parsing and checks in tests: the
+// command is built with a run function that records its options instead of
+// calling AWS.
+package cmdtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+// Parse builds the command with newCmd, runs it with args and returns the
+// options its run function got (nil when the command refused to run) and
+// the command's error.
+func Parse[O any](t testing.TB, newCmd func(*factory.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) (*O, error) {
+	t.Helper()
+	ios, _, _, _ := iostreams.Test()
+	var got *O
+	cmd := newCmd(factory.New(ios), func(_ context.Context, o *O) error { got = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.Execute()
+	return got, err
+}
+
+// ExpectUsage checks one case of a command's own checks: wantErr "" means
+// the command runs; otherwise it refuses with a usage error (exit 2) whose
+// message holds wantErr, and nothing runs.
+func ExpectUsage[O any](t testing.TB, newCmd func(*factory.Factory, func(context.Context, *O) error) *cobra.Command, wantErr string, args ...string) {
+	t.Helper()
+	got, err := Parse(t, newCmd, args...)
+	ran := got != nil
+	if wantErr == "" && (err != nil || !ran) || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || !factory.IsUsageError(err) || ran) {
+		t.Errorf("%v: err %v, ran %v; want %q", args, err, ran, wantErr)
+	}
+}
