@@ -82,8 +82,10 @@ a protected table (prod, or anything dynops cannot show is not prod, README
       --tag env=prod --tag product=hoge --tag usage=user --yes --confirm prod-hoge-user`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Bucket == "" || opts.Table == "" {
-				return factory.UsageErrorf("export import needs --bucket BUCKET, --prefix PREFIX and --table NEW")
+			for flag, v := range map[string]string{"--bucket": opts.Bucket, "--prefix": opts.Prefix, "--table": opts.Table} {
+				if v == "" {
+					return factory.UsageErrorf("export import needs %s: give --bucket BUCKET, --prefix PREFIX (one full export's folder) and --table NEW", flag)
+				}
 			}
 			if (opts.HashKey == "") == (opts.SchemaFrom == "") {
 				return factory.UsageErrorf("give the new table's keys: --hash-key NAME:TYPE [--range-key NAME:TYPE], or --schema-from SOURCE_TABLE (not both)")
