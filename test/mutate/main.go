@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,6 +32,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/dynops/dynops/test/harness"
 )
@@ -934,8 +937,22 @@ const goKillGoal = 0.80
 // test fails and when the mutant does not compile, and gremlins counts exit
 // 1 as KILLED. The wrapper turns a build failure into exit 2, which gremlins
 // counts as NOT VIABLE.
+//
+// gremlins v0.5.0 finds a mutant's package by looking for a folder whose
+// path ends with the package's name; for a package named other than its
+// folder (internal/cmd/export/import is package importcmd) it finds none and
+// tests the module root instead, which has no Go files: every such mutant
+// was NOT VIABLE, never judged. The wrapper tests the folder gremlins runs
+// over (DYNOPS_MUTATE_DIR, an import path: gremlins runs go in the mutated
+// package's folder of its copy) in place of the module root
+// (DYNOPS_MUTATE_MODULE).
 const goWrapper = `#!/bin/sh
 if [ "$1" != test ]; then exec "$DYNOPS_REAL_GO" "$@"; fi
+for a do
+  shift
+  if [ -n "$DYNOPS_MUTATE_MODULE" ] && [ "$a" = "$DYNOPS_MUTATE_MODULE" ]; then a=$DYNOPS_MUTATE_DIR; fi
+  set -- "$@" "$a"
+done
 out=$(mktemp)
 "$DYNOPS_REAL_GO" "$@" >"$out" 2>&1
 rc=$?
@@ -977,6 +994,25 @@ func gremlinsDirs(root, patterns string) ([]string, error) {
 	return dirs, nil
 }
 
+// packagelessModule returns the module path of the repository at root when
+// its top folder holds no Go package (so a `go test` of the module path can
+// only be gremlins' fallback, see goWrapper), else "".
+func packagelessModule(root string) (string, error) {
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("reading the module path: %w", err)
+	}
+	module := modfile.ModulePath(gomod)
+	if module == "" {
+		return "", fmt.Errorf("%s: no module line", filepath.Join(root, "go.mod"))
+	}
+	gofiles, err := filepath.Glob(filepath.Join(root, "*.go"))
+	if err != nil || len(gofiles) > 0 {
+		return "", err
+	}
+	return module, nil
+}
+
 // runGremlins runs gremlins once per folder and prints the kill rate of each
 // package; it returns 1 when internal/ as a whole is below the goal.
 func runGremlins(ctx context.Context, root, pattern string, timeout time.Duration, workers, coefficient int, allow allowlist) (int, error) {
@@ -1008,6 +1044,10 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	if err != nil {
 		return 0, err
 	}
+	module, err := packagelessModule(root)
+	if err != nil {
+		return 0, err
+	}
 	type row struct {
 		killed, lived, equivalent, notCovered, notViable, timedOut int
 		elapsed                                                    time.Duration
@@ -1017,7 +1057,8 @@ func runGremlins(ctx context.Context, root, pattern string, timeout time.Duratio
 	for i, rel := range dirs {
 		js := filepath.Join(wrapDir, fmt.Sprintf("gremlins-%d.json", i))
 		start := time.Now()
-		runOut, runErr := run(ctx, root, 6*timeout, []string{bin, "unleash", "--workers", fmt.Sprint(workers), "--timeout-coefficient", fmt.Sprint(coefficient), "-o", js, "./" + rel}, env)
+		dirEnv := append(slices.Clip(env), "DYNOPS_MUTATE_MODULE="+module, "DYNOPS_MUTATE_DIR="+path.Join(module, filepath.ToSlash(rel))+"/...")
+		runOut, runErr := run(ctx, root, 6*timeout, []string{bin, "unleash", "--workers", fmt.Sprint(workers), "--timeout-coefficient", fmt.Sprint(coefficient), "-o", js, "./" + rel}, dirEnv)
 		took := time.Since(start)
 		fmt.Fprintf(os.Stderr, "[%d/%d] gremlins ./%s (%s)\n", i+1, len(dirs), rel, took.Round(time.Second))
 		b, readErr := os.ReadFile(js)
