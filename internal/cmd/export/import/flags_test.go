@@ -36,6 +36,7 @@ func TestFlags(t *testing.T) {
 		{"no --bucket", without("--bucket"), "needs --bucket"},
 		{"no --prefix", without("--prefix"), "needs --prefix"},
 		{"no --table", without("--table"), "needs --table"},
+		{"none of the three: the first named", []string{"--hash-key", "pk:S"}, "needs --bucket"},
 		{"no keys", with(), "--hash-key NAME:TYPE [--range-key NAME:TYPE], or --schema-from SOURCE_TABLE (not both)"},
 		{"keys and --schema-from", with("--hash-key", "pk:S", "--schema-from", "prod-hoge-user"), "(not both)"},
 		{"range key alone", with("--range-key", "sk:S"), "--hash-key NAME:TYPE"},

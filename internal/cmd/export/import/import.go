@@ -82,9 +82,9 @@ a protected table (prod, or anything dynops cannot show is not prod, README
       --tag env=prod --tag product=hoge --tag usage=user --yes --confirm prod-hoge-user`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for flag, v := range map[string]string{"--bucket": opts.Bucket, "--prefix": opts.Prefix, "--table": opts.Table} {
-				if v == "" {
-					return factory.UsageErrorf("export import needs %s: give --bucket BUCKET, --prefix PREFIX (one full export's folder) and --table NEW", flag)
+			for _, req := range []struct{ flag, value string }{{"--bucket", opts.Bucket}, {"--prefix", opts.Prefix}, {"--table", opts.Table}} {
+				if req.value == "" {
+					return factory.UsageErrorf("export import needs %s: give --bucket BUCKET, --prefix PREFIX (one full export's folder) and --table NEW", req.flag)
 				}
 			}
 			if (opts.HashKey == "") == (opts.SchemaFrom == "") {
