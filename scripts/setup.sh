@@ -29,6 +29,17 @@ TOOLS=${DYNOPS_TOOLS_DIR:-$HOME/.cache/dynops/tools}
 mkdir -p "$TOOLS"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+# One setup at a time per tool cache: a second one (make demo beside make
+# test, two checkouts) waits here, then finds the tools built, instead of
+# building every tool again beside the first (a cold build is ~1,000 CPU-s).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$TOOLS/.setup.lock"
+  if ! flock -n 9; then
+    log "waiting for another setup of $TOOLS to finish"
+    flock 9
+  fi
+fi
 missing=()
 
 need() { # need CMD HOW-TO-GET-IT
