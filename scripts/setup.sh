@@ -69,21 +69,25 @@ fi
 # go_tool NAME MODULE VERSION [PKG]: build a Go tool once into $TOOLS/NAME-VERSION.
 # `go install mod@version` is tried first; the module proxy refuses the version
 # list of some modules, so the fallback downloads the module and builds it there.
+# The tools are built without debug information (no DWARF from the compiler, no
+# symbol table from the linker): nobody debugs them here, and it cuts a cold
+# build of all six from 1,135 to 929 CPU-s (measured; README, Tests).
 go_tool() {
   local name=$1 mod=$2 ver=$3 pkg=${4:-.}
+  local lean=(-ldflags=-s\ -w -gcflags=all=-dwarf=false)
   local dir="$TOOLS/$name-$ver"
   if [ -x "$dir/$name" ]; then echo "$dir/$name"; return; fi
   log "building $name $ver (once; cached in $dir)"
   mkdir -p "$dir"
   local gobin="$dir/.gobin"
-  if GOBIN="$gobin" GOFLAGS=-mod=mod go install "$mod/${pkg#./}@$ver" >"$dir/build.log" 2>&1 && [ -n "$(ls "$gobin" 2>/dev/null)" ]; then
+  if GOBIN="$gobin" GOFLAGS=-mod=mod go install "${lean[@]}" "$mod/${pkg#./}@$ver" >"$dir/build.log" 2>&1 && [ -n "$(ls "$gobin" 2>/dev/null)" ]; then
     mv "$gobin"/* "$dir/$name"
   else
     local src
     src=$(go mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir": *"\(.*\)",*$/\1/p')
     [ -n "$src" ] || { log "cannot download $mod@$ver from the Go module proxy (see $dir/build.log)"; exit 1; }
     rm -rf "$dir/src"; cp -r "$src" "$dir/src"; chmod -R u+w "$dir/src"
-    (cd "$dir/src" && go build -o "$dir/$name" "$pkg") >>"$dir/build.log" 2>&1 \
+    (cd "$dir/src" && go build "${lean[@]}" -o "$dir/$name" "$pkg") >>"$dir/build.log" 2>&1 \
       || { log "building $name failed; see $dir/build.log"; exit 1; }
     rm -rf "$dir/src"
   fi
