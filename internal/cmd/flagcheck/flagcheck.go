@@ -27,6 +27,7 @@ func Bounds() map[string]Bound {
 		"workers":                 {Min: "1", Max: "1024", Why: "at least one writer"},
 		"concurrency":             {Min: "1", Max: "1024", Why: "at least one message at a time"},
 		"parallel":                {Min: "1", Max: "1024", Why: "at least one file at a time"},
+		"export-parallel":         {Min: "1", Max: "1024", Why: "at least one export file at a time"},
 		"visibility-timeout":      {Min: "1s", Max: "12h", Why: "SQS takes 1 s to 12 h, in whole seconds"},
 		"critical":                {Min: "1s", Max: "24h", Why: "a stream keeps records 24 h"},
 		"max-replication-latency": {Min: "1ms", Why: "a latency bound of 0 refuses every failover"},

@@ -31,6 +31,9 @@ func TestCheck(t *testing.T) {
 		{[]string{"--workers", "0"}, "--workers 0 is below 1"},
 		{[]string{"--concurrency", "-1"}, "--concurrency"},
 		{[]string{"--parallel", "0"}, "--parallel"},
+		{[]string{"--export-parallel", "0"}, "--export-parallel 0 is below 1"},
+		{[]string{"--export-parallel", "1"}, ""},
+		{[]string{"--export-parallel", "1025"}, "--export-parallel 1025 is above 1024"},
 		{[]string{"--max", "-1"}, "--max -1: a count cannot be negative"},
 		{[]string{"--max", "0"}, ""}, // 0: all
 		{[]string{"--buckets", "-3"}, "--buckets"},
@@ -56,6 +59,7 @@ func TestCheck(t *testing.T) {
 			fs.Int("workers", 8, "")
 			fs.Int("concurrency", 1, "")
 			fs.Int("parallel", 4, "")
+			fs.Int("export-parallel", 4, "")
 			fs.Int("max", 0, "")
 			fs.Int("buckets", 0, "")
 			fs.Int64("rate", 100, "")

@@ -46,6 +46,9 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 			if opts.Segments < 1 || opts.Segments > 1000 {
 				return factory.UsageErrorf("--segments: use 1 to 1000")
 			}
+			if opts.Sample < 1 {
+				return factory.UsageErrorf("--sample %d: list at least 1 key of each kind", opts.Sample)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

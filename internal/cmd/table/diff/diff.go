@@ -72,6 +72,9 @@ items written since (kept by repair unless --delete-extra).`,
 			if d.Buckets < 0 || d.Buckets > 4096 {
 				return factory.UsageErrorf("--buckets %d: use 0 (sized from the item count) to 4096", d.Buckets)
 			}
+			if d.SampleSize < 1 {
+				return factory.UsageErrorf("--sample %d: list at least 1 key of each kind", d.SampleSize)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -50,9 +50,10 @@ func TestDiffFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, o.Diff.Segments)
 	assert.Equal(t, 4096, o.Diff.Buckets)
-	o, err = parse("--source", "b", "--target", "a", "--segments", "1000000")
+	o, err = parse("--source", "b", "--target", "a", "--segments", "1000000", "--sample", "1")
 	require.NoError(t, err)
 	assert.Equal(t, 1000000, o.Diff.Segments)
+	assert.Equal(t, 1, o.Diff.SampleSize)
 }
 
 func TestDiffFlagsRefused(t *testing.T) {
@@ -67,6 +68,7 @@ func TestDiffFlagsRefused(t *testing.T) {
 		"are both a":                                     {"--source", "a", "--target", "a"},
 		"--segments 0: use 1 to 1000000":                 {"--source", "a", "--target", "b", "--segments", "0"},
 		"--buckets 5000":                                 {"--source", "a", "--target", "b", "--buckets", "5000"},
+		"--sample 0: list at least 1 key":                {"--source", "a", "--target", "b", "--sample", "0"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {
