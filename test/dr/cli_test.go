@@ -53,6 +53,32 @@ func TestCLIStatusVerdict_DDB_DR_01(t *testing.T) {
 	assert.Contains(t, out, "dynops dr failback --table "+p.Table+" --to "+drpair.Home)
 }
 
+// TestCLIRegionsDiscovered_DDB_DR_01: without --regions, dr reads the
+// table's replicas from its region: a table with none is not a global table
+// (the runbook for a restore in one region instead), and a table it cannot
+// describe names the way out (--regions) when that region is down.
+func TestCLIRegionsDiscovered_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, tc := range []struct {
+		name, table string
+		want        []string
+	}{
+		{"a table with no replicas", p.Table, []string{p.Table + " in " + drpair.Home + " lists no replicas: it is not a global table", "dr-restore-in-region.md"}},
+		{"a table it cannot describe", "dev-hoge-nosuchtable", []string{"dev-hoge-nosuchtable", "if " + drpair.Home + " is down, pass --regions with the table's regions"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := target.Dynops(t, log, "dr", "status", "--table", tc.table)
+			assert.Equal(t, 1, code)
+			for _, w := range tc.want {
+				assert.Contains(t, errOut, w)
+			}
+			assert.NotContains(t, errOut, "%!w(<nil>)")
+		})
+	}
+}
+
 func TestCLIRefusals(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
