@@ -5,6 +5,7 @@ package cmdtest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,5 +38,20 @@ func ExpectUsage[O any](t testing.TB, newCmd func(*factory.Factory, func(context
 	ran := got != nil
 	if wantErr == "" && (err != nil || !ran) || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || !factory.IsUsageError(err) || ran) {
 		t.Errorf("%v: err %v, ran %v; want %q", args, err, ran, wantErr)
+	}
+}
+
+// Case is one row of a command's flag table: the args after the table's
+// common ones, and the usage error they must give ("": the command runs).
+type Case struct {
+	Args    []string
+	WantErr string
+}
+
+// ExpectUsages runs ExpectUsage for each case, its args after base.
+func ExpectUsages[O any](t testing.TB, newCmd func(*factory.Factory, func(context.Context, *O) error) *cobra.Command, base []string, cases []Case) {
+	t.Helper()
+	for _, c := range cases {
+		ExpectUsage(t, newCmd, c.WantErr, append(slices.Clone(base), c.Args...)...)
 	}
 }

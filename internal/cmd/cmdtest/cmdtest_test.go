@@ -71,3 +71,25 @@ func TestExpectUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectUsages: each case runs with the base args before its own, and
+// one case that does not behave as said fails the table.
+func TestExpectUsages(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		base     []string
+		cases    []Case
+		wantFail bool
+	}{
+		{"every row as said", nil, []Case{{}, {Args: []string{"--n", "3"}, WantErr: "--n 3"}, {Args: []string{"--n", "7"}}}, false},
+		{"the base comes first: a row's --n wins", []string{"--n", "3"}, []Case{{Args: []string{"--n", "7"}}}, false},
+		{"the base alone", []string{"--n", "3"}, []Case{{WantErr: "--n 3"}}, false},
+		{"one row wrong", nil, []Case{{}, {Args: []string{"--n", "3"}}}, true},
+	} {
+		r := &recorder{TB: t}
+		ExpectUsages(r, newCmd, tc.base, tc.cases)
+		if r.failed != tc.wantFail {
+			t.Errorf("%s: failed %v, want %v", tc.name, r.failed, tc.wantFail)
+		}
+	}
+}

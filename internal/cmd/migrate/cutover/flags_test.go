@@ -10,16 +10,11 @@ import (
 // TestTimingFlags: --settle may be 0, --drain-timeout must be positive (usage
 // error before any AWS call otherwise).
 func TestTimingFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args    []string
-		wantErr string
-	}{
-		{[]string{"--drain-timeout", "0s"}, "--drain-timeout positive"},
-		{[]string{"--drain-timeout", "1s"}, ""},
-		{[]string{"--settle", "0s"}, ""},
-	} {
-		cmdtest.ExpectUsage(t, NewCmdCutover, tc.wantErr, append([]string{"--source", "dev-a-single", "--routes", "routes.yaml"}, tc.args...)...)
-	}
+	cmdtest.ExpectUsages(t, NewCmdCutover, []string{"--source", "dev-a-single", "--routes", "routes.yaml"}, []cmdtest.Case{
+		{Args: []string{"--drain-timeout", "0s"}, WantErr: "--drain-timeout positive"},
+		{Args: []string{"--drain-timeout", "1s"}},
+		{Args: []string{"--settle", "0s"}},
+	})
 }
 
 // TestTimingDefaults: 2 s of settling after the fence, 5 minutes to drain.
