@@ -3,7 +3,6 @@ package backfill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -18,12 +17,13 @@ import (
 // Options of `dynops migrate backfill`.
 type Options struct {
 	shared.Flags
-	Confirm            []string
-	Segments           int
-	Writers            int
-	MaxWritesPerSecond int
-	AllowUnmatched     bool
-	Restart            bool
+	Confirm              []string
+	Segments             int
+	Writers              int
+	MaxWritesPerSecond   int
+	AllowUnmatched       bool
+	AllowUntransformable bool
+	Restart              bool
 }
 
 // NewCmdBackfill returns `dynops migrate backfill`. runF replaces the run function in tests of flag parsing.
@@ -44,8 +44,11 @@ in the state file: a killed backfill run again with the same --state resumes
 where it stopped, and a finished one is not run twice (idempotent). A new
 backfill refuses destinations that are not empty.
 
-Items no rule matches are counted and sampled; they fail the run (exit 1)
-unless --allow-unmatched.`,
+Items no rule matches, and items their route cannot transform (a rename
+onto an attribute the item already has), are counted, sampled and left
+behind while the rest is written; at the end they fail the run (exit 1)
+unless --allow-unmatched / --allow-untransformable. migrate plan finds both
+before anything is written, and catch-up and verify treat them the same way.`,
 		Example: `  dynops migrate backfill --source dev-aiagent-single --routes routes.yaml
   dynops migrate backfill --source dev-aiagent-single --routes routes.yaml --segments 8 --max-writes-per-second 2000`,
 		Args: cobra.NoArgs,
@@ -69,6 +72,7 @@ unless --allow-unmatched.`,
 	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment: --segments x --writers writers, shared by all segments")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
+	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "leave items their route cannot transform behind instead of failing")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")
 	return cmd
 }
@@ -89,7 +93,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	ios := f.IOStreams
 	res, err := migrate.Backfill(ctx, c, migrate.BackfillOptions{
 		Input: l.Input, Segments: opts.Segments, Writers: opts.Writers, MaxWritesPerSecond: opts.MaxWritesPerSecond,
-		AllowUnmatched: opts.AllowUnmatched, Restart: opts.Restart, Now: f.Now,
+		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Restart: opts.Restart, Now: f.Now,
 		Started: func(st *migrate.State, resumed bool) {
 			if resumed {
 				f.Audit.Act("resume-backfill", opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments})
@@ -106,12 +110,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 	}, l.State)
 	ios.Done()
-	var unmatched *migrate.UnmatchedError
-	if err != nil && !errors.As(err, &unmatched) {
+	if err != nil && !migrate.LeftBehind(err) {
 		return err
 	}
 	if !res.AlreadyDone {
-		f.Audit.Act("backfill-items", opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched, "resumed": res.Resumed})
+		f.Audit.Act("backfill-items", opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
+			"untransformable": res.Untransformable, "resumed": res.Resumed})
 	}
 	if f.JSON() {
 		if perr := ios.PrintJSON(res); perr != nil {
@@ -129,9 +133,10 @@ func print(f *factory.Factory, res *migrate.BackfillResult) {
 	case res.AlreadyDone:
 		fmt.Fprintf(out, "The backfill of %s finished already (state %s): nothing to do. Next: dynops migrate catch-up.\n", res.Source, res.State)
 	case res.Resumed:
-		fmt.Fprintf(out, "Resumed and finished the backfill of %s in %.1fs (%.0f items/s this run)\n", res.Source, res.Seconds, res.ItemsPerSec)
+		fmt.Fprintf(out, "Resumed and finished the backfill of %s: this run read %d items in %.1fs (%.0f items/s this run); %d items in all over %.1fs of runs (%.0f items/s overall)\n",
+			res.Source, res.ReadThisRun, res.Seconds, res.ItemsPerSec, res.Read, res.ActiveSeconds, res.OverallItemsPerSec)
 	default:
-		fmt.Fprintf(out, "Backfilled %s in %.1fs (%.0f items/s)\n", res.Source, res.Seconds, res.ItemsPerSec)
+		fmt.Fprintf(out, "Backfilled %s: %d items read in %.1fs (%.0f items/s)\n", res.Source, res.ReadThisRun, res.Seconds, res.ItemsPerSec)
 	}
 	fmt.Fprintf(out, "Stream position recorded %s (%d shard(s)); state %s\n\n", res.Position.Time.Format(time.RFC3339), len(res.Position.Shards), res.State)
 	tables := make([]string, 0, len(res.Written))
@@ -143,10 +148,14 @@ func print(f *factory.Factory, res *migrate.BackfillResult) {
 	for _, t := range tables {
 		rows = append(rows, []string{t, fmt.Sprint(res.Written[t])})
 	}
-	rows = append(rows, []string{"(unmatched, left behind)", fmt.Sprint(res.Unmatched)})
+	rows = append(rows, []string{"(unmatched, left behind)", fmt.Sprint(res.Unmatched)},
+		[]string{"(untransformable, left behind)", fmt.Sprint(res.Untransformable)})
 	_ = f.IOStreams.Table([]string{"DESTINATION", "ITEMS WRITTEN"}, rows)
 	for _, k := range res.UnmatchedSample {
 		fmt.Fprintf(out, "  unmatched: %s\n", k)
+	}
+	for _, k := range res.UntransformableSample {
+		fmt.Fprintf(out, "  cannot transform: %s\n", k)
 	}
 	fmt.Fprintf(out, "\n%d items read, %d written.\n", res.Read, res.WrittenTotal)
 }
