@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +40,9 @@ type BackfillOptions struct {
 	AllowUntransformable bool
 	// Restart starts a new backfill (new stream position) over an existing state.
 	Restart bool
+	// Export, when it asks for one (Requested), reads a full export of the
+	// source instead of scanning it (backfill_export.go).
+	Export *ExportOptions
 	// PageLimit caps the items per Scan page (0: DynamoDB's 1 MB pages).
 	PageLimit int32
 	Backoff   repair.Backoff
@@ -53,7 +57,9 @@ type BackfillOptions struct {
 
 // BackfillResult is what a backfill did (read back from its checkpoint).
 type BackfillResult struct {
-	Source          string           `json:"source"`
+	Source string `json:"source"`
+	// Export is the export read instead of a Scan, and its files.
+	Export          *ExportState     `json:"export,omitempty"`
 	State           string           `json:"state"`
 	Resumed         bool             `json:"resumed"`
 	AlreadyDone     bool             `json:"already_done"`
@@ -153,6 +159,11 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if o.Restart && st.CatchUp != nil && st.Cutover != nil && st.Cutover.CutAt != nil && st.Cutover.RolledBackAt == nil {
 		return nil, &InputError{[]string{fmt.Sprintf("%s has been cut over (%s): roll back before a new backfill", o.Source, st.Cutover.CutAt.Format(time.RFC3339))}}
 	}
+	if resuming {
+		if err := checkExportResume(o, st); err != nil {
+			return nil, err
+		}
+	}
 	checks, err := CheckDestinations(ctx, c.DB, src, o.Routes, !resuming, false)
 	if err != nil {
 		return nil, err
@@ -160,7 +171,13 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if p := Problems(checks); len(p) > 0 {
 		return nil, &InputError{p}
 	}
-	if !resuming {
+	switch {
+	case resuming:
+	case o.Export.Requested():
+		if err := startExport(ctx, c, o, src, st); err != nil {
+			return nil, err
+		}
+	default:
 		// Record the stream's position before the first read, so the catch-up
 		// starts before the backfill did.
 		pos, err := recordPosition(ctx, c.Streams, src.StreamARN, o.Now())
@@ -173,6 +190,11 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 			s.Backfill = &BackfillState{Started: o.Now().UTC(), Total: src.ItemCount, Segments: make([]SegmentState, o.Segments), AllowUnmatched: o.AllowUnmatched}
 		})
 		if err != nil {
+			return nil, err
+		}
+	}
+	if st.Backfill.Export != nil {
+		if err := finishExport(ctx, o, st); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +213,11 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	// a segment whose page is large, or the last segment still running,
 	// gets every writer instead of its own few.
 	var writers sync.WaitGroup
-	for range len(st.Backfill.Segments) * o.Writers {
+	readers := len(st.Backfill.Segments)
+	if st.Backfill.Export != nil {
+		readers = max(o.Export.Parallel, 1) // data files read at once
+	}
+	for range readers * o.Writers {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
@@ -199,6 +225,9 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 				j.page.done(b.writeBatch(gctx, j))
 			}
 		}()
+	}
+	if st.Backfill.Export != nil {
+		g.Go(func() error { return b.exportFiles(gctx) })
 	}
 	for seg := range st.Backfill.Segments {
 		if st.Backfill.Segments[seg].Done {
@@ -235,7 +264,14 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 func backfillResult(st *State) *BackfillResult {
 	res := &BackfillResult{Source: st.Source, State: st.Path(), Position: st.Position, Written: map[string]int64{},
 		UnmatchedSample: []string{}, UntransformableSample: []string{}, ActiveSeconds: st.Backfill.ActiveSeconds}
-	for _, s := range st.Backfill.Segments {
+	parts := st.Backfill.Segments
+	if ex := st.Backfill.Export; ex != nil {
+		res.Export = ex
+		for _, f := range ex.Files {
+			parts = append(parts[:len(parts):len(parts)], f)
+		}
+	}
+	for _, s := range parts {
 		res.Read += s.Read
 		res.Unmatched += s.Unmatched
 		res.Untransformable += s.Untransformable
@@ -279,8 +315,11 @@ type backfiller struct {
 	// runStart is this run's start by o.Now.
 	activeAtStart float64
 	runStart      time.Time
-	jobs          chan writeJob  // to the shared writers
-	feeding       sync.WaitGroup // submit's senders: jobs closes after them
+	// inFlightRead counts the items of export files being read that are
+	// not yet in the state (a file is checkpointed once written in full).
+	inFlightRead atomic.Int64
+	jobs         chan writeJob  // to the shared writers
+	feeding      sync.WaitGroup // submit's senders: jobs closes after them
 }
 
 // writeJob is one BatchWriteItem's worth of a page (batchwrite.Split).
@@ -323,7 +362,12 @@ func (b *backfiller) readSoFar() int64 {
 	for _, s := range b.st.Backfill.Segments {
 		n += s.Read
 	}
-	return n
+	if ex := b.st.Backfill.Export; ex != nil {
+		for _, f := range ex.Files {
+			n += f.Read
+		}
+	}
+	return n + b.inFlightRead.Load()
 }
 
 func (b *backfiller) progress() {

@@ -104,6 +104,9 @@ type BackfillState struct {
 	// checkpoint (the time between runs does not count).
 	ActiveSeconds float64        `json:"active_seconds,omitempty"`
 	Segments      []SegmentState `json:"segments"`
+	// Export is set when the backfill reads a full export of the source
+	// instead of scanning it (Segments is then empty).
+	Export *ExportState `json:"export,omitempty"`
 }
 
 // SegmentState is one Scan segment's checkpoint: everything before LastKey
