@@ -13,11 +13,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/harness"
@@ -185,4 +189,37 @@ func TestBackfillFromExportRefused(t *testing.T) {
 			assert.Equal(t, before, destinationCounts(t, d.db), "nothing written to the destinations")
 		})
 	}
+}
+
+// --export-to on AWS: dynops starts the point-in-time export itself, waits
+// for it and reads its files; the catch-up then starts from its time.
+func TestBackfillExportToOnAWS(t *testing.T) {
+	target.RequireAWS(t, "writes no manifests with its exports (the export path reads them)")
+	ctx := context.Background()
+	d := setup(t, true)
+	d.populate(t, 300)
+	_, err := d.db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{TableName: new(source),
+		PointInTimeRecoverySpecification: &dbtypes.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: new(true)}})
+	require.NoError(t, err)
+	cfg := target.AWSConfig(t)
+	bucket := "dev-" + harness.UniqueID() + "-migrate"
+	s3c := export.NewS3(cfg)
+	_, err = s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	state, auditLog := filepath.Join(tmp, "state.json"), filepath.Join(tmp, "audit.jsonl")
+	common := []string{"--source", source, "--routes", routesFile(), "--state", state, "--allow-unmatched"}
+	out, errOut, code := target.Dynops(t, auditLog, append([]string{"migrate", "backfill", "--export-to", "s3://" + bucket + "/migrate", "--wait-timeout", "45m"}, common...)...)
+	require.Equal(t, 0, code, errOut)
+	st := readState(t, state)
+	require.NotNil(t, st.Backfill.Export)
+	assert.NotEmpty(t, st.Backfill.Export.Arn)
+	assert.Contains(t, st.Backfill.Export.URI, "s3://"+bucket+"/migrate/AWSDynamoDB/")
+	assert.False(t, st.Position.Time.After(st.Backfill.Export.Time), "the position is recorded before the export's time")
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "catch-up"}, common...)...)
+	require.Equal(t, 0, code, out)
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "verify"}, common[:6]...)...)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "0 differences")
 }
