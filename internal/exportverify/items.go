@@ -58,34 +58,48 @@ func (e Export) ExportSummary(ctx context.Context) (Summary, string, error) {
 // add up to the summary's), and the first problem ends the read with an
 // error naming the file: a diff or repair never runs on a damaged export.
 func (e Export) EachItem(ctx context.Context, parallel int, fn func(item map[string]types.AttributeValue) error) (Summary, error) {
-	sum, summaryKey, err := e.ExportSummary(ctx)
+	sum, entries, err := e.Files(ctx)
 	if err != nil {
 		return sum, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	for _, en := range entries {
+		g.Go(func() error { return e.EachItemOfFile(gctx, sum, en, fn) })
+	}
+	return sum, g.Wait()
+}
+
+// Files reads the export's summary and its list of data files, and checks
+// that the files' item counts add up to the summary's.
+func (e Export) Files(ctx context.Context) (Summary, []FileEntry, error) {
+	sum, summaryKey, err := e.ExportSummary(ctx)
+	if err != nil {
+		return sum, nil, err
 	}
 	filesKey, err := resolve(ctx, e.Store, sum, sum.ManifestFilesS3Key, path.Dir(summaryKey)+"/"+FilesName)
 	if err != nil {
-		return sum, fmt.Errorf("%s of %s: %w", FilesName, e.Store.Describe(summaryKey), err)
+		return sum, nil, fmt.Errorf("%s of %s: %w", FilesName, e.Store.Describe(summaryKey), err)
 	}
 	entries, err := readFilesManifest(ctx, e.Store, filesKey)
 	if err != nil {
-		return sum, err
+		return sum, nil, err
 	}
 	var listed int64
 	for _, en := range entries {
 		listed += en.ItemCount
 	}
 	if listed != sum.ItemCount {
-		return sum, fmt.Errorf("%s lists %d items but %s says itemCount %d: the export is inconsistent", e.Store.Describe(filesKey), listed, SummaryName, sum.ItemCount)
+		return sum, nil, fmt.Errorf("%s lists %d items but %s says itemCount %d: the export is inconsistent", e.Store.Describe(filesKey), listed, SummaryName, sum.ItemCount)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(parallel, 1))
-	for _, en := range entries {
-		g.Go(func() error { return e.eachItemOfFile(gctx, sum, en, fn) })
-	}
-	return sum, g.Wait()
+	return sum, entries, nil
 }
 
-func (e Export) eachItemOfFile(ctx context.Context, sum Summary, en FileEntry, fn func(map[string]types.AttributeValue) error) error {
+// EachItemOfFile streams the items of one data file of the export to fn
+// and checks the file as Verify does (MD5, size, item count): an error
+// names the file. A caller that checkpoints per file (migrate backfill
+// --from-export) keeps a file's results only once this returns nil.
+func (e Export) EachItemOfFile(ctx context.Context, sum Summary, en FileEntry, fn func(map[string]types.AttributeValue) error) error {
 	key, err := resolve(ctx, e.Store, sum, en.DataFileS3Key, "")
 	if err != nil {
 		return fmt.Errorf("data file %s listed in %s: %w", en.DataFileS3Key, FilesName, err)

@@ -2,9 +2,11 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,8 +34,15 @@ type BackfillOptions struct {
 	MaxWritesPerSecond int
 	// AllowUnmatched lets items no rule matches be skipped (counted) instead of failing the run.
 	AllowUnmatched bool
+	// AllowUntransformable lets items their route cannot transform (a
+	// rename onto an attribute the item already has) be skipped (counted)
+	// instead of failing the run.
+	AllowUntransformable bool
 	// Restart starts a new backfill (new stream position) over an existing state.
 	Restart bool
+	// Export, when it asks for one (Requested), reads a full export of the
+	// source instead of scanning it (backfill_export.go).
+	Export *ExportOptions
 	// PageLimit caps the items per Scan page (0: DynamoDB's 1 MB pages).
 	PageLimit int32
 	Backoff   repair.Backoff
@@ -48,7 +57,9 @@ type BackfillOptions struct {
 
 // BackfillResult is what a backfill did (read back from its checkpoint).
 type BackfillResult struct {
-	Source          string           `json:"source"`
+	Source string `json:"source"`
+	// Export is the export read instead of a Scan, and its files.
+	Export          *ExportState     `json:"export,omitempty"`
 	State           string           `json:"state"`
 	Resumed         bool             `json:"resumed"`
 	AlreadyDone     bool             `json:"already_done"`
@@ -58,8 +69,19 @@ type BackfillResult struct {
 	WrittenTotal    int64            `json:"written_total"`
 	Unmatched       int64            `json:"unmatched"`
 	UnmatchedSample []string         `json:"unmatched_sample"`
-	Seconds         float64          `json:"seconds"`
-	ItemsPerSec     float64          `json:"items_per_second"`
+	// Untransformable items matched a route that could not transform them;
+	// the sample holds "KEY: why".
+	Untransformable       int64    `json:"untransformable"`
+	UntransformableSample []string `json:"untransformable_sample"`
+	// ReadThisRun is what this run read (a resumed run starts past the
+	// checkpoint); Seconds and ItemsPerSec are this run's.
+	ReadThisRun int64   `json:"items_read_this_run"`
+	Seconds     float64 `json:"seconds"`
+	ItemsPerSec float64 `json:"items_per_second"`
+	// ActiveSeconds adds up the time of every run of this backfill (up to
+	// each run's last checkpoint); OverallItemsPerSec is Read over it.
+	ActiveSeconds      float64 `json:"active_seconds"`
+	OverallItemsPerSec float64 `json:"overall_items_per_second"`
 }
 
 // UnmatchedError is returned when items no rule matches were found without AllowUnmatched.
@@ -70,6 +92,43 @@ type UnmatchedError struct {
 
 func (e *UnmatchedError) Error() string {
 	return fmt.Sprintf("%d item(s) match no route (e.g. %v): add rules for them, or pass --allow-unmatched to leave them behind", e.Count, e.Sample)
+}
+
+// UntransformableError is returned when items their route cannot transform
+// were found without AllowUntransformable. Like unmatched items they are
+// counted, sampled and left behind; the rest of the run goes on.
+type UntransformableError struct {
+	Count  int64
+	Sample []string
+}
+
+func (e *UntransformableError) Error() string {
+	return fmt.Sprintf("%d item(s) cannot be transformed by their route (e.g. %v): fix the route's rename, or pass --allow-untransformable to leave them behind", e.Count, e.Sample)
+}
+
+// LeftBehind reports whether err says only that items were left behind
+// (unmatched or untransformable): the run itself finished and its result
+// is complete.
+func LeftBehind(err error) bool {
+	var u *UnmatchedError
+	var t *UntransformableError
+	return errors.As(err, &u) || errors.As(err, &t)
+}
+
+// leftBehindErr is the error for the items left behind without leave.
+func leftBehindErr(unmatched int64, uSample []string, allowU bool, untrans int64, tSample []string, allowT bool) error {
+	var errs []error
+	if unmatched > 0 && !allowU {
+		errs = append(errs, &UnmatchedError{Count: unmatched, Sample: uSample})
+	}
+	if untrans > 0 && !allowT {
+		errs = append(errs, &UntransformableError{Count: untrans, Sample: tSample})
+	}
+	return errors.Join(errs...)
+}
+
+func (r *BackfillResult) leftBehind(o BackfillOptions) error {
+	return leftBehindErr(r.Unmatched, r.UnmatchedSample, o.AllowUnmatched, r.Untransformable, r.UntransformableSample, o.AllowUntransformable)
 }
 
 // Backfill copies the source into the destinations, resuming from st.
@@ -95,13 +154,15 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if resuming && st.BackfillDone() {
 		res := backfillResult(st)
 		res.AlreadyDone = true
-		if res.Unmatched > 0 && !o.AllowUnmatched {
-			return res, &UnmatchedError{Count: res.Unmatched, Sample: res.UnmatchedSample}
-		}
-		return res, nil
+		return res, res.leftBehind(o)
 	}
 	if o.Restart && st.CatchUp != nil && st.Cutover != nil && st.Cutover.CutAt != nil && st.Cutover.RolledBackAt == nil {
 		return nil, &InputError{[]string{fmt.Sprintf("%s has been cut over (%s): roll back before a new backfill", o.Source, st.Cutover.CutAt.Format(time.RFC3339))}}
+	}
+	if resuming {
+		if err := checkExportResume(o, st); err != nil {
+			return nil, err
+		}
 	}
 	checks, err := CheckDestinations(ctx, c.DB, src, o.Routes, !resuming, false)
 	if err != nil {
@@ -110,7 +171,13 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	if p := Problems(checks); len(p) > 0 {
 		return nil, &InputError{p}
 	}
-	if !resuming {
+	switch {
+	case resuming:
+	case o.Export.Requested():
+		if err := startExport(ctx, c, o, src, st); err != nil {
+			return nil, err
+		}
+	default:
 		// Record the stream's position before the first read, so the catch-up
 		// starts before the backfill did.
 		pos, err := recordPosition(ctx, c.Streams, src.StreamARN, o.Now())
@@ -126,6 +193,11 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 			return nil, err
 		}
 	}
+	if st.Backfill.Export != nil {
+		if err := finishExport(ctx, o, st); err != nil {
+			return nil, err
+		}
+	}
 	if o.Started != nil {
 		o.Started(st, resuming)
 	}
@@ -135,12 +207,17 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	}
 	b := &backfiller{c: c, o: o, st: st, limiter: limiter, keyNames: o.Routes.SourceKey, start: time.Now(), jobs: make(chan writeJob)}
 	b.doneAtStart = b.readSoFar()
+	b.activeAtStart, b.runStart = st.Backfill.ActiveSeconds, start
 	g, gctx := errgroup.WithContext(ctx)
 	// One pool of writers for all segments (as a raw copy runs N writers):
 	// a segment whose page is large, or the last segment still running,
 	// gets every writer instead of its own few.
 	var writers sync.WaitGroup
-	for range len(st.Backfill.Segments) * o.Writers {
+	readers := len(st.Backfill.Segments)
+	if st.Backfill.Export != nil {
+		readers = max(o.Export.Parallel, 1) // data files read at once
+	}
+	for range readers * o.Writers {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
@@ -148,6 +225,9 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 				j.page.done(b.writeBatch(gctx, j))
 			}
 		}()
+	}
+	if st.Backfill.Export != nil {
+		g.Go(func() error { return b.exportFiles(gctx) })
 	}
 	for seg := range st.Backfill.Segments {
 		if st.Backfill.Segments[seg].Done {
@@ -163,38 +243,64 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		return nil, err
 	}
 	now := o.Now().UTC()
-	if err := st.Update(func(s *State) { s.Backfill.Finished, s.Backfill.AllowUnmatched = &now, o.AllowUnmatched }); err != nil {
+	err = st.Update(func(s *State) {
+		s.Backfill.Finished = &now
+		s.Backfill.AllowUnmatched, s.Backfill.AllowUntransformable = o.AllowUnmatched, o.AllowUntransformable
+		s.Backfill.ActiveSeconds = b.activeAtStart + now.Sub(start).Seconds()
+	})
+	if err != nil {
 		return nil, err
 	}
 	res := backfillResult(st)
 	res.Resumed = resuming
-	res.Seconds = o.Now().Sub(start).Seconds()
+	res.ReadThisRun = res.Read - b.doneAtStart
+	res.Seconds = now.Sub(start).Seconds()
 	if res.Seconds > 0 {
-		res.ItemsPerSec = float64(res.Read) / res.Seconds
+		res.ItemsPerSec = float64(res.ReadThisRun) / res.Seconds
 	}
-	if res.Unmatched > 0 && !o.AllowUnmatched {
-		return res, &UnmatchedError{Count: res.Unmatched, Sample: res.UnmatchedSample}
-	}
-	return res, nil
+	return res, res.leftBehind(o)
 }
 
 func backfillResult(st *State) *BackfillResult {
-	res := &BackfillResult{Source: st.Source, State: st.Path(), Position: st.Position, Written: map[string]int64{}, UnmatchedSample: []string{}}
-	for _, s := range st.Backfill.Segments {
+	res := &BackfillResult{Source: st.Source, State: st.Path(), Position: st.Position, Written: map[string]int64{},
+		UnmatchedSample: []string{}, UntransformableSample: []string{}, ActiveSeconds: st.Backfill.ActiveSeconds}
+	parts := st.Backfill.Segments
+	if ex := st.Backfill.Export; ex != nil {
+		res.Export = ex
+		for _, f := range ex.Files {
+			parts = append(parts[:len(parts):len(parts)], f)
+		}
+	}
+	for _, s := range parts {
 		res.Read += s.Read
 		res.Unmatched += s.Unmatched
+		res.Untransformable += s.Untransformable
 		for t, n := range s.Written {
 			res.Written[t] += n
 			res.WrittenTotal += n
 		}
-		for _, k := range s.Samples {
-			if len(res.UnmatchedSample) < 10 {
-				res.UnmatchedSample = append(res.UnmatchedSample, k)
-			}
-		}
+		res.UnmatchedSample = appendSample(res.UnmatchedSample, s.Samples...)
+		res.UntransformableSample = appendSample(res.UntransformableSample, s.UntransformableSamples...)
 	}
 	sort.Strings(res.UnmatchedSample)
+	sort.Strings(res.UntransformableSample)
+	if res.ActiveSeconds > 0 {
+		res.OverallItemsPerSec = float64(res.Read) / res.ActiveSeconds
+	}
 	return res
+}
+
+// sampleSize is how many keys of each kind of left-behind item are kept.
+const sampleSize = 10
+
+func appendSample(sample []string, keys ...string) []string {
+	for _, k := range keys {
+		if len(sample) >= sampleSize {
+			break
+		}
+		sample = append(sample, k)
+	}
+	return sample
 }
 
 type backfiller struct {
@@ -205,8 +311,15 @@ type backfiller struct {
 	keyNames    []string
 	start       time.Time
 	doneAtStart int64
-	jobs        chan writeJob  // to the shared writers
-	feeding     sync.WaitGroup // submit's senders: jobs closes after them
+	// activeAtStart is the time earlier runs spent (BackfillState.ActiveSeconds);
+	// runStart is this run's start by o.Now.
+	activeAtStart float64
+	runStart      time.Time
+	// inFlightRead counts the items of export files being read that are
+	// not yet in the state (a file is checkpointed once written in full).
+	inFlightRead atomic.Int64
+	jobs         chan writeJob  // to the shared writers
+	feeding      sync.WaitGroup // submit's senders: jobs closes after them
 }
 
 // writeJob is one BatchWriteItem's worth of a page (batchwrite.Split).
@@ -249,7 +362,12 @@ func (b *backfiller) readSoFar() int64 {
 	for _, s := range b.st.Backfill.Segments {
 		n += s.Read
 	}
-	return n
+	if ex := b.st.Backfill.Export; ex != nil {
+		for _, f := range ex.Files {
+			n += f.Read
+		}
+	}
+	return n + b.inFlightRead.Load()
 }
 
 func (b *backfiller) progress() {
@@ -272,6 +390,8 @@ type page struct {
 	read      int64
 	batches   map[string][]types.WriteRequest
 	unmatched []string
+	// untransformable holds "KEY: why" of items their route cannot transform.
+	untransformable []string
 }
 
 // segment scans one segment from its checkpoint. The writes of page k run
@@ -341,7 +461,8 @@ func (b *backfiller) route(out *dynamodb.ScanOutput) (*page, error) {
 		dst, err := rt.Transform(item)
 		if err != nil {
 			k, _ := tablediff.EncodeKey(item, b.keyNames)
-			return nil, fmt.Errorf("item %s: %w", k, err)
+			p.untransformable = append(p.untransformable, fmt.Sprintf("%s: %v", k, err))
+			continue
 		}
 		p.batches[rt.Table] = append(p.batches[rt.Table], types.WriteRequest{PutRequest: &types.PutRequest{Item: dst}})
 	}
@@ -411,11 +532,10 @@ func (b *backfiller) checkpoint(seg int, p *page) error {
 			ss.Written[t] += int64(len(reqs))
 		}
 		ss.Unmatched += int64(len(p.unmatched))
-		for _, k := range p.unmatched {
-			if len(ss.Samples) < 10 {
-				ss.Samples = append(ss.Samples, k)
-			}
-		}
+		ss.Samples = appendSample(ss.Samples, p.unmatched...)
+		ss.Untransformable += int64(len(p.untransformable))
+		ss.UntransformableSamples = appendSample(ss.UntransformableSamples, p.untransformable...)
+		s.Backfill.ActiveSeconds = b.activeAtStart + b.o.Now().Sub(b.runStart).Seconds()
 		ss.LastKey = last
 		ss.Done = last == ""
 	})

@@ -131,10 +131,23 @@ func TestBackfillResumesFromCheckpoint(t *testing.T) {
 	assert.Contains(t, seg.LastKey, fmt.Sprintf("TASK#%05d", seg.Read-1), "the checkpoint is the last key of the last fully written page")
 
 	db.failAfter, db.starts = 0, nil
+	// The resumed run reports its own rate (what it read over its own
+	// time) and the overall one (everything over the time of every run),
+	// labelled: it once divided every item read since the start by this
+	// run's time.
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	o.Now = func() time.Time { clock = clock.Add(10 * time.Millisecond); return clock }
+	firstRun := loaded.Backfill.ActiveSeconds
+	assert.Positive(t, firstRun, "a failed run's time is recorded at its checkpoints")
 	res, err := Backfill(testctx.Bounded(t), c, o, loaded)
 	require.NoError(t, err)
 	assert.True(t, res.Resumed)
 	assert.EqualValues(t, 230, res.Read)
+	assert.Equal(t, 230-seg.Read, res.ReadThisRun, "this run read what was past the checkpoint")
+	require.Positive(t, res.Seconds)
+	assert.InDelta(t, float64(res.ReadThisRun)/res.Seconds, res.ItemsPerSec, 1e-9, "items/s this run")
+	assert.InDelta(t, firstRun+res.Seconds, res.ActiveSeconds, 1e-9, "the runs' times add up")
+	assert.InDelta(t, 230/res.ActiveSeconds, res.OverallItemsPerSec, 1e-9, "items/s overall")
 	got := append([]string{}, db.written["tasks"]...)
 	sort.Strings(got)
 	uniq := map[string]bool{}

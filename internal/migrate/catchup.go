@@ -57,6 +57,9 @@ var ErrTrimmed = errors.New("stream position trimmed")
 type CatchUpOptions struct {
 	Input
 	AllowUnmatched bool
+	// AllowUntransformable skips changes whose new image the route cannot
+	// transform (counted, sampled) instead of failing the pass.
+	AllowUntransformable bool
 	// Workers is the number of concurrent conditional writes (default 8).
 	Workers int
 	// Margin: records older than the position's time minus Margin are skipped (default 1 min).
@@ -83,19 +86,22 @@ func (o *CatchUpOptions) defaults() {
 
 // PassResult is what one catch-up pass read and applied.
 type PassResult struct {
-	Records         int64         `json:"records_read"`
-	BeforeBackfill  int64         `json:"records_before_backfill"`
-	Keys            int           `json:"keys_changed"`
-	Put             int64         `json:"put"`
-	Deleted         int64         `json:"deleted"`
-	MovedAway       int64         `json:"deleted_from_old_route"`
-	Stale           int64         `json:"stale_skipped"`
-	Unmatched       int64         `json:"unmatched"`
-	UnmatchedSample []string      `json:"unmatched_sample"`
-	CaughtUp        bool          `json:"caught_up"`
-	Lag             time.Duration `json:"lag_ns"`
-	NewestRecord    *time.Time    `json:"newest_record,omitempty"`
-	Seconds         float64       `json:"seconds"`
+	Records         int64    `json:"records_read"`
+	BeforeBackfill  int64    `json:"records_before_backfill"`
+	Keys            int      `json:"keys_changed"`
+	Put             int64    `json:"put"`
+	Deleted         int64    `json:"deleted"`
+	MovedAway       int64    `json:"deleted_from_old_route"`
+	Stale           int64    `json:"stale_skipped"`
+	Unmatched       int64    `json:"unmatched"`
+	UnmatchedSample []string `json:"unmatched_sample"`
+	// Untransformable changes were left behind: the sample holds "KEY: why".
+	Untransformable       int64         `json:"untransformable"`
+	UntransformableSample []string      `json:"untransformable_sample"`
+	CaughtUp              bool          `json:"caught_up"`
+	Lag                   time.Duration `json:"lag_ns"`
+	NewestRecord          *time.Time    `json:"newest_record,omitempty"`
+	Seconds               float64       `json:"seconds"`
 }
 
 // LagString is the lag for people.
@@ -121,6 +127,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 		st.CatchUp = &CatchUpState{Shards: map[string]ShardState{}}
 	}
 	o.AllowUnmatched = o.AllowUnmatched || st.Backfill.AllowUnmatched
+	o.AllowUntransformable = o.AllowUntransformable || st.Backfill.AllowUntransformable
 	shards, err := listShards(ctx, c.Streams, st.Position.StreamARN)
 	if err != nil {
 		if isStreamGone(err) {
@@ -131,7 +138,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 	if err := checkTrimmed(st, shards, o); err != nil {
 		return nil, err
 	}
-	res := &PassResult{CaughtUp: true, UnmatchedSample: []string{}}
+	res := &PassResult{CaughtUp: true, UnmatchedSample: []string{}, UntransformableSample: []string{}}
 	last := map[string]*change{}
 	newSeq := map[string]ShardState{}
 	cutoff := st.Position.Time.Add(-o.Margin)
@@ -187,6 +194,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 		s.CatchUp.Applied += res.Put + res.Deleted + res.MovedAway
 		s.CatchUp.Stale += res.Stale
 		s.CatchUp.Unmatched += res.Unmatched
+		s.CatchUp.Untransformable += res.Untransformable
 		if res.NewestRecord != nil {
 			s.CatchUp.NewestRecord = res.NewestRecord
 		}
@@ -196,10 +204,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 	if err != nil {
 		return nil, err
 	}
-	if res.Unmatched > 0 && !o.AllowUnmatched {
-		return res, &UnmatchedError{Count: res.Unmatched, Sample: res.UnmatchedSample}
-	}
-	return res, nil
+	return res, leftBehindErr(res.Unmatched, res.UnmatchedSample, o.AllowUnmatched, res.Untransformable, res.UntransformableSample, o.AllowUntransformable)
 }
 
 func trimmedErr(st *State, why string) error {
@@ -354,9 +359,7 @@ func apply(ctx context.Context, c Clients, o CatchUpOptions, last map[string]*ch
 			unmatched := func() {
 				mu.Lock()
 				res.Unmatched++
-				if len(res.UnmatchedSample) < 10 {
-					res.UnmatchedSample = append(res.UnmatchedSample, k)
-				}
+				res.UnmatchedSample = appendSample(res.UnmatchedSample, k)
 				mu.Unlock()
 			}
 			del := func(table string) (bool, error) {
@@ -413,7 +416,11 @@ func apply(ctx context.Context, c Clients, o CatchUpOptions, last map[string]*ch
 			}
 			item, err := rt.Transform(img)
 			if err != nil {
-				return fmt.Errorf("item %s: %w", k, err)
+				mu.Lock()
+				res.Untransformable++
+				res.UntransformableSample = appendSample(res.UntransformableSample, fmt.Sprintf("%s: %v", k, err))
+				mu.Unlock()
+				return nil
 			}
 			item[routes.SeqAttribute] = &types.AttributeValueMemberS{Value: seq}
 			ce, names, vals := cond()

@@ -96,8 +96,17 @@ type BackfillState struct {
 	Total    int64      `json:"total_estimate"` // the source's ItemCount at the start
 	// AllowUnmatched records that the backfill left unmatched items behind
 	// by choice: the catch-up and the cutover then skip their changes too.
-	AllowUnmatched bool           `json:"allow_unmatched,omitempty"`
-	Segments       []SegmentState `json:"segments"`
+	AllowUnmatched bool `json:"allow_unmatched,omitempty"`
+	// AllowUntransformable records that the backfill left items its routes
+	// cannot transform behind by choice: the catch-up then skips them too.
+	AllowUntransformable bool `json:"allow_untransformable,omitempty"`
+	// ActiveSeconds adds up the time of every run, up to each run's last
+	// checkpoint (the time between runs does not count).
+	ActiveSeconds float64        `json:"active_seconds,omitempty"`
+	Segments      []SegmentState `json:"segments"`
+	// Export is set when the backfill reads a full export of the source
+	// instead of scanning it (Segments is then empty).
+	Export *ExportState `json:"export,omitempty"`
 }
 
 // SegmentState is one Scan segment's checkpoint: everything before LastKey
@@ -109,16 +118,21 @@ type SegmentState struct {
 	Written   map[string]int64 `json:"written,omitempty"` // per destination table
 	Unmatched int64            `json:"unmatched"`
 	Samples   []string         `json:"unmatched_sample,omitempty"`
+	// Untransformable items matched a route that cannot transform them.
+	Untransformable        int64    `json:"untransformable,omitempty"`
+	UntransformableSamples []string `json:"untransformable_sample,omitempty"`
 }
 
 // CatchUpState is the catch-up's checkpoint per shard.
 type CatchUpState struct {
-	Shards       map[string]ShardState `json:"shards"`
-	Applied      int64                 `json:"applied"`
-	Stale        int64                 `json:"stale_skipped"`
-	Unmatched    int64                 `json:"unmatched"`
-	NewestRecord *time.Time            `json:"newest_record,omitempty"`
-	LastPass     *time.Time            `json:"last_pass,omitempty"`
+	Shards    map[string]ShardState `json:"shards"`
+	Applied   int64                 `json:"applied"`
+	Stale     int64                 `json:"stale_skipped"`
+	Unmatched int64                 `json:"unmatched"`
+	// Untransformable counts changes whose new image the route cannot transform.
+	Untransformable int64      `json:"untransformable,omitempty"`
+	NewestRecord    *time.Time `json:"newest_record,omitempty"`
+	LastPass        *time.Time `json:"last_pass,omitempty"`
 }
 
 // ShardState is how far the catch-up has applied one shard.

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,9 @@ type PlanOptions struct {
 	Sample         int // read at most this many source items (0: all)
 	Segments       int // parallel Scan segments (default 4)
 	AllowUnmatched bool
+	// AllowUntransformable makes items their route cannot transform a
+	// warning (the backfill leaves them behind) instead of a problem.
+	AllowUntransformable bool
 }
 
 // TableCount is how many source items a destination receives.
@@ -84,9 +88,8 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 		}
 		if _, err := rt.Transform(item); err != nil {
 			res.Invalid++
-			if len(res.InvalidSample) < 10 {
-				res.InvalidSample = append(res.InvalidSample, err.Error())
-			}
+			k, _ := tablediff.EncodeKey(item, o.Routes.SourceKey)
+			res.InvalidSample = appendSample(res.InvalidSample, fmt.Sprintf("%s: %v", k, err))
 			return nil
 		}
 		counts[rt.Table]++
@@ -116,7 +119,12 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 		}
 	}
 	if res.Invalid > 0 {
-		res.Problems = append(res.Problems, "items cannot be transformed (a rename onto an attribute they already have): fix the renames")
+		msg := "items cannot be transformed by their route (a rename onto an attribute they already have; counts and samples above): fix the renames, or pass --allow-untransformable to backfill to leave them behind"
+		if o.AllowUntransformable {
+			res.Warnings = append(res.Warnings, msg)
+		} else {
+			res.Problems = append(res.Problems, msg)
+		}
 	}
 	for _, d := range res.Destinations {
 		if len(d.Failing) > 0 {

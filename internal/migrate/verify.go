@@ -32,6 +32,9 @@ type VerifyResult struct {
 	*tablediff.Report
 	// Unmatched source items no rule routes (left behind, not compared).
 	Unmatched int64 `json:"unmatched_in_source"`
+	// Untransformable source items their route cannot transform (left
+	// behind by the backfill as unmatched ones are, not compared).
+	Untransformable int64 `json:"untransformable_in_source"`
 }
 
 // errStop ends a scan early.
@@ -94,7 +97,7 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 	if p := Problems(checks); len(p) > 0 {
 		return nil, &InputError{p}
 	}
-	var unmatched atomic.Int64
+	var unmatched, untransformable atomic.Int64
 	source := []tablediff.Feed{func(ctx context.Context, emit func(map[string]types.AttributeValue) error) error {
 		return scanTable(ctx, db, o.Source, o.Segments, true, 0, func(item map[string]types.AttributeValue) error {
 			rt := o.Routes.Find(item)
@@ -104,7 +107,8 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 			}
 			out, err := rt.Transform(item)
 			if err != nil {
-				return err
+				untransformable.Add(1)
+				return nil
 			}
 			out[TableAttribute] = &types.AttributeValueMemberS{Value: rt.Table}
 			return emit(out)
@@ -127,5 +131,5 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 		return nil, err
 	}
 	rep.Segments = o.Segments
-	return &VerifyResult{Report: rep, Unmatched: unmatched.Load()}, nil
+	return &VerifyResult{Report: rep, Unmatched: unmatched.Load(), Untransformable: untransformable.Load()}, nil
 }

@@ -28,6 +28,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/dynops/dynops/internal/yamlerr"
 )
 
 // SeqAttribute is the attribute the catch-up stamps on destination items with
@@ -145,6 +147,9 @@ func Parse(path string, data []byte) (*Routes, error) {
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{Path: path, Msg: "the file is empty: it needs `version: 1` and a list of `routes`"}
+		}
+		if line, msg, ok := yamlerr.Locate(data, err); ok {
+			return nil, &Error{Path: path, Line: line, Msg: msg + " (see the routes file format in `dynops migrate --help`)"}
 		}
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.NewReplacer("not found in type routes.rule", "is not a rule field (name, table, match, rename, drop)",

@@ -46,11 +46,13 @@ func TestParseErrors(t *testing.T) {
 		want       []string // substrings of the error
 	}{
 		{"empty", "", []string{"routes.yaml: the file is empty"}}, // no line: "routes.yaml:0:" is no place
-		{"not yaml", "version: [1\n", []string{"routes.yaml", "line"}},
+		{"not yaml", "version: [1\n", []string{"routes.yaml:1:", "did not find expected"}},
 		{"no version", "routes:\n  - table: a\n    match: {PK: x}\n", []string{"version", "is 0"}},
 		{"version 2", "version: 2\nroutes:\n  - table: a\n    match: {PK: x}\n", []string{":1:", "version", "is 2"}},
 		{"no routes", "version: 1\n", []string{"routes", "no rules"}},
 		{"empty routes list", "version: 1\nroutes: []\n", []string{"routes.yaml:2: routes: no rules"}},
+		{"unclosed [ on line 5", "version: 1\nroutes:\n  - table: a\n    match: {PK: x}\n    drop: [GSI1PK\n  - table: b\n", []string{"routes.yaml:5:", "did not find expected ',' or ']'"}},
+		{"mis-indented key on line 6", "version: 1\nroutes:\n  - table: a\n    match: {PK: x}\n  - table: b\n   match: {PK: y}\n", []string{"routes.yaml:6:"}},
 		{"unknown top field", "version: 1\nroute:\n  - table: a\n", []string{"line 2", "route", "not a top-level field"}},
 		{"unknown rule field", "version: 1\nroutes:\n  - table: a\n    tabel: b\n    match: {PK: x}\n", []string{"line 4", "tabel", "not a rule field"}},
 		{"wrong type", "version: 1\nroutes:\n  - table: a\n    match: [PK]\n", []string{"line 4"}},

@@ -3,7 +3,6 @@ package catchup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,11 +16,12 @@ import (
 // Options of `dynops migrate catch-up`.
 type Options struct {
 	shared.Flags
-	Confirm        []string
-	Follow         bool
-	Interval       time.Duration
-	Workers        int
-	AllowUnmatched bool
+	Confirm              []string
+	Follow               bool
+	Interval             time.Duration
+	Workers              int
+	AllowUnmatched       bool
+	AllowUntransformable bool
 }
 
 // NewCmdCatchUp returns `dynops migrate catch-up`. runF replaces the run function in tests of flag parsing.
@@ -65,6 +65,7 @@ needs a new backfill.`,
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
+	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "skip changes their route cannot transform instead of failing (default: as the backfill was run)")
 	return cmd
 }
 
@@ -84,13 +85,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, Now: f.Now}
+	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Now: f.Now}
 	var total migrate.PassResult
 	passes := 0
+	// left says that items were left behind (unmatched, untransformable):
+	// the pass finished, so its result is printed before the error.
+	var left error
 	for {
 		p, err := migrate.CatchUpPass(ctx, c, o, l.State)
-		var unmatched *migrate.UnmatchedError
-		if err != nil && !errors.As(err, &unmatched) {
+		if err != nil && !migrate.LeftBehind(err) {
 			if opts.Follow && ctx.Err() != nil {
 				break
 			}
@@ -103,10 +106,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		if opts.Follow && !f.JSON() {
 			f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
-				passes, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched, p.LagString(), caught(p))
+				passes, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched+p.Untransformable, p.LagString(), caught(p))
 		}
 		if err != nil {
-			return err
+			left = err
+			break
 		}
 		if !opts.Follow {
 			break
@@ -122,14 +126,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(total)
+		if err := f.IOStreams.PrintJSON(total); err != nil {
+			return err
+		}
+		return left
 	}
 	fmt.Fprintf(f.IOStreams.Out, "Catch-up of %s: %d pass(es), %d record(s) read (%d older than the backfill, skipped), %d key(s) changed\n",
 		opts.Source, passes, total.Records, total.BeforeBackfill, total.Keys)
-	fmt.Fprintf(f.IOStreams.Out, "  put %d, deleted %d, deleted from an old route %d, skipped as older than the destination %d, unmatched %d\n",
-		total.Put, total.Deleted, total.MovedAway, total.Stale, total.Unmatched)
+	fmt.Fprintf(f.IOStreams.Out, "  put %d, deleted %d, deleted from an old route %d, skipped as older than the destination %d, unmatched %d, untransformable %d\n",
+		total.Put, total.Deleted, total.MovedAway, total.Stale, total.Unmatched, total.Untransformable)
+	for _, k := range total.UntransformableSample {
+		fmt.Fprintf(f.IOStreams.Out, "  cannot transform: %s\n", k)
+	}
 	fmt.Fprintf(f.IOStreams.Out, "  lag %s%s\n", total.LagString(), caught(&total))
-	return nil
+	return left
 }
 
 func caught(p *migrate.PassResult) string {
@@ -149,6 +159,8 @@ func add(t *migrate.PassResult, p *migrate.PassResult) {
 	t.Stale += p.Stale
 	t.Unmatched += p.Unmatched
 	t.UnmatchedSample = append(t.UnmatchedSample, p.UnmatchedSample...)
+	t.Untransformable += p.Untransformable
+	t.UntransformableSample = append(t.UntransformableSample, p.UntransformableSample...)
 	t.CaughtUp, t.Lag, t.Seconds = p.CaughtUp, p.Lag, t.Seconds+p.Seconds
 	if p.NewestRecord != nil {
 		t.NewestRecord = p.NewestRecord

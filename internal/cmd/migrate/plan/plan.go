@@ -16,9 +16,10 @@ import (
 // Options of `dynops migrate plan`.
 type Options struct {
 	shared.Flags
-	Sample         int
-	Segments       int
-	AllowUnmatched bool
+	Sample               int
+	Segments             int
+	AllowUnmatched       bool
+	AllowUntransformable bool
 }
 
 // NewCmdPlan returns `dynops migrate plan`. runF replaces the run function in tests of flag parsing.
@@ -56,6 +57,7 @@ Exit status 1 when the migration could not start (problems listed).`,
 	fl.IntVar(&opts.Sample, "sample", 0, "read only the first N source items (0: the whole table)")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")
+	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "items their route cannot transform are a warning, not a problem")
 	return cmd
 }
 
@@ -69,7 +71,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := migrate.Plan(ctx, c.DB, migrate.PlanOptions{Input: l.Input, Sample: opts.Sample, Segments: opts.Segments, AllowUnmatched: opts.AllowUnmatched})
+	res, err := migrate.Plan(ctx, c.DB, migrate.PlanOptions{Input: l.Input, Sample: opts.Sample, Segments: opts.Segments, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,8 @@ func print(f *factory.Factory, res *migrate.PlanResult) error {
 		}
 		rows = append(rows, []string{t.Table, strings.Join(t.Routes, ","), fmt.Sprint(t.Items), yesNo(d.Exists), yesNo(d.KeyOK), empty, failing})
 	}
-	rows = append(rows, []string{"(unmatched)", "", fmt.Sprint(res.Unmatched), "", "", "", ""})
+	rows = append(rows, []string{"(unmatched)", "", fmt.Sprint(res.Unmatched), "", "", "", ""},
+		[]string{"(untransformable)", "", fmt.Sprint(res.Invalid), "", "", "", ""})
 	if err := f.IOStreams.Table([]string{"DESTINATION", "ROUTES", "ITEMS", "EXISTS", "KEY OK", "EMPTY", "FAILING RULES"}, rows); err != nil {
 		return err
 	}

@@ -94,8 +94,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 // Print prints a verify report.
 func Print(f *factory.Factory, res *migrate.VerifyResult) {
 	out := f.IOStreams.Out
-	fmt.Fprintf(out, "%s (%d items routed, %d unmatched left behind) vs %s (%d items); %d buckets, %.0f items/s\n\n",
-		res.Source, res.SourceItems, res.Unmatched, res.Target, res.TargetItems, res.Buckets, res.ItemsPerSec)
+	fmt.Fprintf(out, "%s (%d items routed, %d unmatched and %d untransformable left behind) vs %s (%d items); %d buckets, %.0f items/s\n\n",
+		res.Source, res.SourceItems, res.Unmatched, res.Untransformable, res.Target, res.TargetItems, res.Buckets, res.ItemsPerSec)
 	rows := [][]string{
 		{"same", fmt.Sprint(res.Same), ""},
 		{"only in source", fmt.Sprint(res.OnlyInSource), sample(res.Sample.OnlyInSource)},
