@@ -42,6 +42,14 @@ const (
 	Stream05 = "DDB-STREAM-05"
 )
 
+// Rule IDs that are mapped to external controls but not checked on live
+// tables (see ControlMappings).
+const (
+	Cap03 = "DDB-CAP-03"
+	DR01  = "DDB-DR-01"
+	Sec01 = "DDB-SEC-01"
+)
+
 // Rules returns the rules `dynops check` evaluates, in report order.
 func Rules() []Rule {
 	return []Rule{
