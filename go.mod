@@ -24,6 +24,7 @@ require (
 	github.com/klauspost/compress v1.20.0
 	github.com/open-policy-agent/opa v1.22.2
 	github.com/rs/zerolog v1.33.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

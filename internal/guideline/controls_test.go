@@ -138,3 +138,23 @@ func TestFindingsCarryControls(t *testing.T) {
 		t.Errorf("DDB-NAME-01 has no external equivalent")
 	}
 }
+
+// TestRuleHelp: every rule dynops checks has its guideline section as help
+// text (the SARIF rules' help), and the section stops at the next rule.
+func TestRuleHelp(t *testing.T) {
+	for _, r := range Rules() {
+		h := RuleHelp(r.ID)
+		if len(h) < 40 {
+			t.Errorf("%s: help %q: no guideline section", r.ID, h)
+		}
+		if strings.Contains(h, "### ") || strings.Contains(h, "\n") {
+			t.Errorf("%s: help runs past its section: %q", r.ID, h)
+		}
+	}
+	if !strings.HasPrefix(RuleHelp(Pitr01), "(default/guard) PITR on with a 35-day recovery period") {
+		t.Errorf("PITR-01 help = %q", RuleHelp(Pitr01))
+	}
+	if RuleHelp("DDB-NOPE-01") != "" {
+		t.Errorf("unknown rule has help")
+	}
+}

@@ -4,6 +4,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/junit"
+	"github.com/dynops/dynops/internal/sarif"
 )
 
 // Options of `dynops check`.
@@ -24,6 +27,8 @@ type Options struct {
 	Env         string
 	AllowedEnvs []string
 	ShowPassing bool
+	// Version of dynops, named as the tool in SARIF output.
+	Version string
 }
 
 // Report is the result of a check, as printed by --output json.
@@ -62,10 +67,18 @@ replica is read in its own region: deletion protection (DDB-PROT-01) and PITR
 Every rule is explained in docs/guideline.md (the rule ID is the anchor,
 e.g. docs/guideline.md#ddb-pitr-01); failing findings print their link.
 
+--output sarif writes a SARIF 2.1.0 log for code scanning (one rule per
+rule ID, results located by the resource's ARN); --output junit one test
+case per table and rule. Both carry each rule's external controls (Security
+Hub, AWS Config, checkov, trivy, Prowler; docs/guideline.md#external-controls).
+
 Exit status 1 when an error-level rule fails, 0 otherwise.`,
 		Example: `  dynops check --env prod
-  dynops check --table prod-hoge-user --output json`,
-		Args: cobra.NoArgs,
+  dynops check --table prod-hoge-user --output json
+  dynops check --env prod -o sarif > dynops.sarif   # GitHub code scanning
+  dynops check --env prod -o junit > dynops.xml     # CI test reports`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{factory.OutputFormatsAnnotation: factory.OutputSARIF + "," + factory.OutputJUnit},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(opts.Tables) == 0 && opts.Env == "" {
 				return factory.UsageErrorf("check needs --table NAME or --env ENV (e.g. --env dev)")
@@ -73,6 +86,7 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 			if len(opts.Tables) > 0 && opts.Env != "" {
 				return factory.UsageErrorf("check takes --table or --env, not both")
 			}
+			opts.Version = cmd.Root().Version
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -140,9 +154,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 
-	if f.JSON() {
+	switch f.Flags.Output {
+	case factory.OutputJSON:
 		err = f.IOStreams.PrintJSON(rep)
-	} else {
+	case factory.OutputSARIF:
+		err = sarif.Write(f.IOStreams.Out, opts.Version, rep.Findings)
+	case factory.OutputJUnit:
+		host, _ := os.Hostname()
+		err = junit.Write(f.IOStreams.Out, rep.Tables, rep.Findings, f.Now(), host)
+	default:
 		err = printTable(f.IOStreams, rep, opts.ShowPassing)
 	}
 	if err != nil {
