@@ -158,3 +158,27 @@ func TestRuleHelp(t *testing.T) {
 		t.Errorf("unknown rule has help")
 	}
 }
+
+// TestFindingKeyIsOnePerResource: two stream consumers of one table are
+// located by the table's ARN but keep keys of their own.
+func TestFindingKeyIsOnePerResource(t *testing.T) {
+	arn := "arn:aws:dynamodb:us-east-1:123456789012:table/t-a-b"
+	keys := map[string]string{}
+	for _, res := range []string{"t-a-b", "t-a-b/index/gsi1", "t-a-b@eu-west-1", "t-a-b/consumer/fn1", "t-a-b/consumer/fn2"} {
+		f := Finding{Table: "t-a-b", Resource: res, ARN: ResourceARN(arn, "t-a-b", res)}
+		k := f.Key()
+		if other, dup := keys[k]; dup {
+			t.Errorf("%s and %s share key %s", res, other, k)
+		}
+		keys[k] = res
+	}
+	if got := (Finding{Table: "t-a-b", Resource: "t-a-b/consumer/fn1", ARN: arn}).Key(); got != arn+"/consumer/fn1" {
+		t.Errorf("consumer key %s", got)
+	}
+	if got := (Finding{Table: "t-a-b", Resource: "t-a-b/index/gsi1", ARN: arn + "/index/gsi1"}).Key(); got != arn+"/index/gsi1" {
+		t.Errorf("index key %s", got)
+	}
+	if got := (Finding{Table: "t-a-b", Resource: "t-a-b"}).Key(); got != "t-a-b" {
+		t.Errorf("no ARN: key %s", got)
+	}
+}

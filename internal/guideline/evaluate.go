@@ -230,6 +230,20 @@ func ruleOrder(id string) int {
 	return len(Rules())
 }
 
+// Key identifies the finding's resource across runs and accounts: its ARN,
+// and for a resource that has no ARN of its own here (a stream consumer,
+// located by its table's ARN) the ARN with the resource's path under the
+// table (".../table/t/consumer/fn"). Without an ARN, the resource name.
+func (f Finding) Key() string {
+	if f.ARN == "" {
+		return f.Resource
+	}
+	if rest, ok := strings.CutPrefix(f.Resource, f.Table+"/"); ok && !strings.HasPrefix(rest, "index/") {
+		return f.ARN + "/" + rest
+	}
+	return f.ARN
+}
+
 var regionName = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // ResourceARN returns the ARN of a finding's resource from its table's ARN:

@@ -129,7 +129,7 @@ type LogicalLocation struct {
 	Kind               string `json:"kind"`
 }
 
-// FingerprintKey names dynops's partial fingerprint (rule and resource ARN).
+// FingerprintKey names dynops's partial fingerprint (rule and Finding.Key).
 const FingerprintKey = "dynopsResource/v1"
 
 // Level returns the SARIF level of a severity.
@@ -171,7 +171,7 @@ func Build(version string, findings []guideline.Finding) Log {
 		if uri == "" {
 			uri = f.Resource
 		}
-		sum := sha256.Sum256([]byte(f.Rule + "\x00" + uri))
+		sum := sha256.Sum256([]byte(f.Rule + "\x00" + f.Key()))
 		res := Result{
 			RuleID:    f.Rule,
 			RuleIndex: index[f.Rule],

@@ -24,6 +24,8 @@ var findings = []guideline.Finding{
 	{Table: "prod-hoge-user", Resource: "prod-hoge-user/index/email-index", Rule: guideline.Name02, Severity: guideline.Error, Status: guideline.Fail, Message: "not a sequence name", ARN: arn + "/index/email-index"},
 	{Table: "prod-hoge-user", Resource: "prod-hoge-user@eu-west-1", Rule: guideline.Prot01, Severity: guideline.Error, Status: guideline.Exception, Message: "replica deletion protection off", Reason: "being removed, CHG-1234", ARN: "arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user"},
 	{Table: "prod-hoge-user", Resource: "prod-hoge-user", Rule: guideline.Name03, Severity: guideline.Warning, Status: guideline.Fail, Message: "TTL is off", ARN: arn},
+	{Table: "prod-hoge-user", Resource: "prod-hoge-user/consumer/fn1", Rule: guideline.Stream04, Severity: guideline.Error, Status: guideline.Fail, Message: "no DLQ", ARN: arn},
+	{Table: "prod-hoge-user", Resource: "prod-hoge-user/consumer/fn2", Rule: guideline.Stream04, Severity: guideline.Error, Status: guideline.Fail, Message: "no DLQ", ARN: arn},
 	{Table: "dev-x-y", Resource: "dev-x-y", Rule: guideline.Sec04, Severity: guideline.Info, Status: guideline.Fail, Message: "odd key"},
 }
 
@@ -58,7 +60,7 @@ func TestSARIFValidatesAndCarriesEveryRule(t *testing.T) {
 func TestSARIFResults(t *testing.T) {
 	log, _ := build(t, findings)
 	res := log.Runs[0].Results
-	require.Len(t, res, 5, "passing findings are left out; fails and exceptions are in")
+	require.Len(t, res, 7, "passing findings are left out; fails and exceptions are in")
 	rules := log.Runs[0].Tool.Driver.Rules
 	seen := map[string]bool{}
 	for _, r := range res {
@@ -67,7 +69,7 @@ func TestSARIFResults(t *testing.T) {
 		assert.NotEmpty(t, uri, "GitHub code scanning needs a non-empty artifactLocation uri")
 		fp := r.PartialFingerprints[sarif.FingerprintKey]
 		assert.Len(t, fp, 64)
-		assert.False(t, seen[fp], "one fingerprint per rule and resource")
+		assert.False(t, seen[fp], "one fingerprint per rule and resource (two consumers of one table included)")
 		seen[fp] = true
 		switch r.Properties.Resource {
 		case "prod-hoge-user@eu-west-1":

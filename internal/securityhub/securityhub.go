@@ -71,9 +71,10 @@ type Result struct {
 	Archived   int    `json:"archived"`  // findings of resources gone from a checked table
 }
 
-// FindingID is the Security Hub Id of a finding: stable across runs.
+// FindingID is the Security Hub Id of a finding: stable across runs, one per
+// rule and resource (Finding.Key).
 func FindingID(f guideline.Finding) string {
-	return GeneratorPrefix + f.Rule + "/" + f.ARN
+	return GeneratorPrefix + f.Rule + "/" + f.Key()
 }
 
 func severity(f guideline.Finding) types.SeverityLabel {
