@@ -103,8 +103,8 @@ for m in modules/*/; do
     || { echo "README out of date: $m (run make docs)"; fail=1; }
 done
 
-step "actionlint (.github/workflows)"
-"$ACTIONLINT" -no-color .github/workflows/*.yml || fail=1
+step "actionlint (.github/workflows, examples/consumer-ci)"
+"$ACTIONLINT" -no-color .github/workflows/*.yml examples/consumer-ci/.github/workflows/*.yml || fail=1
 
 step_done
 if ! wait "$validate_pid"; then fail=1; fi

@@ -52,6 +52,7 @@ need moto_server "moto[server] 5.2.1: pip install 'moto[server]==5.2.1'" || true
 need git "apt-get install git" || true
 need node "Node.js >= 18 (apt-get install nodejs), for the IAM policy evaluator of the access tests" || true
 need npm "npm (apt-get install npm), to install @cloud-copilot/iam-simulate $IAM_SIMULATE_VERSION" || true
+need xmllint "apt-get install libxml2-utils, to validate dynops check -o junit against the JUnit XSD" || true
 
 if command -v terraform >/dev/null 2>&1; then
   tfv=$(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p')

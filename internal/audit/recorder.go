@@ -207,6 +207,14 @@ func (r *Recorder) Finding(s string) {
 	r.findings = append(r.findings, s)
 }
 
+// Caller returns the AWS caller's ARN and account, resolved by Start (empty
+// before Start, or when it could not be resolved).
+func (r *Recorder) Caller() (arn, account string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.o.Identity.CallerARN, r.o.Identity.Account
+}
+
 // Started reports whether the `started` record is written.
 func (r *Recorder) Started() bool {
 	r.mu.Lock()

@@ -30,6 +30,12 @@ type Finding struct {
 	Reason   string   `json:"reason,omitempty"` // the exception's reason
 	// Guideline is where the rule is explained: docs/guideline.md#<rule-id>.
 	Guideline string `json:"guideline"`
+	// ARN of the resource: the table, its index, or its replica in another
+	// region (a stream consumer's finding carries the table's ARN); empty
+	// when the table's ARN was not read.
+	ARN string `json:"arn,omitempty"`
+	// Controls are the external controls the rule covers (ControlMappings).
+	Controls []Control `json:"controls,omitempty"`
 }
 
 // GuidelineFile is the project's guideline, which findings point at.
@@ -89,7 +95,8 @@ func Evaluate(s TableState) []Finding {
 	var out []Finding
 	add := func(rule, resource string, ok bool, msg string) {
 		r, _ := RuleByID(rule)
-		f := Finding{Table: name, Resource: resource, Rule: rule, Severity: r.Severity, Status: Pass, Message: msg, Guideline: DocLink(rule)}
+		f := Finding{Table: name, Resource: resource, Rule: rule, Severity: r.Severity, Status: Pass, Message: msg, Guideline: DocLink(rule),
+			ARN: ResourceARN(deref(s.Table.TableArn), name, resource), Controls: ControlsOf(rule)}
 		if !ok {
 			f.Status = Fail
 			if reason, has := exc[rule]; has {
@@ -221,6 +228,43 @@ func ruleOrder(id string) int {
 		}
 	}
 	return len(Rules())
+}
+
+// Key identifies the finding's resource across runs and accounts: its ARN,
+// and for a resource that has no ARN of its own here (a stream consumer,
+// located by its table's ARN) the ARN with the resource's path under the
+// table (".../table/t/consumer/fn"). Without an ARN, the resource name.
+func (f Finding) Key() string {
+	if f.ARN == "" {
+		return f.Resource
+	}
+	if rest, ok := strings.CutPrefix(f.Resource, f.Table+"/"); ok && !strings.HasPrefix(rest, "index/") {
+		return f.ARN + "/" + rest
+	}
+	return f.ARN
+}
+
+var regionName = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+
+// ResourceARN returns the ARN of a finding's resource from its table's ARN:
+// name/index/gsi1 is the index ARN, name@region the replica's table ARN in
+// that region; anything else (a stream consumer) the table's ARN.
+func ResourceARN(tableARN, name, resource string) string {
+	if tableARN == "" {
+		return ""
+	}
+	if idx, ok := strings.CutPrefix(resource, name+"/index/"); ok {
+		return tableARN + "/index/" + idx
+	}
+	if region, ok := strings.CutPrefix(resource, name+"@"); ok && regionName.MatchString(region) {
+		// arn:partition:dynamodb:region:account:table/name
+		parts := strings.SplitN(tableARN, ":", 6)
+		if len(parts) == 6 {
+			parts[3] = region
+			return strings.Join(parts, ":")
+		}
+	}
+	return tableARN
 }
 
 func deref(s *string) string {

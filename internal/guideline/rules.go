@@ -6,6 +6,8 @@ package guideline
 import (
 	"regexp"
 	"strings"
+
+	"github.com/dynops/dynops/docs"
 )
 
 // Severity of a failing rule: an error fails `dynops check` (exit 1).
@@ -40,6 +42,14 @@ const (
 	Mon01    = "DDB-MON-01"
 	Stream04 = "DDB-STREAM-04"
 	Stream05 = "DDB-STREAM-05"
+)
+
+// Rule IDs that are mapped to external controls but not checked on live
+// tables (see ControlMappings).
+const (
+	Cap03 = "DDB-CAP-03"
+	DR01  = "DDB-DR-01"
+	Sec01 = "DDB-SEC-01"
 )
 
 // Rules returns the rules `dynops check` evaluates, in report order.
@@ -103,4 +113,19 @@ func ValidTableName(name string, envs []string) bool {
 		}
 	}
 	return false
+}
+
+// RuleHelp returns rule's section of docs/guideline.md (the text under its
+// ### heading, whitespace joined), or "" when the guideline has no such section.
+func RuleHelp(rule string) string {
+	_, after, ok := strings.Cut(docs.Guideline, "\n### "+rule+"\n")
+	if !ok {
+		return ""
+	}
+	for _, end := range []string{"\n### ", "\n## "} {
+		if i := strings.Index(after, end); i >= 0 {
+			after = after[:i]
+		}
+	}
+	return strings.Join(strings.Fields(after), " ")
 }

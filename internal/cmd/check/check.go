@@ -4,18 +4,25 @@ package check
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	sh "github.com/aws/aws-sdk-go-v2/service/securityhub"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/junit"
+	"github.com/dynops/dynops/internal/sarif"
+	"github.com/dynops/dynops/internal/securityhub"
 )
 
 // Options of `dynops check`.
@@ -24,6 +31,10 @@ type Options struct {
 	Env         string
 	AllowedEnvs []string
 	ShowPassing bool
+	// Version of dynops, named as the tool in SARIF output.
+	Version string
+	// ToSecurityHub imports the findings into AWS Security Hub (ASFF).
+	ToSecurityHub bool
 }
 
 // Report is the result of a check, as printed by --output json.
@@ -31,6 +42,8 @@ type Report struct {
 	Tables   []string            `json:"tables"`
 	Findings []guideline.Finding `json:"findings"`
 	Summary  Summary             `json:"summary"`
+	// SecurityHub is what --to-security-hub imported, as read back.
+	SecurityHub *securityhub.Result `json:"security_hub,omitempty"`
 }
 
 // Summary counts findings by status.
@@ -62,10 +75,18 @@ replica is read in its own region: deletion protection (DDB-PROT-01) and PITR
 Every rule is explained in docs/guideline.md (the rule ID is the anchor,
 e.g. docs/guideline.md#ddb-pitr-01); failing findings print their link.
 
+--output sarif writes a SARIF 2.1.0 log for code scanning (one rule per
+rule ID, results located by the resource's ARN); --output junit one test
+case per table and rule. Both carry each rule's external controls (Security
+Hub, AWS Config, checkov, trivy, Prowler; docs/guideline.md#external-controls).
+
 Exit status 1 when an error-level rule fails, 0 otherwise.`,
 		Example: `  dynops check --env prod
-  dynops check --table prod-hoge-user --output json`,
-		Args: cobra.NoArgs,
+  dynops check --table prod-hoge-user --output json
+  dynops check --env prod -o sarif > dynops.sarif   # GitHub code scanning
+  dynops check --env prod -o junit > dynops.xml     # CI test reports`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{factory.OutputFormatsAnnotation: factory.OutputSARIF + "," + factory.OutputJUnit},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(opts.Tables) == 0 && opts.Env == "" {
 				return factory.UsageErrorf("check needs --table NAME or --env ENV (e.g. --env dev)")
@@ -73,6 +94,7 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 			if len(opts.Tables) > 0 && opts.Env != "" {
 				return factory.UsageErrorf("check takes --table or --env, not both")
 			}
+			opts.Version = cmd.Root().Version
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -83,6 +105,7 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 	cmd.Flags().StringVarP(&opts.Env, "env", "e", "", "check every table whose name starts with ENV-")
 	cmd.Flags().StringSliceVar(&opts.AllowedEnvs, "allowed-envs", guideline.DefaultEnvs(), "environments a table name may start with (DDB-NAME-01)")
 	cmd.Flags().BoolVar(&opts.ShowPassing, "show-passing", true, "list passing rules too (table output)")
+	cmd.Flags().BoolVar(&opts.ToSecurityHub, "to-security-hub", false, "import the findings into AWS Security Hub (ASFF, custom integration product/ACCOUNT/default) and resolve fixed ones")
 	return cmd
 }
 
@@ -140,9 +163,23 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 
-	if f.JSON() {
+	if opts.ToSecurityHub {
+		r, err := toSecurityHub(ctx, f, cfg, rep)
+		if err != nil {
+			return err
+		}
+		rep.SecurityHub = &r
+	}
+
+	switch f.Flags.Output {
+	case factory.OutputJSON:
 		err = f.IOStreams.PrintJSON(rep)
-	} else {
+	case factory.OutputSARIF:
+		err = sarif.Write(f.IOStreams.Out, opts.Version, rep.Findings)
+	case factory.OutputJUnit:
+		host, _ := os.Hostname()
+		err = junit.Write(f.IOStreams.Out, rep.Tables, rep.Findings, f.Now(), host)
+	default:
 		err = printTable(f.IOStreams, rep, opts.ShowPassing)
 	}
 	if err != nil {
@@ -152,6 +189,40 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// toSecurityHub imports the report's findings into Security Hub in the
+// caller's account and the configured region.
+func toSecurityHub(ctx context.Context, f *factory.Factory, cfg aws.Config, rep Report) (securityhub.Result, error) {
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: rep.Tables, Counts: map[string]int64{"findings_to_import": int64(len(rep.Findings))}}); err != nil {
+		return securityhub.Result{}, err
+	}
+	callerARN, account := f.Audit.Caller()
+	partition := "aws"
+	if p := strings.SplitN(callerARN, ":", 3); len(p) == 3 && p[1] != "" {
+		partition = p[1]
+	}
+	t := securityhub.Target{Partition: partition, Region: cfg.Region, Account: account}
+	endpoint, err := awsconfig.ServiceEndpoint("SECURITYHUB", "", "")
+	if err != nil {
+		return securityhub.Result{}, err
+	}
+	hub := sh.NewFromConfig(cfg, func(o *sh.Options) {
+		if endpoint != nil {
+			o.BaseEndpoint = endpoint
+		}
+	})
+	bar := f.IOStreams.StartProgress("security hub: findings", int64(len(rep.Findings)))
+	defer bar.Done()
+	r, err := securityhub.Import(ctx, hub, t, rep.Tables, rep.Findings, f.Now(), func(done, _ int) { bar.Set(int64(done)) })
+	bar.Done()
+	if err != nil {
+		return r, fmt.Errorf("--to-security-hub: %w", err)
+	}
+	f.Audit.Act("securityhub:BatchImportFindings", r.ProductARN, r)
+	f.Audit.Counts(map[string]int64{"securityhub_imported": int64(r.Imported), "securityhub_resolved": int64(r.Resolved), "securityhub_archived": int64(r.Archived)})
+	f.IOStreams.Infof("Security Hub (%s): %d finding(s) imported: %d failed, %d passed, %d exception; %d resolved, %d archived\n", r.ProductARN, r.Imported, r.Failed, r.Passed, r.Warning, r.Resolved, r.Archived)
+	return r, nil
 }
 
 func summarize(fs []guideline.Finding) Summary {

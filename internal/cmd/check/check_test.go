@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +16,12 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/check"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/junit"
+	"github.com/dynops/dynops/internal/sarif"
 	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/schemas"
 )
 
 var target *harness.Target
@@ -174,5 +179,73 @@ func TestCheckEnvWithoutTablesSaysSo(t *testing.T) {
 func TestCheckBadOutputFlagIsAUsageError(t *testing.T) {
 	_, errOut, code := target.Dynops(t, filepath.Join(t.TempDir(), "audit.jsonl"), "check", "--env", "dev", "-o", "yaml")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, "--output \"yaml\": use table or json")
+	assert.Contains(t, errOut, "--output \"yaml\": use table, json, sarif or junit")
+}
+
+// TestCheckSARIFAndJUnitValidate runs check against live tables on the
+// emulator with -o sarif and -o junit: both validate against their published
+// schemas, locate findings by the table's ARN as read from the service, and
+// carry exceptions as suppressions / skips.
+func TestCheckSARIFAndJUnitValidate(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	bad := "dev-" + harness.UniqueID() + "-legacy"
+	createTable(t, db, &dynamodb.CreateTableInput{
+		TableName:            aws.String(bad),
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
+		Tags:                 []types.Tag{{Key: aws.String("dynops:exception:DDB-MON-01"), Value: aws.String("watched elsewhere")}},
+	})
+	t.Cleanup(func() { _, _ = db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(bad)}) })
+	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bad)})
+	require.NoError(t, err)
+	arn := aws.ToString(desc.Table.TableArn)
+
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, errOut, code := target.Dynops(t, audit, "check", "--table", bad, "-o", "sarif")
+	assert.Equal(t, 1, code, "-o sarif keeps the exit status: %s", errOut)
+	schemas.SARIF(t, []byte(out))
+	var log sarif.Log
+	require.NoError(t, json.Unmarshal([]byte(out), &log))
+	byRule := map[string]sarif.Result{}
+	for _, r := range log.Runs[0].Results {
+		byRule[r.RuleID] = r
+	}
+	for _, rule := range []string{"DDB-PROT-01", "DDB-PITR-01", "DDB-MON-01"} {
+		r, ok := byRule[rule]
+		require.True(t, ok, "%s is a result", rule)
+		assert.Equal(t, arn, r.Locations[0].PhysicalLocation.ArtifactLocation.URI, "located by the ARN the service returned")
+	}
+	assert.Len(t, byRule["DDB-MON-01"].Suppressions, 1, "the exception is suppressed with its reason")
+	assert.Equal(t, guideline.ControlIDs("DDB-PITR-01"), controlIDs(byRule["DDB-PITR-01"].Properties.Controls))
+
+	out, errOut, code = target.Dynops(t, audit, "check", "--table", bad, "-o", "junit")
+	assert.Equal(t, 1, code, errOut)
+	schemas.JUnit(t, []byte(out))
+	var suites junit.TestSuites
+	require.NoError(t, xml.Unmarshal([]byte(out), &suites))
+	require.Len(t, suites.Suites, 1)
+	assert.Equal(t, bad, suites.Suites[0].Name)
+	assert.GreaterOrEqual(t, suites.Suites[0].Failures, 2, "PROT-01 and PITR-01 fail")
+	assert.Equal(t, 1, suites.Suites[0].Skipped, "DDB-MON-01's exception")
+
+	out, _, code = target.Dynops(t, audit, "check", "--table", bad, "-o", "json")
+	assert.Equal(t, 1, code)
+	var rep struct {
+		Findings []guideline.Finding
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	for _, f := range rep.Findings {
+		assert.Equal(t, arn, f.ARN, "-o json carries the ARN of %s", f.Resource)
+		assert.Equal(t, guideline.ControlIDs(f.Rule), controlIDs(f.Controls), "-o json carries %s's controls", f.Rule)
+	}
+}
+
+func controlIDs(cs []guideline.Control) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Framework+" "+c.ID)
+	}
+	return out
 }

@@ -26,7 +26,22 @@ import (
 const (
 	OutputTable = "table"
 	OutputJSON  = "json"
+	OutputSARIF = "sarif"
+	OutputJUnit = "junit"
 )
+
+// OutputFormatsAnnotation lists, comma separated, the --output formats a
+// command takes on top of table and json (e.g. "sarif,junit" on check).
+const OutputFormatsAnnotation = "dynops/output-formats"
+
+// OutputFormats returns the --output formats of a command with annotations.
+func OutputFormats(annotations map[string]string) []string {
+	out := []string{OutputTable, OutputJSON}
+	if extra := annotations[OutputFormatsAnnotation]; extra != "" {
+		out = append(out, strings.Split(extra, ",")...)
+	}
+	return out
+}
 
 // GlobalFlags are the flags every command takes.
 type GlobalFlags struct {

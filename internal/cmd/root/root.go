@@ -5,6 +5,8 @@ package root
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,8 +44,8 @@ Destructive actions are dry runs unless --yes is given; a protected target
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			fl := f.Flags
-			if fl.Output != factory.OutputTable && fl.Output != factory.OutputJSON {
-				return factory.UsageErrorf("--output %q: use table or json", fl.Output)
+			if formats := factory.OutputFormats(cmd.Annotations); !slices.Contains(formats, fl.Output) {
+				return factory.UsageErrorf("--output %q: use %s or %s", fl.Output, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 			}
 			if err := flagcheck.Check(cmd.Flags()); err != nil {
 				return factory.UsageErrorf("%w", err)
@@ -64,7 +66,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
-	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json")
+	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json (check also takes sarif and junit)")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 	addAuditFlags(pf, f.Flags)
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see README)")
