@@ -52,6 +52,12 @@ need moto_server "moto[server] 5.2.1: pip install 'moto[server]==5.2.1'" || true
 need git "apt-get install git" || true
 need node "Node.js >= 18 (apt-get install nodejs), for the IAM policy evaluator of the access tests" || true
 need npm "npm (apt-get install npm), to install @cloud-copilot/iam-simulate $IAM_SIMULATE_VERSION" || true
+# xmllint validates `dynops check -o junit` against the JUnit XSD. A machine
+# of this kind lacks it: as root with apt-get, setup installs it (~20 s once).
+if ! command -v xmllint >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  log "installing libxml2-utils (xmllint) with apt-get"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils; } >&2 || log "apt-get could not install libxml2-utils"
+fi
 need xmllint "apt-get install libxml2-utils, to validate dynops check -o junit against the JUnit XSD" || true
 
 if command -v terraform >/dev/null 2>&1; then
