@@ -4,8 +4,10 @@ package check
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -83,6 +85,9 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 	cmd.Flags().StringVarP(&opts.Env, "env", "e", "", "check every table whose name starts with ENV-")
 	cmd.Flags().StringSliceVar(&opts.AllowedEnvs, "allowed-envs", guideline.DefaultEnvs(), "environments a table name may start with (DDB-NAME-01)")
 	cmd.Flags().BoolVar(&opts.ShowPassing, "show-passing", true, "list passing rules too (table output)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTimeout(cmd, 20*time.Second)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	auditCmd "github.com/dynops/dynops/internal/cmd/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
@@ -49,7 +51,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 				return factory.UsageErrorf("%w", err)
 			}
 			if !cmd.Flags().Changed("timeout") {
-				fl.Timeout = commandTimeout(cmd.CommandPath())
+				fl.Timeout = commandTimeout(cmd)
 			}
 			cmd.SetContext(poll.WithWaitTimeout(cmd.Context(), waitTimeout))
 			rec, err := newRecorder(f, cmd, args, version)
@@ -60,6 +62,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			return nil
 		},
 	}
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
@@ -101,7 +104,7 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	f.IOStreams.Done()
 
 	code := exitCode(ctx, f, cmd, args, err)
-	if f.Audit != nil && cmd != nil && cmd.Annotations["audit"] != "skip" && cmd.Runnable() {
+	if f.Audit != nil && cmd != nil && !cmdfacts.AuditSkipped(cmd) && cmd.Runnable() {
 		finishAudit(ctx, f, cmd, err, code)
 	}
 	return code

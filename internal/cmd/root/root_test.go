@@ -262,10 +262,17 @@ func TestCommandTimeouts(t *testing.T) {
 		"dynops check":        20 * time.Second,
 		"dynops pitr status":  15 * time.Second,
 		"dynops pitr restore": 30 * time.Second,
-		"dynops drx":          30 * time.Second,
+		"dynops pitr repair":  time.Minute,
+		"dynops export list":  30 * time.Second,
 	}
+	ios, _, _, _ := iostreams.Test()
+	root := NewCmdRoot(factory.New(ios), "1.2.3")
 	for path, want := range cases {
-		if got := commandTimeout(path); got != want {
+		cmd, _, err := root.Find(strings.Fields(path)[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commandTimeout(cmd); got != want {
 			t.Errorf("commandTimeout(%q) = %s, want %s", path, got, want)
 		}
 	}

@@ -4,6 +4,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -79,6 +80,9 @@ body; --show-body prints the body of every message.`,
 	cmd.Flags().DurationVar(&opts.Critical, "critical", 4*time.Hour, "a batch with less time left than this before it leaves the stream is critical")
 	cmd.Flags().BoolVar(&opts.ShowBody, "show-body", false, "print every message's body (valid records too)")
 	cmd.Flags().DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 30*time.Second, "how long a listed message stays hidden if inspect is killed")
+	cmdfacts.SetInterrupt(cmd, "listed messages become visible again after --visibility-timeout; nothing was deleted")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "queue")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package move
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -72,6 +73,10 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
 	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "a message move task goes on in SQS; messages being copied are in the source or both queues (at least once); run the move again")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "queue", "to-queue")
 	return cmd
 }
 

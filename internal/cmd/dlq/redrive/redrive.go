@@ -4,6 +4,7 @@ package redrive
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,10 @@ a re-run takes them.`,
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 5*time.Minute, "how long a message taken stays hidden: longer than one replay")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "messages replayed so far are deleted from the DLQ, the others become visible again after --visibility-timeout; run the redrive again")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "queue", "to-queue")
 	return cmd
 }
 

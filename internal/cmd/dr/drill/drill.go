@@ -5,6 +5,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,6 +55,10 @@ protected tables (README "Protected targets"): rehearse on dev or stg. Without
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
 	shared.AddSwitchFlags(cmd, &opts.Switch, "the region to fail over to (default: the one other region)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the drill stopped between steps (the audit log lists what was done); run `dynops dr status` and delete any canary item it names")
+	cmdfacts.SetTimeout(cmd, 10*time.Second)
+	cmdfacts.SetTargets(cmd, "table", "from", "to")
 	return cmd
 }
 

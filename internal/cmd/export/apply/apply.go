@@ -5,6 +5,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -81,6 +82,10 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod apply without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "exports applied so far stay applied and the table's dynops:applied-through tag says up to where (the audit log lists what was done); run the same apply again: it skips what is applied and applies the interrupted export again whole")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket")
 	return cmd
 }
 

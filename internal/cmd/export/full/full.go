@@ -4,6 +4,8 @@ package full
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,6 +60,10 @@ no read capacity is used (DDB-EXP-01). With --wait it waits for the export.`,
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "key prefix of the export in the bucket")
 	cmd.Flags().StringVar(&at, "time", "", "export the table as of this time, RFC3339 (default: now)")
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the export completes (progress on a terminal)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an export already started goes on in AWS; follow it with `dynops export list` and `dynops export wait ARN`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket")
 	return cmd
 }
 

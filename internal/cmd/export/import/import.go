@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -119,6 +120,10 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm an import into a protected table without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an import already started goes on in AWS (the audit log lists what was done); follow it with `aws dynamodb list-imports`, then check the table with `dynops check`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket", "schema-from")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ package incremental
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,6 +89,10 @@ PREFIX/full and PREFIX/incremental.`,
 	fl.BoolVar(&opts.SinceCheckpoint, "since-checkpoint", false, "continue the gap-free series from the stored checkpoint")
 	fl.StringVar(&opts.CheckpointTable, "checkpoint-table", "", "DynamoDB table holding the series checkpoints")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait for each window to complete (progress on a terminal)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an export already started goes on in AWS; the next run continues from the checkpoint")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "from", "to", "bucket")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +61,9 @@ nothing can be compared with a manifest. --dir verifies a local copy
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "prefix of the export(s) to verify")
 	cmd.Flags().BoolVar(&opts.DataOnly, "data-only", false, "no manifests: decode and count every data file (emulator exports)")
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 4, "files read at once")
+	cmdfacts.SetInterrupt(cmd, "nothing was changed; run the verify again")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "bucket")
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"sort"
 	"time"
 
@@ -70,6 +72,10 @@ unless --allow-unmatched.`,
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "items copied so far stay written and the --state file records the position; run the same backfill again with the same --state: it resumes there")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,6 +67,10 @@ needs a new backfill.`,
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "changes applied so far stay applied and the state file records the stream position; run catch-up again: it continues from there")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ package cutover
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,6 +84,10 @@ also needs the source's name typed (or --confirm NAME).`,
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
 	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
 	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "once the fence step has run the source stays FENCED (its writes are refused) and the pointer is unchanged; run the same cutover again to finish, or lift the fence with `dynops migrate rollback --source SOURCE --routes FILE --yes`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,8 @@ Exit status 1 when the migration could not start (problems listed).`,
 	fl.IntVar(&opts.Sample, "sample", 0, "read only the first N source items (0: the whole table)")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

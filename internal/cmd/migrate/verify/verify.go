@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +61,8 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments per table")
 	fl.IntVar(&opts.Sample, "sample", 10, "keys of each kind to list")
 	fl.StringVar(&opts.TempDir, "temp-dir", "", "where the spill buckets go (default: the system temp dir)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,10 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm the repair of a protected table without a terminal")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
+	cmdfacts.SetTimeout(cmd, time.Minute)
+	cmdfacts.SetTargets(cmd, "from", "to")
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 	"time"
 
@@ -96,6 +98,10 @@ usual; a finished one is read back, nothing changed.`,
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "finish a half-done restore into --target (only one that provably is this restore)")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm the restore of a protected table without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "a restore already started goes on in AWS (the audit log lists what was done); check with `dynops pitr status`/`aws dynamodb describe-table`, then re-apply settings by running the restore again with another --target, or delete the new table")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "target")
 	return cmd
 }
 

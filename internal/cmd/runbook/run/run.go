@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"io"
 	"path/filepath"
 	"strings"
@@ -57,6 +59,10 @@ last finished step.`,
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd)
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
@@ -95,6 +97,10 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
+	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTimeout(cmd, time.Minute)
+	cmdfacts.SetTargets(cmd, "target", "source")
 	return cmd
 }
 
