@@ -123,6 +123,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped):
 		return nil
+	case errors.As(err, &se) && ctx.Err() != nil:
+		// Ctrl-C: the step printed what it left; root says what the run left.
+		return fmt.Errorf("running step %s of runbook %s (incident %s): %w", se.Step, rb.Name, incident, ctx.Err())
 	case errors.As(err, &se):
 		fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s stopped at step %s: %v\nResume: dynops runbook run %s --incident %s ...\n", rb.Name, se.Step, se.Err, rb.Name, incident)
 		code := se.Code
