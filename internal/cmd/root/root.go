@@ -71,6 +71,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 	addAuditFlags(pf, f.Flags)
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see README)")
+	flagcheck.Range(pf, "timeout", "", "24h", "")
 	pf.DurationVar(&waitTimeout, "wait-timeout", 0, "bound on waits for AWS jobs (restore, import, export, DR steps); 0: no limit")
 	pf.BoolVar(&f.Flags.Debug, "debug", false, "log AWS requests and responses to stderr and keep raw SDK errors")
 	cmd.SetVersionTemplate("{{.Version}}\n")

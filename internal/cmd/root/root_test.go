@@ -66,7 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dr"}, 2, "dynops dr needs a subcommand"},
 		// Number and duration flags are validated before anything runs.
 		{[]string{"dlq", "inspect", "--queue", "q", "--critical", "-1h"}, 2, "--critical"},
-		{[]string{"dlq", "redrive", "--queue", "q", "--concurrency", "0"}, 2, "--concurrency 0 is below 1"},
+		{[]string{"dlq", "redrive", "--queue", "q", "--concurrency", "0"}, 2, "--concurrency 0 is out of range: use 1 to 64 (Lambda invocations at once)"},
 		{[]string{"dlq", "redrive", "--queue", "q", "--max", "-3"}, 2, "--max -3"},
 		{[]string{"dlq", "move", "--queue", "q", "--visibility-timeout", "0s"}, 2, "--visibility-timeout"},
 		{[]string{"table", "diff", "--source", "a-b-c", "--target", "a-b-d", "--segments", "0"}, 2, "--segments 0"},
@@ -181,7 +181,7 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, repair, verify)"},
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
-		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s: a duration cannot be negative"},
+		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s is out of range: use 0s or more"},
 		{[]string{"audit", "log"}, 1, "reading the audit log"},
 	}
 	for _, c := range cases {

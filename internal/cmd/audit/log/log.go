@@ -32,9 +32,6 @@ func NewCmdLog(f *factory.Factory, runF func(context.Context, *Options) error) *
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Incident = f.Flags.Incident // the global --incident (or DYNOPS_INCIDENT) selects
-			if opts.Since < 0 {
-				return factory.UsageErrorf("--since %s: use a positive duration such as 2h", opts.Since)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -57,10 +58,6 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 				return factory.UsageErrorf("move needs --queue URL (the DLQ's queue URL)")
 			case opts.ToQueue == opts.Queue:
 				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the queue to move to")
-			case opts.Max < 0:
-				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
-			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
-				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h", opts.VisibilityTimeout)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -73,6 +70,7 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
 	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
+	flagcheck.Range(fl, "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "a message move task goes on in SQS; messages being copied are in the source or both queues (at least once); run the move again")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)

@@ -19,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -85,12 +86,6 @@ a re-run takes them.`,
 				return factory.UsageErrorf("redrive takes --function or --to-queue, not both")
 			case opts.ToQueue == opts.Queue:
 				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the consumer's queue")
-			case opts.Max < 0:
-				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
-			case opts.Concurrency < 1 || opts.Concurrency > 64:
-				return factory.UsageErrorf("--concurrency %d: pass 1 to 64", opts.Concurrency)
-			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
-				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h, longer than the function's timeout", opts.VisibilityTimeout)
 			}
 			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
 				return factory.UsageErrorf("%v", err)
@@ -108,8 +103,10 @@ a re-run takes them.`,
 	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA, which also wins over --endpoint-url)")
 	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
+	flagcheck.Range(fl, "concurrency", "1", "64", "Lambda invocations at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 5*time.Minute, "how long a message taken stays hidden: longer than one replay")
+	flagcheck.Range(fl, "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "messages replayed so far are deleted from the DLQ, the others become visible again after --visibility-timeout; run the redrive again")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)

@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -43,7 +44,9 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 	fl.StringVar(&t.Pointer, "pointer", "", "SSM parameter naming the active region (default: /dynops/dr/TABLE/active-region, as modules/dr creates it)")
 	fl.StringToStringVar(&t.HealthChecks, "health-check", nil, "Route 53 health check of a region's failover record, REGION=ID (repeatable; modules/dr output health_check_ids)")
 	fl.DurationVar(&t.MaxLatency, "max-replication-latency", 30*time.Second, "refuse a failover while ReplicationLatency into the target is above this")
+	flagcheck.Range(fl, "max-replication-latency", "1ms", "", "a bound of 0 refuses every failover")
 	fl.DurationVar(&t.Window, "latency-window", 15*time.Minute, "how far back ReplicationLatency is read")
+	flagcheck.Range(fl, "latency-window", "1m", "24h", "CloudWatch needs at least a minute of datapoints")
 	fl.BoolVar(&t.AllowUnreplicated, "allow-unreplicated", false, "accept same-name tables that are not replicas of one global table (stand-ins, e.g. on the local emulator); nothing replicates")
 }
 
@@ -51,9 +54,6 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 func (t *TargetFlags) Validate() error {
 	if t.Table == "" {
 		return factory.UsageErrorf("--table is required (e.g. --table prod-hoge-session)")
-	}
-	if t.MaxLatency <= 0 || t.Window <= 0 {
-		return factory.UsageErrorf("--max-replication-latency and --latency-window must be positive durations (e.g. 30s, 15m)")
 	}
 	seen := map[string]bool{}
 	for _, r := range t.Regions {
@@ -151,6 +151,7 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
 	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
+	flagcheck.Range(fl, "replication-timeout", "1s", "", "the canary needs time to replicate")
 }
 
 // Validate checks the switch flags.
@@ -160,9 +161,6 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	}
 	if err := failover.ValidateBreakGlassARN(s.BreakGlassRoleARN, ""); err != nil {
 		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
-	}
-	if s.ReplicationTimeout <= 0 {
-		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")
 	}
 	for _, r := range []string{s.To, s.From} {
 		if r != "" && len(t.Regions) > 0 && !contains(t.Regions, r) {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -55,9 +56,6 @@ unless --allow-unmatched.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Segments < 1 || opts.Segments > 1000 || opts.Writers < 1 || opts.Writers > 64 || opts.MaxWritesPerSecond < 0 {
-				return factory.UsageErrorf("--segments 1 to 1000, --writers 1 to 64, --max-writes-per-second >= 0 (0: no limit)")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -68,7 +66,9 @@ unless --allow-unmatched.`,
 	shared.AddConfirmFlag(cmd, &opts.Confirm)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments (a resumed backfill keeps its own)")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment: --segments x --writers writers, shared by all segments")
+	flagcheck.Range(fl, "writers", "1", "64", "per segment: --segments x --writers calls at once")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -51,9 +52,6 @@ needs a new backfill.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Interval <= 0 || opts.Workers < 1 || opts.Workers > 256 {
-				return factory.UsageErrorf("--interval must be positive and --workers 1 to 256")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -65,7 +63,9 @@ needs a new backfill.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
+	flagcheck.Range(fl, "interval", "1ms", "", "a pause of 0 reads the stream without rest")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
+	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "changes applied so far stay applied and the state file records the stream position; run catch-up again: it continues from there")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	verifyCmd "github.com/dynops/dynops/internal/cmd/migrate/verify"
 	"github.com/dynops/dynops/internal/migrate"
@@ -65,8 +66,8 @@ also needs the source's name typed (or --confirm NAME).`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Settle < 0 || opts.DrainTimeout <= 0 || opts.Value == "" {
-				return factory.UsageErrorf("--settle must be >= 0, --drain-timeout positive and --value not empty")
+			if opts.Value == "" {
+				return factory.UsageErrorf("--value is empty: give the pointer's value after the cutover (default %s)", migrate.PointerMulti)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -81,6 +82,7 @@ also needs the source's name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.BreakGlassRole, "break-glass-role", "", "role ARN the fence exempts")
 	fl.DurationVar(&opts.Settle, "settle", 2*time.Second, "wait after the fence for writes in flight to reach the stream")
 	fl.DurationVar(&opts.DrainTimeout, "drain-timeout", 5*time.Minute, "give up draining the stream after this long")
+	flagcheck.Range(fl, "drain-timeout", "1s", "", "the drain needs time to read the stream")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
 	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
 	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")

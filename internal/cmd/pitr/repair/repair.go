@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -96,9 +97,6 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
 				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
 			}
-			if r.Workers < 1 || r.Workers > 256 {
-				return factory.UsageErrorf("--workers %d: use 1 to 256", r.Workers)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -110,12 +108,15 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.StringVar(&r.To, "to", "", "the original table to repair")
 	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export)")
 	fl.IntVar(&r.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export)")
+	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
 	fl.BoolVar(&opts.AllDifferences, "all-differences", false, "diff the tables now and repair every difference")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments for --all-differences")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
+	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm the repair of a protected table without a terminal")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
