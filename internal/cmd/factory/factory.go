@@ -200,7 +200,7 @@ func (f *Factory) Confirm(c Confirmation) (bool, error) {
 	}
 	for _, d := range c.Targets {
 		if f.Audit != nil {
-			f.Audit.Act("protection", d.Name, d)
+			f.Audit.Act(audit.ActProtection, d.Name, d)
 		}
 	}
 	if !c.Yes {

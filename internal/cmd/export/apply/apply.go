@@ -5,7 +5,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -121,7 +121,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if !ok {
-		f.Audit.Act("plan-export-apply", opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base})
+		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base})
 	} else if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
 		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
 		return err

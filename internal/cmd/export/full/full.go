@@ -4,13 +4,13 @@ package full
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -89,7 +89,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f.Audit.Act("export-full", opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
+	f.Audit.Act(audit.ActExportFull, opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
 	if opts.Wait {
 		if e, err = shared.Wait(ctx, f, db, e.Arn); err != nil {
 			_ = shared.PrintExports(f, []export.Export{e})

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -146,7 +146,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	_, err = export.VerifySource(ctx, store, src)
 	f.IOStreams.Done()
 	if err != nil {
-		f.Audit.Act("refuse-import", opts.Table, map[string]any{"source": src, "reason": err.Error()})
+		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
 		return err
 	}
 	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
@@ -175,7 +175,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if !ok {
 		res.DryRun = true
-		f.Audit.Act("plan-import", opts.Table, map[string]any{"source": src, "region": cfg.Region})
+		f.Audit.Act(audit.ActPlanImport, opts.Table, map[string]any{"source": src, "region": cfg.Region})
 		return printResult(f, res)
 	}
 
@@ -195,7 +195,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
 		f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
 	}
-	f.Audit.Act("import-table", opts.Table, detail)
+	f.Audit.Act(audit.ActImportTable, opts.Table, detail)
 	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
 		bar.Set(i.Imported)
@@ -219,7 +219,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	err = tablesettings.Apply(ctx, db, opts.Table, res.Settings, func(c tablesettings.Change) {
 		res.Applied = append(res.Applied, c)
 		f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
-		f.Audit.Act("apply-setting", opts.Table, c)
+		f.Audit.Act(audit.ActApplySetting, opts.Table, c)
 	})
 	f.IOStreams.Done()
 	// Read back what the table has, whether or not every step succeeded.

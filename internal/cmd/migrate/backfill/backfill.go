@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -98,10 +99,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		AllowUnmatched: opts.AllowUnmatched, Restart: opts.Restart, Now: f.Now,
 		Started: func(st *migrate.State, resumed bool) {
 			if resumed {
-				f.Audit.Act("resume-backfill", opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments})
+				f.Audit.Act(audit.ActResumeBackfill, opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments})
 				return
 			}
-			f.Audit.Act("record-stream-position", opts.Source, st.Position)
+			f.Audit.Act(audit.ActRecordStreamPosition, opts.Source, st.Position)
 		},
 		Progress: func(done, total int64, eta time.Duration) {
 			pct := 0.0
@@ -117,7 +118,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if !res.AlreadyDone {
-		f.Audit.Act("backfill-items", opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched, "resumed": res.Resumed})
+		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched, "resumed": res.Resumed})
 	}
 	if f.JSON() {
 		if perr := ios.PrintJSON(res); perr != nil {

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -105,7 +106,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		passes++
 		add(&total, p)
 		if p.Put+p.Deleted+p.MovedAway > 0 {
-			f.Audit.Act("apply-stream-changes", opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
+			f.Audit.Act(audit.ActApplyStreamChanges, opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
 		}
 		if opts.Follow && !f.JSON() {
 			f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",

@@ -4,12 +4,13 @@ package cutover
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -112,7 +113,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if !ok {
 		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
-		f.Audit.Act("cutover", opts.Source, rep.Steps)
+		f.Audit.Act(audit.ActCutover, opts.Source, rep.Steps)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}

@@ -4,11 +4,12 @@ package rollback
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
@@ -84,7 +85,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep := Report{DryRun: !ok}
 	if !ok {
 		rep.Steps = migrate.RollbackSteps(opts.Source, pointer, value)
-		f.Audit.Act("rollback", opts.Source, rep.Steps)
+		f.Audit.Act(audit.ActRollback, opts.Source, rep.Steps)
 	} else {
 		c, err := shared.Clients(ctx, f)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/export"
@@ -163,7 +163,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			if opts.AllowUnrelated == "" {
 				return factory.UsageErrorf("%s; pass --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", why)
 			}
-			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
+			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
 			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
 		}
 	} else {
@@ -175,7 +175,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
 			return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
 		case errors.Is(err, repair.ErrUnrelatedSource):
-			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
+			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
 			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
 		case err != nil:
 			return err
@@ -222,7 +222,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if !ok {
 		rep.DryRun = true
-		f.Audit.Act("repair-items", ro.To, rep.Plan)
+		f.Audit.Act(audit.ActRepairItems, ro.To, rep.Plan)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
@@ -244,7 +244,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f.Audit.Act("repair-items", ro.To, rep.Result)
+	f.Audit.Act(audit.ActRepairItems, ro.To, rep.Result)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 	"time"
 
@@ -15,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/protect"
@@ -138,7 +138,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return usage(err)
 	}
 	if !ok {
-		f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
+		f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
 		}
@@ -156,15 +156,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			f.IOStreams.Progress("restoring %s: %s (%s)", plan.Target, status, waited.Round(time.Second))
 		},
 		Restored: func(arn string, at time.Time) {
-			f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
+			f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
 		},
 		TookOver: func(e restore.Existing, why string) {
 			f.IOStreams.Progress("taking over %s: %s", plan.Target, why)
-			f.Audit.Act("resume-restore", plan.Target, map[string]any{"source": plan.Source, "found": e, "why": why})
+			f.Audit.Act(audit.ActResumeRestore, plan.Target, map[string]any{"source": plan.Source, "found": e, "why": why})
 		},
 		Applied: func(c tablesettings.Change) {
 			f.IOStreams.Progress("applied %s to %s", c.What, plan.Target)
-			f.Audit.Act("apply-setting", plan.Target, c)
+			f.Audit.Act(audit.ActApplySetting, plan.Target, c)
 		},
 	})
 	f.IOStreams.Done()
