@@ -99,7 +99,7 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 					return factory.UsageErrorf("%s: %v", flag, err)
 				}
 			}
-			if !guideline.ValidTableName(opts.Table, guideline.DefaultEnvs()) {
+			if !guideline.FollowsNamingRule(opts.Table, guideline.DefaultEnvs()) {
 				return factory.UsageErrorf("--table %q: DDB-NAME-01 wants {env}-{product}-{usage}, e.g. dev-hoge-user", opts.Table)
 			}
 			if runF != nil {
