@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -40,19 +41,23 @@ func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 // that fails, nothing goes ahead.
 func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (bool, []protect.Decision, error) {
 	targets := append([]protect.Target{protect.ReadQueue(ctx, q, t.Queue)}, more...)
-	decisions, err := f.Protection(targets...)
+	decided, err := guard.Decide(f, targets...)
 	if err != nil {
 		return false, nil, err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: t.Yes, Targets: decisions, Typed: t.Confirm})
-	if err != nil || !ok {
-		return ok, decisions, err
+	decisions := decided.Decisions()
+	g, err := decided.Confirm(t.Yes, t.Confirm)
+	if err != nil {
+		return false, decisions, err
+	}
+	if g.DryRun() {
+		return false, decisions, nil
 	}
 	names := make([]string, 0, len(decisions))
 	for _, d := range decisions {
 		names = append(names, d.Name)
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: names}); err != nil {
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: names}); err != nil {
 		return false, decisions, err
 	}
 	return true, decisions, nil

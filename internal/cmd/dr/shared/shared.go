@@ -19,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -181,36 +182,40 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 // the --region the command runs in; tags that cannot be read, e.g. the region
 // is down, leave it protected).
 func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protect.Decision, error) {
+	d, err := decide(ctx, f, t)
+	if err != nil {
+		return protect.Decision{}, err
+	}
+	return d.Decisions()[0], nil
+}
+
+func decide(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Decided, error) {
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
-		return protect.Decision{}, err
+		return nil, err
 	}
-	ds, err := f.Protection(protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
-	if err != nil {
-		return protect.Decision{}, err
-	}
-	return ds[0], nil
+	return guard.Decide(f, protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
 }
 
 // ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a
 // switch of t; when it goes ahead, the run's `started` audit record is
 // written first, and when that fails nothing goes ahead.
-func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (bool, error) {
-	d, err := Protection(ctx, f, t)
+func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Confirmed, error) {
+	d, err := decide(ctx, f, t)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: s.Yes, Targets: []protect.Decision{d}, Typed: factory.Typed(s.Confirm)})
-	if err != nil || !ok {
-		return ok, err
+	g, err := d.Confirm(s.Yes, factory.Typed(s.Confirm))
+	if err != nil || g.DryRun() {
+		return g, err
 	}
 	for _, r := range append([]string{s.To, s.From}, t.Regions...) {
 		f.Audit.AddRegion(r)
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
-		return false, err
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
+		return nil, err
 	}
-	return true, nil
+	return g, nil
 }
 
 // CountSteps writes the steps of a switch to the audit record, by status.
@@ -307,14 +312,14 @@ func PrintChecks(ios *iostreams.IOStreams, checks []failover.Check) error {
 }
 
 // PrintResult prints the end of a switch: preflight, outcome and rollback.
-func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
+func PrintResult(ios *iostreams.IOStreams, res failover.Result, g *guard.Confirmed) error {
 	fmt.Fprintf(ios.Out, "\npreflight %s -> %s:\n", res.From, res.To)
 	if err := PrintChecks(ios, res.Checks); err != nil {
 		return err
 	}
 	switch {
 	case res.OK && res.DryRun:
-		fmt.Fprintf(ios.Out, "\ndry run: nothing was changed; pass --yes to %s %s to %s\n", res.Mode, res.Table, res.To)
+		fmt.Fprintf(ios.Out, "\n%s\n", g.DryRunNotice(fmt.Sprintf("%s %s to %s", res.Mode, res.Table, res.To)))
 	case res.OK:
 		fmt.Fprintf(ios.Out, "\n%s of %s to %s done in %s\n", res.Mode, res.Table, res.To, roundDuration(res.Duration))
 	default:
@@ -328,7 +333,7 @@ func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
 
 // RunSwitch confirms, runs and prints a failover or failback.
 func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *TargetFlags, s *SwitchFlags) error {
-	execute, err := s.ConfirmSwitch(ctx, f, t)
+	g, err := s.ConfirmSwitch(ctx, f, t)
 	if err != nil {
 		return err
 	}
@@ -336,7 +341,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	if err != nil {
 		return err
 	}
-	req := s.Request(mode, target, t, execute)
+	req := s.Request(mode, target, t, !g.DryRun())
 	Header(f, mode, req)
 	StreamSteps(f, runner)
 	res, runErr := runner.Run(ctx, req)
@@ -344,7 +349,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(res)
 	} else {
-		err = PrintResult(f.IOStreams, res)
+		err = PrintResult(f.IOStreams, res, g)
 	}
 	if runErr != nil {
 		return runErr

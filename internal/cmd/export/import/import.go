@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/guideline"
@@ -161,11 +162,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	res.Settings = tablesettings.Plan(tablesettings.Settings{}, want)
 
 	// The new table does not exist yet: its name and the tags it will get decide.
-	decisions, err := f.Protection(protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
+	decided, err := guard.Decide(f, protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
@@ -173,14 +174,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := targetAbsent(ctx, db, opts.Table, cfg.Region); err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		res.DryRun = true
 		f.Audit.Act(audit.ActPlanImport, opts.Table, map[string]any{"source": src, "region": cfg.Region})
-		return printResult(f, res)
+		if err := printResult(f, res); err != nil {
+			return err
+		}
+		g.PrintDryRun("import")
+		return nil
 	}
 
 	f.Audit.AddRegion(sourceRegion)
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
@@ -283,7 +288,7 @@ func printResult(f *factory.Factory, r Result) error {
 	out := f.IOStreams.Out
 	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)
 	if r.DryRun {
-		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would:\n")
+		fmt.Fprintf(out, "DRY RUN: with --yes dynops would:\n")
 		fmt.Fprintf(out, "  1. ImportTable %s into NEW table %s in %s (on demand, %d key attribute(s), %d GSI(s))\n", src, r.Table, r.Region, len(r.Schema.KeySchema), len(r.Schema.GSIs))
 		for i, c := range r.Settings {
 			fmt.Fprintf(out, "  %d. %s: %s\n", i+2, c.What, c.Detail)

@@ -107,18 +107,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
 	}
-	ok, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
 		f.Audit.Act(audit.ActCutover, opts.Source, rep.Steps)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
 		printSteps(f, rep.Steps)
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to cut over.\n")
+		g.PrintDryRun("cut over")
 		return nil
 	}
 	c, err := shared.Clients(ctx, f)

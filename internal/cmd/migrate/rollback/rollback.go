@@ -78,12 +78,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	ro := migrate.RollbackOptions{Source: opts.Source, Pointer: opts.Pointer, Value: opts.Value, Act: f.Audit.Act, Now: f.Now}
 	pointer, value := migrate.RollbackTarget(l.State, ro)
-	ok, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}
-	rep := Report{DryRun: !ok}
-	if !ok {
+	rep := Report{DryRun: g.DryRun()}
+	if rep.DryRun {
 		rep.Steps = migrate.RollbackSteps(opts.Source, pointer, value)
 		f.Audit.Act(audit.ActRollback, opts.Source, rep.Steps)
 	} else {
@@ -107,7 +107,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if rep.DryRun {
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to roll back.\n")
+		g.PrintDryRun("roll back")
 	} else {
 		fmt.Fprintf(f.IOStreams.Out, "\nRolled back: the application's pointer says %q and %s takes writes again.\n", value, opts.Source)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -138,10 +139,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep := Report{}
 	// The target's protection and the source's relation come first: both read
 	// from the service, before any diff.
-	ds, err := f.Protection(protect.ReadTable(ctx, db, ro.To))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, ro.To))
 	if err != nil {
 		return err
 	}
+	ds := decided.Decisions()
 	rep.Target = &ds[0]
 	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: factory.Typed(opts.Confirm)}); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
@@ -216,20 +218,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: ds, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		rep.DryRun = true
 		f.Audit.Act(audit.ActRepairItems, ro.To, rep.Plan)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to repair.\n")
+		g.PrintDryRun("repair")
 		return nil
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
 		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
 		return err
 	}

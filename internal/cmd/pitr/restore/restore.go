@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
@@ -124,11 +125,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	db := dynamodb.NewFromConfig(cfg)
 	// The guard comes first: a protected source is refused before its
 	// settings are read (a refusal must not depend on reads that may fail).
-	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
@@ -137,16 +138,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return usage(err)
 	}
-	if !ok {
+	if g.DryRun() {
 		f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
 		}
 		printPlan(f, plan)
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to restore.\n")
+		g.PrintDryRun("restore")
 		return nil
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
 		Counts: map[string]int64{"tables_to_create": boolCount(plan.Resume == nil), "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
 		return err
 	}
