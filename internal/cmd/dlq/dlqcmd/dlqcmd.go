@@ -39,28 +39,24 @@ func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 // protection rule, and each protected one needs its name typed (or --confirm).
 // When it goes ahead, the run's `started` audit record is written first; when
 // that fails, nothing goes ahead.
-func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (bool, []protect.Decision, error) {
+func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (*guard.Confirmed, error) {
 	targets := append([]protect.Target{protect.ReadQueue(ctx, q, t.Queue)}, more...)
 	decided, err := guard.Decide(f, targets...)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
-	decisions := decided.Decisions()
 	g, err := decided.Confirm(t.Yes, t.Confirm)
-	if err != nil {
-		return false, decisions, err
+	if err != nil || g.DryRun() {
+		return g, err
 	}
-	if g.DryRun() {
-		return false, decisions, nil
-	}
-	names := make([]string, 0, len(decisions))
-	for _, d := range decisions {
+	names := make([]string, 0, len(g.Decisions()))
+	for _, d := range g.Decisions() {
 		names = append(names, d.Name)
 	}
 	if _, err := g.StartAudit(ctx, audit.Plan{Targets: names}); err != nil {
-		return false, decisions, err
+		return nil, err
 	}
-	return true, decisions, nil
+	return g, nil
 }
 
 // Waiting shows, on the run's progress, that it waits for messages in

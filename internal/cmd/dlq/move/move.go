@@ -112,10 +112,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	apply, _, err := opts.Apply(ctx, f, client, dests...)
+	g, err := opts.Apply(ctx, f, client, dests...)
 	if err != nil {
 		return err
 	}
+	apply := !g.DryRun()
 	d, err := redrive.ReadDepth(ctx, client, opts.Queue)
 	if err != nil {
 		return err
@@ -139,7 +140,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return err
 	}
-	return printReport(f, rep)
+	if err := printReport(f, rep); err != nil || apply {
+		return err
+	}
+	g.PrintDryRun("move them")
+	return nil
 }
 
 // printReport prints what the move did, as the service reported it; a run
@@ -154,7 +159,7 @@ func printReport(f *factory.Factory, rep redrive.MoveReport) error {
 		dest = "each message's source queue"
 	}
 	if rep.DryRun {
-		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s; nothing was moved (pass --yes)\n", rep.Visible, rep.Source, dest, rep.Method)
+		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s\n", rep.Visible, rep.Source, dest, rep.Method)
 		return nil
 	}
 	fmt.Fprintf(out, "moved %d message(s) from %s to %s by %s", rep.Moved, rep.Source, dest, rep.Method)

@@ -20,6 +20,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -125,11 +126,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	sqsClient := sqs.NewFromConfig(sqsCfg)
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	if opts.ToQueue != "" {
-		apply, _, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
+		g, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
 		if err != nil {
 			return err
 		}
-		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
+		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
 	}
 
 	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
@@ -156,17 +157,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			more = append(more, protect.ReadFunction(ctx, lc, fn, inRegionOf(fn)))
 		}
 	}
-	apply, decisions, err := opts.Apply(ctx, f, sqsClient, more...)
+	confirmed, err := opts.Apply(ctx, f, sqsClient, more...)
 	if err != nil {
 		return err
 	}
 	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}}
-	for _, d := range decisions {
+	for _, d := range confirmed.Decisions() {
 		if d.Kind == protect.Function {
 			g.allowed[d.Name] = true // not protected, or confirmed by f.Confirm
 		}
 	}
-	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, apply)
+	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
 }
 
 // functionsIn lists the functions the DLQ's messages name (without consuming them).
@@ -222,7 +223,8 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 	return nil
 }
 
-func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, apply bool) error {
+func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, g *guard.Confirmed) error {
+	apply := !g.DryRun()
 	d, err := redrive.ReadDepth(ctx, depthOf, opts.Queue)
 	if err != nil {
 		return err
@@ -256,6 +258,9 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 	if apply && rep.Kept() > 0 {
 		return factory.ExitError{Code: 1}
 	}
+	if !apply {
+		g.PrintDryRun("replay them")
+	}
 	return nil
 }
 
@@ -288,7 +293,7 @@ func printReport(f *factory.Factory, rep redrive.Report) error {
 	}
 	verdict := fmt.Sprintf("%d replayed and deleted, %d kept in the queue", rep.Counts[redrive.Replayed], rep.Kept())
 	if rep.DryRun {
-		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept; nothing was invoked or deleted (pass --yes)", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
+		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
 	}
 	fmt.Fprintf(ios.Out, "\n%d message(s) from %s in %.1fs: %s\n", len(rep.Outcomes), rep.Queue, rep.Seconds, verdict)
 	return nil
