@@ -97,7 +97,7 @@ step "tfsec (Terraform security scan; accepted findings in .tfsec/config.yml, ea
 scripts/tfsec-accepted.sh || fail=1
 
 step "terraform-docs READMEs up to date"
-for m in modules/*/; do
+for m in modules/*/ modules/*/examples/*/; do
   [ -f "$m/versions.tf" ] || continue
   "$TERRAFORM_DOCS" -c .terraform-docs.yml --output-check "$m" >/dev/null 2>&1 \
     || { echo "README out of date: $m (run make docs)"; fail=1; }

@@ -10,7 +10,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/iostreams"
-	"github.com/dynops/dynops/internal/profile"
+	"github.com/dynops/dynops/internal/pprofrun"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -25,7 +25,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	stopProfile := profile.Start()
+	stopProfile := pprofrun.Start()
 	code := root.Execute(ctx, factory.New(iostreams.System()), version, os.Args[1:])
 	stop()
 	stopProfile()

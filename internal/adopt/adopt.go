@@ -296,7 +296,7 @@ func (o *Options) complete() error {
 	if o.Env != "" && o.Product != "" && o.Usage != "" {
 		return nil
 	}
-	if guideline.ValidTableName(o.Table, guideline.DefaultEnvs()) && (o.Env == "" || o.Env == guideline.EnvOf(o.Table)) {
+	if guideline.FollowsNamingRule(o.Table, guideline.DefaultEnvs()) && (o.Env == "" || o.Env == guideline.EnvOf(o.Table)) {
 		parts := strings.SplitN(o.Table, "-", 3)
 		if o.Env == "" {
 			o.Env = parts[0]

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -285,7 +286,7 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 			rep.Increments = append(rep.Increments, res)
 			continue
 		}
-		o.Act("export.apply", o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
+		o.Act(audit.ActExportApply, o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
 		for start := 0; start < len(reqs); start += 1000 {
 			chunk := reqs[start:min(start+1000, len(reqs))]
 			if _, err := batchwrite.Write(ctx, db, o.Table, chunk, o.Backoff, batchwrite.DefaultLimits()); err != nil {
@@ -306,7 +307,7 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 		if rep.Through, err = parseStamp(tags[TagAppliedThrough]); err != nil || !rep.Through.Equal(inc.To) {
 			return rep, fmt.Errorf("%s: the checkpoint reads back %q, not %s", o.Table, tags[TagAppliedThrough], stamp(inc.To))
 		}
-		o.Act("export.applied-through", o.Table, map[string]any{"through": stamp(inc.To)})
+		o.Act(audit.ActExportAppliedThrough, o.Table, map[string]any{"through": stamp(inc.To)})
 		rep.Increments = append(rep.Increments, res)
 	}
 	return rep, nil

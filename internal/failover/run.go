@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/poll"
 )
 
@@ -244,7 +245,7 @@ func (r *Runner) finish(res *Result, st Step, req Request) {
 	st.Mode = req.Rules.Mode
 	res.Steps = append(res.Steps, st)
 	if st.Status != StepNotRun && r.Record != nil {
-		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table,
+		r.Record(audit.DRStepAction(string(req.Rules.Mode), st.Name), req.Target.Table,
 			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo})
 	}
 	if r.OnStep != nil {

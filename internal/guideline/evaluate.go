@@ -116,7 +116,7 @@ func Evaluate(s TableState) []Finding {
 	}
 
 	// DDB-NAME-01
-	if ValidTableName(name, envs) {
+	if FollowsNamingRule(name, envs) {
 		add(Name01, name, true, "name is {env}-{product}-{usage}")
 	} else {
 		add(Name01, name, false, fmt.Sprintf("name %q is not {env}-{product}-{usage} in lower case with env one of %s; recreate the table under a compliant name", name, strings.Join(envs, ",")))

@@ -101,8 +101,10 @@ func EnvOf(table string) string {
 	return env
 }
 
-// ValidTableName reports whether name is {env}-{product}-{usage} with env in envs.
-func ValidTableName(name string, envs []string) bool {
+// FollowsNamingRule reports whether name follows DDB-NAME-01,
+// {env}-{product}-{usage} with env in envs (DynamoDB itself accepts more:
+// restore.CheckDynamoDBTableName).
+func FollowsNamingRule(name string, envs []string) bool {
 	if !nameWords.MatchString(name) || strings.Count(name, "-") < 2 {
 		return false
 	}

@@ -123,14 +123,14 @@ func TestEvaluateCustomerManagedKeyIsReported(t *testing.T) {
 	}
 }
 
-func TestValidTableNameAndEnvOf(t *testing.T) {
+func TestFollowsNamingRuleAndEnvOf(t *testing.T) {
 	envs := DefaultEnvs()
 	for name, want := range map[string]bool{
 		"stg-fuga-user": true, "prod-hoge-user-access-log": true, "local-hoge-order": true,
 		"prod-user": false, "prod-Hoge-user": false, "prod_hoge_user": false, "qa-hoge-user": false, "prod-hoge-": false,
 	} {
-		if got := ValidTableName(name, envs); got != want {
-			t.Errorf("ValidTableName(%q) = %v, want %v", name, got, want)
+		if got := FollowsNamingRule(name, envs); got != want {
+			t.Errorf("FollowsNamingRule(%q) = %v, want %v", name, got, want)
 		}
 	}
 	if EnvOf("prod-hoge-user") != "prod" || EnvOf("users") != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/failover"
 )
 
@@ -107,7 +108,7 @@ func Cutover(ctx context.Context, c Clients, o CutoverOptions, st *State) (*Cuto
 		return fail("fence", err)
 	}
 	now := o.CatchUp.Now().UTC()
-	o.Act("fence-writes", in.Source, map[string]string{"table_arn": src.ARN, "sid": failover.FenceSid})
+	o.Act(audit.ActFenceWrites, in.Source, map[string]string{"table_arn": src.ARN, "sid": failover.FenceSid})
 	if err := st.Update(func(s *State) {
 		if s.Cutover == nil || s.Cutover.FencedAt == nil {
 			s.Cutover = &CutoverState{PolicyBefore: policyBefore}
@@ -141,7 +142,7 @@ func Cutover(ctx context.Context, c Clients, o CutoverOptions, st *State) (*Cuto
 	for _, p := range res.Drain {
 		applied += p.Put + p.Deleted + p.MovedAway
 	}
-	o.Act("drain-stream", in.Source, map[string]any{"passes": len(res.Drain), "applied": applied})
+	o.Act(audit.ActDrainStream, in.Source, map[string]any{"passes": len(res.Drain), "applied": applied})
 	res.Steps = append(res.Steps, Step{Name: "drain", Status: "done", Detail: fmt.Sprintf("%d pass(es), %d change(s) applied, lag 0", len(res.Drain), applied)})
 
 	o.Verify.Input = in
@@ -159,7 +160,7 @@ func Cutover(ctx context.Context, c Clients, o CutoverOptions, st *State) (*Cuto
 	if err := putPointer(ctx, c.SSM, o.Pointer, o.Value); err != nil {
 		return fail("flip-pointer", err)
 	}
-	o.Act("flip-pointer", o.Pointer, map[string]string{"from": before, "to": o.Value})
+	o.Act(audit.ActFlipPointer, o.Pointer, map[string]string{"from": before, "to": o.Value})
 	cut := o.CatchUp.Now().UTC()
 	if err := st.Update(func(s *State) {
 		s.Cutover.Pointer, s.Cutover.PointerBefore, s.Cutover.PointerValue, s.Cutover.CutAt = o.Pointer, before, o.Value, &cut
@@ -232,7 +233,7 @@ func Rollback(ctx context.Context, c Clients, o RollbackOptions, st *State) ([]S
 		return steps, err
 	}
 	if had {
-		o.Act("unfence-writes", o.Source, map[string]string{"table_arn": aws.ToString(d.Table.TableArn)})
+		o.Act(audit.ActUnfenceWrites, o.Source, map[string]string{"table_arn": aws.ToString(d.Table.TableArn)})
 		steps = append(steps, Step{Name: "unfence", Status: "done", Detail: "fence removed, read back"})
 	} else {
 		steps = append(steps, Step{Name: "unfence", Status: "skipped", Detail: "no fence on the source"})
@@ -244,7 +245,7 @@ func Rollback(ctx context.Context, c Clients, o RollbackOptions, st *State) ([]S
 	if err := putPointer(ctx, c.SSM, pointer, value); err != nil {
 		return steps, err
 	}
-	o.Act("flip-pointer", pointer, map[string]string{"from": before, "to": value})
+	o.Act(audit.ActFlipPointer, pointer, map[string]string{"from": before, "to": value})
 	steps = append(steps, Step{Name: "flip-pointer", Status: "done", Detail: fmt.Sprintf("%s = %q (was %q), read back", pointer, value, before)})
 	now := o.Now().UTC()
 	err = st.Update(func(s *State) {

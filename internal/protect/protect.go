@@ -224,13 +224,13 @@ func (p Policy) Decide(t Target) Decision {
 		return d
 	}
 	env := guideline.EnvOf(t.Name)
-	if guideline.ValidTableName(t.Name, p.UnprotectedEnvs()) {
+	if guideline.FollowsNamingRule(t.Name, p.UnprotectedEnvs()) {
 		_, _, src := p.envState(env)
 		d.Protected, d.Env = false, env
 		d.Reason = fmt.Sprintf("no env tag, and its name follows DDB-NAME-01 with env %q, an unprotected env (%s)", env, src)
 		return d
 	}
-	if guideline.ValidTableName(t.Name, []string{env}) {
+	if guideline.FollowsNamingRule(t.Name, []string{env}) {
 		d.Env = env
 		d.Reason = fmt.Sprintf("no env tag, and env %q of its name is not a known unprotected env (%s)", env, strings.Join(p.UnprotectedEnvs(), ", "))
 		return d

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/poll"
 )
@@ -116,7 +117,7 @@ func Move(ctx context.Context, c MoveAPI, o MoveOptions) (MoveReport, error) {
 		return rep, fmt.Errorf("%s; moving with receive/send/delete needs a destination: pass --to-queue URL", rep.FallbackReason)
 	}
 	if !o.Apply {
-		o.Act("dlq.would-move", o.Source.URL, map[string]any{"dest": o.Dest, "method": rep.Method, "visible": visible})
+		o.Act(audit.ActDLQWouldMove, o.Source.URL, map[string]any{"dest": o.Dest, "method": rep.Method, "visible": visible})
 		return rep, nil
 	}
 	if rep.Method == MethodMoveTask {
@@ -135,7 +136,7 @@ func moveWithTask(ctx context.Context, c MoveAPI, o MoveOptions, srcArn, destArn
 		return rep, fmt.Errorf("StartMessageMoveTask on %s: %w", srcArn, err)
 	}
 	rep.TaskHandle = aws.ToString(out.TaskHandle)
-	o.Act("dlq.move-task", o.Source.URL, map[string]any{"dest": o.Dest, "task_handle": rep.TaskHandle})
+	o.Act(audit.ActDLQMoveTask, o.Source.URL, map[string]any{"dest": o.Dest, "task_handle": rep.TaskHandle})
 	err = poll.Until(ctx, poll.Options{Interval: o.Poll, What: "move task " + rep.TaskHandle,
 		Resume: "it goes on in SQS (dynops dlq move does not cancel it); watch it with `aws sqs list-message-move-tasks --source-arn " + srcArn + "`"},
 		func(ctx context.Context) (bool, string, error) {
@@ -193,7 +194,7 @@ func moveByCopy(ctx context.Context, c MoveAPI, o MoveOptions, rep MoveReport) (
 	undeleted := map[string]string{} // message ID -> the failed delete
 	moved := func(id string) {
 		rep.Moved++
-		o.Act("dlq.move", id, map[string]string{"from": o.Source.URL, "to": o.Dest})
+		o.Act(audit.ActDLQMove, id, map[string]string{"from": o.Source.URL, "to": o.Dest})
 		if o.Progress != nil {
 			o.Progress(rep.Moved)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/onfailure"
 )
 
@@ -137,7 +138,7 @@ func Run(ctx context.Context, q Queue, s Streams, target Target, o Options) (Rep
 					return
 				}
 				l.gone(id)
-				o.Act("dlq.delete", id, q.URL)
+				o.Act(audit.ActDLQDelete, id, q.URL)
 				mu.Lock()
 				rep.markDeleted(id, "the first delete failed; deleted when the message came back")
 				mu.Unlock()
@@ -210,7 +211,7 @@ func redriveOne(ctx context.Context, q Queue, s Streams, target Target, o Option
 	out := Outcome{MessageID: id}
 	keep := func(status, reason string) Outcome {
 		out.Status, out.Reason = status, reason
-		o.Act("dlq.keep", id, map[string]any{"status": status, "reason": reason, "dry_run": !o.Apply})
+		o.Act(audit.ActDLQKeep, id, map[string]any{"status": status, "reason": reason, "dry_run": !o.Apply})
 		return out
 	}
 	rec, err := onfailure.Decode(aws.ToString(m.Body))
@@ -235,7 +236,7 @@ func redriveOne(ctx context.Context, q Queue, s Streams, target Target, o Option
 				return keep(Expired, err.Error()+"; discarding failed: "+derr.Error())
 			}
 			out.Status, out.Reason = Discarded, err.Error()
-			o.Act("dlq.discard-expired", id, out.Batch)
+			o.Act(audit.ActDLQDiscardExpired, id, out.Batch)
 			return out
 		}
 		return keep(Expired, err.Error())
@@ -246,22 +247,22 @@ func redriveOne(ctx context.Context, q Queue, s Streams, target Target, o Option
 	out.Records = recs
 	if !o.Apply {
 		out.Status, out.Target = WouldReplay, FunctionOrQueue(target, rec)
-		o.Act("dlq.would-replay", id, out)
+		o.Act(audit.ActDLQWouldReplay, id, out)
 		return out
 	}
 	out.Target, err = target.Deliver(ctx, rec, event)
 	if err != nil {
 		return keep(Failed, err.Error())
 	}
-	o.Act("dlq.replay", id, map[string]any{"target": out.Target, "table": out.Table, "shard": out.Shard,
+	o.Act(audit.ActDLQReplay, id, map[string]any{"target": out.Target, "table": out.Table, "shard": out.Shard,
 		"start": out.Start, "end": out.End, "records": len(recs)})
 	if err := q.delete(ctx, m); err != nil {
 		out.Status, out.Reason = NotDeleted, err.Error()+"; it comes back after the visibility timeout and is replayed again (idempotent consumer)"
-		o.Act("dlq.delete-failed", id, out.Reason)
+		o.Act(audit.ActDLQDeleteFailed, id, out.Reason)
 		return out
 	}
 	out.Status = Replayed
-	o.Act("dlq.delete", id, q.URL)
+	o.Act(audit.ActDLQDelete, id, q.URL)
 	return out
 }
 

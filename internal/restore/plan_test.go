@@ -18,8 +18,8 @@ func TestDefaultTargetIsAValidName_DDB_NAME_01(t *testing.T) {
 	name, err := DefaultTarget("prod-hoge-user", now)
 	require.NoError(t, err)
 	assert.Equal(t, "prod-hoge-user-restored-20261121t124705z", name, "UTC, lower case")
-	assert.NoError(t, ValidTableName(name))
-	assert.True(t, guideline.ValidTableName(name, guideline.DefaultEnvs()), "still {env}-{product}-{usage}")
+	assert.NoError(t, CheckDynamoDBTableName(name))
+	assert.True(t, guideline.FollowsNamingRule(name, guideline.DefaultEnvs()), "still {env}-{product}-{usage}")
 
 	_, err = DefaultTarget(strings.Repeat("a", 240), now)
 	assert.ErrorIs(t, err, ErrBadTarget)
@@ -30,17 +30,17 @@ func TestDefaultTargetIsAValidName_DDB_NAME_01(t *testing.T) {
 	name, err = DefaultTarget(strings.Repeat("a", 255-suffix), now)
 	require.NoError(t, err, "a name of exactly 255 characters is a valid table name")
 	assert.Len(t, name, 255)
-	assert.NoError(t, ValidTableName(name))
+	assert.NoError(t, CheckDynamoDBTableName(name))
 	_, err = DefaultTarget(strings.Repeat("a", 256-suffix), now)
 	assert.ErrorIs(t, err, ErrBadTarget, "256 characters is one too many")
 }
 
-func TestValidTableName(t *testing.T) {
+func TestCheckDynamoDBTableName(t *testing.T) {
 	for _, ok := range []string{"abc", "prod-hoge-user.v2", "A_b-1"} {
-		assert.NoError(t, ValidTableName(ok), ok)
+		assert.NoError(t, CheckDynamoDBTableName(ok), ok)
 	}
 	for _, bad := range []string{"ab", "has space", "slash/name", strings.Repeat("a", 256)} {
-		assert.ErrorIs(t, ValidTableName(bad), ErrBadTarget, bad)
+		assert.ErrorIs(t, CheckDynamoDBTableName(bad), ErrBadTarget, bad)
 	}
 }
 

@@ -166,7 +166,7 @@ func Prepare(ctx context.Context, db DynamoDB, req Request) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if err := ValidTableName(p.Target); err != nil {
+	if err := CheckDynamoDBTableName(p.Target); err != nil {
 		return nil, err
 	}
 	if dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Target}); err == nil {
@@ -551,8 +551,10 @@ func copyTags(m map[string]string) map[string]string {
 // tableName is DynamoDB's rule for table names.
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
-// ValidTableName returns an error saying what is wrong with a target name.
-func ValidTableName(name string) error {
+// CheckDynamoDBTableName returns an error saying how name breaks DynamoDB's
+// rule for table names (3-255 characters of a-z, A-Z, 0-9, _, -, .); it says
+// nothing of the naming guideline (guideline.FollowsNamingRule).
+func CheckDynamoDBTableName(name string) error {
 	if !tableName.MatchString(name) {
 		return fmt.Errorf("%w %q: DynamoDB table names are 3-255 characters of a-z, A-Z, 0-9, '_', '-', '.'", ErrBadTarget, name)
 	}

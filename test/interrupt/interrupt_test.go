@@ -69,6 +69,70 @@ func holdingProxy(t *testing.T, emulatorURL, hold string) (string, <-chan struct
 	return srv.URL, held
 }
 
+// ctrlC runs dynops with args (in work, TMPDIR tmp) against a proxy that
+// holds the first request of kind hold, sends SIGINT once it is held, and
+// checks the exit code 130 and the one "interrupted: " line, which must hold
+// every want. It returns that line.
+func ctrlC(t *testing.T, bin, hold, tmp, work string, args []string, wants ...string) string {
+	t.Helper()
+	proxy, held := holdingProxy(t, target.Emulator.URL, hold)
+	args = append(append([]string{}, args...), "--endpoint-url", proxy, "--region", target.Region,
+		"--timeout", "60s", "--audit-log", filepath.Join(work, "audit.jsonl"))
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("dynops ended before the held %s: %v\n%s%s", hold, err, stdout.String(), stderr.String())
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no %s request within a minute\n%s", hold, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("dynops did not stop within 30 s of SIGINT\n%s", stderr.String())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	// One line for the command (a runbook's step prints its own before it).
+	var lines []string
+	prefix := "interrupted: dynops " + strings.Join(args[:2], " ") + " "
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			lines = append(lines, l)
+		}
+		if strings.Contains(l, "context canceled") {
+			t.Errorf("raw context error shown: %q", l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("want one line %q..., got %q", prefix, lines)
+	}
+	for _, w := range wants {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("the interrupt line lacks %q: %q", w, lines[0])
+		}
+	}
+	return lines[0]
+}
+
 func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the holding proxy sits in front of the emulator")
@@ -99,55 +163,8 @@ func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			proxy, held := holdingProxy(t, target.Emulator.URL, tc.hold)
 			tmp, work := t.TempDir(), t.TempDir()
-			args := append(append([]string{}, tc.args...), "--endpoint-url", proxy, "--region", target.Region,
-				"--timeout", "60s", "--audit-log", filepath.Join(work, "audit.jsonl"))
-			cmd := exec.Command(bin, args...)
-			cmd.Dir = work
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-held:
-			case err := <-done:
-				t.Fatalf("dynops ended before the held %s: %v\n%s%s", tc.hold, err, stdout.String(), stderr.String())
-			case <-time.After(60 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Fatalf("no %s request within a minute\n%s", tc.hold, stderr.String())
-			}
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Fatalf("dynops did not stop within 30 s of SIGINT\n%s", stderr.String())
-			}
-			t.Logf("stderr:\n%s", stderr.String())
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-				t.Errorf("exit %v, want 130", err)
-			}
-			var lines []string
-			for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-				if strings.HasPrefix(l, "interrupted: ") {
-					lines = append(lines, l)
-				}
-				if strings.Contains(l, "context canceled") {
-					t.Errorf("raw context error shown: %q", l)
-				}
-			}
-			if len(lines) != 1 || !strings.Contains(lines[0], tc.wantState) {
-				t.Errorf("want one line \"interrupted: ...%s...\", got %q", tc.wantState, lines)
-			}
+			ctrlC(t, bin, tc.hold, tmp, work, tc.args, tc.wantState)
 			left, _ := filepath.Glob(filepath.Join(tmp, "*"))
 			if len(left) > 0 {
 				t.Errorf("temporary files left behind: %v", left)

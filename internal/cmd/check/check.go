@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -106,6 +108,11 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 	cmd.Flags().StringSliceVar(&opts.AllowedEnvs, "allowed-envs", guideline.DefaultEnvs(), "environments a table name may start with (DDB-NAME-01)")
 	cmd.Flags().BoolVar(&opts.ShowPassing, "show-passing", true, "list passing rules too (table output)")
 	cmd.Flags().BoolVar(&opts.ToSecurityHub, "to-security-hub", false, "import the findings into AWS Security Hub (ASFF, custom integration product/ACCOUNT/default) and resolve fixed ones")
+	// It reads tables; with --to-security-hub it also writes findings.
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "no table was changed; with --to-security-hub the batches of findings already sent stay imported and the rest are not: run the same check again, it converges (each finding keeps its Id)")
+	cmdfacts.SetTimeout(cmd, 20*time.Second)
+	cmdfacts.SetTargets(cmd, "table", "env")
 	return cmd
 }
 
@@ -219,7 +226,7 @@ func toSecurityHub(ctx context.Context, f *factory.Factory, cfg aws.Config, rep 
 	if err != nil {
 		return r, fmt.Errorf("--to-security-hub: %w", err)
 	}
-	f.Audit.Act("securityhub:BatchImportFindings", r.ProductARN, r)
+	f.Audit.Act(audit.ActImportFindings, r.ProductARN, r)
 	f.Audit.Counts(map[string]int64{"securityhub_imported": int64(r.Imported), "securityhub_resolved": int64(r.Resolved), "securityhub_archived": int64(r.Archived)})
 	f.IOStreams.Infof("Security Hub (%s): %d finding(s) imported: %d failed, %d passed, %d exception; %d resolved, %d archived\n", r.ProductARN, r.Imported, r.Failed, r.Passed, r.Warning, r.Resolved, r.Archived)
 	return r, nil

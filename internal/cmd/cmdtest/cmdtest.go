@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/iostreams"
 )
 
@@ -23,6 +24,13 @@ func Parse[O any](t testing.TB, newCmd func(*factory.Factory, func(context.Conte
 	ios, _, _, _ := iostreams.Test()
 	var got *O
 	cmd := newCmd(factory.New(ios), func(_ context.Context, o *O) error { got = o; return nil })
+	// Root checks every flag's declared range before any command runs.
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := flagcheck.Check(c.Flags()); err != nil {
+			return factory.UsageErrorf("%w", err)
+		}
+		return nil
+	}
 	cmd.SetArgs(args)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	err := cmd.Execute()

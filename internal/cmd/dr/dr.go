@@ -3,6 +3,9 @@
 package dr
 
 import (
+	"time"
+
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/spf13/cobra"
 
 	drillCmd "github.com/dynops/dynops/internal/cmd/dr/drill"
@@ -22,6 +25,8 @@ fence (table resource policy) in the region writes leave, the active-region
 pointer flipped in every region (SSM, and Route 53 where configured), and a
 canary that proves the new region takes writes. See runbooks/dr-failover.md.`,
 	}
+	// DR commands fail fast: a half-dead region must not hold up the failover.
+	cmdfacts.SetTimeout(cmd, 10*time.Second)
 	cmd.AddCommand(statusCmd.NewCmdStatus(f, nil))
 	cmd.AddCommand(failoverCmd.NewCmdFailover(f, nil))
 	cmd.AddCommand(failbackCmd.NewCmdFailback(f, nil))

@@ -182,6 +182,10 @@ func (f *Factory) Protection(targets ...protect.Target) ([]protect.Decision, err
 		if errors.As(t.TagsErr, &te) {
 			return nil, fmt.Errorf("reading the tags of %s %s to decide whether it is protected: %w; nothing was changed", t.Kind, t.Name, te)
 		}
+		// Nor does an interrupted read (Ctrl-C): it is not a refusal.
+		if errors.Is(t.TagsErr, context.Canceled) {
+			return nil, fmt.Errorf("reading the tags of %s %s to decide whether it is protected: %w", t.Kind, t.Name, t.TagsErr)
+		}
 		out = append(out, p.Decide(t))
 	}
 	return out, nil
@@ -211,7 +215,7 @@ func (f *Factory) Confirm(c Confirmation) (bool, error) {
 	}
 	for _, d := range c.Targets {
 		if f.Audit != nil {
-			f.Audit.Act("protection", d.Name, d)
+			f.Audit.Act(audit.ActProtection, d.Name, d)
 		}
 	}
 	if !c.Yes {

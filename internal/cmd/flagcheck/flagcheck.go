@@ -1,16 +1,25 @@
-// Package flagcheck validates the number and duration flags of every dynops
-// command in one place: no flag takes a negative value, and the flags below
-// have their own lower and upper bounds (e.g. --segments at least 1). Root
-// runs Check before any command, so a new command's flags are checked too.
+// Package flagcheck is the one way a dynops flag's range is declared,
+// shown and checked. A command declares a range where it registers the flag
+// (Range); the range is appended to the flag's --help line ("(1 to 64)") and
+// root runs Check before any command, so every refusal has one shape:
+//
+//	--concurrency 100 is out of range: use 1 to 64 (Lambda invocations at once)
+//
+// A number or duration flag without a declared range is still refused below
+// 0: nothing in dynops takes a negative count or duration.
 package flagcheck
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 )
+
+// annotation is the pflag annotation that holds a flag's range: min, max, why.
+const annotation = "dynops.range"
 
 // Bound is the range a flag's value must be in; an empty side is unbounded
 // (apart from the rule that nothing is negative).
@@ -19,88 +28,103 @@ type Bound struct {
 	Why      string // what the bound protects, for the error
 }
 
-// Bounds are the flags with more than "not negative", by name: a flag of
-// that name means the same in every command.
-func Bounds() map[string]Bound {
-	return map[string]Bound{
-		"segments":                {Min: "1", Max: "1000000", Why: "DynamoDB parallel scan takes 1 to 1,000,000 segments"},
-		"workers":                 {Min: "1", Max: "1024", Why: "at least one writer"},
-		"concurrency":             {Min: "1", Max: "1024", Why: "at least one message at a time"},
-		"parallel":                {Min: "1", Max: "1024", Why: "at least one file at a time"},
-		"export-parallel":         {Min: "1", Max: "1024", Why: "at least one export file at a time"},
-		"visibility-timeout":      {Min: "1s", Max: "12h", Why: "SQS takes 1 s to 12 h, in whole seconds"},
-		"critical":                {Min: "1s", Max: "24h", Why: "a stream keeps records 24 h"},
-		"max-replication-latency": {Min: "1ms", Why: "a latency bound of 0 refuses every failover"},
-		"latency-window":          {Min: "1m", Max: "24h", Why: "CloudWatch needs at least a minute of datapoints"},
-		"replication-timeout":     {Min: "1s", Why: "the canary needs time to replicate"},
-		"rate":                    {Min: "1", Why: "a rate of 0 never ends"},
-		"batch-size":              {Min: "1", Max: "25", Why: "BatchWriteItem takes 1 to 25 requests"},
-		"timeout":                 {Max: "24h"},
+// Text is the range as --help and the refusal show it: "1 to 64", "1s or
+// more", "0 to 24h".
+func (b Bound) Text(zero string) string {
+	switch {
+	case b.Min != "" && b.Max != "":
+		return b.Min + " to " + b.Max
+	case b.Min != "":
+		return b.Min + " or more"
+	case b.Max != "":
+		return zero + " to " + b.Max
 	}
+	return zero + " or more"
+}
+
+// Range declares the range of fs's flag name (registered just before) and
+// shows it in the flag's --help line. min and max are in the flag's syntax
+// ("" for unbounded); a bound that does not parse, or a flag that is not
+// there, is a programming error and panics.
+func Range(fs *pflag.FlagSet, name, min, max, why string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("flagcheck.Range: no flag --" + name)
+	}
+	b := Bound{Min: min, Max: max, Why: why}
+	for _, v := range []string{min, max} {
+		if v == "" {
+			continue
+		}
+		if _, err := parse(f, v); err != nil {
+			panic(fmt.Sprintf("flagcheck.Range: --%s bound %q: %v", name, v, err))
+		}
+	}
+	if err := fs.SetAnnotation(name, annotation, []string{min, max, why}); err != nil {
+		panic(err)
+	}
+	f.Usage += " (" + b.Text(zero(f)) + ")"
+}
+
+// BoundOf is the range declared for f (the zero Bound when none).
+func BoundOf(f *pflag.Flag) Bound {
+	a := f.Annotations[annotation]
+	if len(a) != 3 {
+		return Bound{}
+	}
+	return Bound{Min: a[0], Max: a[1], Why: a[2]}
 }
 
 // Check returns an error naming the first flag of fs (set or defaulted) whose
-// value is negative or outside its Bound.
+// value is negative or outside its declared range.
 func Check(fs *pflag.FlagSet) error {
-	bounds := Bounds()
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if err != nil {
-			return
+		if err == nil {
+			err = checkFlag(f, BoundOf(f))
 		}
-		err = checkFlag(f, bounds[f.Name])
 	})
 	return err
 }
 
-func checkFlag(f *pflag.Flag, b Bound) error {
+// parse reads a value (or a bound) of f in its syntax: seconds of a duration,
+// the value of a count; an error for other kinds of flag.
+func parse(f *pflag.Flag, v string) (float64, error) {
 	switch f.Value.Type() {
 	case "duration":
-		v, perr := time.ParseDuration(f.Value.String())
-		if perr != nil {
-			return nil // pflag already refused it
-		}
-		if v < 0 {
-			return fmt.Errorf("--%s %s: a duration cannot be negative; write e.g. --%s %s", f.Name, f.Value, f.Name, example(f, b))
-		}
-		if b.Min != "" {
-			if lo, _ := time.ParseDuration(b.Min); v < lo {
-				return fmt.Errorf("--%s %s is below %s (%s)", f.Name, f.Value, b.Min, b.Why)
-			}
-		}
-		if b.Max != "" {
-			if hi, _ := time.ParseDuration(b.Max); v > hi {
-				return fmt.Errorf("--%s %s is above %s (%s)", f.Name, f.Value, b.Max, b.Why)
-			}
-		}
+		d, err := time.ParseDuration(v)
+		return d.Seconds(), err
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
-		v, perr := strconv.ParseFloat(f.Value.String(), 64)
-		if perr != nil {
-			return nil
-		}
-		if v < 0 {
-			return fmt.Errorf("--%s %s: a count cannot be negative; write e.g. --%s %s", f.Name, f.Value, f.Name, example(f, b))
-		}
-		if b.Min != "" {
-			if lo, _ := strconv.ParseFloat(b.Min, 64); v < lo {
-				return fmt.Errorf("--%s %s is below %s (%s)", f.Name, f.Value, b.Min, b.Why)
-			}
-		}
-		if b.Max != "" {
-			if hi, _ := strconv.ParseFloat(b.Max, 64); v > hi {
-				return fmt.Errorf("--%s %s is above %s (%s)", f.Name, f.Value, b.Max, b.Why)
-			}
-		}
+		return strconv.ParseFloat(v, 64)
 	}
-	return nil
+	return 0, fmt.Errorf("a %s flag has no range", f.Value.Type())
 }
 
-func example(f *pflag.Flag, b Bound) string {
-	if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "0s" {
-		return f.DefValue
-	}
-	if b.Min != "" {
-		return b.Min
+func zero(f *pflag.Flag) string {
+	if f.Value.Type() == "duration" {
+		return "0s"
 	}
 	return "0"
+}
+
+func checkFlag(f *pflag.Flag, b Bound) error {
+	v, err := parse(f, f.Value.String())
+	if err != nil {
+		return nil // not a number or duration, or pflag already refused it
+	}
+	lo, hi := 0.0, 0.0
+	if b.Min != "" {
+		lo, _ = parse(f, b.Min)
+	}
+	if b.Max != "" {
+		hi, _ = parse(f, b.Max)
+	}
+	if v < lo || v < 0 || b.Max != "" && v > hi {
+		msg := fmt.Sprintf("--%s %s is out of range: use %s", f.Name, f.Value, b.Text(zero(f)))
+		if b.Why != "" {
+			msg += " (" + b.Why + ")"
+		}
+		return errors.New(msg)
+	}
+	return nil
 }

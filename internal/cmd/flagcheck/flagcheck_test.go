@@ -8,62 +8,55 @@ import (
 	"github.com/spf13/pflag"
 )
 
+func flags() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	fs.Duration("critical", 4*time.Hour, "critical age")
+	Range(fs, "critical", "1s", "24h", "a stream keeps records 24 h")
+	fs.Duration("timeout", 0, "bound")
+	Range(fs, "timeout", "", "24h", "")
+	fs.Duration("wait-timeout", 0, "")
+	fs.Int("segments", 4, "segments")
+	Range(fs, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
+	fs.Int("sample", 10, "")
+	Range(fs, "sample", "1", "", "")
+	fs.Int("max", 0, "")
+	fs.Float64("ratio", 1, "")
+	return fs
+}
+
+// TestCheck: each declared range refused below and above with the one
+// shape, its bounds accepted; an undeclared flag refused below 0 only.
 func TestCheck(t *testing.T) {
+	const shape = " is out of range: use "
 	cases := []struct {
 		args    []string
 		wantErr string // "" accepted
 	}{
 		{nil, ""},
-		{[]string{"--critical", "-1h"}, "--critical -1h0m0s: a duration cannot be negative"},
-		{[]string{"--critical", "0s"}, "--critical 0s is below 1s"},
-		{[]string{"--critical", "25h"}, "--critical 25h0m0s is above 24h"},
-		{[]string{"--critical", "2h"}, ""},
-		{[]string{"--critical", "1s"}, ""},  // the bound itself is allowed
-		{[]string{"--critical", "24h"}, ""}, // the bound itself is allowed
+		{[]string{"--critical", "-1h"}, "--critical -1h0m0s is out of range: use 1s to 24h (a stream keeps records 24 h)"},
+		{[]string{"--critical", "0s"}, "--critical 0s is out of range: use 1s to 24h (a stream keeps records 24 h)"},
+		{[]string{"--critical", "999ms"}, "--critical 999ms" + shape + "1s to 24h"},
+		{[]string{"--critical", "25h"}, "--critical 25h0m0s" + shape + "1s to 24h"},
+		{[]string{"--critical", "1s"}, ""},
+		{[]string{"--critical", "24h"}, ""},
+		{[]string{"--timeout", "-2s"}, "--timeout -2s" + shape + "0s to 24h"},
+		{[]string{"--timeout", "24h0m1s"}, "--timeout 24h0m1s" + shape + "0s to 24h"},
+		{[]string{"--timeout", "0s"}, ""},
+		{[]string{"--segments", "0"}, "--segments 0" + shape + "1 to 1000000 (DynamoDB Scan"},
+		{[]string{"--segments", "-4"}, "--segments -4" + shape + "1 to 1000000"},
+		{[]string{"--segments", "1000001"}, "--segments 1000001" + shape + "1 to 1000000"},
 		{[]string{"--segments", "1000000"}, ""},
-		{[]string{"--visibility-timeout", "-5s"}, "--visibility-timeout"},
-		{[]string{"--visibility-timeout", "500ms"}, "is below 1s"},
-		{[]string{"--visibility-timeout", "13h"}, "is above 12h"},
-		{[]string{"--segments", "0"}, "--segments 0 is below 1"},
-		{[]string{"--segments", "-4"}, "--segments -4: a count cannot be negative"},
-		{[]string{"--segments", "2000000"}, "is above 1000000"},
-		{[]string{"--segments", "8"}, ""},
-		{[]string{"--workers", "0"}, "--workers 0 is below 1"},
-		{[]string{"--concurrency", "-1"}, "--concurrency"},
-		{[]string{"--parallel", "0"}, "--parallel"},
-		{[]string{"--export-parallel", "0"}, "--export-parallel 0 is below 1"},
-		{[]string{"--export-parallel", "1"}, ""},
-		{[]string{"--export-parallel", "1025"}, "--export-parallel 1025 is above 1024"},
-		{[]string{"--max", "-1"}, "--max -1: a count cannot be negative"},
-		{[]string{"--max", "0"}, ""}, // 0: all
-		{[]string{"--buckets", "-3"}, "--buckets"},
-		{[]string{"--rate", "0"}, "--rate 0 is below 1"},
-		{[]string{"--ratio", "-0.5"}, "--ratio -0.5: a count cannot be negative"},
-		{[]string{"--wait-timeout", "-1m"}, "--wait-timeout"},
-		{[]string{"--wait-timeout", "0s"}, ""}, // 0: no limit
-		{[]string{"--timeout", "-2s"}, "--timeout"},
-		{[]string{"--timeout", "48h"}, "is above 24h"},
-		{[]string{"--replication-timeout", "0s"}, "--replication-timeout"},
-		{[]string{"--latency-window", "10s"}, "--latency-window"},
+		{[]string{"--sample", "0"}, "--sample 0" + shape + "1 or more"},
+		{[]string{"--sample", "100000000"}, ""},
+		{[]string{"--max", "-1"}, "--max -1" + shape + "0 or more"},
+		{[]string{"--max", "0"}, ""},
+		{[]string{"--ratio", "-0.5"}, "--ratio -0.5" + shape + "0 or more"},
+		{[]string{"--wait-timeout", "-1m"}, "--wait-timeout -1m0s" + shape + "0s or more"},
+		{[]string{"--wait-timeout", "0s"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-			fs.Duration("critical", 4*time.Hour, "")
-			fs.Duration("visibility-timeout", time.Minute, "")
-			fs.Duration("wait-timeout", 0, "")
-			fs.Duration("timeout", 0, "")
-			fs.Duration("replication-timeout", time.Minute, "")
-			fs.Duration("latency-window", 15*time.Minute, "")
-			fs.Int("segments", 4, "")
-			fs.Int("workers", 8, "")
-			fs.Int("concurrency", 1, "")
-			fs.Int("parallel", 4, "")
-			fs.Int("export-parallel", 4, "")
-			fs.Int("max", 0, "")
-			fs.Int("buckets", 0, "")
-			fs.Int64("rate", 100, "")
-			fs.Float64("ratio", 1, "")
+			fs := flags()
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
@@ -75,27 +68,27 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestExample: the fix a refusal suggests is the flag's default, else its
-// lower bound, else 0.
-func TestExample(t *testing.T) {
-	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	fs.Int("segments", 4, "")
-	fs.Int("buckets", 0, "")
-	fs.Duration("wait-timeout", 0, "")
-	fs.Duration("settle", 0, "")
-	for _, tc := range []struct {
-		flag string
-		b    Bound
-		want string
-	}{
-		{"segments", Bound{Min: "1"}, "4"},
-		{"buckets", Bound{Min: "1"}, "1"},
-		{"buckets", Bound{}, "0"},
-		{"wait-timeout", Bound{}, "0"},
-		{"settle", Bound{Min: "1s"}, "1s"},
-	} {
-		if got := example(fs.Lookup(tc.flag), tc.b); got != tc.want {
-			t.Errorf("example(--%s, %+v) = %q, want %q", tc.flag, tc.b, got, tc.want)
+// TestRangeInHelp: the declared range is on the flag's --help line.
+func TestRangeInHelp(t *testing.T) {
+	fs := flags()
+	for name, want := range map[string]string{"critical": "critical age (1s to 24h)", "segments": "segments (1 to 1000000)", "timeout": "bound (0s to 24h)"} {
+		if got := fs.Lookup(name).Usage; got != want {
+			t.Errorf("--%s usage %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestRangeRefusesABadDeclaration: a bound in the wrong syntax or a flag
+// that is not there is a programming error, caught at once.
+func TestRangeRefusesABadDeclaration(t *testing.T) {
+	for _, tc := range []struct{ name, min string }{{"segments", "1s"}, {"critical", "1"}, {"nope", "1"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Range(--%s, %q) did not panic", tc.name, tc.min)
+				}
+			}()
+			Range(flags(), tc.name, tc.min, "", "")
+		}()
 	}
 }

@@ -15,12 +15,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
 )
-
-// targetFlags name what a command acts on, for the audit record's targets.
-var targetFlags = []string{"table", "target", "from", "to", "source", "queue", "to-queue", "bucket", "schema-from", "name"}
 
 // regionFlags name regions besides the configured one.
 var regionFlags = []string{"regions", "source-region", "bucket-region"}
@@ -92,6 +90,7 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 			}
 		}
 	})
+	targetFlags, _ := cmdfacts.Targets(cmd)
 	for _, name := range targetFlags {
 		if p := cmd.Flags().Lookup(name); p != nil && p.Changed {
 			targets = append(targets, flagValues(p)...)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
@@ -110,18 +109,5 @@ func TestInterruptedReport(t *testing.T) {
 	if code != exitcode.Interrupted || !strings.HasPrefix(errOut.String(), "interrupted: dynops pitr restore stopped while restoring dev-a-b") ||
 		!strings.Contains(errOut.String(), "a restore already started goes on in AWS") {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
-	}
-}
-
-// TestCommandTimeoutLongestPrefix: a command takes the timeout of the
-// longest command path it starts with.
-func TestCommandTimeoutLongestPrefix(t *testing.T) {
-	for path, want := range map[string]time.Duration{
-		"dynops pitr repair": time.Minute, "dynops pitr status": 15 * time.Second, "dynops dr failover": 10 * time.Second,
-		"dynops pitr restore": commandTimeouts()["dynops"], "dynops drx": commandTimeouts()["dynops"],
-	} {
-		if got := commandTimeout(path); got != want {
-			t.Errorf("commandTimeout(%q) = %s, want %s", path, got, want)
-		}
 	}
 }

@@ -10,71 +10,33 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/poll"
 )
 
-// commandTimeouts are the per-operation AWS timeouts that suit each command
-// family when --timeout is not given (longest matching command path wins).
-// DR commands fail fast: a half-dead region must not hold up the failover.
-func commandTimeouts() map[string]time.Duration {
-	return map[string]time.Duration{
-		"dynops":             awsconfig.DefaultTimeout,
-		"dynops dr":          10 * time.Second,
-		"dynops check":       20 * time.Second,
-		"dynops pitr status": 15 * time.Second,
-		"dynops table diff":  time.Minute, // a 1 MB Scan page under throttling
-		"dynops pitr repair": time.Minute,
+// commandTimeout is the bound on one AWS call that cmd declares (or its
+// nearest ancestor does), for a run without --timeout.
+func commandTimeout(cmd *cobra.Command) time.Duration {
+	if d, ok := cmdfacts.Timeout(cmd); ok {
+		return d
 	}
+	return awsconfig.DefaultTimeout
 }
 
-func commandTimeout(path string) time.Duration {
-	best, bestLen := awsconfig.DefaultTimeout, 0
-	for p, d := range commandTimeouts() {
-		if (path == p || strings.HasPrefix(path, p+" ")) && len(p) > bestLen {
-			best, bestLen = d, len(p)
+// unknownState is the interrupt state of a command that declares none: fail
+// closed, claim nothing.
+const unknownState = "dynops cannot say what it left behind (the audit log lists what was done); check the target before running the command again"
+
+// stateAfterInterrupt is what cmd declares a Ctrl-C leaves behind.
+func stateAfterInterrupt(cmd *cobra.Command) string {
+	if cmd != nil {
+		if s := cmdfacts.Interrupt(cmd); s != "" {
+			return s
 		}
 	}
-	return best
-}
-
-// interruptedState says, per command family, in what state a Ctrl-C leaves
-// things and how to continue (longest matching command path wins).
-func interruptedState() map[string]string {
-	const audit = "the audit log lists what was done"
-	return map[string]string{
-		"dynops":                    "nothing is left half-done by dynops itself; run the command again",
-		"dynops pitr restore":       "a restore already started goes on in AWS (" + audit + "); check with `dynops pitr status`/`aws dynamodb describe-table`, then re-apply settings by running the restore again with another --target, or delete the new table",
-		"dynops pitr repair":        "items written so far stay written (" + audit + "); run the same repair again: it writes only what still differs",
-		"dynops table diff":         "nothing was changed and its temporary files were removed; run the diff again",
-		"dynops export full":        "an export already started goes on in AWS; follow it with `dynops export list` and `dynops export wait ARN`",
-		"dynops export wait":        "the export goes on in AWS; run `dynops export wait ARN` again",
-		"dynops export import":      "an import already started goes on in AWS (" + audit + "); follow it with `aws dynamodb list-imports`, then check the table with `dynops check`",
-		"dynops dlq redrive":        "messages replayed so far are deleted from the DLQ, the others become visible again after --visibility-timeout; run the redrive again",
-		"dynops dlq move":           "a message move task goes on in SQS; messages being copied are in the source or both queues (at least once); run the move again",
-		"dynops dr failover":        "the failover stopped between steps (" + audit + "); run `dynops dr status`, then the same failover again or the runbook's rollback",
-		"dynops dr failback":        "the failback stopped between steps (" + audit + "); run `dynops dr status`, then the same failback again",
-		"dynops dr drill":           "the drill stopped between steps (" + audit + "); run `dynops dr status` and delete any canary item it names",
-		"dynops export verify":      "nothing was changed; run the verify again",
-		"dynops dlq inspect":        "listed messages become visible again after --visibility-timeout; nothing was deleted",
-		"dynops export status":      "nothing was changed",
-		"dynops pitr status":        "nothing was changed",
-		"dynops dr status":          "nothing was changed",
-		"dynops check":              "nothing was changed",
-		"dynops export list":        "nothing was changed",
-		"dynops export incremental": "an export already started goes on in AWS; the next run continues from the checkpoint",
-	}
-}
-
-func stateAfterInterrupt(path string) string {
-	best, bestLen := "", 0
-	for p, s := range interruptedState() {
-		if (path == p || strings.HasPrefix(path, p+" ")) && len(p) > bestLen {
-			best, bestLen = s, len(p)
-		}
-	}
-	return best
+	return unknownState
 }
 
 // markParents makes every command that only groups others fail on a
@@ -87,10 +49,7 @@ func markParents(c *cobra.Command) {
 	if !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
 		return
 	}
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	c.Annotations["audit"] = "skip"
+	cmdfacts.SkipAudit(c)
 	c.Args = cobra.ArbitraryArgs
 	// The mistyped subcommand usually comes with its flags (`pitr restroe
 	// --table T --latest`): ignore the flags the parent does not know, so the
@@ -153,7 +112,7 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		msg = fmt.Sprintf("interrupted: %s stopped while %s; %s", path, doing(err), stateAfterInterrupt(path))
+		msg = interruptedMessage(path, err, stateAfterInterrupt(cmd))
 	}
 	// One JSON document on stdout: the error object, unless the command
 	// already wrote its result (e.g. a report with the failures in it).
@@ -168,19 +127,53 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 	return code
 }
 
-// doing is what a command was doing when it was interrupted: its own
-// context of the error, without the SDK's chain ("scanning T segment 1/4").
-func doing(err error) string {
+// interruptedMessage is the one line a Ctrl-C prints: what path was doing,
+// the guidance the error itself carries (e.g. "the source stays fenced ...
+// rollback"), and the state the command declares it leaves.
+func interruptedMessage(path string, err error, state string) string {
+	what, guidance := doing(err)
+	msg := fmt.Sprintf("interrupted: %s stopped while %s", path, what)
+	if guidance != "" {
+		msg += "; " + guidance
+	}
+	return msg + "; " + state
+}
+
+// cancelled are the texts of a cancelled context in an error chain.
+var cancelled = []string{"context canceled", "context deadline exceeded"}
+
+// doing splits an interrupted command's error into what it was doing (its own
+// context, without the SDK's chain: "scanning T segment 1/4") and the
+// guidance wrapped around the cancellation ("cutover stopped at drain:
+// context canceled. S stays fenced ...": the part after the cancellation).
+func doing(err error) (what, guidance string) {
 	msg := strings.TrimPrefix(err.Error(), "interrupted: ")
-	for _, cut := range []string{": operation error ", ": context canceled", ": waiting for "} {
+	// The guidance follows the last cancellation in the chain.
+	end := -1
+	for _, c := range cancelled {
+		if i := strings.LastIndex(msg, c); i >= 0 && i+len(c) > end {
+			end = i + len(c)
+		}
+	}
+	if end >= 0 {
+		guidance = strings.TrimSpace(strings.TrimLeft(msg[end:], ".;:, \n"))
+		msg = msg[:end]
+	}
+	for _, cut := range []string{": operation error ", ": context canceled", ": context deadline exceeded", ": waiting for ", "\n"} {
 		if i := strings.Index(msg, cut); i > 0 {
 			msg = msg[:i]
 		}
 	}
-	if msg == "" || msg == "context canceled" {
-		return "working"
+	msg = strings.TrimSpace(msg)
+	for _, c := range cancelled {
+		if msg == c {
+			msg = ""
+		}
 	}
-	return msg
+	if msg == "" {
+		msg = "working"
+	}
+	return msg, strings.ReplaceAll(guidance, "\n", " ")
 }
 
 // jsonAsked reports -o json on a command line that failed before its

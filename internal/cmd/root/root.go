@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	auditCmd "github.com/dynops/dynops/internal/cmd/audit"
 	checkCmd "github.com/dynops/dynops/internal/cmd/check"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	dlqCmd "github.com/dynops/dynops/internal/cmd/dlq"
 	drCmd "github.com/dynops/dynops/internal/cmd/dr"
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
@@ -51,7 +53,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 				return factory.UsageErrorf("%w", err)
 			}
 			if !cmd.Flags().Changed("timeout") {
-				fl.Timeout = commandTimeout(cmd.CommandPath())
+				fl.Timeout = commandTimeout(cmd)
 			}
 			cmd.SetContext(poll.WithWaitTimeout(cmd.Context(), waitTimeout))
 			rec, err := newRecorder(f, cmd, args, version)
@@ -62,6 +64,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			return nil
 		},
 	}
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
@@ -70,6 +73,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 	addAuditFlags(pf, f.Flags)
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see README)")
+	flagcheck.Range(pf, "timeout", "", "24h", "")
 	pf.DurationVar(&waitTimeout, "wait-timeout", 0, "bound on waits for AWS jobs (restore, import, export, DR steps); 0: no limit")
 	pf.BoolVar(&f.Flags.Debug, "debug", false, "log AWS requests and responses to stderr and keep raw SDK errors")
 	cmd.SetVersionTemplate("{{.Version}}\n")
@@ -103,7 +107,7 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	f.IOStreams.Done()
 
 	code := exitCode(ctx, f, cmd, args, err)
-	if f.Audit != nil && cmd != nil && cmd.Annotations["audit"] != "skip" && cmd.Runnable() {
+	if f.Audit != nil && cmd != nil && !cmdfacts.AuditSkipped(cmd) && cmd.Runnable() {
 		finishAudit(ctx, f, cmd, err, code)
 	}
 	return code

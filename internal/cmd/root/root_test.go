@@ -66,7 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dr"}, 2, "dynops dr needs a subcommand"},
 		// Number and duration flags are validated before anything runs.
 		{[]string{"dlq", "inspect", "--queue", "q", "--critical", "-1h"}, 2, "--critical"},
-		{[]string{"dlq", "redrive", "--queue", "q", "--concurrency", "0"}, 2, "--concurrency 0 is below 1"},
+		{[]string{"dlq", "redrive", "--queue", "q", "--concurrency", "0"}, 2, "--concurrency 0 is out of range: use 1 to 64 (Lambda invocations at once)"},
 		{[]string{"dlq", "redrive", "--queue", "q", "--max", "-3"}, 2, "--max -3"},
 		{[]string{"dlq", "move", "--queue", "q", "--visibility-timeout", "0s"}, 2, "--visibility-timeout"},
 		{[]string{"table", "diff", "--source", "a-b-c", "--target", "a-b-d", "--segments", "0"}, 2, "--segments 0"},
@@ -181,7 +181,7 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, repair, verify)"},
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
-		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s: a duration cannot be negative"},
+		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s is out of range: use 0s or more"},
 		{[]string{"audit", "log"}, 1, "reading the audit log"},
 	}
 	for _, c := range cases {
@@ -262,10 +262,17 @@ func TestCommandTimeouts(t *testing.T) {
 		"dynops check":        20 * time.Second,
 		"dynops pitr status":  15 * time.Second,
 		"dynops pitr restore": 30 * time.Second,
-		"dynops drx":          30 * time.Second,
+		"dynops pitr repair":  time.Minute,
+		"dynops export list":  30 * time.Second,
 	}
+	ios, _, _, _ := iostreams.Test()
+	root := NewCmdRoot(factory.New(ios), "1.2.3")
 	for path, want := range cases {
-		if got := commandTimeout(path); got != want {
+		cmd, _, err := root.Find(strings.Fields(path)[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := commandTimeout(cmd); got != want {
 			t.Errorf("commandTimeout(%q) = %s, want %s", path, got, want)
 		}
 	}

@@ -3,6 +3,7 @@ package version
 
 import (
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"runtime"
 	"runtime/debug"
 
@@ -65,11 +66,10 @@ func (i Info) String() string {
 
 // NewCmdVersion returns `dynops version`.
 func NewCmdVersion(f *factory.Factory, version string) *cobra.Command {
-	return &cobra.Command{
-		Use:         "version",
-		Short:       "Print the dynops version and the commit it was built from",
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{"audit": "skip"},
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the dynops version and the commit it was built from",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := Read(version)
 			if f.JSON() {
@@ -79,4 +79,7 @@ func NewCmdVersion(f *factory.Factory, version string) *cobra.Command {
 			return nil
 		},
 	}
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SkipAudit(cmd)
+	return cmd
 }

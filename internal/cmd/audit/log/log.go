@@ -4,6 +4,7 @@ package log
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"os"
 	"strings"
 	"time"
@@ -28,13 +29,9 @@ func NewCmdLog(f *factory.Factory, runF func(context.Context, *Options) error) *
 		Short: "List the runs in the audit log (interrupted ones included)",
 		Example: `  dynops audit log --since 2h
   dynops audit log --incident INC-1234 -o json`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{"audit": "skip"},
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Incident = f.Flags.Incident // the global --incident (or DYNOPS_INCIDENT) selects
-			if opts.Since < 0 {
-				return factory.UsageErrorf("--since %s: use a positive duration such as 2h", opts.Since)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -42,6 +39,8 @@ func NewCmdLog(f *factory.Factory, runF func(context.Context, *Options) error) *
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the runs started in this last period, e.g. 2h")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SkipAudit(cmd)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package timeline
 
 import (
 	"context"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
@@ -22,11 +23,10 @@ type Options struct {
 func NewCmdTimeline(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:         "timeline --incident ID",
-		Short:       "Render an incident's runs as a timeline (markdown): time, who, command, result, what changed",
-		Example:     `  dynops audit timeline --incident INC-1234 --format markdown > timeline.md`,
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{"audit": "skip"},
+		Use:     "timeline --incident ID",
+		Short:   "Render an incident's runs as a timeline (markdown): time, who, command, result, what changed",
+		Example: `  dynops audit timeline --incident INC-1234 --format markdown > timeline.md`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Incident = f.Flags.Incident // the global --incident (or DYNOPS_INCIDENT) selects
 			if opts.Incident == "" {
@@ -42,6 +42,8 @@ func NewCmdTimeline(f *factory.Factory, runF func(context.Context, *Options) err
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "markdown", "markdown")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SkipAudit(cmd)
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -38,24 +39,24 @@ func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 // protection rule, and each protected one needs its name typed (or --confirm).
 // When it goes ahead, the run's `started` audit record is written first; when
 // that fails, nothing goes ahead.
-func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (bool, []protect.Decision, error) {
+func (t *Target) Apply(ctx context.Context, f *factory.Factory, q protect.QueueAPI, more ...protect.Target) (*guard.Confirmed, error) {
 	targets := append([]protect.Target{protect.ReadQueue(ctx, q, t.Queue)}, more...)
-	decisions, err := f.Protection(targets...)
+	decided, err := guard.Decide(f, targets...)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: t.Yes, Targets: decisions, Typed: t.Confirm})
-	if err != nil || !ok {
-		return ok, decisions, err
+	g, err := decided.Confirm(t.Yes, t.Confirm)
+	if err != nil || g.DryRun() {
+		return g, err
 	}
-	names := make([]string, 0, len(decisions))
-	for _, d := range decisions {
+	names := make([]string, 0, len(g.Decisions()))
+	for _, d := range g.Decisions() {
 		names = append(names, d.Name)
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: names}); err != nil {
-		return false, decisions, err
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: names}); err != nil {
+		return nil, err
 	}
-	return true, decisions, nil
+	return g, nil
 }
 
 // Waiting shows, on the run's progress, that it waits for messages in

@@ -4,6 +4,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -12,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -62,12 +64,6 @@ body; --show-body prints the body of every message.`,
 			if opts.Queue == "" {
 				return factory.UsageErrorf("inspect needs --queue URL (the DLQ's queue URL)")
 			}
-			if opts.Max < 0 {
-				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
-			}
-			if opts.VisibilityTimeout < time.Second || opts.VisibilityTimeout > 12*time.Hour {
-				return factory.UsageErrorf("--visibility-timeout %s: pass between 1s and 12h", opts.VisibilityTimeout)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -77,8 +73,13 @@ body; --show-body prints the body of every message.`,
 	cmd.Flags().StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
 	cmd.Flags().IntVar(&opts.Max, "max", 0, "list at most N messages (0: all)")
 	cmd.Flags().DurationVar(&opts.Critical, "critical", 4*time.Hour, "a batch with less time left than this before it leaves the stream is critical")
+	flagcheck.Range(cmd.Flags(), "critical", "1s", "24h", "a stream keeps records 24 h")
 	cmd.Flags().BoolVar(&opts.ShowBody, "show-body", false, "print every message's body (valid records too)")
 	cmd.Flags().DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 30*time.Second, "how long a listed message stays hidden if inspect is killed")
+	flagcheck.Range(cmd.Flags(), "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
+	cmdfacts.SetInterrupt(cmd, "listed messages become visible again after --visibility-timeout; nothing was deleted")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "queue")
 	return cmd
 }
 

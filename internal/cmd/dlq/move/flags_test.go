@@ -16,10 +16,10 @@ func TestVisibilityTimeoutBounds(t *testing.T) {
 		v       string
 		wantErr string
 	}{
-		{"9s", "--visibility-timeout 9s: pass between 10s and 12h"},
+		{"9s", "--visibility-timeout 9s is out of range: use 10s to 12h"},
 		{"10s", ""},
 		{"12h", ""},
-		{"12h0m1s", "pass between 10s and 12h"},
+		{"12h0m1s", "--visibility-timeout 12h0m1s is out of range: use 10s to 12h"},
 	} {
 		cmdtest.ExpectUsage(t, NewCmdMove, tc.wantErr, "--queue", dlq, "--visibility-timeout", tc.v)
 	}

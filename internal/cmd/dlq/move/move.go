@@ -4,6 +4,7 @@ package move
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -12,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -56,10 +58,6 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 				return factory.UsageErrorf("move needs --queue URL (the DLQ's queue URL)")
 			case opts.ToQueue == opts.Queue:
 				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the queue to move to")
-			case opts.Max < 0:
-				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
-			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
-				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h", opts.VisibilityTimeout)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -72,6 +70,11 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
 	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
+	flagcheck.Range(fl, "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "a message move task goes on in SQS; messages being copied are in the source or both queues (at least once); run the move again")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "queue", "to-queue")
 	return cmd
 }
 
@@ -109,10 +112,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	apply, _, err := opts.Apply(ctx, f, client, dests...)
+	g, err := opts.Apply(ctx, f, client, dests...)
 	if err != nil {
 		return err
 	}
+	apply := !g.DryRun()
 	d, err := redrive.ReadDepth(ctx, client, opts.Queue)
 	if err != nil {
 		return err
@@ -136,7 +140,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return err
 	}
-	return printReport(f, rep)
+	if err := printReport(f, rep); err != nil || apply {
+		return err
+	}
+	g.PrintDryRun("move them")
+	return nil
 }
 
 // printReport prints what the move did, as the service reported it; a run
@@ -151,7 +159,7 @@ func printReport(f *factory.Factory, rep redrive.MoveReport) error {
 		dest = "each message's source queue"
 	}
 	if rep.DryRun {
-		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s; nothing was moved (pass --yes)\n", rep.Visible, rep.Source, dest, rep.Method)
+		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s\n", rep.Visible, rep.Source, dest, rep.Method)
 		return nil
 	}
 	fmt.Fprintf(out, "moved %d message(s) from %s to %s by %s", rep.Moved, rep.Source, dest, rep.Method)

@@ -19,16 +19,16 @@ func TestFlags(t *testing.T) {
 		{[]string{}, "redrive needs --queue URL"},
 		{[]string{"--queue", dlq, "--function", "f", "--to-queue", dlq + "2"}, "--function or --to-queue, not both"},
 		{[]string{"--queue", dlq, "--to-queue", dlq}, "--to-queue is the DLQ itself"},
-		{[]string{"--queue", dlq, "--max", "-1"}, "--max -1: pass a positive number, or 0 for all"},
+		{[]string{"--queue", dlq, "--max", "-1"}, "--max -1 is out of range: use 0 or more"},
 		{[]string{"--queue", dlq, "--max", "0"}, ""},
-		{[]string{"--queue", dlq, "--concurrency", "0"}, "--concurrency 0: pass 1 to 64"},
+		{[]string{"--queue", dlq, "--concurrency", "0"}, "--concurrency 0 is out of range: use 1 to 64"},
 		{[]string{"--queue", dlq, "--concurrency", "1"}, ""},
 		{[]string{"--queue", dlq, "--concurrency", "64"}, ""},
-		{[]string{"--queue", dlq, "--concurrency", "65"}, "--concurrency 65: pass 1 to 64"},
-		{[]string{"--queue", dlq, "--visibility-timeout", "9s"}, "--visibility-timeout 9s: pass between 10s and 12h"},
+		{[]string{"--queue", dlq, "--concurrency", "65"}, "--concurrency 65 is out of range: use 1 to 64"},
+		{[]string{"--queue", dlq, "--visibility-timeout", "9s"}, "--visibility-timeout 9s is out of range: use 10s to 12h"},
 		{[]string{"--queue", dlq, "--visibility-timeout", "10s"}, ""},
 		{[]string{"--queue", dlq, "--visibility-timeout", "12h"}, ""},
-		{[]string{"--queue", dlq, "--visibility-timeout", "12h0m1s"}, "pass between 10s and 12h"},
+		{[]string{"--queue", dlq, "--visibility-timeout", "12h0m1s"}, "--visibility-timeout 12h0m1s is out of range: use 10s to 12h"},
 	} {
 		cmdtest.ExpectUsage(t, NewCmdRedrive, tc.wantErr, tc.args...)
 	}

@@ -4,6 +4,7 @@ package redrive
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -84,12 +87,6 @@ a re-run takes them.`,
 				return factory.UsageErrorf("redrive takes --function or --to-queue, not both")
 			case opts.ToQueue == opts.Queue:
 				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the consumer's queue")
-			case opts.Max < 0:
-				return factory.UsageErrorf("--max %d: pass a positive number, or 0 for all", opts.Max)
-			case opts.Concurrency < 1 || opts.Concurrency > 64:
-				return factory.UsageErrorf("--concurrency %d: pass 1 to 64", opts.Concurrency)
-			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
-				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h, longer than the function's timeout", opts.VisibilityTimeout)
 			}
 			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
 				return factory.UsageErrorf("%v", err)
@@ -107,8 +104,14 @@ a re-run takes them.`,
 	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA, which also wins over --endpoint-url)")
 	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
+	flagcheck.Range(fl, "concurrency", "1", "64", "Lambda invocations at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 5*time.Minute, "how long a message taken stays hidden: longer than one replay")
+	flagcheck.Range(fl, "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "messages replayed so far are deleted from the DLQ, the others become visible again after --visibility-timeout; run the redrive again")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "queue", "to-queue")
 	return cmd
 }
 
@@ -123,11 +126,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	sqsClient := sqs.NewFromConfig(sqsCfg)
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	if opts.ToQueue != "" {
-		apply, _, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
+		g, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
 		if err != nil {
 			return err
 		}
-		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
+		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
 	}
 
 	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
@@ -154,17 +157,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			more = append(more, protect.ReadFunction(ctx, lc, fn, inRegionOf(fn)))
 		}
 	}
-	apply, decisions, err := opts.Apply(ctx, f, sqsClient, more...)
+	confirmed, err := opts.Apply(ctx, f, sqsClient, more...)
 	if err != nil {
 		return err
 	}
 	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}}
-	for _, d := range decisions {
+	for _, d := range confirmed.Decisions() {
 		if d.Kind == protect.Function {
 			g.allowed[d.Name] = true // not protected, or confirmed by f.Confirm
 		}
 	}
-	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, apply)
+	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
 }
 
 // functionsIn lists the functions the DLQ's messages name (without consuming them).
@@ -220,7 +223,8 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 	return nil
 }
 
-func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, apply bool) error {
+func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, g *guard.Confirmed) error {
+	apply := !g.DryRun()
 	d, err := redrive.ReadDepth(ctx, depthOf, opts.Queue)
 	if err != nil {
 		return err
@@ -254,6 +258,9 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 	if apply && rep.Kept() > 0 {
 		return factory.ExitError{Code: 1}
 	}
+	if !apply {
+		g.PrintDryRun("replay them")
+	}
 	return nil
 }
 
@@ -286,7 +293,7 @@ func printReport(f *factory.Factory, rep redrive.Report) error {
 	}
 	verdict := fmt.Sprintf("%d replayed and deleted, %d kept in the queue", rep.Counts[redrive.Replayed], rep.Kept())
 	if rep.DryRun {
-		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept; nothing was invoked or deleted (pass --yes)", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
+		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
 	}
 	fmt.Fprintf(ios.Out, "\n%d message(s) from %s in %.1fs: %s\n", len(rep.Outcomes), rep.Queue, rep.Seconds, verdict)
 	return nil

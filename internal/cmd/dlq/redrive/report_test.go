@@ -38,7 +38,7 @@ func TestReportVerdictCountsEachStatus(t *testing.T) {
 		want   string
 	}{
 		{"dry run: some kept", true, []string{redrive.WouldReplay, redrive.Expired, redrive.WouldReplay, redrive.KeptMalformed, redrive.WouldReplay},
-			"5 message(s) from Q in 1.5s: dry run: 3 would be replayed, 2 would be kept; nothing was invoked or deleted (pass --yes)"},
+			"5 message(s) from Q in 1.5s: dry run: 3 would be replayed, 2 would be kept"},
 		{"dry run: none replayable", true, []string{redrive.Expired},
 			"1 message(s) from Q in 1.5s: dry run: 0 would be replayed, 1 would be kept"},
 		{"applied", false, []string{redrive.Replayed, redrive.Failed, redrive.Replayed, redrive.Discarded, redrive.NotDeleted, redrive.Replayed},

@@ -5,12 +5,14 @@ package drill
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/dr/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -54,6 +56,10 @@ protected tables (README "Protected targets"): rehearse on dev or stg. Without
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
 	shared.AddSwitchFlags(cmd, &opts.Switch, "the region to fail over to (default: the one other region)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the drill stopped between steps (the audit log lists what was done); run `dynops dr status` and delete any canary item it names")
+	cmdfacts.SetTimeout(cmd, 10*time.Second)
+	cmdfacts.SetTargets(cmd, "table", "from", "to")
 	return cmd
 }
 
@@ -70,7 +76,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if dec.Protected {
 		return factory.UsageErrorf("drill refuses %s: rehearse on a table dynops can show is not protected (dev or stg); a real switch is `dynops dr failover`; nothing was changed", dec)
 	}
-	execute, err := opts.Switch.ConfirmSwitch(ctx, f, &opts.Target)
+	g, err := opts.Switch.ConfirmSwitch(ctx, f, &opts.Target)
 	if err != nil {
 		return err
 	}
@@ -78,7 +84,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	req := opts.Switch.Request(failover.Failover, target, &opts.Target, execute)
+	req := opts.Switch.Request(failover.Failover, target, &opts.Target, !g.DryRun())
 	shared.Header(f, "drill", req)
 	shared.StreamSteps(f, runner)
 	d, runErr := runner.Drill(ctx, req)
@@ -86,7 +92,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(d)
 	} else {
-		err = printDrill(f.IOStreams, d)
+		err = printDrill(f.IOStreams, d, g)
 	}
 	if runErr != nil {
 		return runErr
@@ -94,9 +100,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return err
 }
 
-func printDrill(ios *iostreams.IOStreams, d failover.DrillResult) error {
+func printDrill(ios *iostreams.IOStreams, d failover.DrillResult, g *guard.Confirmed) error {
 	if !d.OK || d.DryRun {
-		if err := shared.PrintResult(ios, d.Failover); err != nil {
+		if err := shared.PrintResult(ios, d.Failover, g); err != nil {
 			return err
 		}
 		if d.Failback == nil {
@@ -105,7 +111,7 @@ func printDrill(ios *iostreams.IOStreams, d failover.DrillResult) error {
 			}
 			return nil
 		}
-		return shared.PrintResult(ios, *d.Failback)
+		return shared.PrintResult(ios, *d.Failback, g)
 	}
 	fmt.Fprintf(ios.Out, "\nstep timings of the drill (%s: %s -> %s -> %s)\n", d.Table, d.Home, d.Away, d.Home)
 	var rows [][]string

@@ -4,6 +4,8 @@ package failback
 
 import (
 	"context"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +57,10 @@ Without --yes it is a dry run. A failed step stops the run and prints how to rol
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
 	shared.AddSwitchFlags(cmd, &opts.Switch, "the region writes return to (default: the one fenced region)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the failback stopped between steps (the audit log lists what was done); run `dynops dr status`, then the same failback again")
+	cmdfacts.SetTimeout(cmd, 10*time.Second)
+	cmdfacts.SetTargets(cmd, "table", "from", "to")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ package failover
 
 import (
 	"context"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -61,6 +63,10 @@ cannot answer, and says so. A failed step stops the run and prints how to roll b
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
 	shared.AddSwitchFlags(cmd, &opts.Switch, "the region writes move to")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the failover stopped between steps (the audit log lists what was done); run `dynops dr status`, then the same failover again or the runbook's rollback")
+	cmdfacts.SetTimeout(cmd, 10*time.Second)
+	cmdfacts.SetTargets(cmd, "table", "from", "to")
 	return cmd
 }
 

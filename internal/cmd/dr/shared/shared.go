@@ -18,6 +18,8 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -43,7 +45,9 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 	fl.StringVar(&t.Pointer, "pointer", "", "SSM parameter naming the active region (default: /dynops/dr/TABLE/active-region, as modules/dr creates it)")
 	fl.StringToStringVar(&t.HealthChecks, "health-check", nil, "Route 53 health check of a region's failover record, REGION=ID (repeatable; modules/dr output health_check_ids)")
 	fl.DurationVar(&t.MaxLatency, "max-replication-latency", 30*time.Second, "refuse a failover while ReplicationLatency into the target is above this")
+	flagcheck.Range(fl, "max-replication-latency", "1ms", "", "a bound of 0 refuses every failover")
 	fl.DurationVar(&t.Window, "latency-window", 15*time.Minute, "how far back ReplicationLatency is read")
+	flagcheck.Range(fl, "latency-window", "1m", "24h", "CloudWatch needs at least a minute of datapoints")
 	fl.BoolVar(&t.AllowUnreplicated, "allow-unreplicated", false, "accept same-name tables that are not replicas of one global table (stand-ins, e.g. on the local emulator); nothing replicates")
 }
 
@@ -51,9 +55,6 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 func (t *TargetFlags) Validate() error {
 	if t.Table == "" {
 		return factory.UsageErrorf("--table is required (e.g. --table prod-hoge-session)")
-	}
-	if t.MaxLatency <= 0 || t.Window <= 0 {
-		return factory.UsageErrorf("--max-replication-latency and --latency-window must be positive durations (e.g. 30s, 15m)")
 	}
 	seen := map[string]bool{}
 	for _, r := range t.Regions {
@@ -151,6 +152,7 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
 	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
+	flagcheck.Range(fl, "replication-timeout", "1s", "", "the canary needs time to replicate")
 }
 
 // Validate checks the switch flags.
@@ -160,9 +162,6 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	}
 	if err := failover.ValidateBreakGlassARN(s.BreakGlassRoleARN, ""); err != nil {
 		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
-	}
-	if s.ReplicationTimeout <= 0 {
-		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")
 	}
 	for _, r := range []string{s.To, s.From} {
 		if r != "" && len(t.Regions) > 0 && !contains(t.Regions, r) {
@@ -183,36 +182,40 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 // the --region the command runs in; tags that cannot be read, e.g. the region
 // is down, leave it protected).
 func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protect.Decision, error) {
+	d, err := decide(ctx, f, t)
+	if err != nil {
+		return protect.Decision{}, err
+	}
+	return d.Decisions()[0], nil
+}
+
+func decide(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Decided, error) {
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
-		return protect.Decision{}, err
+		return nil, err
 	}
-	ds, err := f.Protection(protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
-	if err != nil {
-		return protect.Decision{}, err
-	}
-	return ds[0], nil
+	return guard.Decide(f, protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
 }
 
 // ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a
 // switch of t; when it goes ahead, the run's `started` audit record is
 // written first, and when that fails nothing goes ahead.
-func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (bool, error) {
-	d, err := Protection(ctx, f, t)
+func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Confirmed, error) {
+	d, err := decide(ctx, f, t)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: s.Yes, Targets: []protect.Decision{d}, Typed: factory.Typed(s.Confirm)})
-	if err != nil || !ok {
-		return ok, err
+	g, err := d.Confirm(s.Yes, factory.Typed(s.Confirm))
+	if err != nil || g.DryRun() {
+		return g, err
 	}
 	for _, r := range append([]string{s.To, s.From}, t.Regions...) {
 		f.Audit.AddRegion(r)
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
-		return false, err
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{t.Table}}); err != nil {
+		return nil, err
 	}
-	return true, nil
+	return g, nil
 }
 
 // CountSteps writes the steps of a switch to the audit record, by status.
@@ -309,14 +312,14 @@ func PrintChecks(ios *iostreams.IOStreams, checks []failover.Check) error {
 }
 
 // PrintResult prints the end of a switch: preflight, outcome and rollback.
-func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
+func PrintResult(ios *iostreams.IOStreams, res failover.Result, g *guard.Confirmed) error {
 	fmt.Fprintf(ios.Out, "\npreflight %s -> %s:\n", res.From, res.To)
 	if err := PrintChecks(ios, res.Checks); err != nil {
 		return err
 	}
 	switch {
 	case res.OK && res.DryRun:
-		fmt.Fprintf(ios.Out, "\ndry run: nothing was changed; pass --yes to %s %s to %s\n", res.Mode, res.Table, res.To)
+		fmt.Fprintf(ios.Out, "\n%s\n", g.DryRunNotice(fmt.Sprintf("%s %s to %s", res.Mode, res.Table, res.To)))
 	case res.OK:
 		fmt.Fprintf(ios.Out, "\n%s of %s to %s done in %s\n", res.Mode, res.Table, res.To, roundDuration(res.Duration))
 	default:
@@ -330,7 +333,7 @@ func PrintResult(ios *iostreams.IOStreams, res failover.Result) error {
 
 // RunSwitch confirms, runs and prints a failover or failback.
 func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *TargetFlags, s *SwitchFlags) error {
-	execute, err := s.ConfirmSwitch(ctx, f, t)
+	g, err := s.ConfirmSwitch(ctx, f, t)
 	if err != nil {
 		return err
 	}
@@ -338,7 +341,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	if err != nil {
 		return err
 	}
-	req := s.Request(mode, target, t, execute)
+	req := s.Request(mode, target, t, !g.DryRun())
 	Header(f, mode, req)
 	StreamSteps(f, runner)
 	res, runErr := runner.Run(ctx, req)
@@ -346,7 +349,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(res)
 	} else {
-		err = PrintResult(f.IOStreams, res)
+		err = PrintResult(f.IOStreams, res, g)
 	}
 	if runErr != nil {
 		return runErr

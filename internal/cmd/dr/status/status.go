@@ -5,6 +5,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"maps"
 	"slices"
 	"strings"
@@ -58,6 +59,8 @@ Exit status 1 when no region is ready to take writes over.`,
 		},
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 

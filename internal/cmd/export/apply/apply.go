@@ -12,7 +12,9 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -81,6 +83,10 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod apply without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "exports applied so far stay applied and the table's dynops:applied-through tag says up to where (the audit log lists what was done); run the same apply again: it skips what is applied and applies the interrupted export again whole")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket")
 	return cmd
 }
 
@@ -99,14 +105,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// The table's protection comes first, from its tags read from the
 	// service (unreadable tags leave it protected): a protected table
 	// without its typed name is refused before any export or tag is read.
-	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
+	ok := !g.DryRun()
 	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
 	if err != nil {
 		return err
@@ -116,8 +123,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if !ok {
-		f.Audit.Act("plan-export-apply", opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base})
-	} else if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
+		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base})
+	} else if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
 		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
 		return err
 	}
@@ -133,7 +140,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		_ = print(f, rep)
 		return err
 	}
-	return print(f, rep)
+	if err := print(f, rep); err != nil || !g.DryRun() {
+		return err
+	}
+	g.PrintDryRun("apply them")
+	return nil
 }
 
 func print(f *factory.Factory, rep export.ApplyReport) error {
@@ -142,7 +153,7 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	}
 	out := f.IOStreams.Out
 	if rep.DryRun {
-		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would apply onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
+		fmt.Fprintf(out, "DRY RUN: with --yes dynops would apply onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	} else {
 		fmt.Fprintf(out, "applied onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -58,6 +60,10 @@ no read capacity is used (DDB-EXP-01). With --wait it waits for the export.`,
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "key prefix of the export in the bucket")
 	cmd.Flags().StringVar(&at, "time", "", "export the table as of this time, RFC3339 (default: now)")
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the export completes (progress on a terminal)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an export already started goes on in AWS; follow it with `dynops export list` and `dynops export wait ARN`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket")
 	return cmd
 }
 
@@ -83,7 +89,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f.Audit.Act("export-full", opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
+	f.Audit.Act(audit.ActExportFull, opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
 	if opts.Wait {
 		if e, err = shared.Wait(ctx, f, db, e.Arn); err != nil {
 			_ = shared.PrintExports(f, []export.Export{e})

@@ -16,7 +16,9 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/guideline"
@@ -98,7 +100,7 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 					return factory.UsageErrorf("%s: %v", flag, err)
 				}
 			}
-			if !guideline.ValidTableName(opts.Table, guideline.DefaultEnvs()) {
+			if !guideline.FollowsNamingRule(opts.Table, guideline.DefaultEnvs()) {
 				return factory.UsageErrorf("--table %q: DDB-NAME-01 wants {env}-{product}-{usage}, e.g. dev-hoge-user", opts.Table)
 			}
 			if runF != nil {
@@ -119,6 +121,10 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm an import into a protected table without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an import already started goes on in AWS (the audit log lists what was done); follow it with `aws dynamodb list-imports`, then check the table with `dynops check`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket", "schema-from")
 	return cmd
 }
 
@@ -141,7 +147,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	_, err = export.VerifySource(ctx, store, src)
 	f.IOStreams.Done()
 	if err != nil {
-		f.Audit.Act("refuse-import", opts.Table, map[string]any{"source": src, "reason": err.Error()})
+		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
 		return err
 	}
 	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
@@ -156,11 +162,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	res.Settings = tablesettings.Plan(tablesettings.Settings{}, want)
 
 	// The new table does not exist yet: its name and the tags it will get decide.
-	decisions, err := f.Protection(protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
+	decided, err := guard.Decide(f, protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
@@ -168,14 +174,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := targetAbsent(ctx, db, opts.Table, cfg.Region); err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		res.DryRun = true
-		f.Audit.Act("plan-import", opts.Table, map[string]any{"source": src, "region": cfg.Region})
-		return printResult(f, res)
+		f.Audit.Act(audit.ActPlanImport, opts.Table, map[string]any{"source": src, "region": cfg.Region})
+		if err := printResult(f, res); err != nil {
+			return err
+		}
+		g.PrintDryRun("import")
+		return nil
 	}
 
 	f.Audit.AddRegion(sourceRegion)
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
@@ -190,7 +200,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
 		f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
 	}
-	f.Audit.Act("import-table", opts.Table, detail)
+	f.Audit.Act(audit.ActImportTable, opts.Table, detail)
 	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
 		bar.Set(i.Imported)
@@ -214,7 +224,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	err = tablesettings.Apply(ctx, db, opts.Table, res.Settings, func(c tablesettings.Change) {
 		res.Applied = append(res.Applied, c)
 		f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
-		f.Audit.Act("apply-setting", opts.Table, c)
+		f.Audit.Act(audit.ActApplySetting, opts.Table, c)
 	})
 	f.IOStreams.Done()
 	// Read back what the table has, whether or not every step succeeded.
@@ -278,7 +288,7 @@ func printResult(f *factory.Factory, r Result) error {
 	out := f.IOStreams.Out
 	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)
 	if r.DryRun {
-		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would:\n")
+		fmt.Fprintf(out, "DRY RUN: with --yes dynops would:\n")
 		fmt.Fprintf(out, "  1. ImportTable %s into NEW table %s in %s (on demand, %d key attribute(s), %d GSI(s))\n", src, r.Table, r.Region, len(r.Schema.KeySchema), len(r.Schema.GSIs))
 		for i, c := range r.Settings {
 			fmt.Fprintf(out, "  %d. %s: %s\n", i+2, c.What, c.Detail)

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
@@ -87,6 +89,10 @@ PREFIX/full and PREFIX/incremental.`,
 	fl.BoolVar(&opts.SinceCheckpoint, "since-checkpoint", false, "continue the gap-free series from the stored checkpoint")
 	fl.StringVar(&opts.CheckpointTable, "checkpoint-table", "", "DynamoDB table holding the series checkpoints")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait for each window to complete (progress on a terminal)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "an export already started goes on in AWS; the next run continues from the checkpoint")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "from", "to", "bucket")
 	return cmd
 }
 
@@ -132,7 +138,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		f.Audit.Act("export-incremental", opts.Table, map[string]any{"export_arn": e.Arn, "from": w.From, "to": w.To, "bucket": opts.Bucket, "prefix": opts.Prefix})
+		f.Audit.Act(audit.ActExportIncremental, opts.Table, map[string]any{"export_arn": e.Arn, "from": w.From, "to": w.To, "bucket": opts.Bucket, "prefix": opts.Prefix})
 		if opts.Wait {
 			if e, err = shared.Wait(ctx, f, db, e.Arn); err != nil {
 				_ = shared.PrintExports(f, append(es, e))
@@ -160,10 +166,10 @@ func runSeries(ctx context.Context, f *factory.Factory, db export.SeriesDB, opts
 		out, err := s.Step(ctx)
 		steps = append(steps, out)
 		if out.Started != nil {
-			f.Audit.Act("export-series-start", opts.Table, out.Started)
+			f.Audit.Act(audit.ActExportSeriesStart, opts.Table, out.Started)
 		}
 		for _, c := range out.Completed {
-			f.Audit.Act("export-series-advance", opts.Table, map[string]any{"checkpoint": c.End(), "export_arn": c.ExportArn})
+			f.Audit.Act(audit.ActExportSeriesAdvance, opts.Table, map[string]any{"checkpoint": c.End(), "export_arn": c.ExportArn})
 		}
 		if err != nil {
 			_ = printSteps(f, steps)

@@ -2,6 +2,7 @@
 package list
 
 import (
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/export/shared"
@@ -37,5 +38,7 @@ func NewCmdList(f *factory.Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&table, "table", "t", "", "only this table's exports")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }

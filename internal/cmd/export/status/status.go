@@ -2,6 +2,7 @@
 package status
 
 import (
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/export/shared"
@@ -11,7 +12,7 @@ import (
 
 // NewCmdStatus returns `dynops export status ARN`.
 func NewCmdStatus(f *factory.Factory) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "status EXPORT_ARN",
 		Short:   "Show one export: status, time or window, items, failure",
 		Example: `  dynops export status arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user/export/01700000000000-abcd1234`,
@@ -28,4 +29,6 @@ func NewCmdStatus(f *factory.Factory) *cobra.Command {
 			return shared.PrintExports(f, []export.Export{e})
 		},
 	}
+	cmdfacts.ReadOnly(cmd)
+	return cmd
 }

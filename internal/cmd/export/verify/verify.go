@@ -4,10 +4,12 @@ package verify
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -60,6 +62,10 @@ nothing can be compared with a manifest. --dir verifies a local copy
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "prefix of the export(s) to verify")
 	cmd.Flags().BoolVar(&opts.DataOnly, "data-only", false, "no manifests: decode and count every data file (emulator exports)")
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 4, "files read at once")
+	flagcheck.Range(cmd.Flags(), "parallel", "1", "1024", "export data files read at once")
+	cmdfacts.SetInterrupt(cmd, "nothing was changed; run the verify again")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "bucket")
 	return cmd
 }
 

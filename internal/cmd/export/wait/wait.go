@@ -2,6 +2,7 @@
 package wait
 
 import (
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/export/shared"
@@ -11,7 +12,7 @@ import (
 
 // NewCmdWait returns `dynops export wait ARN`.
 func NewCmdWait(f *factory.Factory) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "wait EXPORT_ARN",
 		Short: "Wait until an export completes (progress on a terminal); exit 1 if it fails",
 		Args:  shared.OneExportArn,
@@ -27,4 +28,7 @@ func NewCmdWait(f *factory.Factory) *cobra.Command {
 			return err
 		},
 	}
+	cmdfacts.SetInterrupt(cmd, "the export goes on in AWS; run `dynops export wait ARN` again")
+	cmdfacts.ReadOnly(cmd)
+	return cmd
 }

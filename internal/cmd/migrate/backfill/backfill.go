@@ -11,11 +11,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
-
-	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -77,9 +80,6 @@ before anything is written, and catch-up and verify treat them the same way.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Segments < 1 || opts.Segments > 1000 || opts.Writers < 1 || opts.Writers > 64 || opts.MaxWritesPerSecond < 0 {
-				return factory.UsageErrorf("--segments 1 to 1000, --writers 1 to 64, --max-writes-per-second >= 0 (0: no limit)")
-			}
 			if opts.FromExport != "" && opts.ExportTo != "" {
 				return factory.UsageErrorf("--from-export and --export-to both given: read a finished export (--from-export) or start a new one (--export-to), not both")
 			}
@@ -98,14 +98,22 @@ before anything is written, and catch-up and verify treat them the same way.`,
 	shared.AddConfirmFlag(cmd, &opts.Confirm)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments (a resumed backfill keeps its own)")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&opts.Writers, "writers", 2, "concurrent BatchWriteItem calls per segment: --segments x --writers writers, shared by all segments")
+	flagcheck.Range(fl, "writers", "1", "64", "per segment: --segments x --writers calls at once")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
+	flagcheck.Range(fl, "max-writes-per-second", "0", "", "items per second; 0: no cap")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "leave items their route cannot transform behind instead of failing")
 	fl.StringVar(&opts.FromExport, "from-export", "", "read this finished full export of the source (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID or a local copy) instead of scanning it")
 	fl.StringVar(&opts.ExportTo, "export-to", "", "start a point-in-time export of the source into s3://BUCKET/PREFIX and read it instead of scanning the source")
 	fl.IntVar(&opts.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export or --export-to)")
+	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "items copied so far stay written and the --state file records the position (and the export being read, which goes on in AWS if dynops started it); run the same backfill again with the same --state: it resumes there")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 
@@ -133,12 +141,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Export: exp,
 		Started: func(st *migrate.State, resumed bool) {
 			if resumed {
-				f.Audit.Act("resume-backfill", opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments, "export": st.Backfill.Export})
+				f.Audit.Act(audit.ActResumeBackfill, opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments, "export": st.Backfill.Export})
 				return
 			}
-			f.Audit.Act("record-stream-position", opts.Source, st.Position)
+			f.Audit.Act(audit.ActRecordStreamPosition, opts.Source, st.Position)
 			if ex := st.Backfill.Export; ex != nil {
-				f.Audit.Act("read-export", opts.Source, map[string]any{"export": ex.URI, "export_arn": ex.Arn, "export_time": ex.Time})
+				f.Audit.Act(audit.ActReadExport, opts.Source, map[string]any{"export": ex.URI, "export_arn": ex.Arn, "export_time": ex.Time})
 			}
 		},
 		Progress: func(done, total int64, eta time.Duration) {
@@ -154,7 +162,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if !res.AlreadyDone {
-		f.Audit.Act("backfill-items", opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
+		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
 			"untransformable": res.Untransformable, "resumed": res.Resumed})
 	}
 	if f.JSON() {

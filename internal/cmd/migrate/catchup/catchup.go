@@ -8,7 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -49,9 +53,6 @@ needs a new backfill.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Interval <= 0 || opts.Workers < 1 || opts.Workers > 256 {
-				return factory.UsageErrorf("--interval must be positive and --workers 1 to 256")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -63,9 +64,15 @@ needs a new backfill.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
+	flagcheck.Range(fl, "interval", "1ms", "", "a pause of 0 reads the stream without rest")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
+	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "skip changes their route cannot transform instead of failing (default: as the backfill was run)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "changes applied so far stay applied and the state file records the stream position; run catch-up again: it continues from there")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 
@@ -102,7 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		passes++
 		add(&total, p)
 		if p.Put+p.Deleted+p.MovedAway > 0 {
-			f.Audit.Act("apply-stream-changes", opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
+			f.Audit.Act(audit.ActApplyStreamChanges, opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
 		}
 		if opts.Follow && !f.JSON() {
 			f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",

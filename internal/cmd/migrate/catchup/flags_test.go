@@ -11,13 +11,14 @@ import (
 func TestFlags(t *testing.T) {
 	cmdtest.ExpectUsages(t, NewCmdCatchUp, []string{"--source", "dev-a-single", "--routes", "routes.yaml"}, []cmdtest.Case{
 		{},
-		{Args: []string{"--interval", "0s"}, WantErr: "--interval must be positive"},
-		{Args: []string{"--interval", "-1s"}, WantErr: "--interval must be positive"},
-		{Args: []string{"--interval", "1ns"}},
-		{Args: []string{"--workers", "0"}, WantErr: "--workers 1 to 256"},
+		{Args: []string{"--interval", "0s"}, WantErr: "--interval 0s is out of range: use 1ms or more"},
+		{Args: []string{"--interval", "-1s"}, WantErr: "--interval -1s is out of range: use 1ms or more"},
+		{Args: []string{"--interval", "999us"}, WantErr: "--interval 999µs is out of range: use 1ms or more"},
+		{Args: []string{"--interval", "1ms"}},
+		{Args: []string{"--workers", "0"}, WantErr: "--workers 0 is out of range: use 1 to 256"},
 		{Args: []string{"--workers", "1"}},
 		{Args: []string{"--workers", "256"}},
-		{Args: []string{"--workers", "257"}, WantErr: "--workers 1 to 256"},
+		{Args: []string{"--workers", "257"}, WantErr: "--workers 257 is out of range: use 1 to 256"},
 		{Args: []string{"--source", ""}, WantErr: "needs --source TABLE and --routes FILE"},
 	})
 }

@@ -8,7 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	verifyCmd "github.com/dynops/dynops/internal/cmd/migrate/verify"
 	"github.com/dynops/dynops/internal/migrate"
@@ -63,8 +67,8 @@ also needs the source's name typed (or --confirm NAME).`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Settle < 0 || opts.DrainTimeout <= 0 || opts.Value == "" {
-				return factory.UsageErrorf("--settle must be >= 0, --drain-timeout positive and --value not empty")
+			if opts.Value == "" {
+				return factory.UsageErrorf("--value is empty: give the pointer's value after the cutover (default %s)", migrate.PointerMulti)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -79,9 +83,14 @@ also needs the source's name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.BreakGlassRole, "break-glass-role", "", "role ARN the fence exempts")
 	fl.DurationVar(&opts.Settle, "settle", 2*time.Second, "wait after the fence for writes in flight to reach the stream")
 	fl.DurationVar(&opts.DrainTimeout, "drain-timeout", 5*time.Minute, "give up draining the stream after this long")
+	flagcheck.Range(fl, "drain-timeout", "1s", "", "the drain needs time to read the stream")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
 	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
 	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "once the fence step has run the source stays FENCED (its writes are refused) and the pointer is unchanged; run the same cutover again to finish, or lift the fence with `dynops migrate rollback --source SOURCE --routes FILE --yes`")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 
@@ -98,18 +107,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
 	}
-	ok, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
-		f.Audit.Act("cutover", opts.Source, rep.Steps)
+		f.Audit.Act(audit.ActCutover, opts.Source, rep.Steps)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
 		printSteps(f, rep.Steps)
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to cut over.\n")
+		g.PrintDryRun("cut over")
 		return nil
 	}
 	c, err := shared.Clients(ctx, f)

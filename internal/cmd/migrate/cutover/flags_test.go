@@ -11,9 +11,11 @@ import (
 // error before any AWS call otherwise).
 func TestTimingFlags(t *testing.T) {
 	cmdtest.ExpectUsages(t, NewCmdCutover, []string{"--source", "dev-a-single", "--routes", "routes.yaml"}, []cmdtest.Case{
-		{Args: []string{"--drain-timeout", "0s"}, WantErr: "--drain-timeout positive"},
+		{Args: []string{"--drain-timeout", "0s"}, WantErr: "--drain-timeout 0s is out of range: use 1s or more"},
 		{Args: []string{"--drain-timeout", "1s"}},
 		{Args: []string{"--settle", "0s"}},
+		{Args: []string{"--settle", "-1s"}, WantErr: "--settle -1s is out of range: use 0s or more"},
+		{Args: []string{"--value", ""}, WantErr: "--value is empty"},
 	})
 }
 

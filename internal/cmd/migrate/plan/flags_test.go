@@ -11,12 +11,12 @@ import (
 func TestFlags(t *testing.T) {
 	cmdtest.ExpectUsages(t, NewCmdPlan, []string{"--source", "dev-a-single", "--routes", "routes.yaml"}, []cmdtest.Case{
 		{},
-		{Args: []string{"--sample", "-1"}, WantErr: "--sample must be >= 0"},
+		{Args: []string{"--sample", "-1"}, WantErr: "--sample -1 is out of range: use 0 or more"},
 		{Args: []string{"--sample", "0"}},
-		{Args: []string{"--segments", "0"}, WantErr: "--segments 1 to 1000"},
+		{Args: []string{"--segments", "0"}, WantErr: "--segments 0 is out of range: use 1 to 1000000"},
 		{Args: []string{"--segments", "1"}},
-		{Args: []string{"--segments", "1000"}},
-		{Args: []string{"--segments", "1001"}, WantErr: "--segments 1 to 1000"},
+		{Args: []string{"--segments", "1000000"}},
+		{Args: []string{"--segments", "1000001"}, WantErr: "--segments 1000001 is out of range: use 1 to 1000000"},
 		{Args: []string{"--routes", ""}, WantErr: "needs --source TABLE and --routes FILE"},
 	})
 }

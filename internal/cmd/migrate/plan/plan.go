@@ -4,11 +4,13 @@ package plan
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -43,9 +45,6 @@ Exit status 1 when the migration could not start (problems listed).`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Sample < 0 || opts.Segments < 1 || opts.Segments > 1000 {
-				return factory.UsageErrorf("--sample must be >= 0 and --segments 1 to 1000")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -56,8 +55,11 @@ Exit status 1 when the migration could not start (problems listed).`,
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Sample, "sample", 0, "read only the first N source items (0: the whole table)")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "items their route cannot transform are a warning, not a problem")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -7,6 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
@@ -58,6 +61,10 @@ Without --yes it prints the steps; prod tables need --confirm NAME.`,
 	fl.StringVar(&opts.Value, "value", "", "the pointer's value after the rollback (default: its value before the cutover, else single)")
 	fl.BoolVar(&opts.Yes, "yes", false, "roll back (without it: print the steps, change nothing)")
 	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the rollback stopped between steps (the audit log lists what was done): the source may still be fenced or the pointer still on the destinations; run the same `dynops migrate rollback` again")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 
@@ -71,14 +78,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	ro := migrate.RollbackOptions{Source: opts.Source, Pointer: opts.Pointer, Value: opts.Value, Act: f.Audit.Act, Now: f.Now}
 	pointer, value := migrate.RollbackTarget(l.State, ro)
-	ok, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}
-	rep := Report{DryRun: !ok}
-	if !ok {
+	rep := Report{DryRun: g.DryRun()}
+	if rep.DryRun {
 		rep.Steps = migrate.RollbackSteps(opts.Source, pointer, value)
-		f.Audit.Act("rollback", opts.Source, rep.Steps)
+		f.Audit.Act(audit.ActRollback, opts.Source, rep.Steps)
 	} else {
 		c, err := shared.Clients(ctx, f)
 		if err != nil {
@@ -100,7 +107,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if rep.DryRun {
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to roll back.\n")
+		g.PrintDryRun("roll back")
 	} else {
 		fmt.Fprintf(f.IOStreams.Out, "\nRolled back: the application's pointer says %q and %s takes writes again.\n", value, opts.Source)
 	}

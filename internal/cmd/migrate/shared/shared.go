@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/internal/migrate/routes"
 	"github.com/dynops/dynops/internal/protect"
@@ -120,23 +121,23 @@ func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
 // follows the source as the DR pointer follows its table. When it goes
 // ahead, the run's `started` audit record is written first, and when that
 // fails nothing goes ahead.
-func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, yes bool, confirm []string) (bool, error) {
+func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, yes bool, confirm []string) (*guard.Confirmed, error) {
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	decisions, err := f.Protection(protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), source))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), source))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: yes, Targets: decisions, Typed: confirm})
-	if err != nil || !ok {
-		return ok, err
+	g, err := decided.Confirm(yes, confirm)
+	if err != nil || g.DryRun() {
+		return g, err
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{source, pointer}}); err != nil {
-		return false, err
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{source, pointer}}); err != nil {
+		return nil, err
 	}
-	return true, nil
+	return g, nil
 }
 
 // ConfirmWrites applies the one protection rule to the tables a step writes
@@ -165,18 +166,14 @@ func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm [
 		}
 		targets = append(targets, tg)
 	}
-	if len(targets) > 0 {
-		decisions, err := f.Protection(targets...)
-		if err != nil {
-			return err
-		}
-		ok, err := f.Confirm(factory.Confirmation{Yes: true, Targets: decisions, Typed: confirm})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return factory.ErrNotConfirmed
-		}
+	decided, err := guard.Decide(f, targets...)
+	if err != nil {
+		return err
 	}
-	return f.Audit.Start(ctx, audit.Plan{Targets: append([]string{l.Input.Source}, tables...)})
+	g, err := decided.Confirm(true, confirm)
+	if err != nil {
+		return err
+	}
+	_, err = g.StartAudit(ctx, audit.Plan{Targets: append([]string{l.Input.Source}, tables...)})
+	return err
 }

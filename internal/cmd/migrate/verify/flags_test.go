@@ -11,12 +11,12 @@ import (
 func TestFlags(t *testing.T) {
 	cmdtest.ExpectUsages(t, NewCmdVerify, []string{"--source", "dev-a-single", "--routes", "routes.yaml"}, []cmdtest.Case{
 		{},
-		{Args: []string{"--segments", "0"}, WantErr: "--segments: use 1 to 1000"},
+		{Args: []string{"--segments", "0"}, WantErr: "--segments 0 is out of range: use 1 to 1000000"},
 		{Args: []string{"--segments", "1"}},
-		{Args: []string{"--segments", "1000"}},
-		{Args: []string{"--segments", "1001"}, WantErr: "--segments: use 1 to 1000"},
-		{Args: []string{"--sample", "0"}, WantErr: "--sample 0: list at least 1 key"},
-		{Args: []string{"--sample", "-3"}, WantErr: "--sample -3: list at least 1 key"},
+		{Args: []string{"--segments", "1000000"}},
+		{Args: []string{"--segments", "1000001"}, WantErr: "--segments 1000001 is out of range: use 1 to 1000000"},
+		{Args: []string{"--sample", "0"}, WantErr: "--sample 0 is out of range: use 1 or more"},
+		{Args: []string{"--sample", "-3"}, WantErr: "--sample -3 is out of range: use 1 or more"},
 		{Args: []string{"--sample", "1"}},
 		{Args: []string{"--source", ""}, WantErr: "needs --source TABLE and --routes FILE"},
 	})

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -43,12 +45,6 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Segments < 1 || opts.Segments > 1000 {
-				return factory.UsageErrorf("--segments: use 1 to 1000")
-			}
-			if opts.Sample < 1 {
-				return factory.UsageErrorf("--sample %d: list at least 1 key of each kind", opts.Sample)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -58,8 +54,12 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 	shared.AddFlags(cmd, &opts.Flags)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments per table")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&opts.Sample, "sample", 10, "keys of each kind to list")
+	flagcheck.Range(fl, "sample", "1", "", "at least 1 key of each kind")
 	fl.StringVar(&opts.TempDir, "temp-dir", "", "where the spill buckets go (default: the system temp dir)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "source")
 	return cmd
 }
 

@@ -14,7 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -95,9 +98,6 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
 				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
 			}
-			if r.Workers < 1 || r.Workers > 256 {
-				return factory.UsageErrorf("--workers %d: use 1 to 256", r.Workers)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -109,15 +109,22 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.StringVar(&r.To, "to", "", "the original table to repair")
 	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export)")
 	fl.IntVar(&r.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export)")
+	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
 	fl.BoolVar(&opts.AllDifferences, "all-differences", false, "diff the tables now and repair every difference")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments for --all-differences")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
+	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm the repair of a protected table without a terminal")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
+	cmdfacts.SetTimeout(cmd, time.Minute)
+	cmdfacts.SetTargets(cmd, "from", "to")
 	return cmd
 }
 
@@ -132,10 +139,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep := Report{}
 	// The target's protection and the source's relation come first: both read
 	// from the service, before any diff.
-	ds, err := f.Protection(protect.ReadTable(ctx, db, ro.To))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, ro.To))
 	if err != nil {
 		return err
 	}
+	ds := decided.Decisions()
 	rep.Target = &ds[0]
 	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: factory.Typed(opts.Confirm)}); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
@@ -157,7 +165,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			if opts.AllowUnrelated == "" {
 				return factory.UsageErrorf("%s; pass --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", why)
 			}
-			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
+			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
 			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
 		}
 	} else {
@@ -169,7 +177,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
 			return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
 		case errors.Is(err, repair.ErrUnrelatedSource):
-			f.Audit.Act("allow-unrelated-source", ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
+			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
 			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
 		case err != nil:
 			return err
@@ -210,20 +218,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: ds, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if g.DryRun() {
 		rep.DryRun = true
-		f.Audit.Act("repair-items", ro.To, rep.Plan)
+		f.Audit.Act(audit.ActRepairItems, ro.To, rep.Plan)
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to repair.\n")
+		g.PrintDryRun("repair")
 		return nil
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
 		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
 		return err
 	}
@@ -238,7 +246,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f.Audit.Act("repair-items", ro.To, rep.Result)
+	f.Audit.Act(audit.ActRepairItems, ro.To, rep.Result)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {

@@ -1,29 +1,22 @@
 package repair
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/iostreams"
 )
 
-func parse(args ...string) (*Options, error) {
-	ios, _, _, _ := iostreams.Test()
-	var got *Options
-	cmd := NewCmdRepair(factory.New(ios), func(_ context.Context, o *Options) error { got = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(ios.Out)
-	cmd.SetErr(ios.ErrOut)
-	return got, cmd.Execute()
+func parse(t testing.TB, args ...string) (*Options, error) {
+	return cmdtest.Parse(t, NewCmdRepair, args...)
 }
 
 func TestRepairFlags(t *testing.T) {
-	o, err := parse("--from", "a-restored", "--to", "a", "--keys", "k.jsonl")
+	o, err := parse(t, "--from", "a-restored", "--to", "a", "--keys", "k.jsonl")
 	require.NoError(t, err)
 	assert.Equal(t, "a-restored", o.Repair.From)
 	assert.Equal(t, "k.jsonl", o.Repair.KeysFile)
@@ -32,18 +25,18 @@ func TestRepairFlags(t *testing.T) {
 	assert.False(t, o.Repair.Unconditional, "conditional writes by default")
 	assert.Equal(t, 8, o.Repair.Workers)
 
-	o, err = parse("--from", "a-restored", "--to", "a", "--all-differences", "--delete-extra", "--unconditional", "--yes", "--confirm", "a", "--workers", "2")
+	o, err = parse(t, "--from", "a-restored", "--to", "a", "--all-differences", "--delete-extra", "--unconditional", "--yes", "--confirm", "a", "--workers", "2")
 	require.NoError(t, err)
 	assert.True(t, o.AllDifferences && o.Repair.DeleteExtra && o.Repair.Unconditional && o.Yes)
 	assert.Equal(t, "a", o.Confirm)
 	assert.Equal(t, 2, o.Repair.Workers)
 
 	for _, w := range []string{"1", "256"} { // both bounds allowed
-		o, err = parse("--from", "a-restored", "--to", "a", "--keys", "k.jsonl", "--workers", w)
+		o, err = parse(t, "--from", "a-restored", "--to", "a", "--keys", "k.jsonl", "--workers", w)
 		require.NoError(t, err, "--workers %s", w)
 		assert.Equal(t, w, fmt.Sprint(o.Repair.Workers))
 	}
-	o, err = parse("--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "INC-1: restored by hand")
+	o, err = parse(t, "--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "INC-1: restored by hand")
 	require.NoError(t, err)
 	assert.Equal(t, "INC-1: restored by hand", o.AllowUnrelated)
 }
@@ -56,13 +49,13 @@ func TestRepairFlagsRefused(t *testing.T) {
 		"needs --to ORIGINAL":                               {"--from", "b", "--keys", "k"},
 		"or --from-export s3://BUCKET/PREFIX":               {"--from", "b", "--from-export", "s3://x/y", "--to", "a", "--keys", "k"},
 		"--from and --to are both a":                        {"--from", "a", "--to", "a", "--keys", "k"},
-		"--workers 0: use 1 to 256":                         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
-		"--workers 257: use 1 to 256":                       {"--from", "b", "--to", "a", "--keys", "k", "--workers", "257"},
+		"--workers 0 is out of range: use 1 to 256":         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
+		"--workers 257 is out of range: use 1 to 256":       {"--from", "b", "--to", "a", "--keys", "k", "--workers", "257"},
 		"--allow-unrelated-source needs a REASON":           {"--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "  "},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {
-			o, err := parse(args...)
+			o, err := parse(t, args...)
 			require.Error(t, err)
 			assert.True(t, factory.IsUsageError(err), "exit 2")
 			assert.Contains(t, err.Error(), msg)

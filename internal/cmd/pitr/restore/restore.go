@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
@@ -96,6 +99,10 @@ usual; a finished one is read back, nothing changed.`,
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "finish a half-done restore into --target (only one that provably is this restore)")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm the restore of a protected table without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "a restore already started goes on in AWS (the audit log lists what was done); check with `dynops pitr status`/`aws dynamodb describe-table`, then re-apply settings by running the restore again with another --target, or delete the new table")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "target")
 	return cmd
 }
 
@@ -118,11 +125,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	db := dynamodb.NewFromConfig(cfg)
 	// The guard comes first: a protected source is refused before its
 	// settings are read (a refusal must not depend on reads that may fail).
-	decisions, err := f.Protection(protect.ReadTable(ctx, db, opts.Table))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: opts.Yes, Targets: decisions, Typed: factory.Typed(opts.Confirm)})
+	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
 	if err != nil {
 		return err
 	}
@@ -131,16 +138,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return usage(err)
 	}
-	if !ok {
-		f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
+	if g.DryRun() {
+		f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
 		}
 		printPlan(f, plan)
-		fmt.Fprintf(f.IOStreams.Out, "\nDry run: nothing was changed. Add --yes to restore.\n")
+		g.PrintDryRun("restore")
 		return nil
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
 		Counts: map[string]int64{"tables_to_create": boolCount(plan.Resume == nil), "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
 		return err
 	}
@@ -150,15 +157,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			f.IOStreams.Progress("restoring %s: %s (%s)", plan.Target, status, waited.Round(time.Second))
 		},
 		Restored: func(arn string, at time.Time) {
-			f.Audit.Act("restore-table", plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
+			f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": at, "latest": plan.Latest, "arn": arn})
 		},
 		TookOver: func(e restore.Existing, why string) {
 			f.IOStreams.Progress("taking over %s: %s", plan.Target, why)
-			f.Audit.Act("resume-restore", plan.Target, map[string]any{"source": plan.Source, "found": e, "why": why})
+			f.Audit.Act(audit.ActResumeRestore, plan.Target, map[string]any{"source": plan.Source, "found": e, "why": why})
 		},
 		Applied: func(c tablesettings.Change) {
 			f.IOStreams.Progress("applied %s to %s", c.What, plan.Target)
-			f.Audit.Act("apply-setting", plan.Target, c)
+			f.Audit.Act(audit.ActApplySetting, plan.Target, c)
 		},
 	})
 	f.IOStreams.Done()

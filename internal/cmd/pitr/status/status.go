@@ -4,6 +4,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,6 +42,9 @@ its recovery period, and the earliest and latest time it can be restored to.`,
 		},
 	}
 	cmd.Flags().StringSliceVarP(&opts.Tables, "table", "t", nil, "table to show (repeatable)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTimeout(cmd, 15*time.Second)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package list
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,11 +16,10 @@ import (
 
 // NewCmdList returns `dynops runbook list`.
 func NewCmdList(f *factory.Factory, runF func(context.Context) error) *cobra.Command {
-	return &cobra.Command{
-		Use:         "list",
-		Short:       "List the runbooks, their parameters and steps",
-		Args:        cobra.NoArgs,
-		Annotations: map[string]string{"audit": "skip"},
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the runbooks, their parameters and steps",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context())
@@ -27,6 +27,9 @@ func NewCmdList(f *factory.Factory, runF func(context.Context) error) *cobra.Com
 			return Run(f)
 		},
 	}
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SkipAudit(cmd)
+	return cmd
 }
 
 // Run lists the embedded runbooks.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"io"
 	"path/filepath"
 	"strings"
@@ -57,6 +59,10 @@ last finished step.`,
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
 	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd)
 	return cmd
 }
 
@@ -117,6 +123,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped):
 		return nil
+	case errors.As(err, &se) && ctx.Err() != nil:
+		// Ctrl-C: the step printed what it left; root says what the run left.
+		return fmt.Errorf("running step %s of runbook %s (incident %s): %w", se.Step, rb.Name, incident, ctx.Err())
 	case errors.As(err, &se):
 		fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s stopped at step %s: %v\nResume: dynops runbook run %s --incident %s ...\n", rb.Name, se.Step, se.Err, rb.Name, incident)
 		code := se.Code

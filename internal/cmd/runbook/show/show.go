@@ -4,6 +4,7 @@ package show
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +15,10 @@ import (
 
 // NewCmdShow returns `dynops runbook show NAME`.
 func NewCmdShow(f *factory.Factory, runF func(context.Context, string) error) *cobra.Command {
-	return &cobra.Command{
-		Use:         "show NAME",
-		Short:       "Print a runbook (markdown; -o json: its parameters and steps)",
-		Args:        cobra.ExactArgs(1),
-		Annotations: map[string]string{"audit": "skip"},
+	cmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a runbook (markdown; -o json: its parameters and steps)",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), args[0])
@@ -26,6 +26,9 @@ func NewCmdShow(f *factory.Factory, runF func(context.Context, string) error) *c
 			return Run(f, args[0])
 		},
 	}
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SkipAudit(cmd)
+	return cmd
 }
 
 // Run prints the runbook.

@@ -4,6 +4,7 @@ package adopt
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"io"
 	"os"
 	"sort"
@@ -69,6 +70,8 @@ DDB-NAME-01 is kept through name_override with that exception; give --env,
 	fl.StringVar(&a.Address, "address", "", `module address of the table's modules/dynamodb-table (default module.stack.module.table["USAGE"])`)
 	fl.StringVar(&opts.EntryOut, "entry-out", "", "also write the tables.yaml entry to FILE")
 	fl.StringVar(&opts.ImportsOut, "imports-out", "", "also write the import blocks to FILE (e.g. envs/prod/adopt.tf)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 

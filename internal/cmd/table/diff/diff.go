@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -66,14 +69,8 @@ items written since (kept by repair unless --delete-extra).`,
 			if d.Source != "" && d.Source == d.Target || opts.SourceExport != "" && opts.SourceExport == opts.TargetExport {
 				return factory.UsageErrorf("--source and --target are both %s: compare two different tables or exports", d.Source+opts.SourceExport)
 			}
-			if d.Segments < 1 || d.Segments > 1000000 {
-				return factory.UsageErrorf("--segments %d: use 1 to 1000000 parallel Scan segments", d.Segments)
-			}
 			if d.Buckets < 0 || d.Buckets > 4096 {
 				return factory.UsageErrorf("--buckets %d: use 0 (sized from the item count) to 4096", d.Buckets)
-			}
-			if d.SampleSize < 1 {
-				return factory.UsageErrorf("--sample %d: list at least 1 key of each kind", d.SampleSize)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -85,9 +82,11 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&d.Source, "source", "", "table A (e.g. the restored table)")
 	fl.StringVar(&d.Target, "target", "", "table B (e.g. the original table)")
 	fl.IntVar(&d.Segments, "segments", 4, "parallel Scan segments per table")
+	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&d.Buckets, "buckets", 0, "on-disk spill buckets (0: one per 250,000 items, 16 to 512)")
 	fl.StringSliceVar(&d.Attributes, "attributes", nil, "compare only these attributes (plus the key): names or document paths (profile.name, tags[0]); one no item has is an error; default: whole items")
 	fl.IntVar(&d.SampleSize, "sample", 10, "keys of each kind to list")
+	flagcheck.Range(fl, "sample", "1", "", "at least 1 key of each kind")
 	fl.StringVar(&d.KeysOut, "keys-out", "", "write every differing key to FILE (JSON lines, for pitr repair --keys)")
 	fl.StringVar(&d.TempDir, "temp-dir", "", "where the spill buckets go (default: the system temp dir)")
 	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the tables differ (like diff(1))")
@@ -95,6 +94,11 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
+	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
+	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTimeout(cmd, time.Minute)
+	cmdfacts.SetTargets(cmd, "target", "source")
 	return cmd
 }
 

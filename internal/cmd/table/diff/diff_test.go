@@ -1,35 +1,28 @@
 package diff
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/iostreams"
 )
 
-func parse(args ...string) (*Options, error) {
-	ios, _, _, _ := iostreams.Test()
-	var got *Options
-	cmd := NewCmdDiff(factory.New(ios), func(_ context.Context, o *Options) error { got = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(ios.Out)
-	cmd.SetErr(ios.ErrOut)
-	return got, cmd.Execute()
+func parse(t testing.TB, args ...string) (*Options, error) {
+	return cmdtest.Parse(t, NewCmdDiff, args...)
 }
 
 func TestDiffFlags(t *testing.T) {
-	o, err := parse("--source", "b", "--target", "a")
+	o, err := parse(t, "--source", "b", "--target", "a")
 	require.NoError(t, err)
 	assert.Equal(t, 4, o.Diff.Segments)
 	assert.Equal(t, 0, o.Diff.Buckets, "sized from the item count")
 	assert.Equal(t, 10, o.Diff.SampleSize)
 	assert.Empty(t, o.Diff.Attributes, "whole items by default")
 
-	o, err = parse("--source", "b", "--target", "a", "--segments", "16", "--buckets", "64", "--attributes", "status,email", "--keys-out", "k.jsonl", "--exit-code")
+	o, err = parse(t, "--source", "b", "--target", "a", "--segments", "16", "--buckets", "64", "--attributes", "status,email", "--keys-out", "k.jsonl", "--exit-code")
 	require.NoError(t, err)
 	assert.Equal(t, 16, o.Diff.Segments)
 	assert.Equal(t, 64, o.Diff.Buckets)
@@ -37,20 +30,20 @@ func TestDiffFlags(t *testing.T) {
 	assert.Equal(t, "k.jsonl", o.Diff.KeysOut)
 	assert.True(t, o.ExitCode)
 
-	o, err = parse("--source-export", "s3://bkt/full/AWSDynamoDB/01-x", "--target", "t", "--export-parallel", "8")
+	o, err = parse(t, "--source-export", "s3://bkt/full/AWSDynamoDB/01-x", "--target", "t", "--export-parallel", "8")
 	require.NoError(t, err)
 	assert.Equal(t, "s3://bkt/full/AWSDynamoDB/01-x", o.SourceExport)
 	assert.Equal(t, 8, o.Diff.ExportParallel)
-	o, err = parse("--source-export", "s3://b/p1", "--target-export", "s3://b/p2", "--key", "tenant,sk")
+	o, err = parse(t, "--source-export", "s3://b/p1", "--target-export", "s3://b/p2", "--key", "tenant,sk")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tenant", "sk"}, o.Diff.KeyNames)
 
 	// Every bound itself is allowed.
-	o, err = parse("--source", "b", "--target", "a", "--segments", "1", "--buckets", "4096")
+	o, err = parse(t, "--source", "b", "--target", "a", "--segments", "1", "--buckets", "4096")
 	require.NoError(t, err)
 	assert.Equal(t, 1, o.Diff.Segments)
 	assert.Equal(t, 4096, o.Diff.Buckets)
-	o, err = parse("--source", "b", "--target", "a", "--segments", "1000000", "--sample", "1")
+	o, err = parse(t, "--source", "b", "--target", "a", "--segments", "1000000", "--sample", "1")
 	require.NoError(t, err)
 	assert.Equal(t, 1000000, o.Diff.Segments)
 	assert.Equal(t, 1, o.Diff.SampleSize)
@@ -66,13 +59,13 @@ func TestDiffFlagsRefused(t *testing.T) {
 		"are both s3://b/p":                              {"--source-export", "s3://b/p", "--target-export", "s3://b/p", "--key", "id"},
 		"--key [a b c]":                                  {"--source-export", "s3://b/p", "--target", "t", "--key", "a,b,c"},
 		"are both a":                                     {"--source", "a", "--target", "a"},
-		"--segments 0: use 1 to 1000000":                 {"--source", "a", "--target", "b", "--segments", "0"},
+		"--segments 0 is out of range: use 1 to 1000000": {"--source", "a", "--target", "b", "--segments", "0"},
 		"--buckets 5000":                                 {"--source", "a", "--target", "b", "--buckets", "5000"},
-		"--sample 0: list at least 1 key":                {"--source", "a", "--target", "b", "--sample", "0"},
+		"--sample 0 is out of range: use 1 or more":      {"--source", "a", "--target", "b", "--sample", "0"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {
-			o, err := parse(args...)
+			o, err := parse(t, args...)
 			require.Error(t, err)
 			assert.True(t, factory.IsUsageError(err))
 			assert.Contains(t, err.Error(), msg)

@@ -1,6 +1,6 @@
-// Package profile writes CPU and peak-heap profiles of a dynops run when
+// Package pprofrun writes CPU and peak-heap profiles of a dynops run when
 // DYNOPS_CPUPROFILE / DYNOPS_MEMPROFILE name files (used by `make bench`).
-package profile
+package pprofrun
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package profile
+package pprofrun
 
 import (
 	"bytes"

@@ -1,0 +1,86 @@
+package audit
+
+// The names of the actions an audit record lists (Record.Actions[].What):
+// the audit log's public vocabulary, documented in docs/audit.md. A new kind
+// of action gets a constant here and a row there; renaming one breaks the
+// log's readers.
+const (
+	// ActProtection is the protection decision of a target (protected or not, and why), before any confirmation.
+	ActProtection = "protection"
+	// ActRestoreTable is a point-in-time restore started (or planned, in a dry run) into a new table.
+	ActRestoreTable = "restore-table"
+	// ActResumeRestore is a restore found in progress (--resume) and followed to its end.
+	ActResumeRestore = "resume-restore"
+	// ActApplySetting is a setting the restore or import drops, re-applied to the new table and read back.
+	ActApplySetting = "apply-setting"
+	// ActRepairItems is the items a repair plans to write (dry run) or wrote.
+	ActRepairItems = "repair-items"
+	// ActAllowUnrelatedSource is a repair from a source dynops cannot show is a restore of the target, with the given reason.
+	ActAllowUnrelatedSource = "allow-unrelated-source"
+	// ActExportFull is a full export to S3 started.
+	ActExportFull = "export-full"
+	// ActExportIncremental is an incremental export to S3 started.
+	ActExportIncremental = "export-incremental"
+	// ActExportSeriesStart is a checkpointed series of incremental exports started.
+	ActExportSeriesStart = "export-series-start"
+	// ActExportSeriesAdvance is the series' checkpoint moved to the end of an export's window.
+	ActExportSeriesAdvance = "export-series-advance"
+	// ActPlanImport is what an import would do (dry run).
+	ActPlanImport = "plan-import"
+	// ActRefuseImport is an import refused before anything was started, and why.
+	ActRefuseImport = "refuse-import"
+	// ActImportTable is an import from S3 into a new table started.
+	ActImportTable = "import-table"
+	// ActPlanExportApply is what applying incremental exports would do (dry run).
+	ActPlanExportApply = "plan-export-apply"
+	// ActExportApply is one incremental export applied onto the table.
+	ActExportApply = "export.apply"
+	// ActExportAppliedThrough is the table's dynops:applied-through tag moved (read back).
+	ActExportAppliedThrough = "export.applied-through"
+	// ActDLQWouldReplay is a DLQ record a redrive would replay (dry run).
+	ActDLQWouldReplay = "dlq.would-replay"
+	// ActDLQReplay is a DLQ record replayed (the function invoked or the message sent).
+	ActDLQReplay = "dlq.replay"
+	// ActDLQKeep is a DLQ message left in the queue, and why.
+	ActDLQKeep = "dlq.keep"
+	// ActDLQDelete is a replayed message deleted from the DLQ.
+	ActDLQDelete = "dlq.delete"
+	// ActDLQDeleteFailed is a replayed message that could not be deleted (it will be seen again).
+	ActDLQDeleteFailed = "dlq.delete-failed"
+	// ActDLQDiscardExpired is a message whose records left the stream, deleted (--discard-expired).
+	ActDLQDiscardExpired = "dlq.discard-expired"
+	// ActDLQWouldMove is the messages a move would move (dry run).
+	ActDLQWouldMove = "dlq.would-move"
+	// ActDLQMoveTask is an SQS message move task started.
+	ActDLQMoveTask = "dlq.move-task"
+	// ActDLQMove is one message moved by receive/send/delete (--max).
+	ActDLQMove = "dlq.move"
+	// ActRecordStreamPosition is the source stream's position recorded before a backfill reads.
+	ActRecordStreamPosition = "record-stream-position"
+	// ActReadExport is the export a backfill reads instead of scanning the source.
+	ActReadExport = "read-export"
+	// ActImportFindings is the findings `dynops check --to-security-hub` imported into Security Hub.
+	ActImportFindings = "import-findings"
+	// ActResumeBackfill is a backfill resumed from its state file.
+	ActResumeBackfill = "resume-backfill"
+	// ActBackfillItems is the items a backfill wrote.
+	ActBackfillItems = "backfill-items"
+	// ActApplyStreamChanges is one catch-up pass: the stream changes applied to the destinations.
+	ActApplyStreamChanges = "apply-stream-changes"
+	// ActCutover is the steps a cutover would take (dry run).
+	ActCutover = "cutover"
+	// ActFenceWrites is the source's writes fenced by its resource policy (read back).
+	ActFenceWrites = "fence-writes"
+	// ActDrainStream is the stream drained after the fence.
+	ActDrainStream = "drain-stream"
+	// ActFlipPointer is the application's pointer (SSM parameter) set, read back.
+	ActFlipPointer = "flip-pointer"
+	// ActUnfenceWrites is the fence removed from the source (read back).
+	ActUnfenceWrites = "unfence-writes"
+	// ActRollback is the steps a rollback would take (dry run).
+	ActRollback = "rollback"
+)
+
+// DRStepAction is the action of one step of a DR switch: "dr failover:
+// fence-writes", "dr drill: canary".
+func DRStepAction(mode, step string) string { return "dr " + mode + ": " + step }

@@ -1,0 +1,115 @@
+// Package guard is the one sequence every destructive command goes through
+// before it changes anything: the protection decision of its targets, the
+// confirmation (--yes, and for a protected target its name typed or given
+// with --confirm), and the start of the run's audit record. The types make
+// the order the only one possible:
+//
+//	d, err := guard.Decide(f, targets...)     // Decided: each target protected or not, and why
+//	c, err := d.Confirm(opts.Yes, opts.Confirm) // Confirmed: a dry run, or go ahead
+//	if c.DryRun() { ...; c.PrintDryRun("restore"); return nil }
+//	rec, err := c.StartAudit(ctx, plan)        // the `started` record, before the first change
+//
+// and every dry run ends with the same notice (DryRunNotice).
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/protect"
+)
+
+// Decided holds the protection decision of each target of a run.
+type Decided struct {
+	f         *factory.Factory
+	decisions []protect.Decision
+}
+
+// Decide decides each target under the run's protection policy
+// (factory.Protection): tags that could not be read leave a target
+// protected; an endpoint that does not answer, or a Ctrl-C, decides nothing.
+func Decide(f *factory.Factory, targets ...protect.Target) (*Decided, error) {
+	ds, err := f.Protection(targets...)
+	if err != nil {
+		return nil, err
+	}
+	return &Decided{f: f, decisions: ds}, nil
+}
+
+// Decisions are the targets' decisions, in the order they were given.
+func (d *Decided) Decisions() []protect.Decision { return d.decisions }
+
+// Confirmed is a run that is either a dry run or confirmed to go ahead.
+type Confirmed struct {
+	d       *Decided
+	goAhead bool
+}
+
+// Confirm applies the one confirmation rule (factory.Confirm): without yes a
+// dry run; with it every protected target needs its name in typed or typed
+// at a prompt. A Decided without targets (nothing that exists to protect)
+// goes ahead with yes; a --confirm value must still name a target.
+func (d *Decided) Confirm(yes bool, typed []string) (*Confirmed, error) {
+	c := factory.Confirmation{Yes: yes, Targets: d.decisions, Typed: typed}
+	if len(d.decisions) == 0 {
+		if err := factory.ConfirmMatches(c); err != nil {
+			return nil, err
+		}
+		return &Confirmed{d: d, goAhead: yes}, nil
+	}
+	ok, err := d.f.Confirm(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Confirmed{d: d, goAhead: ok}, nil
+}
+
+// DryRun reports whether nothing may be changed (no --yes).
+func (c *Confirmed) DryRun() bool { return !c.goAhead }
+
+// Decisions are the targets' decisions.
+func (c *Confirmed) Decisions() []protect.Decision { return c.d.decisions }
+
+// ErrDryRun is returned by StartAudit on a dry run: nothing may start.
+var ErrDryRun = errors.New("a dry run changes nothing: pass --yes")
+
+// StartAudit writes the run's `started` record with plan, before the first
+// change; when it cannot be written nothing may go ahead (audit.ErrNotAudited).
+func (c *Confirmed) StartAudit(ctx context.Context, plan audit.Plan) (*audit.Recorder, error) {
+	if !c.goAhead {
+		return nil, ErrDryRun
+	}
+	rec := c.d.f.Audit
+	if err := rec.Start(ctx, plan); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// DryRunNotice is the one line that ends every dry run: nothing was changed,
+// --yes does it, and for each protected target that its name must be typed
+// when asked or given with --confirm.
+func (c *Confirmed) DryRunNotice(verb string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Dry run: nothing was changed. Add --yes to %s.", verb)
+	for _, d := range c.d.decisions {
+		if d.Protected {
+			fmt.Fprintf(&b, " %s %s is protected (%s): with --yes, type its name when asked or add --confirm %s.", d.Kind, d.Name, d.Reason, d.Name)
+		}
+	}
+	return b.String()
+}
+
+// PrintDryRun prints DryRunNotice on stdout, after a blank line (not with
+// --output json, whose document is the dry run).
+func (c *Confirmed) PrintDryRun(verb string) {
+	f := c.d.f
+	if f.JSON() {
+		return
+	}
+	fmt.Fprintf(f.IOStreams.Out, "\n%s\n", c.DryRunNotice(verb))
+}
