@@ -91,6 +91,7 @@ func TestEveryBoundedFlagRefusedWithOneShape(t *testing.T) {
 			}
 		})
 	})
+	t.Logf("%d out-of-range values refused with the one shape", n)
 	if n < 30 {
 		t.Errorf("only %d out-of-range values tried: the bounded flags are not declared with flagcheck.Range", n)
 	}
