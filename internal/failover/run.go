@@ -52,6 +52,8 @@ type Step struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Undo are the commands that revert what the step changed, in order.
 	Undo []string `json:"undo,omitempty"`
+	// Data is what the step decided on, for the audit record (the drain's plan).
+	Data any `json:"data,omitempty"`
 }
 
 // Result is the outcome of a switch.
@@ -68,6 +70,9 @@ type Result struct {
 	Rollback []string      `json:"rollback,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	State    State         `json:"state"`
+	// Drain is the wait between the fence and the flip, with the metric
+	// values it came from (nil when the preflight did not get that far).
+	Drain *DrainPlan `json:"drain,omitempty"`
 }
 
 // Runner runs switches.
@@ -84,6 +89,11 @@ type Runner struct {
 	BeforeStep func(name string) error
 	// PollInterval is how often the old region is asked for the canary (default 2s).
 	PollInterval time.Duration
+	// Sleep waits during the drain (default: a timer); tests pass a clock
+	// they drive, so that a drain of minutes takes none.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnWait is told of the drain's progress: waited of total.
+	OnWait func(waited, total time.Duration)
 }
 
 // ErrRefused is returned when the preflight refuses a switch.
@@ -123,14 +133,19 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		case req.Rules.From == "":
 			res.Checks = []Check{{Name: "pointer", Status: CheckFail, Detail: fmt.Sprintf("%s does not name one region everywhere (%s): pass --from with the region that takes writes", req.Target.Pointer, describePointers(res.State))}}
 		default:
-			res.Checks = append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...)
+			if req.Rules.Drain == (DrainRules{}) {
+				req.Rules.Drain = DefaultDrainRules()
+			}
+			plan, check := PlanDrain(res.State, req.Rules)
+			res.Drain = &plan
+			res.Checks = append(append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...), check)
 		}
 		if why := Refused(res.Checks); len(why) > 0 {
 			err = fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
 		}
 	}
 	pre.Duration = r.Now().Sub(t0)
-	defs := r.steps(req, res.State)
+	defs := r.steps(req, res.State, res.Drain)
 	if err != nil {
 		pre.Status, pre.Detail = StepFailed, err.Error()
 		r.finish(&res, pre, req)
@@ -245,7 +260,7 @@ func (r *Runner) finish(res *Result, st Step, req Request) {
 	res.Steps = append(res.Steps, st)
 	if st.Status != StepNotRun && r.Record != nil {
 		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table,
-			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo})
+			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo, "data": st.Data})
 	}
 	if r.OnStep != nil {
 		r.OnStep(st)
@@ -303,7 +318,7 @@ func commonFlags(req Request) string {
 // region and leaves the fence; a failback fences the region it leaves while
 // the pointer moves, so that no two regions take writes at once, then removes
 // every fence.
-func (r *Runner) steps(req Request, s State) []stepDef {
+func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 	from, to := req.Rules.From, req.Rules.To
 	fromState, _ := s.Region(from)
 	toState, _ := s.Region(to)
@@ -318,7 +333,17 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 	if req.Rules.Mode == Failback {
 		sid = FailbackFenceSid
 	}
+	if plan == nil {
+		plan = &DrainPlan{Rule: DrainNotComputed}
+	}
+	d := &drainRun{plan: *plan}
 	defs := []stepDef{{
+		name: "drain-canary",
+		plan: fmt.Sprintf("write the drain canary (%s) in %s just before the fence; after the drain it must be readable in %s", drainCanaryKey, from, to),
+		run: func(ctx context.Context, st *Step) error {
+			return r.drainCanary(ctx, st, req, fromState, d)
+		},
+	}, {
 		name: "fence-old",
 		plan: fmt.Sprintf("deny %s on %s in %s to every principal but %s (resource policy statement %s)", strings.Join(FencedActions(req.BreakGlassRoleARN), ", "), table, from, exempt, sid),
 		run: func(ctx context.Context, st *Step) error {
@@ -340,6 +365,25 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 		})
 	}
 	defs = append(defs,
+		stepDef{
+			name: "drain",
+			plan: plan.Detail,
+			run: func(ctx context.Context, st *Step) error {
+				st.Data = d.plan
+				if req.Rules.Resume {
+					st.Status, st.Detail = StepSkipped, fmt.Sprintf("the pointer already names %s: the run that flipped it had drained %s", to, from)
+					return nil
+				}
+				return r.drain(ctx, st, d.plan, d.since)
+			},
+		},
+		stepDef{
+			name: "drain-check",
+			plan: fmt.Sprintf("read the drain canary in %s (strongly consistent): what %s took before the fence has replicated; then delete it", to, from),
+			run: func(ctx context.Context, st *Step) error {
+				return r.drainCheck(ctx, st, req, s, d)
+			},
+		},
 		stepDef{
 			name: "flip-pointer",
 			plan: fmt.Sprintf("set %s to %s in %s", req.Target.Pointer, to, strings.Join(req.Target.Regions, ", ")),
@@ -570,7 +614,17 @@ func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table strin
 	}
 	start := r.Now()
 	seen := false
-	err := poll.Until(ctx, poll.Options{Interval: interval, Timeout: max(timeout, time.Nanosecond), What: "canary in " + table, Now: r.Now},
+	o := poll.Options{Interval: interval, Timeout: max(timeout, time.Nanosecond), What: "canary in " + table, Now: r.Now}
+	if r.Sleep != nil {
+		// The clock of the drain drives the polls too.
+		o.After = func(d time.Duration) <-chan time.Time {
+			ch := make(chan time.Time, 1)
+			_ = r.Sleep(ctx, d)
+			ch <- r.Now()
+			return ch
+		}
+	}
+	err := poll.Until(ctx, o,
 		func(ctx context.Context) (bool, string, error) {
 			ok, err := c.read(ctx, db, table, false)
 			seen = ok

@@ -139,6 +139,11 @@ type SwitchFlags struct {
 	Confirm            string
 	BreakGlassRoleARN  string
 	ReplicationTimeout time.Duration
+	// Drain shapes the wait between the fence and the pointer flip.
+	Drain failover.DrainRules
+	// drain is --drain as given; drainGiven tells whether it was.
+	drain      time.Duration
+	drainGiven func() bool
 }
 
 // AddSwitchFlags registers the flags of SwitchFlags on cmd.
@@ -151,6 +156,14 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
 	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
+	d := failover.DefaultDrainRules()
+	fl.Float64Var(&s.Drain.Multiplier, "drain-multiplier", d.Multiplier, "drain after the fence: this many times the recent maximum ReplicationLatency into the target (AWS's guidance: about 10; 1 to 100)")
+	fl.DurationVar(&s.Drain.Floor, "drain-floor", d.Floor, "the shortest drain the metric gives (the minute of latency CloudWatch has not published yet)")
+	fl.DurationVar(&s.Drain.Cap, "drain-cap", d.Cap, "the longest drain the metric gives; also the drain when the old region published no ReplicationLatency in --latency-window")
+	fl.DurationVar(&s.Drain.Unhealthy, "drain-unhealthy", d.Unhealthy, "the drain when the old region's ReplicationLatency cannot be read (the region or its CloudWatch does not answer)")
+	fl.DurationVar(&s.drain, "drain", 0, "wait this long after the fence instead of the computed drain; shorter than computed (0s included) only with --force and --reason")
+	s.drainGiven = func() bool { return fl.Changed("drain") }
+	fl.StringVar(&s.Drain.Reason, "reason", "", "why a --drain shorter than the computed drain is accepted (recorded in the audit log)")
 }
 
 // Validate checks the switch flags.
@@ -164,6 +177,13 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	if s.ReplicationTimeout <= 0 {
 		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")
 	}
+	if s.drainGiven != nil && s.drainGiven() {
+		d := s.drain
+		s.Drain.Override = &d
+	}
+	if err := s.Drain.Validate(s.Force); err != nil {
+		return factory.UsageErrorf("%v", err)
+	}
 	for _, r := range []string{s.To, s.From} {
 		if r != "" && len(t.Regions) > 0 && !contains(t.Regions, r) {
 			return factory.UsageErrorf("%s is not in --regions %s", r, strings.Join(t.Regions, ","))
@@ -176,6 +196,7 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *TargetFlags, execute bool) failover.Request {
 	rules := t.Rules()
 	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
+	rules.Drain = s.Drain
 	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
