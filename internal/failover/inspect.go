@@ -149,7 +149,7 @@ func (s State) HalfDone() string {
 			return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failback stopped between its fence, statement %s, and the pointer flip): writes go nowhere; finish it with `dynops dr failback --table %s --to %s --yes`",
 				s.Active, FailbackFenceSid, s.Target.Table, strings.Join(others, ","))
 		}
-		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
+		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip, e.g. during its drain): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
 			s.Active, s.Target.Table, strings.Join(others, ","), s.Target.Table, s.Active)
 	}
 	// A failback's fence outlives the failback only when it stopped after

@@ -256,6 +256,18 @@ func StreamSteps(f *factory.Factory, r *failover.Runner) {
 		return
 	}
 	ios := f.IOStreams
+	var bar *iostreams.Bar
+	r.OnWait = func(waited, total time.Duration) {
+		if bar == nil {
+			bar = ios.StartProgress("drain (seconds after the fence)", int64(total/time.Second))
+		}
+		bar.Set(int64(waited / time.Second))
+		bar.Status("flip in %s", (total - waited).Round(time.Second))
+		if waited >= total {
+			bar.Done()
+			bar = nil
+		}
+	}
 	r.OnStep = func(st failover.Step) {
 		if st.Name == "preflight" {
 			fmt.Fprintf(ios.Out, "%s:\n", st.Mode)
