@@ -24,6 +24,9 @@ type Target struct {
 	// HealthChecks are Route 53 health checks by region (optional): the
 	// failover records of modules/dr.
 	HealthChecks map[string]string `json:"health_checks,omitempty"`
+	// BreakGlassRoleARN is the one role a fence may exempt besides
+	// replication ("" : none); a fence exempting any other is no fence.
+	BreakGlassRoleARN string `json:"break_glass_role_arn,omitempty"`
 }
 
 // DefaultPointer is the pointer parameter modules/dr creates for table.
@@ -223,7 +226,7 @@ func inspectRegion(ctx context.Context, c Clients, t Target, region string, wind
 		if err != nil {
 			rs.PolicyError = err.Error()
 		}
-		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN)
+		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN, t.BreakGlassRoleARN)
 		rs.FenceSid = FenceSidOf(rs.Policy)
 		if !rs.Fenced && HasFence(rs.Policy) {
 			// dynops' statement is there but does not fence: say so (e.g. a wildcard exemption).

@@ -114,6 +114,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	start := r.Now()
 	res := Result{Mode: req.Rules.Mode, Table: req.Target.Table, To: req.Rules.To, DryRun: !req.Execute}
 
+	if req.Target.BreakGlassRoleARN == "" {
+		req.Target.BreakGlassRoleARN = req.BreakGlassRoleARN // the fence read back exempts it
+	}
 	pre := Step{Name: "preflight", Plan: "inspect every region and check the switch is safe"}
 	t0 := r.Now()
 	err := r.before(pre.Name)
@@ -360,7 +363,7 @@ func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 			name: "unfence-target",
 			plan: fmt.Sprintf("remove the write fence from %s in %s", table, to),
 			run: func(ctx context.Context, st *Step) error {
-				return r.unfence(ctx, st, to, toState.TableARN)
+				return r.unfence(ctx, st, to, toState.TableARN, req.BreakGlassRoleARN)
 			},
 		})
 	}
@@ -442,7 +445,7 @@ func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 					st.Detail = fmt.Sprintf("%s does not answer (--force): it was not fenced", from)
 					return nil
 				}
-				return r.unfence(ctx, st, from, fromState.TableARN)
+				return r.unfence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN)
 			},
 		})
 	}
@@ -471,8 +474,8 @@ func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass, s
 
 // unfence removes the fence statement dynops wrote, over the revision it
 // read, and reads back until the table is no longer fenced by any statement.
-func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) error {
-	had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, arn, r.pollInterval())
+func (r *Runner) unfence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
+	had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, arn, OwnerDR, breakGlass, r.pollInterval())
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ type TargetFlags struct {
 	MaxLatency        time.Duration
 	Window            time.Duration
 	AllowUnreplicated bool
+	// BreakGlassRoleARN is the one role a fence may exempt besides replication.
+	BreakGlassRoleARN string
 }
 
 // AddTargetFlags registers the flags of TargetFlags on cmd.
@@ -45,12 +47,16 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 	fl.DurationVar(&t.MaxLatency, "max-replication-latency", 30*time.Second, "refuse a failover while ReplicationLatency into the target is above this")
 	fl.DurationVar(&t.Window, "latency-window", 15*time.Minute, "how far back ReplicationLatency is read")
 	fl.BoolVar(&t.AllowUnreplicated, "allow-unreplicated", false, "accept same-name tables that are not replicas of one global table (stand-ins, e.g. on the local emulator); nothing replicates")
+	fl.StringVar(&t.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role, in the table's account, that may still write in a fenced region (default: none); a fence exempting any other principal is reported as no fence")
 }
 
 // Validate checks the flags; errors are usage errors naming the flag.
 func (t *TargetFlags) Validate() error {
 	if t.Table == "" {
 		return factory.UsageErrorf("--table is required (e.g. --table prod-hoge-session)")
+	}
+	if err := failover.ValidateBreakGlassARN(t.BreakGlassRoleARN, ""); err != nil {
+		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
 	}
 	if t.MaxLatency <= 0 || t.Window <= 0 {
 		return factory.UsageErrorf("--max-replication-latency and --latency-window must be positive durations (e.g. 30s, 15m)")
@@ -80,7 +86,7 @@ func (t *TargetFlags) Rules() failover.Rules {
 
 // Target is what the flags name; Regions is empty until Resolve discovers them.
 func (t *TargetFlags) Target() failover.Target {
-	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
+	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks, BreakGlassRoleARN: t.BreakGlassRoleARN}
 	if target.Pointer == "" {
 		target.Pointer = failover.DefaultPointer(t.Table)
 	}
@@ -137,7 +143,6 @@ type SwitchFlags struct {
 	Yes                bool
 	Force              bool
 	Confirm            string
-	BreakGlassRoleARN  string
 	ReplicationTimeout time.Duration
 	// Drain shapes the wait between the fence and the pointer flip.
 	Drain failover.DrainRules
@@ -154,7 +159,6 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.BoolVar(&s.Yes, "yes", false, "do it (without --yes: a dry run that runs the preflight and prints every step)")
 	fl.BoolVar(&s.Force, "force", false, "the old region is down: skip only the checks and steps it cannot answer, and say so")
 	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
-	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
 	d := failover.DefaultDrainRules()
 	fl.Float64Var(&s.Drain.Multiplier, "drain-multiplier", d.Multiplier, "drain after the fence: this many times the recent maximum ReplicationLatency into the target (AWS's guidance: about 10; 1 to 100)")
@@ -170,9 +174,6 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	if s.To != "" && s.To == s.From {
 		return factory.UsageErrorf("--to and --from are both %s: name the region writes move to", s.To)
-	}
-	if err := failover.ValidateBreakGlassARN(s.BreakGlassRoleARN, ""); err != nil {
-		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
 	}
 	if s.ReplicationTimeout <= 0 {
 		return factory.UsageErrorf("--replication-timeout must be a positive duration (e.g. 60s)")
@@ -197,7 +198,7 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 	rules := t.Rules()
 	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
 	rules.Drain = s.Drain
-	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
+	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: t.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
 // Protection decides whether the table is protected (protect.ReadTable in
