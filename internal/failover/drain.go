@@ -102,8 +102,10 @@ const (
 type DrainPlan struct {
 	Wait time.Duration `json:"wait_ns"`
 	// Computed is the drain the rules give before any override.
-	Computed   time.Duration `json:"computed_ns"`
-	Rule       string        `json:"rule"`
+	Computed time.Duration `json:"computed_ns"`
+	Rule     string        `json:"rule"`
+	// Basis is the rule that gave Computed (Rule, unless --drain overrode it).
+	Basis      string        `json:"basis"`
 	Multiplier float64       `json:"multiplier"`
 	Floor      time.Duration `json:"floor_ns"`
 	Cap        time.Duration `json:"cap_ns"`
@@ -162,7 +164,7 @@ func PlanDrain(s State, r Rules) (DrainPlan, Check) {
 	default:
 		p.Computed = min(max(time.Duration(float64(p.MaxLatency)*d.Multiplier), d.Floor), d.Cap)
 	}
-	p.Wait = p.Computed
+	p.Wait, p.Basis = p.Computed, p.Rule
 	c := Check{Name: "drain", Status: CheckOK}
 	if d.Override != nil {
 		switch {
@@ -196,7 +198,7 @@ func (p DrainPlan) explain() string {
 		}
 	}
 	var rule string
-	switch p.Rule {
+	switch p.Basis {
 	case DrainNothing:
 		rule = "nothing replicates into the target: no drain"
 	case DrainUnhealthy:
@@ -244,6 +246,9 @@ func (r *Runner) drain(ctx context.Context, st *Step, p DrainPlan, since time.Du
 		sl = sleep
 	}
 	waited := time.Duration(0)
+	if r.OnWait != nil {
+		r.OnWait(since, p.Wait) // the countdown starts
+	}
 	for waited < remaining {
 		step := min(drainTick, remaining-waited)
 		if err := sl(ctx, step); err != nil {

@@ -103,6 +103,7 @@ var ErrRefused = errors.New("preflight refused the switch")
 type stepDef struct {
 	name string
 	plan string
+	data any // Step.Data, for the audit record, whether the step runs or is planned
 	run  func(ctx context.Context, st *Step) error
 }
 
@@ -165,7 +166,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 
 	var failed error
 	for _, d := range defs {
-		st := Step{Name: d.name, Plan: d.plan}
+		st := Step{Name: d.name, Plan: d.plan, Data: d.data}
 		switch {
 		case failed != nil:
 			st.Status = StepNotRun
@@ -262,8 +263,11 @@ func (r *Runner) finish(res *Result, st Step, req Request) {
 	st.Mode = req.Rules.Mode
 	res.Steps = append(res.Steps, st)
 	if st.Status != StepNotRun && r.Record != nil {
-		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table,
-			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo, "data": st.Data})
+		detail := map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo}
+		if st.Data != nil {
+			detail["data"] = st.Data
+		}
+		r.Record(fmt.Sprintf("dr %s: %s", req.Rules.Mode, st.Name), req.Target.Table, detail)
 	}
 	if r.OnStep != nil {
 		r.OnStep(st)
@@ -371,8 +375,8 @@ func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 		stepDef{
 			name: "drain",
 			plan: plan.Detail,
+			data: plan,
 			run: func(ctx context.Context, st *Step) error {
-				st.Data = d.plan
 				if req.Rules.Resume {
 					st.Status, st.Detail = StepSkipped, fmt.Sprintf("the pointer already names %s: the run that flipped it had drained %s", to, from)
 					return nil

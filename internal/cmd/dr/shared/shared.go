@@ -263,7 +263,6 @@ func StreamSteps(f *factory.Factory, r *failover.Runner) {
 			bar = ios.StartProgress("drain (seconds after the fence)", int64(total/time.Second))
 		}
 		bar.Set(int64(waited / time.Second))
-		bar.Status("flip in %s", (total - waited).Round(time.Second))
 		if waited >= total {
 			bar.Done()
 			bar = nil
