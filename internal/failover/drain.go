@@ -93,6 +93,7 @@ const (
 	DrainNoData      = "no-datapoints"   // a source answers but published no latency: the cap
 	DrainUnhealthy   = "unhealthy"       // a source or its metric does not answer: Unhealthy
 	DrainNothing     = "nothing-to-wait" // nothing replicates into the target
+	DrainMRSC        = "mrsc"            // multi-Region strong consistency: RPO 0, no drain
 	DrainOverride    = "override"        // --drain, not shorter than the computed drain
 	DrainOverridden  = "override-forced" // --drain shorter than computed, with --force and --reason
 	DrainNotComputed = "not-computed"
@@ -155,6 +156,8 @@ func PlanDrain(s State, r Rules) (DrainPlan, Check) {
 		p.Sources = append(p.Sources, src)
 	}
 	switch {
+	case s.MRSC():
+		p.Rule, p.Computed = DrainMRSC, 0
 	case counted == 0:
 		p.Rule, p.Computed = DrainNothing, 0
 	case unhealthy:
@@ -201,6 +204,8 @@ func (p DrainPlan) explain() string {
 	switch p.Basis {
 	case DrainNothing:
 		rule = "nothing replicates into the target: no drain"
+	case DrainMRSC:
+		rule = "multi-Region strong consistency (MRSC): every write that succeeded is in every replica (RPO 0): no drain"
 	case DrainUnhealthy:
 		rule = fmt.Sprintf("unhealthy-region rule: a source's latency cannot be read, so the drain is --drain-unhealthy %s (AWS: a larger multiple when the old region is unhealthy); writes it took and did not replicate arrive when it recovers (last writer wins)", p.Unhealthy)
 	case DrainNoData:

@@ -3,6 +3,8 @@ package failover
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +90,44 @@ type RegionState struct {
 	Pointer      string    `json:"pointer,omitempty"`
 	PointerError string    `json:"pointer_error,omitempty"`
 	Latency      []Latency `json:"replication_latency,omitempty"`
+	// Consistency is the table's MultiRegionConsistency as DescribeTable
+	// says it: STRONG (MRSC), EVENTUAL (MREC) or "" (not given: MREC).
+	Consistency string `json:"multi_region_consistency,omitempty"`
+	// Witnesses are the witness regions of an MRSC table, with their status.
+	Witnesses map[string]string `json:"witnesses,omitempty"`
+}
+
+// MRSC reports whether any region that answers describes the table as a
+// multi-Region strong consistency global table.
+func (s State) MRSC() bool {
+	for _, rs := range s.Regions {
+		if rs.Consistency == string(types.MultiRegionConsistencyStrong) {
+			return true
+		}
+	}
+	return false
+}
+
+// MRSCNote says what a failover means for an MRSC table; "" for any other.
+func (s State) MRSCNote() string {
+	if !s.MRSC() {
+		return ""
+	}
+	witnesses := map[string]string{}
+	for _, rs := range s.Regions {
+		for w, st := range rs.Witnesses {
+			witnesses[w] = st
+		}
+	}
+	var ws []string
+	for _, w := range slices.Sorted(maps.Keys(witnesses)) {
+		ws = append(ws, w+" ("+witnesses[w]+")")
+	}
+	witness := "no witness (three replicas)"
+	if len(ws) > 0 {
+		witness = "witness " + strings.Join(ws, ", ")
+	}
+	return fmt.Sprintf("MULTI-REGION STRONG CONSISTENCY (MRSC), %s: RPO 0, every write that succeeded is in every replica; a failover needs no drain and loses nothing: the application moves its traffic to a replica that answers, which takes writes as long as a majority of the regions (witness included) answers", witness)
 }
 
 // State is the table seen from every region.
@@ -266,6 +306,13 @@ func readTable(rs *RegionState, t *types.TableDescription) {
 		} else {
 			rs.RangeKey = &ka
 		}
+	}
+	rs.Consistency = string(t.MultiRegionConsistency)
+	for _, w := range t.GlobalTableWitnesses {
+		if rs.Witnesses == nil {
+			rs.Witnesses = map[string]string{}
+		}
+		rs.Witnesses[aws.ToString(w.RegionName)] = string(w.WitnessStatus)
 	}
 	if len(t.Replicas) > 0 {
 		rs.Replicas = map[string]string{}
