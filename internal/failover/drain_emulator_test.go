@@ -305,3 +305,46 @@ func TestKilledDuringTheDrainThenRerun(t *testing.T) {
 	assert.Equal(t, away, d.p.Pointer(t, home))
 	assert.Empty(t, failover.Inspect(ctx, d.link.clients, d.p.Target, 15*time.Minute, d.clock.Now()).HalfDone())
 }
+
+// TestDRAndMigrateFencesOnOneTable_DDB_DR_01: on the emulator, a table
+// fenced by a migrate cutover (FenceTable) and by a dr failover: the dr
+// failback removes only dr's statements (migrate's stays, read back), and
+// what migrate rollback runs (UnfenceTable) removes only migrate's.
+func TestDRAndMigrateFencesOnOneTable_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := newPair(t, false)
+	db := p.Clients(home).DynamoDB
+	dt, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.Table})
+	require.NoError(t, err)
+	arn := aws.ToString(dt.Table.TableArn)
+	_, err = failover.FenceTable(ctx, db, arn, "")
+	require.NoError(t, err)
+	policy := func() string {
+		doc, _, err := failover.ResourcePolicy(ctx, db, arn)
+		require.NoError(t, err)
+		return doc
+	}
+	require.True(t, failover.HasOwnFence(policy(), failover.OwnerMigrate))
+
+	r := p.runner(new([]string))
+	_, err = r.Run(ctx, p.request(failover.Failover, "", away, true))
+	require.NoError(t, err)
+	require.True(t, failover.HasOwnFence(policy(), failover.OwnerDR))
+	require.True(t, failover.HasOwnFence(policy(), failover.OwnerMigrate), "dr's fence did not replace migrate's")
+
+	res, err := r.Run(ctx, p.request(failover.Failback, away, home, true))
+	require.NoError(t, err, "%+v", res.Steps)
+	assert.False(t, failover.HasOwnFence(policy(), failover.OwnerDR), "the failback removed dr's fence")
+	assert.True(t, failover.HasOwnFence(policy(), failover.OwnerMigrate), "and left migrate's")
+	for _, st := range res.Steps {
+		if st.Name == "unfence-target" {
+			assert.Contains(t, st.Detail, "still fenced by statement "+failover.MigrateFenceSid)
+		}
+	}
+
+	had, err := failover.UnfenceTable(ctx, db, arn)
+	require.NoError(t, err)
+	assert.True(t, had)
+	assert.False(t, failover.HasFence(policy()), "migrate rollback removed its own; nothing is left")
+}
