@@ -1,6 +1,6 @@
 # DR for prod (DDB-DR-01): the global tables (replica_regions in
 # envs/tables.yaml) get the active-region pointer in both regions and the
-# failover role; the others get backups copied to the secondary region.
+# failover role; every table (and replica) is backed up, copied to the other region.
 provider "aws" {
   alias  = "secondary"
   region = var.secondary_region
@@ -23,7 +23,8 @@ module "dr" {
   }
 
   backup = {
-    enabled = length(module.stack.regional_table_names) > 0
-    tables  = module.stack.regional_table_names
+    enabled       = length(module.stack.regional_table_names) + length(module.stack.global_table_names) > 0
+    tables        = module.stack.regional_table_names
+    global_tables = module.stack.global_table_names
   }
 }

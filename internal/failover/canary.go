@@ -21,7 +21,8 @@ const CanaryPrefix = "dynops-dr-canary#"
 type canary struct {
 	hashKey string
 	key     map[string]types.AttributeValue
-	nonce   string
+	keyID   string // the key's part after CanaryPrefix
+	nonce   string // this run's value, in the item
 }
 
 // newCanary builds the canary item's key for a table with the given key
@@ -30,7 +31,7 @@ func newCanary(hash KeyAttr, rng *KeyAttr, runID string) (canary, error) {
 	if hash.Type != "S" {
 		return canary{}, fmt.Errorf("the canary needs a string partition key; %s is of type %q", hash.Name, hash.Type)
 	}
-	c := canary{hashKey: hash.Name, nonce: runID, key: map[string]types.AttributeValue{
+	c := canary{hashKey: hash.Name, keyID: runID, nonce: runID, key: map[string]types.AttributeValue{
 		hash.Name: &types.AttributeValueMemberS{Value: CanaryPrefix + runID},
 	}}
 	if rng != nil {
@@ -48,11 +49,31 @@ func newCanary(hash KeyAttr, rng *KeyAttr, runID string) (canary, error) {
 	return c, nil
 }
 
-func (c canary) describe() string { return c.hashKey + "=" + CanaryPrefix + c.nonce }
+func (c canary) describe() string { return c.hashKey + "=" + CanaryPrefix + c.keyID }
 
 // write puts the canary (a new item only, DDB-API-01) with a TTL of an hour,
 // so that a canary a failed run leaves behind expires.
 func (c canary) write(ctx context.Context, db DynamoDB, table string, now time.Time) error {
+	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                &table,
+		Item:                     c.item(now),
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": c.hashKey},
+	})
+	return c.wrote(ctx, db, table, err)
+}
+
+// put writes the canary over any item of its key (the drain canary, whose
+// key is the same for every run: one a killed run left is replaced).
+func (c canary) put(ctx context.Context, db DynamoDB, table string, now time.Time) error {
+	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: c.item(now)})
+	if err != nil {
+		return fmt.Errorf("writing the canary item: %w", err)
+	}
+	return nil
+}
+
+func (c canary) item(now time.Time) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
 		"dynops_canary": &types.AttributeValueMemberS{Value: c.nonce},
 		"written_at":    &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
@@ -61,12 +82,10 @@ func (c canary) write(ctx context.Context, db DynamoDB, table string, now time.T
 	for k, v := range c.key {
 		item[k] = v
 	}
-	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                &table,
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
-		ExpressionAttributeNames: map[string]string{"#pk": c.hashKey},
-	})
+	return item
+}
+
+func (c canary) wrote(ctx context.Context, db DynamoDB, table string, err error) error {
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		// The SDK retries a put whose answer was lost; when the first attempt
@@ -103,4 +122,21 @@ func (c canary) delete(ctx context.Context, db DynamoDB, table string) error {
 		return fmt.Errorf("deleting the canary item: %w", err)
 	}
 	return nil
+}
+
+// found reads the item at the canary's key (strongly consistent) and
+// returns its nonce and when it was written; ok is false when there is none.
+func (c canary) found(ctx context.Context, db DynamoDB, table string) (nonce string, at time.Time, ok bool, err error) {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: c.key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", time.Time{}, false, fmt.Errorf("reading the canary item: %w", err)
+	}
+	n, ok := out.Item["dynops_canary"].(*types.AttributeValueMemberS)
+	if !ok {
+		return "", time.Time{}, false, nil
+	}
+	if w, isS := out.Item["written_at"].(*types.AttributeValueMemberS); isS {
+		at, _ = time.Parse(time.RFC3339Nano, w.Value)
+	}
+	return n.Value, at, true, nil
 }

@@ -101,7 +101,7 @@ func TestCanaryStepWritesAndReadsBack_DDB_DR_01(t *testing.T) {
 			var regions []string
 			r := &Runner{Now: time.Now, Clients: func(region string) Clients { regions = append(regions, region); return Clients{DynamoDB: c.db} }}
 			var step *stepDef
-			for _, d := range r.steps(req, s) {
+			for _, d := range r.steps(req, s, nil) {
 				if d.name == "canary" {
 					step = &d
 				}

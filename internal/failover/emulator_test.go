@@ -151,7 +151,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		assert.Equal(t, failover.StepPlanned, s.Status, s.Name)
 		assert.NotEmpty(t, s.Plan, s.Name)
 	}
-	assert.Equal(t, []string{"dr failover: preflight", "dr failover: fence-old", "dr failover: flip-pointer",
+	assert.Equal(t, []string{"dr failover: preflight", "dr failover: drain-canary", "dr failover: fence-old", "dr failover: drain", "dr failover: drain-check", "dr failover: flip-pointer",
 		"dr failover: route53", "dr failover: canary", "dr failover: replication-check"}, rec, "every planned step is audited")
 	p.AssertUnchanged(t)
 }
@@ -341,8 +341,8 @@ func TestInjectedFailureStopsAndPrintsRollback(t *testing.T) {
 
 	t.Run("the state is reported as it is", func(t *testing.T) {
 		assert.Equal(t, map[string]failover.StepStatus{
-			"preflight": failover.StepDone, "fence-old": failover.StepDone, "flip-pointer": failover.StepDone,
-			"route53": failover.StepSkipped, "canary": failover.StepFailed, "replication-check": failover.StepNotRun,
+			"preflight": failover.StepDone, "drain-canary": failover.StepDone, "fence-old": failover.StepDone, "drain": failover.StepDone,
+			"drain-check": failover.StepSkipped, "flip-pointer": failover.StepDone, "route53": failover.StepSkipped, "canary": failover.StepFailed, "replication-check": failover.StepNotRun,
 		}, statuses(res))
 		assert.True(t, p.Fenced(t, home), "the fence stays: the run stopped, it did not undo")
 		assert.Equal(t, away, p.Pointer(t, home))

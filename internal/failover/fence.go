@@ -29,22 +29,73 @@ const FenceSid = "DynopsDRFenceWrites"
 // fence (FenceSid), which stays by design.
 const FailbackFenceSid = "DynopsDRFenceWritesFailback"
 
-// isFenceSid reports whether sid is one of dynops's fence statements.
-func isFenceSid(sid string) bool { return sid == FenceSid || sid == FailbackFenceSid }
+// MigrateFenceSid is the Sid of the fence `dynops migrate cutover` puts on
+// the source table; `dynops migrate rollback` removes it, and only it.
+const MigrateFenceSid = "DynopsMigrateFenceWrites"
 
-// FenceSidOf returns the Sid of the dynops fence statement in doc (FenceSid
-// or FailbackFenceSid), "" when there is none.
+// Owner is the command family that writes a fence and may remove it: each
+// removes only its own statements, so that a table fenced by both (a
+// migration's source in a region a failover left) keeps the other's.
+type Owner string
+
+// Fence owners.
+const (
+	OwnerDR      Owner = "dr"      // FenceSid, FailbackFenceSid
+	OwnerMigrate Owner = "migrate" // MigrateFenceSid
+)
+
+// sids are the fence statements of the owner.
+func (o Owner) sids() []string {
+	if o == OwnerMigrate {
+		return []string{MigrateFenceSid}
+	}
+	return []string{FenceSid, FailbackFenceSid}
+}
+
+// ownerOf returns the owner of a fence Sid ("" when it is none of dynops's).
+func ownerOf(sid string) Owner {
+	for _, o := range []Owner{OwnerDR, OwnerMigrate} {
+		if slices.Contains(o.sids(), sid) {
+			return o
+		}
+	}
+	return ""
+}
+
+// isFenceSid reports whether sid is one of dynops's fence statements.
+func isFenceSid(sid string) bool { return ownerOf(sid) != "" }
+
+// FenceSidOf returns the Sid of dynops dr's fence statement in doc
+// (FenceSid or FailbackFenceSid), else migrate's, "" when there is none.
 func FenceSidOf(doc string) string {
 	p, err := parsePolicy(doc)
 	if err != nil {
 		return ""
 	}
+	var other string
 	for _, s := range p.Statement {
-		if sid := statementSid(s); isFenceSid(sid) {
+		switch sid := statementSid(s); ownerOf(sid) {
+		case OwnerDR:
 			return sid
+		case OwnerMigrate:
+			other = sid
 		}
 	}
-	return ""
+	return other
+}
+
+// HasOwnFence reports whether doc carries a fence statement of owner.
+func HasOwnFence(doc string, owner Owner) bool {
+	p, err := parsePolicy(doc)
+	if err != nil {
+		return false
+	}
+	for _, s := range p.Statement {
+		if ownerOf(statementSid(s)) == owner {
+			return true
+		}
+	}
+	return false
 }
 
 // writeActions are the item writes a fence must deny. TransactWriteItems is
@@ -55,8 +106,14 @@ var writeActions = []string{
 }
 
 // tableActions are the table changes the fence denies too: a fenced table
-// must not be changed, dropped or have its items expire differently.
-var tableActions = []string{"dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTimeToLive"}
+// must not be changed, dropped, have its items expire differently, lose its
+// point-in-time recovery, have the tags protection reads changed, or stream
+// its changes somewhere else.
+var tableActions = []string{
+	"dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTimeToLive",
+	"dynamodb:UpdateContinuousBackups", "dynamodb:TagResource", "dynamodb:UntagResource",
+	"dynamodb:EnableKinesisStreamingDestination", "dynamodb:DisableKinesisStreamingDestination", "dynamodb:UpdateKinesisStreamingDestination",
+}
 
 // policyActions are the policy changes the fence denies when a break-glass
 // role is exempt (it lifts the fence). Without one nobody could lift it, so
@@ -89,7 +146,24 @@ func ValidateBreakGlassARN(arn, tableARN string) error {
 	if p := partitionOf(tableARN); p != "" && partitionOf(arn) != p {
 		return fmt.Errorf("break-glass role %q is in partition %s, the table %s in %s", arn, partitionOf(arn), tableARN, p)
 	}
+	if a := accountOf(tableARN); a != "" && accountOf(arn) != a {
+		return fmt.Errorf("break-glass role %q is in account %s, the table %s in %s: the fence exempts only a role of the table's own account", arn, accountOf(arn), tableARN, a)
+	}
 	return nil
+}
+
+// accountOf returns the account of an ARN ("" when it is not one).
+func accountOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 || parts[0] != "arn" {
+		return ""
+	}
+	return parts[4]
+}
+
+// replicationRoleARN is the replication service-linked role of the table's account.
+func replicationRoleARN(tableARN string) string {
+	return "arn:" + partitionOf(tableARN) + ":iam::" + accountOf(tableARN) + ":" + replicationRole
 }
 
 // partitionOf returns the partition of an ARN ("" when it is not one).
@@ -143,7 +217,7 @@ func statementSid(s json.RawMessage) string {
 }
 
 // HasFence reports whether a resource policy document carries a statement
-// with the fence's Sid (what dynops wrote and may remove). Whether the policy
+// with one of dynops's fence Sids (dr's or migrate's). Whether the policy
 // fences the table is FenceHolds: a statement's Sid proves nothing.
 func HasFence(doc string) bool {
 	p, err := parsePolicy(doc)
@@ -179,7 +253,7 @@ func fenceStatement(tableARN, breakGlassRoleARN, sid string) (json.RawMessage, e
 	if err := ValidateBreakGlassARN(breakGlassRoleARN, tableARN); err != nil {
 		return nil, err
 	}
-	exempt := []string{"arn:" + parts[1] + ":iam::" + parts[4] + ":" + replicationRole}
+	exempt := []string{replicationRoleARN(tableARN)}
 	if breakGlassRoleARN != "" {
 		exempt = append([]string{breakGlassRoleARN}, exempt...)
 	}
@@ -194,10 +268,14 @@ func fenceStatement(tableARN, breakGlassRoleARN, sid string) (json.RawMessage, e
 }
 
 // FenceHolds reads a resource policy by its content: it fences tableARN when
-// one Deny statement, to every principal, covers every item write on the
-// table, with no exemption but named IAM roles (no wildcard, no user, no
-// account). It returns the holding statement's Sid, or why none holds.
-func FenceHolds(doc, tableARN string) (bool, string) {
+// one Deny statement, to every principal, covers every action the fence
+// denies (item writes and table changes; policy changes too when it exempts
+// a role that could lift it) on the table, exempting no one but the
+// replication role of the table's account and breakGlass (a role of that
+// account; "" : none). Any other exemption is a principal that can still
+// write, so the table is not fenced. It returns the holding statement's
+// Sid, or why none holds.
+func FenceHolds(doc, tableARN, breakGlass string) (bool, string) {
 	p, err := parsePolicy(doc)
 	if err != nil {
 		return false, err.Error()
@@ -233,10 +311,19 @@ func FenceHolds(doc, tableARN string) (bool, string) {
 			why = append(why, name+": NotAction")
 		case !coversAll(strs(st.Action), writeActions):
 			why = append(why, name+": does not deny every item write")
+		case !coversAll(strs(st.Action), tableActions):
+			why = append(why, name+": does not deny "+strings.Join(missing(strs(st.Action), tableActions), ", "))
 		case !slices.Contains(strs(st.Resource), tableARN) && !slices.Contains(strs(st.Resource), "*"):
 			why = append(why, name+": not on "+tableARN)
 		default:
-			if ok, reason := onlyNamedRoles(st.Condition); !ok {
+			ok, reason := onlyNamedRoles(st.Condition)
+			if ok {
+				ok, reason = onlyAllowedExemptions(st.Condition, tableARN, breakGlass)
+			}
+			if ok && exemptsBreakGlass(st.Condition, breakGlass) && !coversAll(strs(st.Action), policyActions) {
+				ok, reason = false, "exempts a role but does not deny "+strings.Join(missing(strs(st.Action), policyActions), ", ")+" to the others: anyone with those rights lifts it"
+			}
+			if !ok {
 				why = append(why, name+": "+reason)
 				continue
 			}
@@ -287,6 +374,50 @@ func coversAll(actions, want []string) bool {
 	return true
 }
 
+// missing returns the entries of want that actions do not name.
+func missing(actions, want []string) []string {
+	var out []string
+	for _, w := range want {
+		if !coversAll(actions, []string{w}) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// exemptions lists the principal ARNs the condition exempts.
+func exemptions(cond map[string]map[string]any) []string {
+	var out []string
+	for _, keys := range cond {
+		out = append(out, strs(keys["aws:PrincipalArn"])...)
+	}
+	return out
+}
+
+// onlyAllowedExemptions accepts exemptions of the replication role of the
+// table's account and of breakGlass (in that account) only.
+func onlyAllowedExemptions(cond map[string]map[string]any, tableARN, breakGlass string) (bool, string) {
+	for _, a := range exemptions(cond) {
+		switch {
+		case a == replicationRoleARN(tableARN):
+		case breakGlass != "" && a == breakGlass && accountOf(a) == accountOf(tableARN):
+		case accountOf(a) != accountOf(tableARN):
+			return false, fmt.Sprintf("exempts %q, a role of account %s, not the table's (%s): it can still write", a, accountOf(a), accountOf(tableARN))
+		case breakGlass == "":
+			return false, fmt.Sprintf("exempts %q, which can still write: no break-glass role was named (pass --break-glass-role-arn %s if it is the break-glass role)", a, a)
+		default:
+			return false, fmt.Sprintf("exempts %q, which is not the break-glass role %s nor the replication role: it can still write", a, breakGlass)
+		}
+	}
+	return true, ""
+}
+
+// exemptsBreakGlass reports whether the condition exempts a role other
+// than the replication role.
+func exemptsBreakGlass(cond map[string]map[string]any, breakGlass string) bool {
+	return breakGlass != "" && slices.Contains(exemptions(cond), breakGlass)
+}
+
 // onlyNamedRoles accepts no condition, or ArnNotLike/ArnNotEquals on
 // aws:PrincipalArn listing IAM role ARNs without wildcards.
 func onlyNamedRoles(cond map[string]map[string]any) (bool, string) {
@@ -323,19 +454,23 @@ func withFence(doc, tableARN, breakGlassRoleARN, sid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	kept := withoutFence(p.Statement)
+	kept := withoutFence(p.Statement, ownerOf(sid))
 	p.Statement = append(kept, st)
 	out, err := json.Marshal(p)
 	return string(out), err
 }
 
-// WithoutFence returns doc without the fence statement; "" when nothing is left.
-func WithoutFence(doc string) (string, error) {
+// WithoutFence returns doc without dr's fence statements; "" when nothing is left.
+func WithoutFence(doc string) (string, error) { return withoutOwnFence(doc, OwnerDR) }
+
+// withoutOwnFence returns doc without owner's fence statements (another
+// owner's stay); "" when nothing is left.
+func withoutOwnFence(doc string, owner Owner) (string, error) {
 	p, err := parsePolicy(doc)
 	if err != nil {
 		return "", err
 	}
-	p.Statement = withoutFence(p.Statement)
+	p.Statement = withoutFence(p.Statement, owner)
 	if len(p.Statement) == 0 {
 		return "", nil
 	}
@@ -343,10 +478,10 @@ func WithoutFence(doc string) (string, error) {
 	return string(out), err
 }
 
-func withoutFence(sts []json.RawMessage) []json.RawMessage {
+func withoutFence(sts []json.RawMessage, owner Owner) []json.RawMessage {
 	var kept []json.RawMessage
 	for _, s := range sts {
-		if !isFenceSid(statementSid(s)) {
+		if ownerOf(statementSid(s)) != owner {
 			kept = append(kept, s)
 		}
 	}

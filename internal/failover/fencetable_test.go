@@ -47,7 +47,7 @@ func TestUnfenceReadsBack_DDB_DR_01(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := &policyDB{doc: c.doc(t), rev: "rev-1", land: true}
-			had, before, detail, err := unfenceTable(testctx.Bounded(t), db, arn, time.Millisecond)
+			had, before, detail, err := unfenceTable(testctx.Bounded(t), db, arn, OwnerDR, "", time.Millisecond)
 			assert.Equal(t, c.had, had, "had a fence")
 			assert.Equal(t, c.doc(t), before, "the policy before, for the undo command")
 			assert.Equal(t, c.writes, len(db.expected)+db.deletes, "policy writes (put or delete)")
@@ -93,7 +93,7 @@ func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
 		require.NoError(t, err)
 		db := &policyDB{doc: fencedDoc, rev: "rev-1", land: true}
 		var st Step
-		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn))
+		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn, ""))
 		assert.False(t, HasFence(db.doc))
 		assert.Contains(t, st.Detail, fmt.Sprintf("fence removed from %s, read back %d times", arn, readBacks))
 		assert.Equal(t, []string{restorePolicyCmd(region, arn, fencedDoc)}, st.Undo)
@@ -101,7 +101,7 @@ func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
 	t.Run("unfence without a fence: skipped", func(t *testing.T) {
 		db := &policyDB{doc: own, rev: "rev-1", land: true}
 		var st Step
-		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn))
+		require.NoError(t, runner(db).unfence(testctx.Bounded(t), &st, region, arn, ""))
 		assert.Equal(t, StepSkipped, st.Status)
 		assert.Contains(t, st.Detail, "carries no fence")
 		assert.Empty(t, st.Undo)
@@ -109,7 +109,7 @@ func TestFenceStepsSayWhatWasReadBack(t *testing.T) {
 	t.Run("unfence of a fence dynops did not write: the step fails", func(t *testing.T) {
 		db := &policyDB{doc: foreign, rev: "rev-1", land: true}
 		var st Step
-		err := runner(db).unfence(testctx.Bounded(t), &st, region, arn)
+		err := runner(db).unfence(testctx.Bounded(t), &st, region, arn, "")
 		require.ErrorContains(t, err, "which dynops did not write")
 		assert.Empty(t, st.Detail)
 		assert.Empty(t, st.Undo)
@@ -136,4 +136,66 @@ func TestFenceConfirmsSelfLockoutOnlyWithBreakGlass_DDB_DR_01(t *testing.T) {
 		assert.True(t, changed)
 		assert.Equal(t, []bool{c.confirm}, db.confirm, "break glass %q", c.breakGlass)
 	}
+}
+
+// TestEachOwnerRemovesOnlyItsOwnFence_DDB_DR_01: a table fenced by both dr
+// (a failover's or a failback's statement) and migrate (a cutover's): what
+// `dynops dr failback` runs removes dr's statements only and says the table
+// is still fenced by migrate's; what `dynops migrate rollback` runs
+// (UnfenceTable) removes migrate's only; a table's own statement stays
+// throughout; and neither removes a fence when only the other's is there.
+func TestEachOwnerRemovesOnlyItsOwnFence_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	own := `{"Sid":"TableOwn","Effect":"Allow","Principal":{"AWS":"arn:aws:iam::111122223333:role/app"},"Action":"dynamodb:GetItem","Resource":"` + arn + `"}`
+	for _, drSid := range []string{FenceSid, FailbackFenceSid} {
+		for _, first := range []Owner{OwnerDR, OwnerMigrate} {
+			t.Run(drSid+" "+string(first)+" first", func(t *testing.T) {
+				doc, err := withFence(`{"Version":"2012-10-17","Statement":[`+own+`]}`, arn, "", drSid)
+				require.NoError(t, err)
+				doc, err = withFence(doc, arn, "", MigrateFenceSid)
+				require.NoError(t, err)
+				require.True(t, HasOwnFence(doc, OwnerDR))
+				require.True(t, HasOwnFence(doc, OwnerMigrate))
+				db := &policyDB{land: true, doc: doc, rev: "rev-1"}
+				second := map[Owner]Owner{OwnerDR: OwnerMigrate, OwnerMigrate: OwnerDR}[first]
+
+				had, _, detail, err := unfenceTable(testctx.Bounded(t), db, arn, first, "", time.Millisecond)
+				require.NoError(t, err)
+				assert.True(t, had)
+				assert.False(t, HasOwnFence(db.doc, first), "its own fence is gone")
+				assert.True(t, HasOwnFence(db.doc, second), "the other owner's fence stays")
+				assert.Contains(t, db.doc, `"TableOwn"`)
+				held, _ := FenceHolds(db.doc, arn, "")
+				assert.True(t, held, "still fenced, by the other owner")
+				assert.Contains(t, detail, "still fenced by statement")
+				assert.Contains(t, detail, "dynops "+string(second)+"'s")
+
+				// Again: nothing of its own left, the other's stays.
+				had, _, detail, err = unfenceTable(testctx.Bounded(t), db, arn, first, "", time.Millisecond)
+				require.NoError(t, err)
+				assert.False(t, had)
+				assert.Contains(t, detail, "the fence of dynops "+string(second))
+				assert.True(t, HasOwnFence(db.doc, second))
+
+				had, _, _, err = unfenceTable(testctx.Bounded(t), db, arn, second, "", time.Millisecond)
+				require.NoError(t, err)
+				assert.True(t, had)
+				assert.False(t, HasFence(db.doc))
+				assert.Contains(t, db.doc, `"TableOwn"`)
+			})
+		}
+	}
+	t.Run("a fence of dr replaces dr's, not migrate's", func(t *testing.T) {
+		doc, err := withFence("", arn, "", MigrateFenceSid)
+		require.NoError(t, err)
+		doc, err = withFence(doc, arn, "", FailbackFenceSid)
+		require.NoError(t, err)
+		doc, err = WithFence(doc, arn, "")
+		require.NoError(t, err)
+		sids := []string{}
+		for _, st := range mustParse(t, doc).Statement {
+			sids = append(sids, statementSid(st))
+		}
+		assert.ElementsMatch(t, []string{MigrateFenceSid, FenceSid}, sids)
+	})
 }

@@ -64,7 +64,7 @@ func TestFailbackFenceIsAFence(t *testing.T) {
 	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
 	doc, err := withFence("", arn, "", FailbackFenceSid)
 	assert.NoError(t, err)
-	holds, by := FenceHolds(doc, arn)
+	holds, by := FenceHolds(doc, arn, "")
 	assert.True(t, holds)
 	assert.Equal(t, FailbackFenceSid, by)
 	assert.True(t, HasFence(doc))

@@ -3,6 +3,8 @@ package failover
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,9 @@ type Target struct {
 	// HealthChecks are Route 53 health checks by region (optional): the
 	// failover records of modules/dr.
 	HealthChecks map[string]string `json:"health_checks,omitempty"`
+	// BreakGlassRoleARN is the one role a fence may exempt besides
+	// replication ("" : none); a fence exempting any other is no fence.
+	BreakGlassRoleARN string `json:"break_glass_role_arn,omitempty"`
 }
 
 // DefaultPointer is the pointer parameter modules/dr creates for table.
@@ -85,6 +90,44 @@ type RegionState struct {
 	Pointer      string    `json:"pointer,omitempty"`
 	PointerError string    `json:"pointer_error,omitempty"`
 	Latency      []Latency `json:"replication_latency,omitempty"`
+	// Consistency is the table's MultiRegionConsistency as DescribeTable
+	// says it: STRONG (MRSC), EVENTUAL (MREC) or "" (not given: MREC).
+	Consistency string `json:"multi_region_consistency,omitempty"`
+	// Witnesses are the witness regions of an MRSC table, with their status.
+	Witnesses map[string]string `json:"witnesses,omitempty"`
+}
+
+// MRSC reports whether any region that answers describes the table as a
+// multi-Region strong consistency global table.
+func (s State) MRSC() bool {
+	for _, rs := range s.Regions {
+		if rs.Consistency == string(types.MultiRegionConsistencyStrong) {
+			return true
+		}
+	}
+	return false
+}
+
+// MRSCNote says what a failover means for an MRSC table; "" for any other.
+func (s State) MRSCNote() string {
+	if !s.MRSC() {
+		return ""
+	}
+	witnesses := map[string]string{}
+	for _, rs := range s.Regions {
+		for w, st := range rs.Witnesses {
+			witnesses[w] = st
+		}
+	}
+	var ws []string
+	for _, w := range slices.Sorted(maps.Keys(witnesses)) {
+		ws = append(ws, w+" ("+witnesses[w]+")")
+	}
+	witness := "no witness (three replicas)"
+	if len(ws) > 0 {
+		witness = "witness " + strings.Join(ws, ", ")
+	}
+	return fmt.Sprintf("MULTI-REGION STRONG CONSISTENCY (MRSC), %s: RPO 0, every write that succeeded is in every replica; a failover needs no drain and loses nothing: the application moves its traffic to a replica that answers, which takes writes as long as a majority of the regions (witness included) answers", witness)
 }
 
 // State is the table seen from every region.
@@ -149,7 +192,7 @@ func (s State) HalfDone() string {
 			return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failback stopped between its fence, statement %s, and the pointer flip): writes go nowhere; finish it with `dynops dr failback --table %s --to %s --yes`",
 				s.Active, FailbackFenceSid, s.Target.Table, strings.Join(others, ","))
 		}
-		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
+		return fmt.Sprintf("HALF-DONE: the active region %s is fenced but the pointer still names it (a failover stopped between the fence and the pointer flip, e.g. during its drain): writes go nowhere; finish it with `dynops dr failover --table %s --to %s --yes`, or undo it with `dynops dr failback --table %s --to %s --yes`",
 			s.Active, s.Target.Table, strings.Join(others, ","), s.Target.Table, s.Active)
 	}
 	// A failback's fence outlives the failback only when it stopped after
@@ -223,7 +266,7 @@ func inspectRegion(ctx context.Context, c Clients, t Target, region string, wind
 		if err != nil {
 			rs.PolicyError = err.Error()
 		}
-		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN)
+		rs.Fenced, rs.FenceDetail = FenceHolds(rs.Policy, rs.TableARN, t.BreakGlassRoleARN)
 		rs.FenceSid = FenceSidOf(rs.Policy)
 		if !rs.Fenced && HasFence(rs.Policy) {
 			// dynops' statement is there but does not fence: say so (e.g. a wildcard exemption).
@@ -263,6 +306,13 @@ func readTable(rs *RegionState, t *types.TableDescription) {
 		} else {
 			rs.RangeKey = &ka
 		}
+	}
+	rs.Consistency = string(t.MultiRegionConsistency)
+	for _, w := range t.GlobalTableWitnesses {
+		if rs.Witnesses == nil {
+			rs.Witnesses = map[string]string{}
+		}
+		rs.Witnesses[aws.ToString(w.RegionName)] = string(w.WitnessStatus)
 	}
 	if len(t.Replicas) > 0 {
 		rs.Replicas = map[string]string{}

@@ -109,3 +109,50 @@ func TestInspectRegionReadsWhatTheRegionLists_DDB_DR_01(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectRecognisesMRSC_DDB_DR_01: DescribeTable's
+// MultiRegionConsistency STRONG and GlobalTableWitnesses (the SDK's shape,
+// read through a fake at the SDK interface: the emulator has no global
+// tables) make the state MRSC, with the witness; status says a failover
+// needs no drain (RPO 0) and the drain is none. EVENTUAL and an absent
+// value are MREC.
+func TestInspectRecognisesMRSC_DDB_DR_01(t *testing.T) {
+	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-user"
+	target := Target{Table: "prod-hoge-user", Regions: []string{"eu-west-1", "eu-central-1"}, Pointer: DefaultPointer("prod-hoge-user")}
+	for _, c := range []struct {
+		name        string
+		consistency types.MultiRegionConsistency
+		witnesses   []types.GlobalTableWitnessDescription
+		mrsc        bool
+		note        string
+	}{
+		{"MRSC with a witness", types.MultiRegionConsistencyStrong, []types.GlobalTableWitnessDescription{{RegionName: aws.String("eu-north-1"), WitnessStatus: types.WitnessStatusActive}}, true, "witness eu-north-1 (ACTIVE): RPO 0"},
+		{"MRSC of three replicas", types.MultiRegionConsistencyStrong, nil, true, "no witness (three replicas): RPO 0"},
+		{"MREC", types.MultiRegionConsistencyEventual, nil, false, ""},
+		{"not given", "", nil, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := describedDB{policyDB: &policyDB{}, table: &types.TableDescription{TableName: aws.String(target.Table), TableArn: aws.String(arn),
+				TableStatus: types.TableStatusActive, MultiRegionConsistency: c.consistency, GlobalTableWitnesses: c.witnesses,
+				Replicas:             []types.ReplicaDescription{{RegionName: aws.String("eu-central-1"), ReplicaStatus: types.ReplicaStatusActive}},
+				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
+				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}}}}
+			rs := inspectRegion(testctx.Bounded(t), Clients{DynamoDB: db, SSM: &pointerSSM{value: "eu-west-1"}, CloudWatch: &fakeMetrics{err: errors.New("ThrottlingException")}},
+				target, "eu-west-1", 15*time.Minute, time.Now())
+			s := State{Target: target, Regions: []RegionState{rs, {Region: "eu-central-1", Answers: true, TableExists: true}}, Active: "eu-west-1"}
+			assert.Equal(t, c.mrsc, s.MRSC())
+			if c.note == "" {
+				assert.Empty(t, s.MRSCNote())
+				return
+			}
+			assert.Contains(t, s.MRSCNote(), c.note)
+			assert.Contains(t, s.MRSCNote(), "needs no drain")
+			r := rules()
+			r.Drain = DefaultDrainRules()
+			p, check := PlanDrain(s, r)
+			assert.Equal(t, DrainMRSC, p.Rule)
+			assert.Equal(t, time.Duration(0), p.Wait)
+			assert.Contains(t, check.Detail, "RPO 0")
+		})
+	}
+}

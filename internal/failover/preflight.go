@@ -54,6 +54,8 @@ type Rules struct {
 	// AllowUnreplicated accepts tables that are not replicas of one global
 	// table (stand-ins, e.g. on the local emulator): nothing replicates.
 	AllowUnreplicated bool
+	// Drain shapes the wait between the fence and the pointer flip (zero: the defaults).
+	Drain DrainRules
 }
 
 // Refused returns the failing checks' details, or nil when the switch may go ahead.

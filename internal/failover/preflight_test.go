@@ -177,10 +177,29 @@ func TestCanaryKey(t *testing.T) {
 // written under any Sid that denies every write to everyone is.
 func TestFenceHoldsByContent_DDB_DR_01(t *testing.T) {
 	const arn = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
+	const bg = "arn:aws:iam::111122223333:role/break-glass"
+	actions := func(a ...string) []any {
+		out := make([]any, len(a))
+		for i, v := range a {
+			out[i] = v
+		}
+		return out
+	}
+	without := func(drop string) func(m map[string]any) {
+		return func(m map[string]any) {
+			var kept []any
+			for _, a := range FencedActions(bg) {
+				if a != drop {
+					kept = append(kept, a)
+				}
+			}
+			m["Action"] = kept
+		}
+	}
 	stmt := func(mut func(m map[string]any)) string {
 		m := map[string]any{
 			"Sid": FenceSid, "Effect": "Deny", "Principal": "*",
-			"Action":    []any{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"},
+			"Action":    actions(FencedActions(bg)...),
 			"Resource":  arn,
 			"Condition": map[string]any{"ArnNotLike": map[string]any{"aws:PrincipalArn": []any{"arn:aws:iam::111122223333:role/break-glass"}}},
 		}
@@ -225,28 +244,45 @@ func TestFenceHoldsByContent_DDB_DR_01(t *testing.T) {
 		{"Allow, not Deny", stmt(func(m map[string]any) { m["Effect"] = "Allow" }), false},
 		{"one principal only", stmt(func(m map[string]any) { m["Principal"] = map[string]any{"AWS": "arn:aws:iam::111122223333:role/app"} }), false},
 		{"PutItem missing", stmt(func(m map[string]any) { m["Action"] = []any{"dynamodb:UpdateItem", "dynamodb:DeleteItem"} }), false},
+		{"UpdateContinuousBackups missing", stmt(without("dynamodb:UpdateContinuousBackups")), false},
+		{"TagResource missing", stmt(without("dynamodb:TagResource")), false},
+		{"UntagResource missing", stmt(without("dynamodb:UntagResource")), false},
+		{"EnableKinesisStreamingDestination missing", stmt(without("dynamodb:EnableKinesisStreamingDestination")), false},
+		{"DisableKinesisStreamingDestination missing", stmt(without("dynamodb:DisableKinesisStreamingDestination")), false},
+		{"UpdateKinesisStreamingDestination missing", stmt(without("dynamodb:UpdateKinesisStreamingDestination")), false},
+		{"UpdateTimeToLive missing", stmt(without("dynamodb:UpdateTimeToLive")), false},
+		{"DeleteTable missing", stmt(without("dynamodb:DeleteTable")), false},
+		{"PutResourcePolicy missing while a role is exempt", stmt(without("dynamodb:PutResourcePolicy")), false},
 		{"PartiQL missing", stmt(func(m map[string]any) {
 			m["Action"] = []any{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 		}), false},
 		{"NotAction", stmt(func(m map[string]any) { delete(m, "Action"); m["NotAction"] = "dynamodb:GetItem" }), false},
 		{"another table", stmt(func(m map[string]any) { m["Resource"] = strings.Replace(arn, "session", "user", 1) }), false},
 		{"not JSON", "{", false},
+		{"the replication role of the table's account exempt", stmt(exempt(bg, "arn:aws:iam::111122223333:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication")), true},
+		{"the replication role of another account exempt", stmt(exempt("arn:aws:iam::444455556666:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication")), false},
+		{"the application role exempt", stmt(exempt(bg, "arn:aws:iam::111122223333:role/app")), false},
+		{"a break-glass role of another account exempt", stmt(exempt("arn:aws:iam::444455556666:role/break-glass")), false},
+		{"a break-glass role exempt, policy changes not denied", stmt(func(m map[string]any) {
+			m["Action"] = actions(FencedActions("")...)
+		}), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := FenceHolds(tc.doc, arn)
+			got, why := FenceHolds(tc.doc, arn, bg)
 			assert.Equal(t, tc.want, got, "FenceHolds says %s", why)
 			assert.NotEmpty(t, why)
 		})
 	}
 }
 
-// TestBreakGlassARNValidated: only one named IAM role, in the table's partition.
+// TestBreakGlassARNValidated: only one named IAM role, in the table's partition and account.
 func TestBreakGlassARNValidated(t *testing.T) {
 	const table = "arn:aws:dynamodb:eu-west-1:111122223333:table/prod-hoge-session"
 	for arn, ok := range map[string]bool{
 		"": true,
 		"arn:aws:iam::111122223333:role/break-glass":             true,
-		"arn:aws:iam::444455556666:role/sec/break-glass":         true,
+		"arn:aws:iam::111122223333:role/sec/break-glass":         true,
+		"arn:aws:iam::444455556666:role/sec/break-glass":         false, // another account than the table's
 		"arn:aws:iam::*:role/*":                                  false,
 		"arn:aws:iam::111122223333:role/*":                       false,
 		"arn:aws:iam::111122223333:role/break?":                  false,
@@ -272,7 +308,7 @@ func TestFenceExemptsReplicationInTheTablesPartition(t *testing.T) {
 		doc, err := WithFence("", arn, "")
 		require.NoError(t, err)
 		assert.Contains(t, doc, `"arn:`+part+`:iam::111122223333:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication"`)
-		held, why := FenceHolds(doc, arn)
+		held, why := FenceHolds(doc, arn, "")
 		assert.True(t, held, why)
 		assert.NotContains(t, doc, "dynamodb:PutResourcePolicy", "without a break-glass role nobody could lift a fence on policy changes")
 		for _, a := range []string{"dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTimeToLive"} {

@@ -53,6 +53,8 @@ type Step struct {
 	Duration time.Duration `json:"duration_ns"`
 	// Undo are the commands that revert what the step changed, in order.
 	Undo []string `json:"undo,omitempty"`
+	// Data is what the step decided on, for the audit record (the drain's plan).
+	Data any `json:"data,omitempty"`
 }
 
 // Result is the outcome of a switch.
@@ -69,6 +71,9 @@ type Result struct {
 	Rollback []string      `json:"rollback,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	State    State         `json:"state"`
+	// Drain is the wait between the fence and the flip, with the metric
+	// values it came from (nil when the preflight did not get that far).
+	Drain *DrainPlan `json:"drain,omitempty"`
 }
 
 // Runner runs switches.
@@ -85,6 +90,11 @@ type Runner struct {
 	BeforeStep func(name string) error
 	// PollInterval is how often the old region is asked for the canary (default 2s).
 	PollInterval time.Duration
+	// Sleep waits during the drain (default: a timer); tests pass a clock
+	// they drive, so that a drain of minutes takes none.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnWait is told of the drain's progress: waited of total.
+	OnWait func(waited, total time.Duration)
 }
 
 // ErrRefused is returned when the preflight refuses a switch.
@@ -94,6 +104,7 @@ var ErrRefused = errors.New("preflight refused the switch")
 type stepDef struct {
 	name string
 	plan string
+	data any // Step.Data, for the audit record, whether the step runs or is planned
 	run  func(ctx context.Context, st *Step) error
 }
 
@@ -105,6 +116,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	start := r.Now()
 	res := Result{Mode: req.Rules.Mode, Table: req.Target.Table, To: req.Rules.To, DryRun: !req.Execute}
 
+	if req.Target.BreakGlassRoleARN == "" {
+		req.Target.BreakGlassRoleARN = req.BreakGlassRoleARN // the fence read back exempts it
+	}
 	pre := Step{Name: "preflight", Plan: "inspect every region and check the switch is safe"}
 	t0 := r.Now()
 	err := r.before(pre.Name)
@@ -124,14 +138,19 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		case req.Rules.From == "":
 			res.Checks = []Check{{Name: "pointer", Status: CheckFail, Detail: fmt.Sprintf("%s does not name one region everywhere (%s): pass --from with the region that takes writes", req.Target.Pointer, describePointers(res.State))}}
 		default:
-			res.Checks = append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...)
+			if req.Rules.Drain == (DrainRules{}) {
+				req.Rules.Drain = DefaultDrainRules()
+			}
+			plan, check := PlanDrain(res.State, req.Rules)
+			res.Drain = &plan
+			res.Checks = append(append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...), check)
 		}
 		if why := Refused(res.Checks); len(why) > 0 {
 			err = fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))
 		}
 	}
 	pre.Duration = r.Now().Sub(t0)
-	defs := r.steps(req, res.State)
+	defs := r.steps(req, res.State, res.Drain)
 	if err != nil {
 		pre.Status, pre.Detail = StepFailed, err.Error()
 		r.finish(&res, pre, req)
@@ -148,7 +167,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 
 	var failed error
 	for _, d := range defs {
-		st := Step{Name: d.name, Plan: d.plan}
+		st := Step{Name: d.name, Plan: d.plan, Data: d.data}
 		switch {
 		case failed != nil:
 			st.Status = StepNotRun
@@ -245,8 +264,11 @@ func (r *Runner) finish(res *Result, st Step, req Request) {
 	st.Mode = req.Rules.Mode
 	res.Steps = append(res.Steps, st)
 	if st.Status != StepNotRun && r.Record != nil {
-		r.Record(audit.DRStepAction(string(req.Rules.Mode), st.Name), req.Target.Table,
-			map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo})
+		detail := map[string]any{"status": st.Status, "plan": st.Plan, "detail": st.Detail, "from": res.From, "to": res.To, "undo": st.Undo}
+		if st.Data != nil {
+			detail["data"] = st.Data
+		}
+		r.Record(audit.DRStepAction(string(req.Rules.Mode), st.Name), req.Target.Table, detail)
 	}
 	if r.OnStep != nil {
 		r.OnStep(st)
@@ -304,7 +326,7 @@ func commonFlags(req Request) string {
 // region and leaves the fence; a failback fences the region it leaves while
 // the pointer moves, so that no two regions take writes at once, then removes
 // every fence.
-func (r *Runner) steps(req Request, s State) []stepDef {
+func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 	from, to := req.Rules.From, req.Rules.To
 	fromState, _ := s.Region(from)
 	toState, _ := s.Region(to)
@@ -319,7 +341,17 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 	if req.Rules.Mode == Failback {
 		sid = FailbackFenceSid
 	}
+	if plan == nil {
+		plan = &DrainPlan{Rule: DrainNotComputed}
+	}
+	d := &drainRun{plan: *plan}
 	defs := []stepDef{{
+		name: "drain-canary",
+		plan: fmt.Sprintf("write the drain canary (%s) in %s just before the fence; after the drain it must be readable in %s", drainCanaryKey, from, to),
+		run: func(ctx context.Context, st *Step) error {
+			return r.drainCanary(ctx, st, req, fromState, d)
+		},
+	}, {
 		name: "fence-old",
 		plan: fmt.Sprintf("deny %s on %s in %s to every principal but %s (resource policy statement %s)", strings.Join(FencedActions(req.BreakGlassRoleARN), ", "), table, from, exempt, sid),
 		run: func(ctx context.Context, st *Step) error {
@@ -336,11 +368,30 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 			name: "unfence-target",
 			plan: fmt.Sprintf("remove the write fence from %s in %s", table, to),
 			run: func(ctx context.Context, st *Step) error {
-				return r.unfence(ctx, st, to, toState.TableARN)
+				return r.unfence(ctx, st, to, toState.TableARN, req.BreakGlassRoleARN)
 			},
 		})
 	}
 	defs = append(defs,
+		stepDef{
+			name: "drain",
+			plan: plan.Detail,
+			data: plan,
+			run: func(ctx context.Context, st *Step) error {
+				if req.Rules.Resume {
+					st.Status, st.Detail = StepSkipped, fmt.Sprintf("the pointer already names %s: the run that flipped it had drained %s", to, from)
+					return nil
+				}
+				return r.drain(ctx, st, d.plan, d.since)
+			},
+		},
+		stepDef{
+			name: "drain-check",
+			plan: fmt.Sprintf("read the drain canary in %s (strongly consistent): what %s took before the fence has replicated; then delete it", to, from),
+			run: func(ctx context.Context, st *Step) error {
+				return r.drainCheck(ctx, st, req, s, d)
+			},
+		},
 		stepDef{
 			name: "flip-pointer",
 			plan: fmt.Sprintf("set %s to %s in %s", req.Target.Pointer, to, strings.Join(req.Target.Regions, ", ")),
@@ -399,7 +450,7 @@ func (r *Runner) steps(req Request, s State) []stepDef {
 					st.Detail = fmt.Sprintf("%s does not answer (--force): it was not fenced", from)
 					return nil
 				}
-				return r.unfence(ctx, st, from, fromState.TableARN)
+				return r.unfence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN)
 			},
 		})
 	}
@@ -428,8 +479,8 @@ func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass, s
 
 // unfence removes the fence statement dynops wrote, over the revision it
 // read, and reads back until the table is no longer fenced by any statement.
-func (r *Runner) unfence(ctx context.Context, st *Step, region, arn string) error {
-	had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, arn, r.pollInterval())
+func (r *Runner) unfence(ctx context.Context, st *Step, region, arn, breakGlass string) error {
+	had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, arn, OwnerDR, breakGlass, r.pollInterval())
 	if err != nil {
 		return err
 	}
@@ -571,7 +622,17 @@ func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table strin
 	}
 	start := r.Now()
 	seen := false
-	err := poll.Until(ctx, poll.Options{Interval: interval, Timeout: max(timeout, time.Nanosecond), What: "canary in " + table, Now: r.Now},
+	o := poll.Options{Interval: interval, Timeout: max(timeout, time.Nanosecond), What: "canary in " + table, Now: r.Now}
+	if r.Sleep != nil {
+		// The clock of the drain drives the polls too.
+		o.After = func(d time.Duration) <-chan time.Time {
+			ch := make(chan time.Time, 1)
+			_ = r.Sleep(ctx, d)
+			ch <- r.Now()
+			return ch
+		}
+	}
+	err := poll.Until(ctx, o,
 		func(ctx context.Context) (bool, string, error) {
 			ok, err := c.read(ctx, db, table, false)
 			seen = ok

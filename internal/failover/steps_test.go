@@ -97,7 +97,7 @@ func TestStepPlansNameWhatTheyChange(t *testing.T) {
 		req.Rules.Mode = mode
 		req.Target.HealthChecks = healthChecks
 		out := map[string]string{}
-		for _, d := range (&Runner{Now: time.Now}).steps(req, s) {
+		for _, d := range (&Runner{Now: time.Now}).steps(req, s, nil) {
 			out[d.name] = d.plan
 		}
 		return out

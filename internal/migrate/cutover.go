@@ -57,7 +57,7 @@ type CutoverResult struct {
 // CutoverSteps are the steps of a cutover, for a dry run.
 func CutoverSteps(source, pointer, value string) []Step {
 	return []Step{
-		{Name: "fence", Status: "planned", Detail: fmt.Sprintf("deny item writes on %s with its resource policy (Sid %s)", source, failover.FenceSid)},
+		{Name: "fence", Status: "planned", Detail: fmt.Sprintf("deny item writes on %s with its resource policy (Sid %s)", source, failover.MigrateFenceSid)},
 		{Name: "drain", Status: "planned", Detail: "apply the stream until a pass reads no new record"},
 		{Name: "verify", Status: "planned", Detail: "compare the routed source with the destinations: 0 differences or stop"},
 		{Name: "flip-pointer", Status: "planned", Detail: fmt.Sprintf("set %s to %q", pointer, value)},
@@ -108,7 +108,7 @@ func Cutover(ctx context.Context, c Clients, o CutoverOptions, st *State) (*Cuto
 		return fail("fence", err)
 	}
 	now := o.CatchUp.Now().UTC()
-	o.Act(audit.ActFenceWrites, in.Source, map[string]string{"table_arn": src.ARN, "sid": failover.FenceSid})
+	o.Act(audit.ActFenceWrites, in.Source, map[string]string{"table_arn": src.ARN, "sid": failover.MigrateFenceSid})
 	if err := st.Update(func(s *State) {
 		if s.Cutover == nil || s.Cutover.FencedAt == nil {
 			s.Cutover = &CutoverState{PolicyBefore: policyBefore}
@@ -184,7 +184,7 @@ type RollbackOptions struct {
 func RollbackSteps(source, pointer, value string) []Step {
 	return []Step{
 		{Name: "check-source", Status: "planned", Detail: fmt.Sprintf("%s still exists", source)},
-		{Name: "unfence", Status: "planned", Detail: fmt.Sprintf("remove the write fence (Sid %s) from %s", failover.FenceSid, source)},
+		{Name: "unfence", Status: "planned", Detail: fmt.Sprintf("remove the write fence (Sid %s) from %s", failover.MigrateFenceSid, source)},
 		{Name: "flip-pointer", Status: "planned", Detail: fmt.Sprintf("set %s back to %q", pointer, value)},
 	}
 }

@@ -19,11 +19,16 @@ output "health_check_ids" {
 }
 
 output "backup_plan_id" {
-  description = "AWS Backup plan of the tables that are not global; null when backup is off."
+  description = "AWS Backup plan in the primary region (every table there); null when backup is off."
   value       = try(aws_backup_plan.this[0].id, null)
 }
 
 output "backup_copy_vault_arn" {
   description = "Vault in the secondary region that holds the copies (runbooks/dr-restore-in-region.md restores from it)."
   value       = try(aws_backup_vault.secondary[0].arn, null)
+}
+
+output "backup_replica_plan_id" {
+  description = "AWS Backup plan in the secondary region (the global tables' replicas); null when there is none."
+  value       = try(aws_backup_plan.secondary[0].id, null)
 }

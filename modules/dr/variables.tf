@@ -96,19 +96,44 @@ variable "route53" {
 
 variable "backup" {
   description = <<-EOF
-    The backup path for tables that are not global (DDB-DR-01 pattern 1): an AWS Backup plan in the primary
-    region whose rule copies each recovery point to a vault in the secondary region.
+    AWS Backup for every table (Security Hub DynamoDB.4 in both regions): `tables` (not global, DDB-DR-01
+    pattern 1) and `global_tables` in the primary region by one plan, the global tables' replicas in the
+    secondary region by a plan there. copy_to_other_region copies each recovery point to the other region's
+    vault. vault_lock (optional) locks both vaults: min/max retention in days, and changeable_for_days
+    (at least 3; after it the lock cannot be removed: compliance mode; null: governance mode).
     selection_enabled = false leaves out the aws_backup_selection (the local emulator answers it with 500).
   EOF
   type = object({
-    enabled             = optional(bool, false)
-    tables              = optional(list(string), [])
-    schedule            = optional(string, "cron(0 3 * * ? *)")
-    retention_days      = optional(number, 35)
-    copy_retention_days = optional(number, 35)
-    selection_enabled   = optional(bool, true)
+    enabled              = optional(bool, false)
+    tables               = optional(list(string), [])
+    global_tables        = optional(list(string), [])
+    schedule             = optional(string, "cron(0 3 * * ? *)")
+    retention_days       = optional(number, 35)
+    copy_retention_days  = optional(number, 35)
+    copy_to_other_region = optional(bool, true)
+    selection_enabled    = optional(bool, true)
+    vault_lock = optional(object({
+      min_retention_days  = number
+      max_retention_days  = optional(number)
+      changeable_for_days = optional(number)
+    }))
   })
   default = {}
+
+  validation {
+    condition     = alltrue([for t in var.backup.global_tables : startswith(t, "${var.env}-")]) && length(setintersection(var.backup.tables, var.backup.global_tables)) == 0
+    error_message = "DDB-SEC-03: every backup.global_tables entry must be one of this env's tables (name starting with \"<env>-\"), and not also in backup.tables."
+  }
+
+  validation {
+    condition = var.backup.vault_lock == null || try(
+      var.backup.vault_lock.min_retention_days >= 1 &&
+      var.backup.vault_lock.min_retention_days <= var.backup.retention_days &&
+      var.backup.vault_lock.min_retention_days <= var.backup.copy_retention_days &&
+      (var.backup.vault_lock.max_retention_days == null || (var.backup.vault_lock.max_retention_days >= var.backup.retention_days && var.backup.vault_lock.max_retention_days >= var.backup.copy_retention_days)) &&
+    (var.backup.vault_lock.changeable_for_days == null || var.backup.vault_lock.changeable_for_days >= 3), false)
+    error_message = "DDB-DR-01: backup.vault_lock: min_retention_days must be at least 1 and at most retention_days and copy_retention_days, max_retention_days (when set) at least both, changeable_for_days (when set) at least 3 (AWS Backup's minimum): a lock the plan's own recovery points break refuses every backup."
+  }
 
   validation {
     condition     = alltrue([for t in var.backup.tables : startswith(t, "${var.env}-")])
@@ -116,8 +141,8 @@ variable "backup" {
   }
 
   validation {
-    condition     = !var.backup.enabled || length(var.backup.tables) > 0
-    error_message = "DDB-DR-01: backup.enabled needs backup.tables (the tables that are not global, e.g. modules/dynamodb-stack output regional_table_names)."
+    condition     = !var.backup.enabled || length(var.backup.tables) + length(var.backup.global_tables) > 0
+    error_message = "DDB-DR-01: backup.enabled needs backup.tables or backup.global_tables (modules/dynamodb-stack outputs regional_table_names and global_table_names)."
   }
 
   validation {

@@ -141,7 +141,55 @@ func TestCLIDryRunIsAuditedAsPlanned(t *testing.T) {
 	recs := audit.Runs(all) // started + finished per run
 	require.Len(t, recs, 1)
 	assert.True(t, recs[0].DryRun)
-	assert.Len(t, recs[0].Actions, 7, "the protection decision, the preflight and five planned steps")
+	assert.Len(t, recs[0].Actions, 10, "the protection decision, the preflight and eight planned steps")
+	for _, a := range recs[0].Actions {
+		if a.What == "dr failover: drain" {
+			b, err := json.Marshal(a.Detail)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), `"rule":"nothing-to-wait"`, "the planned drain and what it came from are audited")
+			return
+		}
+	}
+	t.Fatal("no audit record of the planned drain")
+}
+
+// TestCLIDrainCountdown_DDB_DR_01: a failover with --drain waits that long
+// after the fence, counting down on stderr with the total and the ETA,
+// prints the drain's plan, and audits it; --drain 0s without --force and
+// --reason is a usage error that changes nothing.
+func TestCLIDrainCountdown_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	_, errOut, code := target.Dynops(t, log, append([]string{"dr", "failover", "--to", drpair.Away, "--yes", "--drain", "0s"}, pairFlags(p)...)...)
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "--drain 0s skips the wait")
+	p.AssertUnchanged(t)
+
+	out, errOut, code := target.Dynops(t, log, append([]string{"dr", "failover", "--to", drpair.Away, "--yes", "--drain", "6s"}, pairFlags(p)...)...)
+	require.Equal(t, 0, code, "%s%s", out, errOut)
+	assert.Contains(t, out, "drain ")
+	assert.Contains(t, out, "waited 6s of 6s")
+	assert.Contains(t, out, "wait 6s (--drain; the rules give 0s: nothing replicates into the target")
+	assert.Contains(t, errOut, "drain (seconds after the fence): 5/6 (83%)")
+	assert.Contains(t, errOut, "ETA 1s")
+	assert.Equal(t, drpair.Away, p.Pointer(t, drpair.Home))
+	all, err := audit.Read(log)
+	require.NoError(t, err)
+	found := false
+	for _, r := range audit.Runs(all) {
+		for _, a := range r.Actions {
+			if a.What == "dr failover: drain" {
+				b, err := json.Marshal(a.Detail)
+				require.NoError(t, err)
+				assert.Contains(t, string(b), `"rule":"override"`)
+				assert.Contains(t, string(b), `"wait_ns":6000000000`)
+				assert.Contains(t, string(b), `"status":"done"`)
+				found = true
+			}
+		}
+	}
+	assert.True(t, found, "the drain is audited")
 }
 
 // TestCLIDryRunsChangeNothing: every switch without --yes (failover, drill,

@@ -24,6 +24,28 @@ func planOn(t *testing.T, root string, vars map[string]any) *terraform.PlanStruc
 	return terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, root, all))
 }
 
+// TestPlanBackupVaultLockAndNoCopy_DDB_DR_01: modules/dr with a vault lock
+// locks both vaults with the values given; copy_to_other_region = false
+// plans no copy_action in either plan; global tables alone enable backup.
+func TestPlanBackupVaultLockAndNoCopy_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p := planOn(t, example, map[string]any{"env": "prod", "global_tables": []string{"prod-hoge-session"}, "regional_tables": []string{},
+		"backup_global_tables": true, "backup_copy_to_other_region": false, "secondary_region": "eu-central-1",
+		"backup_vault_lock": map[string]any{"min_retention_days": 7, "max_retention_days": 400, "changeable_for_days": 3}})
+	for _, side := range []string{"primary", "secondary"} {
+		v := values(t, p, "module.dr.aws_backup_vault_lock_configuration."+side+"[0]")
+		assert.EqualValues(t, 7, v["min_retention_days"], side)
+		assert.EqualValues(t, 400, v["max_retention_days"], side)
+		assert.EqualValues(t, 3, v["changeable_for_days"], side)
+	}
+	for _, plan := range []string{"this", "secondary"} {
+		rules := values(t, p, "module.dr.aws_backup_plan."+plan+"[0]")["rule"].([]any)
+		require.Len(t, rules, 1)
+		assert.Empty(t, rules[0].(map[string]any)["copy_action"], "%s: copy_to_other_region = false", plan)
+	}
+	assert.Equal(t, []string{"arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-session"}, list(values(t, p, "module.dr.aws_backup_selection.secondary[0]")["resources"]))
+}
+
 func values(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
 	t.Helper()
 	rc, ok := p.ResourcePlannedValuesMap[addr]
@@ -83,7 +105,7 @@ func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 			assert.NotContains(t, p.ResourcePlannedValuesMap, fmt.Sprintf(`module.dr.aws_ssm_parameter.%s["prod-hoge-user"]`, side))
 		}
 	})
-	t.Run("the regional tables are backed up with a copy to the other region", func(t *testing.T) {
+	t.Run("every table and replica is in a backup plan with a copy to the other region (Security Hub DynamoDB.4)", func(t *testing.T) {
 		plan := values(t, p, "module.dr.aws_backup_plan.this[0]")
 		rules := plan["rule"].([]any)
 		require.Len(t, rules, 1)
@@ -91,10 +113,17 @@ func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 		assert.Len(t, rule["copy_action"], 1, "cross-region copy")
 		sel := values(t, p, "module.dr.aws_backup_selection.this[0]")
 		res := list(sel["resources"])
-		require.Len(t, res, 2)
+		require.Len(t, res, 3, "the regional tables and the global table in the primary region")
 		for _, arn := range res {
-			assert.Regexp(t, `^arn:aws:dynamodb:`+target.Region+`:\d{12}:table/prod-hoge-(user|order)$`, arn)
+			assert.Regexp(t, `^arn:aws:dynamodb:`+target.Region+`:\d{12}:table/prod-hoge-(user|order|session)$`, arn)
 		}
+		replicas := values(t, p, "module.dr.aws_backup_plan.secondary[0]")
+		rrules := replicas["rule"].([]any)
+		require.Len(t, rrules, 1)
+		assert.Len(t, rrules[0].(map[string]any)["copy_action"], 1, "the replicas' recovery points are copied back to the primary region")
+		rsel := values(t, p, "module.dr.aws_backup_selection.secondary[0]")
+		assert.Equal(t, []string{"arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-session"}, list(rsel["resources"]), "the global table's replica in the secondary region")
+		assert.NotContains(t, p.ResourcePlannedValuesMap, "module.dr.aws_backup_vault_lock_configuration.primary[0]", "no vault lock unless asked")
 	})
 	t.Run("DDB-SEC-01 the failover role gets only what dynops dr calls", func(t *testing.T) {
 		v := values(t, p, "module.dr.aws_iam_role_policy.failover[0]")
@@ -183,10 +212,16 @@ func TestPlanModuleValidations(t *testing.T) {
 		{"DDB-DR-01 route53 port", map[string]any{"route53": route53(map[string]any{"port": 70000})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
 		{"DDB-DR-01 route53 path", map[string]any{"route53": route53(map[string]any{"path": "health"})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
 		{"DDB-SEC-03 backup table of another env", map[string]any{"backup": map[string]any{"tables": []string{"dev-hoge-user"}}}, []string{`DDB-SEC-03: every backup.tables entry must be one of this env's tables (name starting with "<env>-")`}},
-		{"DDB-DR-01 backup without tables", map[string]any{"backup": map[string]any{"enabled": true}}, []string{"DDB-DR-01: backup.enabled needs backup.tables", "modules/dynamodb-stack output regional_table_names"}},
+		{"DDB-DR-01 backup without tables", map[string]any{"backup": map[string]any{"enabled": true}}, []string{"DDB-DR-01: backup.enabled needs backup.tables or backup.global_tables", "modules/dynamodb-stack outputs regional_table_names and global_table_names"}},
 		{"DDB-DR-01 backup retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "retention_days": 0}}, []string{"DDB-DR-01: backup.retention_days and backup.copy_retention_days must be at least 1"}},
 		{"DDB-DR-01 backup copy retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "copy_retention_days": 0}}, []string{"DDB-DR-01: backup.retention_days and backup.copy_retention_days must be at least 1"}},
 		{"DDB-DR-01 backup schedule", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "schedule": "daily"}}, []string{"DDB-DR-01: backup.schedule must be an AWS Backup schedule expression", `e.g. "cron(0 3 * * ? *)"`}},
+		{"DDB-SEC-03 backup global table of another env", map[string]any{"backup": map[string]any{"global_tables": []string{"dev-hoge-session"}}}, []string{"DDB-SEC-03: every backup.global_tables entry must be one of this env's tables"}},
+		{"DDB-SEC-03 backup table both regional and global", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-session"}, "global_tables": []string{"prod-hoge-session"}}}, []string{"DDB-SEC-03: every backup.global_tables entry must be one of this env", "and not also in backup.tables"}},
+		{"DDB-DR-01 vault lock min above retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 36}}}, []string{"DDB-DR-01: backup.vault_lock: min_retention_days must be at least 1 and at most retention_days"}},
+		{"DDB-DR-01 vault lock min 0", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 0}}}, []string{"DDB-DR-01: backup.vault_lock"}},
+		{"DDB-DR-01 vault lock max below copy retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "copy_retention_days": 90, "vault_lock": map[string]any{"min_retention_days": 7, "max_retention_days": 60}}}, []string{"DDB-DR-01: backup.vault_lock", "max_retention_days (when set) at least both"}},
+		{"DDB-DR-01 vault lock changeable 2 days", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 7, "changeable_for_days": 2}}}, []string{"DDB-DR-01: backup.vault_lock", "changeable_for_days (when set) at least 3"}},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))
 	for _, tc := range cases {

@@ -30,9 +30,16 @@ func NewCmdFailover(f *factory.Factory, runF func(context.Context, *Options) err
 pointer names to --to, in named steps:
 
   preflight          the target replica is ACTIVE, ReplicationLatency into it is under
-                     --max-replication-latency, it carries no fence, the pointer agrees
+                     --max-replication-latency, it carries no fence, the pointer agrees;
+                     the drain is computed and printed with the metric values it used
+  drain-canary       an item written in the old region just before the fence
   fence-old          a resource policy on the old region's table denies item writes to
                      every principal but --break-glass-role-arn (and the replication role)
+  drain              wait --drain-multiplier (10) x the recent maximum ReplicationLatency
+                     from every other region into --to, within --drain-floor and
+                     --drain-cap (AWS's evacuation guidance); --drain-unhealthy when a
+                     region's metric cannot be read; a countdown with the ETA
+  drain-check        the drain canary read in --to (strongly consistent) before the flip
   flip-pointer       the SSM pointer names --to in every region, read back
   route53            the health checks of the other regions' failover records are inverted
   canary             an item written in --to and read back
@@ -40,7 +47,11 @@ pointer names to --to, in named steps:
 
 Without --yes it is a dry run: the preflight runs and every step is printed.
 --force (the old region is down) skips only the checks and steps the old region
-cannot answer, and says so. A failed step stops the run and prints how to roll back.`,
+cannot answer, and says so. A failed step stops the run and prints how to roll back.
+--drain replaces the computed drain; a shorter one (0s included) needs --force and
+--reason. A run killed during its drain leaves the old region fenced and the pointer
+on it (dr status: HALF-DONE); the same command again finishes the drain from the
+canary's time and flips. See docs/dr-drain.md.`,
 		Example: `  dynops dr failover --table prod-hoge-session --to eu-central-1
   dynops dr failover --table prod-hoge-session --to eu-central-1 --yes --confirm prod-hoge-session
   dynops dr failover --table prod-hoge-session --to eu-central-1 --regions eu-west-1,eu-central-1 --force --yes`,

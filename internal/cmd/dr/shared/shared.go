@@ -35,6 +35,8 @@ type TargetFlags struct {
 	MaxLatency        time.Duration
 	Window            time.Duration
 	AllowUnreplicated bool
+	// BreakGlassRoleARN is the one role a fence may exempt besides replication.
+	BreakGlassRoleARN string
 }
 
 // AddTargetFlags registers the flags of TargetFlags on cmd.
@@ -49,12 +51,16 @@ func AddTargetFlags(cmd *cobra.Command, t *TargetFlags) {
 	fl.DurationVar(&t.Window, "latency-window", 15*time.Minute, "how far back ReplicationLatency is read")
 	flagcheck.Range(fl, "latency-window", "1m", "24h", "CloudWatch needs at least a minute of datapoints")
 	fl.BoolVar(&t.AllowUnreplicated, "allow-unreplicated", false, "accept same-name tables that are not replicas of one global table (stand-ins, e.g. on the local emulator); nothing replicates")
+	fl.StringVar(&t.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role, in the table's account, that may still write in a fenced region (default: none); a fence exempting any other principal is reported as no fence")
 }
 
 // Validate checks the flags; errors are usage errors naming the flag.
 func (t *TargetFlags) Validate() error {
 	if t.Table == "" {
 		return factory.UsageErrorf("--table is required (e.g. --table prod-hoge-session)")
+	}
+	if err := failover.ValidateBreakGlassARN(t.BreakGlassRoleARN, ""); err != nil {
+		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
 	}
 	seen := map[string]bool{}
 	for _, r := range t.Regions {
@@ -81,7 +87,7 @@ func (t *TargetFlags) Rules() failover.Rules {
 
 // Target is what the flags name; Regions is empty until Resolve discovers them.
 func (t *TargetFlags) Target() failover.Target {
-	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks}
+	target := failover.Target{Table: t.Table, Regions: t.Regions, Pointer: t.Pointer, HealthChecks: t.HealthChecks, BreakGlassRoleARN: t.BreakGlassRoleARN}
 	if target.Pointer == "" {
 		target.Pointer = failover.DefaultPointer(t.Table)
 	}
@@ -138,8 +144,12 @@ type SwitchFlags struct {
 	Yes                bool
 	Force              bool
 	Confirm            string
-	BreakGlassRoleARN  string
 	ReplicationTimeout time.Duration
+	// Drain shapes the wait between the fence and the pointer flip.
+	Drain failover.DrainRules
+	// drain is --drain as given; drainGiven tells whether it was.
+	drain      time.Duration
+	drainGiven func() bool
 }
 
 // AddSwitchFlags registers the flags of SwitchFlags on cmd.
@@ -150,9 +160,22 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.BoolVar(&s.Yes, "yes", false, "do it (without --yes: a dry run that runs the preflight and prints every step)")
 	fl.BoolVar(&s.Force, "force", false, "the old region is down: skip only the checks and steps it cannot answer, and say so")
 	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
-	fl.StringVar(&s.BreakGlassRoleARN, "break-glass-role-arn", "", "IAM role that may still write in a fenced region (default: none)")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
 	flagcheck.Range(fl, "replication-timeout", "1s", "", "the canary needs time to replicate")
+	d := failover.DefaultDrainRules()
+	maxDrain := failover.MaxDrain.String()
+	fl.Float64Var(&s.Drain.Multiplier, "drain-multiplier", d.Multiplier, "drain after the fence: this many times the recent maximum ReplicationLatency into the target (AWS's guidance: about 10)")
+	flagcheck.Range(fl, "drain-multiplier", "1", fmt.Sprint(failover.MaxDrainMultiplier), "times the recent maximum ReplicationLatency")
+	fl.DurationVar(&s.Drain.Floor, "drain-floor", d.Floor, "the shortest drain the metric gives (the minute of latency CloudWatch has not published yet)")
+	flagcheck.Range(fl, "drain-floor", "0s", maxDrain, "at most --drain-cap")
+	fl.DurationVar(&s.Drain.Cap, "drain-cap", d.Cap, "the longest drain the metric gives; also the drain when the old region published no ReplicationLatency in --latency-window")
+	flagcheck.Range(fl, "drain-cap", "0s", maxDrain, "at least --drain-floor")
+	fl.DurationVar(&s.Drain.Unhealthy, "drain-unhealthy", d.Unhealthy, "the drain when the old region's ReplicationLatency cannot be read (the region or its CloudWatch does not answer)")
+	flagcheck.Range(fl, "drain-unhealthy", "0s", maxDrain, "at least --drain-cap")
+	fl.DurationVar(&s.drain, "drain", 0, "wait this long after the fence instead of the computed drain; shorter than computed (0s included) only with --force and --reason")
+	flagcheck.Range(fl, "drain", "0s", maxDrain, "0s only with --force and --reason")
+	s.drainGiven = func() bool { return fl.Changed("drain") }
+	fl.StringVar(&s.Drain.Reason, "reason", "", "why a --drain shorter than the computed drain is accepted (recorded in the audit log)")
 }
 
 // Validate checks the switch flags.
@@ -160,8 +183,12 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	if s.To != "" && s.To == s.From {
 		return factory.UsageErrorf("--to and --from are both %s: name the region writes move to", s.To)
 	}
-	if err := failover.ValidateBreakGlassARN(s.BreakGlassRoleARN, ""); err != nil {
-		return factory.UsageErrorf("--break-glass-role-arn: %v", err)
+	if s.drainGiven != nil && s.drainGiven() {
+		d := s.drain
+		s.Drain.Override = &d
+	}
+	if err := s.Drain.Validate(s.Force); err != nil {
+		return factory.UsageErrorf("%v", err)
 	}
 	for _, r := range []string{s.To, s.From} {
 		if r != "" && len(t.Regions) > 0 && !contains(t.Regions, r) {
@@ -175,7 +202,8 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *TargetFlags, execute bool) failover.Request {
 	rules := t.Rules()
 	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
-	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: s.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
+	rules.Drain = s.Drain
+	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: t.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
 // Protection decides whether the table is protected (protect.ReadTable in
@@ -238,6 +266,17 @@ func StreamSteps(f *factory.Factory, r *failover.Runner) {
 		return
 	}
 	ios := f.IOStreams
+	var bar *iostreams.Bar
+	r.OnWait = func(waited, total time.Duration) {
+		if bar == nil {
+			bar = ios.StartProgress("drain (seconds after the fence)", int64(total/time.Second))
+		}
+		bar.Set(int64(waited / time.Second))
+		if waited >= total {
+			bar.Done()
+			bar = nil
+		}
+	}
 	r.OnStep = func(st failover.Step) {
 		if st.Name == "preflight" {
 			fmt.Fprintf(ios.Out, "%s:\n", st.Mode)

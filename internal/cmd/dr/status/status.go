@@ -30,6 +30,8 @@ type Report struct {
 	Verdicts []failover.Verdict `json:"verdicts"`
 	Ready    bool               `json:"ready"`
 	HalfDone string             `json:"half_done,omitempty"` // a switch stopped between its steps
+	// MRSC says what a failover means for a multi-Region strong consistency table.
+	MRSC string `json:"mrsc,omitempty"`
 }
 
 // NewCmdStatus returns `dynops dr status`. runF replaces the run function in tests of flag parsing.
@@ -73,7 +75,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Progress("reading %s in %s", target.Table, strings.Join(target.Regions, ", "))
 	state := failover.Inspect(ctx, runner.Clients, target, opts.Target.Window, f.Now())
 	f.IOStreams.Done()
-	rep := Report{State: state, Verdicts: failover.Verdicts(state, opts.Target.Rules()), HalfDone: state.HalfDone()}
+	rep := Report{State: state, Verdicts: failover.Verdicts(state, opts.Target.Rules()), HalfDone: state.HalfDone(), MRSC: state.MRSCNote()}
 	for _, v := range rep.Verdicts {
 		rep.Ready = rep.Ready || v.Ready
 	}
@@ -96,6 +98,9 @@ func printReport(ios *iostreams.IOStreams, rep Report) error {
 	fmt.Fprintf(ios.Out, "%s: pointer %s, active region %s\n\n", s.Target.Table, s.Target.Pointer, orDash(s.Active))
 	if h := s.HalfDone(); h != "" {
 		fmt.Fprintf(ios.Out, "%s\n\n", ios.Colour(iostreams.Red, h))
+	}
+	if m := s.MRSCNote(); m != "" {
+		fmt.Fprintf(ios.Out, "%s\n\n", m)
 	}
 	var rows, lat [][]string
 	for _, r := range s.Regions {

@@ -41,9 +41,12 @@ module "dr" {
   } : null
 
   backup = {
-    enabled           = length(var.regional_tables) > 0
-    tables            = var.regional_tables
-    schedule          = var.backup_schedule
-    selection_enabled = var.backup_selection_enabled
+    enabled              = length(var.regional_tables) > 0 || var.backup_global_tables
+    tables               = var.regional_tables
+    global_tables        = var.backup_global_tables ? var.global_tables : []
+    schedule             = var.backup_schedule
+    selection_enabled    = var.backup_selection_enabled
+    copy_to_other_region = var.backup_copy_to_other_region
+    vault_lock           = var.backup_vault_lock
   }
 }

@@ -56,3 +56,25 @@ variable "backup_schedule" {
   type        = string
   default     = "cron(0 3 * * ? *)"
 }
+
+variable "backup_global_tables" {
+  description = "Back up the global tables too (in both regions: Security Hub DynamoDB.4)."
+  type        = bool
+  default     = false
+}
+
+variable "backup_copy_to_other_region" {
+  description = "Copy each recovery point to the other region's vault."
+  type        = bool
+  default     = true
+}
+
+variable "backup_vault_lock" {
+  description = "Vault lock of both backup vaults (min_retention_days, max_retention_days, changeable_for_days); null: none."
+  type = object({
+    min_retention_days  = number
+    max_retention_days  = optional(number)
+    changeable_for_days = optional(number)
+  })
+  default = null
+}
