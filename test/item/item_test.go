@@ -1,13 +1,16 @@
-// Package item runs `dynops item` through the command tree (root.Execute,
-// as the binary does) against the target: bad input refused clearly with
+// Package item runs the dynops binary's `item` commands (a real process,
+// stdin not a terminal) against the target: bad input refused clearly with
 // nothing written, dry runs that change nothing, conditional writes that
 // fail cleanly when the item changed, and the audit of every write.
 package item
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +26,31 @@ import (
 var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+// dynops runs the dynops binary (harness.DynopsBinary) against the target
+// with stdin not a terminal, and returns stdout, stderr and the exit code.
+func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
+	if e := target.Endpoint(); e != "" {
+		full = append(full, "--endpoint-url", e)
+	}
+	cmd := exec.Command(harness.DynopsBinary(t), full...)
+	cmd.Stdin = bytes.NewReader(nil)
+	cmd.Env = harness.ProcessEnv(t, "HOME="+t.TempDir(), "AWS_EC2_METADATA_DISABLED=true")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running dynops: %v", err)
+	}
+	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return out.String(), errOut.String(), code
+}
 
 // newTable creates an on-demand table with key pk (S) [+ sk (N)] and the
 // given items.
@@ -128,7 +156,7 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, errOut, code := target.Dynops(t, auditLog, c.args...)
+			out, errOut, code := dynops(t, auditLog, c.args...)
 			if code != c.code {
 				t.Errorf("exit %d, want %d", code, c.code)
 			}
@@ -156,7 +184,7 @@ func TestItemDryRunsChangeNothing(t *testing.T) {
 		{"item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`},
 		{"item", "delete", "--table", name, "--key", `{"pk": "u1", "sk": 1}`},
 	} {
-		out, _, code := target.Dynops(t, auditLog, args...)
+		out, _, code := dynops(t, auditLog, args...)
 		if code != 0 || !strings.Contains(out, "DRY RUN: nothing changed") || !strings.Contains(out, "before:") {
 			t.Errorf("%v: exit %d:\n%s", args, code, out)
 		}
@@ -179,7 +207,7 @@ func TestItemWritesReservedWordsAndDots(t *testing.T) {
 		}
 		return out.Item
 	}
-	out, _, code := target.Dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`,
+	out, _, code := dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`,
 		"--set", `{"status": "fixed", "a.b": {"x": [1, "y"]}}`, "--remove", "size", "--yes", "--reason", "INC-7")
 	if code != 0 || !strings.Contains(out, "plain JSON, types inferred: a.b=M, status=S") {
 		t.Fatalf("update: exit %d\n%s", code, out)
@@ -191,7 +219,7 @@ func TestItemWritesReservedWordsAndDots(t *testing.T) {
 	if m, ok := it["a.b"].(*types.AttributeValueMemberM); !ok || len(m.Value["x"].(*types.AttributeValueMemberL).Value) != 2 {
 		t.Errorf("a.b after update: %#v", it["a.b"])
 	}
-	out, _, code = target.Dynops(t, auditLog, "item", "put", "--table", name, "--item", `{"pk": {"S": "u3"}, "sk": {"N": "7"}, "tags": {"SS": ["a", "b"]}}`, "--yes")
+	out, _, code = dynops(t, auditLog, "item", "put", "--table", name, "--item", `{"pk": {"S": "u3"}, "sk": {"N": "7"}, "tags": {"SS": ["a", "b"]}}`, "--yes")
 	if code != 0 || !strings.Contains(out, "DynamoDB JSON: pk=S, sk=N, tags=SS") {
 		t.Fatalf("put: exit %d\n%s", code, out)
 	}
@@ -199,23 +227,23 @@ func TestItemWritesReservedWordsAndDots(t *testing.T) {
 		t.Errorf("after put: %v", it)
 	}
 	// a put of an existing key is conditional on the image read before
-	if _, _, code = target.Dynops(t, auditLog, "item", "put", "--table", name, "--item", `{"pk": "u3", "sk": 7}`, "--yes"); code != 0 {
+	if _, _, code = dynops(t, auditLog, "item", "put", "--table", name, "--item", `{"pk": "u3", "sk": 7}`, "--yes"); code != 0 {
 		t.Fatalf("replace: exit %d", code)
 	}
 	if it := get("u3", "7"); it["tags"] != nil {
 		t.Errorf("put did not replace the item whole: %v", it)
 	}
-	if _, _, code = target.Dynops(t, auditLog, "item", "delete", "--table", name, "--key", `{"pk": "u3", "sk": 7}`, "--yes"); code != 0 {
+	if _, _, code = dynops(t, auditLog, "item", "delete", "--table", name, "--key", `{"pk": "u3", "sk": 7}`, "--yes"); code != 0 {
 		t.Fatalf("delete: exit %d", code)
 	}
 	if it := get("u3", "7"); it != nil {
 		t.Errorf("still there after delete: %v", it)
 	}
-	out, _, code = target.Dynops(t, auditLog, "item", "get", "--table", name, "--key", `{"pk": "u1", "sk": 1}`, "--attributes", "status,a.b")
+	out, _, code = dynops(t, auditLog, "item", "get", "--table", name, "--key", `{"pk": "u1", "sk": 1}`, "--attributes", "status,a.b")
 	if code != 0 || !strings.Contains(out, `"status":{"S":"fixed"}`) || strings.Contains(out, `"pk"`) {
 		t.Errorf("get with a projection of a reserved word and a dotted name:\n%s", out)
 	}
-	out, _, code = target.Dynops(t, auditLog, "item", "query", "--table", name, "--key", `{"pk": "u1"}`, "--output", "json")
+	out, _, code = dynops(t, auditLog, "item", "query", "--table", name, "--key", `{"pk": "u1"}`, "--output", "json")
 	var res struct{ Items []json.RawMessage }
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Items) != 2 {
 		t.Errorf("query: exit %d, %v, %d items\n%s", code, err, len(res.Items), out)
@@ -228,7 +256,7 @@ func TestItemWritesReservedWordsAndDots(t *testing.T) {
 // same way.
 func TestItemConditionalWriteFailsWhenItemChanged(t *testing.T) {
 	db, name, auditLog := setup(t, "dev-hoge")
-	out, _, code := target.Dynops(t, auditLog, "item", "get", "--table", name, "--key", `{"pk": "u2", "sk": 1}`, "--consistent", "--output", "json")
+	out, _, code := dynops(t, auditLog, "item", "get", "--table", name, "--key", `{"pk": "u2", "sk": 1}`, "--consistent", "--output", "json")
 	var got struct {
 		Hashes []string `json:"image_hashes"`
 	}
@@ -241,12 +269,12 @@ func TestItemConditionalWriteFailsWhenItemChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, db, name)
-	out, errOut, code := target.Dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u2", "sk": 1}`,
+	out, errOut, code := dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u2", "sk": 1}`,
 		"--set", `{"status": "fixed"}`, "--if-hash", got.Hashes[0], "--yes")
 	if code != 1 || !strings.Contains(out+errOut, "changed") || !strings.Contains(out+errOut, "nothing written") {
 		t.Errorf("stale update: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code = target.Dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u2", "sk": 1}`,
+	out, errOut, code = dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u2", "sk": 1}`,
 		"--set", `{"status": "fixed"}`, "--condition", "#s = :s", "--condition-names", `{"#s": "status"}`, "--condition-values", `{":s": "ok"}`, "--yes")
 	if code != 1 || !strings.Contains(out+errOut, "nothing written") {
 		t.Errorf("failed --condition: exit %d\n%s%s", code, out, errOut)
@@ -261,7 +289,7 @@ func TestItemConditionalWriteFailsWhenItemChanged(t *testing.T) {
 // images (nor, with --audit-hash-keys, the key).
 func TestItemProtectedWriteAudited(t *testing.T) {
 	db, name, auditLog := setup(t, "prod-hoge")
-	_, _, code := target.Dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`,
+	_, _, code := dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`,
 		"--set", `{"status": "secret-fixed"}`, "--yes", "--confirm", name, "--reason", "INC-99 bad deploy", "--audit-hash-keys")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
