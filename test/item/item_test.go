@@ -146,6 +146,7 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 		{"missing table", []string{"item", "delete", "--table", "dev-hoge-nothere", "--key", key, "--yes"}, "not found", 1},
 		{"condition names without condition", []string{"item", "delete", "--table", name, "--key", key, "--condition-names", `{"#a": "b"}`, "--yes"}, "go with --condition", 2},
 		{"bad condition names", []string{"item", "delete", "--table", name, "--key", key, "--condition", "#a = :a", "--condition-names", `x`, "--yes"}, "--condition-names", 2},
+		{"condition placeholder clash", []string{"item", "update", "--table", name, "--key", key, "--set", `{"x": 1}`, "--condition", "#s0 = :c", "--condition-names", `{"#s0": "status"}`, "--condition-values", `{":c": "broken"}`, "--yes"}, "placeholder of the update", 2},
 		{"stale --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:0000000000000000", "--yes"}, "changed", 1},
 		{"protected without reason", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--confirm", prodName}, "--reason", 2},
 		{"protected without typed name", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--reason", "INC-1"}, prodName, 2},

@@ -264,6 +264,20 @@ func newCmdUpdate(f *factory.Factory) *cobra.Command {
 			if err != nil {
 				return factory.UsageErrorf("%w", err)
 			}
+			if c, err := w.explicit(); err != nil {
+				return err
+			} else if c != nil {
+				for ph := range c.names {
+					if _, ok := u.Names[ph]; ok {
+						return factory.UsageErrorf("--condition-names: %s is a placeholder of the update (#s0.. and #r0..): name yours otherwise, e.g. #c0", ph)
+					}
+				}
+				for ph := range c.values {
+					if _, ok := u.Values[ph]; ok {
+						return factory.UsageErrorf("--condition-values: %s is a placeholder of the update (:s0..): name yours otherwise, e.g. :c0", ph)
+					}
+				}
+			}
 			return run(ctx, f, w, t, readAs, k.Attrs, func(before map[string]types.AttributeValue) (*change, error) {
 				if before == nil {
 					return nil, fmt.Errorf("no item in %s at that key: nothing to update (an update would create it); create it with dynops item put", t.name)
