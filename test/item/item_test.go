@@ -195,6 +195,40 @@ func TestItemDryRunsChangeNothing(t *testing.T) {
 	}
 }
 
+// TestItemJSONOutput: --output json gives machines the plan (dry run,
+// before/after hashes, how the input was read) and a query's "more".
+func TestItemJSONOutput(t *testing.T) {
+	db, name, auditLog := setup(t, "dev-hoge")
+	before := snapshot(t, db, name)
+	out, _, code := dynops(t, auditLog, "item", "update", "--table", name, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`, "--output", "json")
+	var w struct {
+		DryRun     bool     `json:"dry_run"`
+		Written    bool     `json:"written"`
+		Op         string   `json:"operation"`
+		ReadAs     []string `json:"read_as"`
+		BeforeHash string   `json:"before_hash"`
+		AfterHash  string   `json:"after_hash"`
+		After      map[string]map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &w); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if !w.DryRun || w.Written || w.Op != "update" || len(w.ReadAs) != 2 || w.BeforeHash == w.AfterHash || w.After["status"]["S"] != "fixed" {
+		t.Errorf("dry run JSON: %+v", w)
+	}
+	if snapshot(t, db, name) != before {
+		t.Fatal("the JSON dry run wrote")
+	}
+	out, _, code = dynops(t, auditLog, "item", "query", "--table", name, "--key", `{"pk": "u1"}`, "--limit", "1", "--output", "json")
+	var q struct {
+		Items []json.RawMessage
+		More  bool
+	}
+	if err := json.Unmarshal([]byte(out), &q); err != nil || code != 0 || len(q.Items) != 1 || !q.More {
+		t.Errorf("query --limit 1: exit %d, %v, %+v", code, err, q)
+	}
+}
+
 // TestItemWritesReservedWordsAndDots: writes land exactly, with attribute
 // names that are reserved words (status, size) or contain a dot, read back
 // from the service; the output says how the input was read.
