@@ -333,3 +333,27 @@ func TestMarkRunning(t *testing.T) {
 		t.Error("DynopsAlive: this process is alive, a pid that cannot exist is not")
 	}
 }
+
+func TestParamRedactsImagesAndHashesKeyValues(t *testing.T) {
+	for _, name := range []string{"item", "set", "condition-values"} {
+		if got := Param(name, `{"secret": "x"}`, false); got != Redacted {
+			t.Errorf("--%s written as %q", name, got)
+		}
+	}
+	if got := Param("key", `{"id": "u1"}`, true); !strings.HasPrefix(got, "sha256:") {
+		t.Errorf("--key with --audit-hash-keys written as %q", got)
+	}
+	if got := Param("key", `{"id": "u1"}`, false); got != `{"id": "u1"}` {
+		t.Errorf("--key without --audit-hash-keys written as %q", got)
+	}
+	// key names (table diff --key) and a keys file path stay as given
+	if got := Param("key", "[pk,sk]", true); got != "[pk,sk]" {
+		t.Errorf("--key names written as %q", got)
+	}
+	if got := Param("keys", "/tmp/keys.jsonl", true); got != "/tmp/keys.jsonl" {
+		t.Errorf("--keys file written as %q", got)
+	}
+	if got := Param("table", "prod-a-b", true); got != "prod-a-b" {
+		t.Errorf("--table written as %q", got)
+	}
+}

@@ -72,3 +72,21 @@ func HashValue(v any) string {
 	sum := sha256.Sum256(raw)
 	return "sha256:" + hex.EncodeToString(sum[:8])
 }
+
+// imageParams are flags whose values are item images or attribute values
+// (dynops item --item, --set, --condition-values): never logged.
+var imageParams = map[string]bool{"set": true, "condition-values": true}
+
+// Param is how a flag's value is written to the audit record: an item image
+// or attribute values redacted, a key hashed with --audit-hash-keys (the same
+// rules as action details), anything else as given.
+func Param(name, value string, hashKeys bool) string {
+	lk := strings.ToLower(name)
+	switch {
+	case imageFields[lk], imageParams[lk]:
+		return Redacted
+	case hashKeys && keyFields[lk] && strings.HasPrefix(strings.TrimSpace(value), "{"):
+		return HashValue(value) // a key value (dynops item --key), not a file or key names
+	}
+	return value
+}

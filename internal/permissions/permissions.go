@@ -58,6 +58,11 @@ func Commands() []Command {
 		{"migrate backfill", []string{"dynamodb:DescribeTable", "dynamodb:DescribeStream", "dynamodb:Scan", "dynamodb:BatchWriteItem"}},
 		{"migrate catch-up", []string{"dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "dynamodb:PutItem", "dynamodb:DeleteItem"}},
 		{"migrate verify", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
+		{"item get", []string{"dynamodb:DescribeTable", "dynamodb:GetItem"}},
+		{"item query", []string{"dynamodb:DescribeTable", "dynamodb:Query"}},
+		{"item put", []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:PutItem"}},
+		{"item update", []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:UpdateItem"}},
+		{"item delete", []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:DeleteItem"}},
 		{"migrate cutover", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Scan", "ssm:GetParameter", "ssm:PutParameter"}},
 		{"migrate rollback", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "ssm:GetParameter", "ssm:PutParameter"}},
 	}

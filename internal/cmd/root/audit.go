@@ -83,7 +83,7 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 	params := map[string]string{}
 	var targets []string
 	cmd.Flags().Visit(func(p *pflag.Flag) {
-		params[p.Name] = p.Value.String()
+		params[p.Name] = audit.Param(p.Name, p.Value.String(), fl.AuditHashKeys)
 		if contains(regionFlags, p.Name) {
 			for _, r := range flagValues(p) {
 				rec.AddRegion(strings.TrimSpace(r))

@@ -20,6 +20,7 @@ import (
 	exportCmd "github.com/dynops/dynops/internal/cmd/export"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	itemCmd "github.com/dynops/dynops/internal/cmd/item"
 	migrateCmd "github.com/dynops/dynops/internal/cmd/migrate"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
@@ -86,6 +87,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmd.AddCommand(tableCmd.NewCmdTable(f))
 	cmd.AddCommand(dlqCmd.NewCmdDLQ(f))
 	cmd.AddCommand(exportCmd.NewCmdExport(f))
+	cmd.AddCommand(itemCmd.NewCmdItem(f))
 	cmd.AddCommand(drCmd.NewCmdDR(f))
 	cmd.AddCommand(auditCmd.NewCmdAudit(f))
 	cmd.AddCommand(runbookCmd.NewCmdRunbook(f))

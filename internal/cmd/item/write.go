@@ -1,0 +1,370 @@
+package item
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/item"
+	"github.com/dynops/dynops/internal/protect"
+	"github.com/dynops/dynops/internal/repair"
+)
+
+// writeFlags are the flags every writing item command takes.
+type writeFlags struct {
+	table, key, reason, confirm, ifHash string
+	condition, condNames, condValues    string
+	yes                                 bool
+}
+
+func (w *writeFlags) add(fl *pflag.FlagSet, withKey bool) {
+	fl.StringVar(&w.table, "table", "", "table name")
+	if withKey {
+		fl.StringVar(&w.key, "key", "", "the item's key: a JSON object (DynamoDB JSON or plain JSON)")
+	}
+	fl.StringVar(&w.reason, "reason", "", "why (lands in the audit; required on a protected table)")
+	fl.StringVar(&w.ifHash, "if-hash", "", "write only if the item's image still has this hash (from item get or the dry run); 'absent' for no item")
+	fl.StringVar(&w.condition, "condition", "", "a ConditionExpression to use instead of the image read before (placeholders in --condition-names/--condition-values)")
+	fl.StringVar(&w.condNames, "condition-names", "", `the placeholders of --condition, e.g. '{"#s": "status"}'`)
+	fl.StringVar(&w.condValues, "condition-values", "", `the values of --condition, e.g. '{":s": "open"}' (DynamoDB JSON or plain JSON)`)
+	fl.BoolVar(&w.yes, "yes", false, "do it (default: a dry run that prints the before and after images)")
+	fl.StringVar(&w.confirm, "confirm", "", "the table name, to confirm a write to a protected table without a terminal")
+}
+
+// cond is the condition a write carries.
+type cond struct {
+	expr   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+	// desc says what it checks, for the output.
+	desc string
+}
+
+func (w *writeFlags) explicit() (*cond, error) {
+	if w.condition == "" {
+		if w.condNames != "" || w.condValues != "" {
+			return nil, factory.UsageErrorf("--condition-names and --condition-values go with --condition")
+		}
+		return nil, nil
+	}
+	c := &cond{expr: w.condition, desc: "--condition " + w.condition}
+	if w.condNames != "" {
+		if err := json.Unmarshal([]byte(w.condNames), &c.names); err != nil || len(c.names) == 0 {
+			return nil, factory.UsageErrorf(`--condition-names %q: give a JSON object of placeholders, e.g. '{"#s": "status"}'`, w.condNames)
+		}
+	}
+	if w.condValues != "" {
+		p, err := item.Parse("--condition-values", w.condValues)
+		if err != nil {
+			return nil, factory.UsageErrorf("%w", err)
+		}
+		c.values = p.Attrs
+	}
+	return c, nil
+}
+
+// change is one planned write.
+type change struct {
+	op     string // put, update, delete
+	key    map[string]types.AttributeValue
+	before map[string]types.AttributeValue
+	after  map[string]types.AttributeValue // expected; nil for a delete
+	cond   *cond
+	do     func(ctx context.Context, c *cond) error
+}
+
+type writeResult struct {
+	Table      string          `json:"table"`
+	Op         string          `json:"operation"`
+	DryRun     bool            `json:"dry_run"`
+	ReadAs     []string        `json:"read_as"`
+	Condition  string          `json:"condition"`
+	Before     json.RawMessage `json:"before"`
+	BeforeHash string          `json:"before_hash"`
+	After      json.RawMessage `json:"after"`
+	AfterHash  string          `json:"after_hash"`
+	Written    bool            `json:"written"`
+	Note       string          `json:"note,omitempty"`
+}
+
+// run is the one flow of put, update and delete: protection and --reason,
+// confirmation, the image read before, --if-hash, the condition, the dry
+// run or the audited conditional write and the image read back.
+func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readAs []string, key map[string]types.AttributeValue,
+	plan func(before map[string]types.AttributeValue) (*change, error)) error {
+	explicit, err := w.explicit()
+	if err != nil {
+		return err
+	}
+	decisions, err := f.Protection(protect.ReadTable(ctx, t.db, t.name))
+	if err != nil {
+		return err
+	}
+	if w.yes && decisions[0].Protected && w.reason == "" {
+		return factory.UsageErrorf("%s is protected (%s): a write needs --reason \"why\" (it lands in the audit)", t.name, decisions[0].Reason)
+	}
+	ok, err := f.Confirm(factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: factory.Typed(w.confirm)})
+	if err != nil {
+		return err
+	}
+	before, err := t.read(ctx, key)
+	if err != nil {
+		return err
+	}
+	res := writeResult{Table: t.name, DryRun: !ok, ReadAs: readAs, Before: image(before), BeforeHash: item.Hash(before)}
+	if w.ifHash != "" && w.ifHash != res.BeforeHash {
+		return fmt.Errorf("the item in %s changed: its image is now %s, --if-hash wants %s; nothing written. Read it again (dynops item get) and decide", t.name, res.BeforeHash, w.ifHash)
+	}
+	ch, err := plan(before)
+	if err != nil {
+		return err
+	}
+	res.Op = ch.op
+	if ch.do == nil { // nothing to do (a delete of an absent item)
+		res.Note = "no item at that key: nothing to " + ch.op
+		res.After, res.AfterHash = image(nil), item.Hash(nil)
+		return printWrite(f, res)
+	}
+	c := explicit
+	if c == nil {
+		expr, names, values, err := repair.UnchangedCondition(before, t.schema.Names())
+		if err != nil {
+			return fmt.Errorf("%w; or give --condition", err)
+		}
+		c = &cond{expr: expr, names: names, values: values, desc: "the item is still the image read before (" + res.BeforeHash + ")"}
+	}
+	res.Condition = c.desc
+	res.After, res.AfterHash = image(ch.after), item.Hash(ch.after)
+	detail := map[string]any{"key": keyJSON(key), "reason": w.reason, "before_hash": res.BeforeHash, "after_hash": res.AfterHash,
+		"old_image": res.Before, "new_image": res.After, "condition": c.desc}
+	if !ok {
+		f.Audit.Act("plan-item-"+ch.op, t.name, detail)
+		return printWrite(f, res)
+	}
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.name}, Counts: map[string]int64{"items_to_" + ch.op: 1}}); err != nil {
+		return err
+	}
+	if err := ch.do(ctx, c); err != nil {
+		if isConditionFailed(err) {
+			f.Audit.Act("item-"+ch.op+"-refused", t.name, detail)
+			return fmt.Errorf("the item in %s changed since it was read (%s no longer holds): nothing written. Read it again (dynops item get) and decide: %w", t.name, c.desc, err)
+		}
+		return fmt.Errorf("%s on %s: %w", ch.op, t.name, err)
+	}
+	res.Written = true
+	after, err := t.read(ctx, key)
+	if err != nil {
+		f.Audit.Act("item-"+ch.op, t.name, detail)
+		return fmt.Errorf("written, but reading the item back failed: %w", err)
+	}
+	res.After, res.AfterHash = image(after), item.Hash(after)
+	detail["after_hash"], detail["new_image"] = res.AfterHash, res.After
+	f.Audit.Act("item-"+ch.op, t.name, detail)
+	return printWrite(f, res)
+}
+
+func keyJSON(key map[string]types.AttributeValue) json.RawMessage { return image(key) }
+
+func printWrite(f *factory.Factory, r writeResult) error {
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(r)
+	}
+	out := f.IOStreams.Out
+	for _, s := range r.ReadAs {
+		fmt.Fprintf(out, "read as %s\n", s)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(out, "%s (%s)\n", r.Note, r.Table)
+		return nil
+	}
+	if r.DryRun {
+		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would %s in %s, if %s:\n", r.Op, r.Table, r.Condition)
+	} else {
+		fmt.Fprintf(out, "%s done in %s (condition: %s); the image after is read back:\n", r.Op, r.Table, r.Condition)
+	}
+	fmt.Fprintf(out, "  before: %s  (%s)\n  after:  %s  (%s)\n", r.Before, r.BeforeHash, r.After, r.AfterHash)
+	if r.DryRun {
+		fmt.Fprintf(out, "add --if-hash %s to write only if the item is still what this dry run read\n", r.BeforeHash)
+	}
+	return nil
+}
+
+func newCmdPut(f *factory.Factory) *cobra.Command {
+	w := &writeFlags{}
+	var itemJSON string
+	cmd := &cobra.Command{
+		Use:   "put --table T --item JSON [--reason R] [--yes]",
+		Short: "Write one whole item (create or replace), conditional on the image read before",
+		Example: `  dynops item put --table prod-hoge-user --item '{"user_id": "u1", "status": "active"}' \
+      --reason "INC-42: restore status" --yes --confirm prod-hoge-user`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.table == "" {
+				return factory.UsageErrorf("item put needs --table TABLE and --item JSON")
+			}
+			ctx := cmd.Context()
+			t, p, err := keyed(ctx, f, w.table, "--item", itemJSON)
+			if err != nil {
+				return err
+			}
+			key := item.KeyOf(t.schema, p.Attrs)
+			return run(ctx, f, w, t, []string{"--item: " + p.Describe()}, key, func(before map[string]types.AttributeValue) (*change, error) {
+				return &change{op: "put", key: key, before: before, after: p.Attrs, do: func(ctx context.Context, c *cond) error {
+					_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: p.Attrs,
+						ConditionExpression: &c.expr, ExpressionAttributeNames: c.names, ExpressionAttributeValues: c.values})
+					return err
+				}}, nil
+			})
+		},
+	}
+	w.add(cmd.Flags(), false)
+	cmd.Flags().StringVar(&itemJSON, "item", "", "the whole item: a JSON object (DynamoDB JSON or plain JSON) with its key")
+	return cmd
+}
+
+func newCmdUpdate(f *factory.Factory) *cobra.Command {
+	w := &writeFlags{}
+	var setJSON string
+	var remove []string
+	cmd := &cobra.Command{
+		Use:   "update --table T --key JSON [--set JSON] [--remove ATTR ...] [--reason R] [--yes]",
+		Short: "Set or remove top-level attributes of an existing item, conditional on the image read before",
+		Example: `  dynops item update --table prod-hoge-user --key '{"user_id": "u1"}' --set '{"status": "active", "a.b": 1}' \
+      --remove ttl --reason "INC-42" --yes --confirm prod-hoge-user`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.table == "" {
+				return factory.UsageErrorf("item update needs --table TABLE, --key JSON and --set JSON and/or --remove ATTR")
+			}
+			var set item.Parsed
+			var err error
+			if setJSON != "" {
+				if set, err = parseUsage("--set", setJSON); err != nil {
+					return err
+				}
+			}
+			ctx := cmd.Context()
+			t, k, err := keyed(ctx, f, w.table, "--key", w.key)
+			if err != nil {
+				return err
+			}
+			readAs := []string{"--key: " + k.Describe()}
+			if setJSON != "" {
+				readAs = append(readAs, "--set: "+set.Describe())
+			}
+			u, err := item.BuildUpdate(t.schema, set.Attrs, remove)
+			if err != nil {
+				return factory.UsageErrorf("%w", err)
+			}
+			if c, err := w.explicit(); err != nil {
+				return err
+			} else if c != nil {
+				for ph := range c.names {
+					if _, ok := u.Names[ph]; ok {
+						return factory.UsageErrorf("--condition-names: %s is a placeholder of the update (#s0.. and #r0..): name yours otherwise, e.g. #c0", ph)
+					}
+				}
+				for ph := range c.values {
+					if _, ok := u.Values[ph]; ok {
+						return factory.UsageErrorf("--condition-values: %s is a placeholder of the update (:s0..): name yours otherwise, e.g. :c0", ph)
+					}
+				}
+			}
+			return run(ctx, f, w, t, readAs, k.Attrs, func(before map[string]types.AttributeValue) (*change, error) {
+				if before == nil {
+					return nil, fmt.Errorf("no item in %s at that key: nothing to update (an update would create it); create it with dynops item put", t.name)
+				}
+				return &change{op: "update", key: k.Attrs, before: before, after: u.Apply(before, set.Attrs, remove), do: func(ctx context.Context, c *cond) error {
+					names := map[string]string{}
+					for ph, n := range u.Names {
+						names[ph] = n
+					}
+					for ph, n := range c.names {
+						names[ph] = n
+					}
+					values := map[string]types.AttributeValue{}
+					for ph, v := range u.Values {
+						values[ph] = v
+					}
+					for ph, v := range c.values {
+						values[ph] = v
+					}
+					in := &dynamodb.UpdateItemInput{TableName: &t.name, Key: k.Attrs, UpdateExpression: aws.String(u.Expr),
+						ConditionExpression: &c.expr, ExpressionAttributeNames: names}
+					if len(values) > 0 {
+						in.ExpressionAttributeValues = values
+					}
+					_, err := t.db.UpdateItem(ctx, in)
+					return err
+				}}, nil
+			})
+		},
+	}
+	w.add(cmd.Flags(), true)
+	cmd.Flags().StringVar(&setJSON, "set", "", "attributes to set: a JSON object (DynamoDB JSON or plain JSON); names are literal")
+	cmd.Flags().StringArrayVar(&remove, "remove", nil, "an attribute to remove (repeatable); the name is literal")
+	return cmd
+}
+
+func newCmdDelete(f *factory.Factory) *cobra.Command {
+	w := &writeFlags{}
+	cmd := &cobra.Command{
+		Use:     "delete --table T --key JSON [--reason R] [--yes]",
+		Short:   "Delete one item, conditional on the image read before",
+		Example: `  dynops item delete --table prod-hoge-user --key '{"user_id": "u1"}' --reason "INC-42: bad row" --yes --confirm prod-hoge-user`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.table == "" {
+				return factory.UsageErrorf("item delete needs --table TABLE and --key JSON")
+			}
+			ctx := cmd.Context()
+			t, k, err := keyed(ctx, f, w.table, "--key", w.key)
+			if err != nil {
+				return err
+			}
+			return run(ctx, f, w, t, []string{"--key: " + k.Describe()}, k.Attrs, func(before map[string]types.AttributeValue) (*change, error) {
+				ch := &change{op: "delete", key: k.Attrs, before: before}
+				if before == nil {
+					return ch, nil
+				}
+				ch.do = func(ctx context.Context, c *cond) error {
+					_, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &t.name, Key: k.Attrs,
+						ConditionExpression: &c.expr, ExpressionAttributeNames: c.names, ExpressionAttributeValues: c.values})
+					return err
+				}
+				return ch, nil
+			})
+		},
+	}
+	w.add(cmd.Flags(), true)
+	return cmd
+}
+
+// keyed parses flag (--key, or --item: a whole item), opens the table and
+// checks the value against the table's key; bad input is a usage error.
+func keyed(ctx context.Context, f *factory.Factory, tableName, flag, raw string) (*table, item.Parsed, error) {
+	p, err := parseUsage(flag, raw)
+	if err != nil {
+		return nil, item.Parsed{}, err
+	}
+	t, err := openTable(ctx, f, tableName)
+	if err != nil {
+		return nil, item.Parsed{}, err
+	}
+	check := t.schema.CheckKey
+	if flag == "--item" {
+		check = t.schema.CheckItem
+	}
+	if err := check(flag, p.Attrs); err != nil {
+		return nil, item.Parsed{}, factory.UsageErrorf("%w", err)
+	}
+	return t, p, nil
+}
