@@ -84,3 +84,17 @@ const (
 // DRStepAction is the action of one step of a DR switch: "dr failover:
 // fence-writes", "dr drill: canary".
 func DRStepAction(mode, step string) string { return "dr " + mode + ": " + step }
+
+// ItemAction is the action of one `dynops item` write (op: put, update or
+// delete) in each of its outcomes: "item-put" (written, images hashed or
+// redacted), "plan-item-put" (the dry run), "item-put-refused" (its
+// condition no longer held: nothing written).
+func ItemAction(op string, outcome ItemOutcome) string {
+	switch outcome {
+	case ItemPlanned:
+		return "plan-item-" + op
+	case ItemRefused:
+		return "item-" + op + "-refused"
+	}
+	return "item-" + op
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/item"
 )
@@ -54,6 +55,8 @@ func newCmdGet(f *factory.Factory) *cobra.Command {
 	fl.StringVar(&key, "key", "", "the item's key: a JSON object (DynamoDB JSON or plain JSON)")
 	fl.StringSliceVar(&attrs, "attributes", nil, "top-level attributes to read (default: all)")
 	fl.BoolVar(&consistent, "consistent", false, "strongly consistent read (default: eventually consistent, DDB-API-05)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 
@@ -124,6 +127,8 @@ func newCmdQuery(f *factory.Factory) *cobra.Command {
 	fl.StringVar(&index, "index", "", "query this index instead of the table")
 	fl.Int32Var(&limit, "limit", 25, "at most this many items (1-1000)")
 	fl.BoolVar(&consistent, "consistent", false, "strongly consistent read (not on a GSI)")
+	cmdfacts.ReadOnly(cmd)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 

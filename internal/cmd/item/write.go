@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/protect"
@@ -146,7 +148,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	detail := map[string]any{"key": keyJSON(key), "reason": w.reason, "before_hash": res.BeforeHash, "after_hash": res.AfterHash,
 		"old_image": res.Before, "new_image": res.After, "condition": c.desc}
 	if !ok {
-		f.Audit.Act("plan-item-"+ch.op, t.name, detail)
+		f.Audit.Act(audit.ItemAction(ch.op, audit.ItemPlanned), t.name, detail)
 		return printWrite(f, res)
 	}
 	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.name}, Counts: map[string]int64{"items_to_" + ch.op: 1}}); err != nil {
@@ -154,7 +156,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	}
 	if err := ch.do(ctx, c); err != nil {
 		if isConditionFailed(err) {
-			f.Audit.Act("item-"+ch.op+"-refused", t.name, detail)
+			f.Audit.Act(audit.ItemAction(ch.op, audit.ItemRefused), t.name, detail)
 			return fmt.Errorf("the item in %s changed since it was read (%s no longer holds): nothing written. Read it again (dynops item get) and decide: %w", t.name, c.desc, err)
 		}
 		return fmt.Errorf("%s on %s: %w", ch.op, t.name, err)
@@ -162,12 +164,12 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	res.Written = true
 	after, err := t.read(ctx, key)
 	if err != nil {
-		f.Audit.Act("item-"+ch.op, t.name, detail)
+		f.Audit.Act(audit.ItemAction(ch.op, audit.ItemWritten), t.name, detail)
 		return fmt.Errorf("written, but reading the item back failed: %w", err)
 	}
 	res.After, res.AfterHash = image(after), item.Hash(after)
 	detail["after_hash"], detail["new_image"] = res.AfterHash, res.After
-	f.Audit.Act("item-"+ch.op, t.name, detail)
+	f.Audit.Act(audit.ItemAction(ch.op, audit.ItemWritten), t.name, detail)
 	return printWrite(f, res)
 }
 
@@ -227,6 +229,10 @@ func newCmdPut(f *factory.Factory) *cobra.Command {
 	}
 	w.add(cmd.Flags(), false)
 	cmd.Flags().StringVar(&itemJSON, "item", "", "the whole item: a JSON object (DynamoDB JSON or plain JSON) with its key")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, Interrupted)
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 
@@ -311,6 +317,10 @@ func newCmdUpdate(f *factory.Factory) *cobra.Command {
 	w.add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&setJSON, "set", "", "attributes to set: a JSON object (DynamoDB JSON or plain JSON); names are literal")
 	cmd.Flags().StringArrayVar(&remove, "remove", nil, "an attribute to remove (repeatable); the name is literal")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, Interrupted)
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 
@@ -345,6 +355,10 @@ func newCmdDelete(f *factory.Factory) *cobra.Command {
 		},
 	}
 	w.add(cmd.Flags(), true)
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, Interrupted)
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table")
 	return cmd
 }
 
