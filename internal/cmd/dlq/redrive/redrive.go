@@ -91,7 +91,7 @@ a re-run takes them.`,
 			case opts.VisibilityTimeout < 10*time.Second || opts.VisibilityTimeout > 12*time.Hour:
 				return factory.UsageErrorf("--visibility-timeout %s: pass between 10s and 12h, longer than the function's timeout", opts.VisibilityTimeout)
 			}
-			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
+			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint); err != nil {
 				return factory.UsageErrorf("%v", err)
 			}
 			if runF != nil {
@@ -130,7 +130,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, apply)
 	}
 
-	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
+	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint)
 	if err != nil {
 		return factory.UsageErrorf("%v", err)
 	}

@@ -150,6 +150,9 @@ func globalArgs(f *factory.Factory, incident string) [][]string {
 	if fl.AuditHashKeys {
 		out = append(out, []string{"--audit-hash-keys"})
 	}
+	if fl.AllowInsecureEndpoint {
+		out = append(out, []string{"--allow-insecure-endpoint"})
+	}
 	return out
 }
 
