@@ -39,7 +39,9 @@ func TestDebugNeverPrintsCredentials(t *testing.T) {
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)}) })
+	t.Cleanup(func() {
+		_, _ = ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
 
 	stdout, stderr, _ := target.Dynops(t, filepath.Join(t.TempDir(), "audit.log"), "pitr", "status", "--table", table, "--debug")
 	all := stdout + stderr
