@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
+
 	"github.com/dynops/dynops/internal/guideline"
 )
 
@@ -210,8 +212,14 @@ func (p Policy) Decide(t Target) Decision {
 		}
 	}
 
-	// Name evidence: the first word, compared case-insensitively.
-	first := firstWord(t.Name)
+	// Name evidence: the first word, compared case-insensitively, of the
+	// table's own name when it was given as an ARN.
+	name, err := resourceName(t)
+	if err != nil {
+		d.Reason = err.Error()
+		return d
+	}
+	first := firstWord(name)
 	if prot, known, src := p.envState(first); prot && known {
 		d.Env, d.Reason = first, fmt.Sprintf("its name starts with %q, a protected env (%s)", first, src)
 		return d
@@ -223,20 +231,36 @@ func (p Policy) Decide(t Target) Decision {
 		d.Reason = fmt.Sprintf("tag %s=%s (%s) is an unprotected env (%s)", tagKey, t.Tags[tagKey], tagsFrom(t), src)
 		return d
 	}
-	env := guideline.EnvOf(t.Name)
-	if guideline.ValidTableName(t.Name, p.UnprotectedEnvs()) {
+	env := guideline.EnvOf(name)
+	if guideline.ValidTableName(name, p.UnprotectedEnvs()) {
 		_, _, src := p.envState(env)
 		d.Protected, d.Env = false, env
 		d.Reason = fmt.Sprintf("no env tag, and its name follows DDB-NAME-01 with env %q, an unprotected env (%s)", env, src)
 		return d
 	}
-	if guideline.ValidTableName(t.Name, []string{env}) {
+	if guideline.ValidTableName(name, []string{env}) {
 		d.Env = env
 		d.Reason = fmt.Sprintf("no env tag, and env %q of its name is not a known unprotected env (%s)", env, strings.Join(p.UnprotectedEnvs(), ", "))
 		return d
 	}
 	d.Reason = "no env tag, and its name does not follow DDB-NAME-01 ({env}-{product}-{usage} in lower case), so its env is unknown"
 	return d
+}
+
+// resourceName is the name the name rule reads: a table given as an ARN
+// (arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME[/index/...]) is judged
+// by NAME, like a bare name; an ARN that is not a table's cannot be judged.
+func resourceName(t Target) (string, error) {
+	if t.Kind != Table || !strings.HasPrefix(strings.TrimSpace(t.Name), "arn:") {
+		return t.Name, nil
+	}
+	a, err := arn.Parse(strings.TrimSpace(t.Name))
+	name, ok := strings.CutPrefix(a.Resource, "table/")
+	if err != nil || a.Service != "dynamodb" || !ok || name == "" {
+		return "", fmt.Errorf("%q is not a DynamoDB table ARN (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME), so its env cannot be read from its name", t.Name)
+	}
+	name, _, _ = strings.Cut(name, "/")
+	return name, nil
 }
 
 func tagsFrom(t Target) string {

@@ -240,3 +240,41 @@ func TestAddUnprotectedAccumulates(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideTableARNsLikeNames (issue 29): a table given as an ARN goes
+// through the same name rule as its bare name, in every partition, with an
+// index suffix; an ARN that is not a table's is protected.
+func TestDecideTableARNsLikeNames(t *testing.T) {
+	p := NewPolicy()
+	for _, c := range []struct {
+		arn       string
+		protected bool
+		reason    string
+	}{
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user", true, `"prod", a protected env`},
+		{"arn:aws-cn:dynamodb:cn-north-1:123456789012:table/PROD-hoge-legacy", true, `"prod"`},
+		{"arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/live-hoge-user/index/by-email", true, `"live"`},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/prd_hoge_user/stream/2026-01-01T00:00:00.000", true, `"prd"`},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/UsersTable", true, "does not follow DDB-NAME-01"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user", false, `env "dev"`},
+		{"arn:aws:s3:::dev-hoge-user", true, "not a DynamoDB table ARN"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:backup/dev-hoge-user", true, "not a DynamoDB table ARN"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/", true, "not a DynamoDB table ARN"},
+		{"arn:dev-hoge-user", true, "not a DynamoDB table ARN"},
+	} {
+		d := p.Decide(Target{Kind: Table, Name: c.arn, Tags: map[string]string{}})
+		if d.Protected != c.protected || !strings.Contains(d.Reason, c.reason) {
+			t.Errorf("%s: protected=%v reason %q; want protected=%v and %q", c.arn, d.Protected, d.Reason, c.protected, c.reason)
+		}
+	}
+}
+
+// TestEnvTagKeysAnyCase: env and environment tag keys count in any case.
+func TestEnvTagKeysAnyCase(t *testing.T) {
+	p := NewPolicy()
+	for _, k := range []string{"env", "Env", "ENV", "environment", "Environment", "ENVIRONMENT", "eNvIrOnMeNt", " env "} {
+		if d := p.Decide(Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{k: "prod"}}); !d.Protected || d.Env != "prod" {
+			t.Errorf("tag %q=prod on dev-hoge-user: %v; want protected by the tag", k, d)
+		}
+	}
+}
