@@ -145,6 +145,9 @@ type Target struct {
 	// Name is the resource's name (a queue's name, not its URL; a
 	// function's name, not its ARN).
 	Name string
+	// ARN is the resource's ARN when it was read (a function's unqualified
+	// ARN): what a decision about this very resource is keyed by.
+	ARN string
 	// Tags are the tags read from the service (or, for a resource about to
 	// be created, the tags it will get; see TagsFrom).
 	Tags map[string]string
@@ -158,6 +161,7 @@ type Target struct {
 type Decision struct {
 	Kind      Kind   `json:"kind"`
 	Name      string `json:"name"`
+	ARN       string `json:"arn,omitempty"`
 	Protected bool   `json:"protected"`
 	// Env is the environment the decision found ("" when none).
 	Env string `json:"env,omitempty"`
@@ -177,7 +181,7 @@ func (d Decision) String() string {
 // Decide decides whether t is protected under p. It is the only function in
 // dynops that makes this decision.
 func (p Policy) Decide(t Target) Decision {
-	d := Decision{Kind: t.Kind, Name: t.Name, Protected: true}
+	d := Decision{Kind: t.Kind, Name: t.Name, ARN: t.ARN, Protected: true}
 	if strings.TrimSpace(t.Name) == "" {
 		d.Reason = "the target has no name"
 		return d
