@@ -42,9 +42,9 @@ type GlobalFlags struct {
 	ProtectedEnvs []string
 	// Incident ties every audit record of the run to an incident
 	// (--incident, or DYNOPS_INCIDENT).
-	Incident      string
-	AuditHashKeys bool   // --audit-hash-keys
-	AuditLogGroup string // --audit-log-group: central copy in CloudWatch Logs
+	Incident       string
+	AuditClearKeys bool   // --audit-clear-keys: key values in clear (hashed by default)
+	AuditLogGroup  string // --audit-log-group: central copy in CloudWatch Logs
 	// Timeout bounds each AWS call (--timeout; 0: the command's default).
 	Timeout time.Duration
 	// Debug logs AWS requests and keeps raw SDK errors (--debug).
