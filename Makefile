@@ -14,7 +14,7 @@ GO_PACKAGES ?= $$( (go list $(SLOW_PACKAGES); go list ./...) | awk '!seen[$$0]++
 TEST_TIMEOUT ?= 30m
 CHAOS_TIMEOUT ?= 150m
 
-.PHONY: help demo test test-cpu setup build consumer-zip export-scheduler-zip lint docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
+.PHONY: help demo test test-cpu setup build consumer-zip export-scheduler-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -79,6 +79,9 @@ chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds; H
 	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun|TestRestoreKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
 	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
 	@cat .cache/chaos.txt
+
+vulncheck: ## govulncheck on the code and its dependencies; prints SKIPPED where vuln.go.dev is unreachable
+	scripts/govulncheck.sh
 
 release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit stamped, SHA256SUMS
 	scripts/release.sh

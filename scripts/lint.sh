@@ -2,7 +2,7 @@
 # lint.sh: every static check, each named when it fails. Run by `make lint`
 # with the tools from scripts/setup.sh in the environment. Three lanes run
 # side by side, each mostly on one core: the Go checks, terraform validate,
-# and the rest (fmt, tflint, tfsec, docs, actionlint); their output is
+# and the rest (fmt, tflint, docs, actionlint); their output is
 # printed lane by lane, each step with its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,12 +89,6 @@ terraform fmt -check -recursive -diff modules envs policies || fail=1
 
 step "tflint (terraform + aws rulesets)"
 "$TFLINT" --recursive --config "$PWD/.tflint.hcl" --no-color || fail=1
-
-step "tfsec (Terraform security scan; accepted findings in .tfsec/config.yml, each with its reason)"
-# A scanner does not judge IAM reach: test/access's escalation matrix does.
-"$TFSEC" modules --config-file .tfsec/config.yml --no-colour --no-module-downloads --exclude-downloaded-modules \
-  --minimum-severity LOW --concise-output || fail=1
-scripts/tfsec-accepted.sh || fail=1
 
 step "terraform-docs READMEs up to date"
 for m in modules/*/ modules/*/examples/*/; do

@@ -12,9 +12,6 @@ TFLINT_AWS_VERSION=v0.48.0
 TERRAFORM_DOCS_VERSION=v0.24.0
 GOTESTSUM_VERSION=v1.12.3
 ACTIONLINT_VERSION=v1.7.12
-# Terraform security scanner for the lint stage (tfsec: builds from the Go
-# module proxy; trivy needs GOEXPERIMENT=jsonv2 and ~8 min, see TOOLCHAIN.md).
-TFSEC_VERSION=v1.28.14
 # The Go mutation tool of `make mutate`; built only when that target asks
 # (DYNOPS_SETUP_MUTATE=1), so `make test` does not pay for it.
 GREMLINS_VERSION=v0.5.0
@@ -111,7 +108,6 @@ go_tool() {
   go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION" &
   go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION" &
   go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint &
-  go_tool tfsec github.com/aquasecurity/tfsec "$TFSEC_VERSION" ./cmd/tfsec &
   wait
 ) >/dev/null || true
 
@@ -120,7 +116,6 @@ ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset
 tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
 actionlint=$(go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint)
-tfsec=$(go_tool tfsec github.com/aquasecurity/tfsec "$TFSEC_VERSION" ./cmd/tfsec)
 gremlins=""
 if [ "${DYNOPS_SETUP_MUTATE:-}" = 1 ]; then
   gremlins=$(go_tool gremlins github.com/go-gremlins/gremlins "$GREMLINS_VERSION" ./cmd/gremlins)
@@ -172,9 +167,8 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export TERRAFORM_DOCS=$tfdocs"
   echo "export GOTESTSUM=$gotestsum"
   echo "export ACTIONLINT=$actionlint"
-  echo "export TFSEC=$tfsec"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
   [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, tfsec $TFSEC_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"

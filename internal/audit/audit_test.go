@@ -155,6 +155,24 @@ func TestUnsafeLogsAreRefused(t *testing.T) {
 			return filepath.Join(p, "audit.jsonl")
 		}, "audit log directory"},
 		{"empty path", func(t *testing.T, dir string) string { return "" }, "--audit-log"},
+		{"symlinked ancestor two levels up", func(t *testing.T, dir string) string {
+			real := filepath.Join(dir, "real")
+			must(t, os.MkdirAll(filepath.Join(real, "logs"), 0o700))
+			must(t, os.Symlink(real, filepath.Join(dir, "link")))
+			return filepath.Join(dir, "link", "logs", "audit.jsonl")
+		}, "symlink"},
+		{"symlinked ancestor with missing directories below it", func(t *testing.T, dir string) string {
+			real := filepath.Join(dir, "real")
+			must(t, os.Mkdir(real, 0o700))
+			must(t, os.Symlink(real, filepath.Join(dir, "link")))
+			return filepath.Join(dir, "link", "new", "deeper", "audit.jsonl")
+		}, "symlink"},
+		{"hard link to another file", func(t *testing.T, dir string) string {
+			target := filepath.Join(dir, "elsewhere")
+			must(t, os.WriteFile(target, nil, 0o600))
+			must(t, os.Link(target, filepath.Join(dir, "audit.jsonl")))
+			return filepath.Join(dir, "audit.jsonl")
+		}, "hard links"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

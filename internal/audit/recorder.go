@@ -31,12 +31,15 @@ type Sink interface {
 
 // Options configure a Recorder.
 type Options struct {
-	Path     string
-	Now      func() time.Time
-	HashKeys bool // --audit-hash-keys: hash key values in action details
-	Sink     Sink // optional central copy
-	Identity Identity
-	Tags     Tags
+	Path string
+	Now  func() time.Time
+	// ClearKeys writes key values in clear (--audit-clear-keys); by default
+	// they are hashed wherever a record carries them: key fields of action
+	// details, DynamoDB JSON values in error texts and findings.
+	ClearKeys bool
+	Sink      Sink // optional central copy
+	Identity  Identity
+	Tags      Tags
 	// Caller resolves the AWS caller (called at most once per run). Nil:
 	// the caller stays unknown.
 	Caller func(ctx context.Context) (Caller, error)
@@ -170,7 +173,7 @@ func (r *Recorder) AddRegion(region string) {
 
 // Act notes one change made (or planned, in a dry run).
 func (r *Recorder) Act(what, target string, detail any) {
-	a := Action{Time: r.o.Now().UTC(), What: what, Target: target, Detail: sanitize(detail, r.o.HashKeys)}
+	a := Action{Time: r.o.Now().UTC(), What: what, Target: target, Detail: sanitize(detail, !r.o.ClearKeys)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.actions = append(r.actions, a)
@@ -294,11 +297,20 @@ func (r *Recorder) Finish(ctx context.Context, out Outcome) error {
 	rec.Result = resultOf(out)
 	if out.Err != nil {
 		rec.Error = out.Err.Error()
+		if !r.o.ClearKeys {
+			rec.Error = HashKeysIn(rec.Error)
+		}
 	}
 	if len(r.counts) > 0 {
 		rec.Counts = r.counts
 	}
 	rec.Findings = r.findings
+	if !r.o.ClearKeys {
+		rec.Findings = make([]string, len(r.findings))
+		for i, s := range r.findings {
+			rec.Findings[i] = HashKeysIn(s)
+		}
+	}
 	rec.Actions = r.actions
 	local, central := r.write(ctx, rec)
 	errs = append(errs, local, central)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"strings"
 )
 
@@ -13,8 +14,25 @@ var imageFields = map[string]bool{
 	"new_image": true, "old_image": true, "body": true, "payload": true, "attributes_values": true,
 }
 
-// keyFields hold key values: hashed with --audit-hash-keys.
-var keyFields = map[string]bool{"key": true, "keys": true, "exclusive_start_key": true, "last_evaluated_key": true}
+// keyFields hold key values: hashed unless --audit-clear-keys.
+var keyFields = map[string]bool{
+	"key": true, "keys": true, "exclusive_start_key": true, "last_evaluated_key": true,
+	"last_key": true, "start_key": true, "unmatched_sample": true, "samples": true, "sample_keys": true,
+}
+
+// textFields hold free text (error messages) that may quote a key: the
+// DynamoDB JSON values in them are hashed unless --audit-clear-keys.
+var textFields = map[string]bool{"error": true, "err": true, "errors": true, "message": true, "reason": true}
+
+// attributeValue is a scalar DynamoDB JSON value as error texts quote it,
+// {"S":"..."}, {"N":"..."} or {"B":"..."}, with escaped quotes inside.
+var attributeValue = regexp.MustCompile(`\{\s*\\?"[SNB]\\?"\s*:\s*\\?"(?:[^"\\]|\\.)*?\\?"\s*\}`)
+
+// HashKeysIn replaces every DynamoDB JSON key value in text by its hash
+// (see HashValue).
+func HashKeysIn(text string) string {
+	return attributeValue.ReplaceAllStringFunc(text, func(v string) string { return `"` + HashValue(v) + `"` })
+}
 
 // Redacted replaces an item image in a record.
 const Redacted = "[redacted: item image]"
@@ -45,7 +63,9 @@ func clean(v any, hashKeys bool) any {
 			case imageFields[lk]:
 				x[k] = Redacted
 			case hashKeys && keyFields[lk]:
-				x[k] = HashValue(val)
+				x[k] = hashAll(val)
+			case hashKeys && textFields[lk]:
+				x[k] = hashText(val)
 			default:
 				x[k] = clean(val, hashKeys)
 			}
@@ -61,7 +81,36 @@ func clean(v any, hashKeys bool) any {
 	}
 }
 
-// HashValue is how --audit-hash-keys writes a key: "sha256:" and the first 16
+// hashAll hashes a key, or each key of a list of keys.
+func hashAll(v any) any {
+	if l, ok := v.([]any); ok {
+		out := make([]any, len(l))
+		for i, e := range l {
+			out[i] = HashValue(e)
+		}
+		return out
+	}
+	if v == nil {
+		return nil
+	}
+	return HashValue(v)
+}
+
+// hashText hashes the key values quoted in a text, or in each text of a list.
+func hashText(v any) any {
+	switch x := v.(type) {
+	case string:
+		return HashKeysIn(x)
+	case []any:
+		for i := range x {
+			x[i] = hashText(x[i])
+		}
+		return x
+	}
+	return clean(v, true)
+}
+
+// HashValue is how the audit log writes a key: "sha256:" and the first 16
 // hex digits of the SHA-256 of its JSON, so equal keys still match across
 // records and runs without the value being in the log.
 func HashValue(v any) string {

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -34,12 +33,16 @@ type Options struct {
 	Region      string
 	Profile     string
 	EndpointURL string // e.g. http://127.0.0.1:5000 for the emulator; AWS_ENDPOINT_URL works too
-	MaxAttempts int    // 0: the SDK default
+	// AllowInsecureEndpoint lets a plain-http endpoint on another host than
+	// this machine carry signed requests (--allow-insecure-endpoint).
+	AllowInsecureEndpoint bool
+	MaxAttempts           int // 0: the SDK default
 	// Timeout bounds every AWS operation, retries included (0: DefaultTimeout);
 	// the connect and TLS handshake of each attempt get at most 10 s of it.
 	Timeout time.Duration
 	// Debug logs each request and response (the SDK's client log mode) to
-	// LogOutput and keeps the raw SDK error chain in translated errors.
+	// LogOutput, with credentials redacted, and keeps the raw SDK error chain
+	// in translated errors. Without it the SDK's own log is discarded.
 	Debug     bool
 	LogOutput io.Writer
 	// Unanswered, when set, is shared by every configuration of one run: an
@@ -67,19 +70,33 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 		WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = connect })))
 	g := &guard{timeout: timeout, slow: operationTimeouts(), endpoint: o.EndpointURL, debug: o.Debug, unanswered: o.Unanswered}
 	opts = append(opts, config.WithAPIOptions([]func(*middleware.Stack) error{g.addTo}))
+	secrets := newRedactor()
 	if o.Debug {
 		w := o.LogOutput
 		if w == nil {
 			w = os.Stderr
 		}
 		opts = append(opts, config.WithClientLogMode(aws.LogRequest|aws.LogResponse|aws.LogRetries),
-			config.WithLogger(logging.NewStandardLogger(w)))
+			config.WithLogger(redactingLogger{out: logging.NewStandardLogger(w), secrets: secrets}))
+	} else {
+		// The SDK's own warnings (e.g. "failed to close HTTP response body")
+		// are for --debug, not for a person reading the command's output.
+		opts = append(opts, config.WithLogger(logging.Nop{}))
 	}
-	if o.EndpointURL != "" {
-		u, err := parseEndpoint("--endpoint-url", o.EndpointURL)
+	if raw, flag := o.EndpointURL, "--endpoint-url"; raw != "" || os.Getenv("AWS_ENDPOINT_URL") != "" {
+		if raw == "" {
+			raw, flag = os.Getenv("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"
+		}
+		u, err := parseEndpoint(flag, raw)
 		if err != nil {
 			return aws.Config{}, err
 		}
+		if err := checkEndpoint(flag, u, o.AllowInsecureEndpoint); err != nil {
+			return aws.Config{}, err
+		}
+	}
+	if o.EndpointURL != "" {
+		u, _ := parseEndpoint("--endpoint-url", o.EndpointURL)
 		opts = append(opts, config.WithBaseEndpoint(o.EndpointURL))
 		if isLoopback(u.Hostname()) {
 			// A local emulator accepts any signature; spare the user fake credentials
@@ -93,6 +110,11 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	}
 	if cfg.Region == "" {
 		return aws.Config{}, fmt.Errorf("no AWS region (%s): pass --region or set AWS_REGION", profileName(o.Profile))
+	}
+	if o.Debug && cfg.Credentials != nil {
+		// Every credential value the run uses is redacted from the log, as
+		// well as the headers and query parameters that carry them.
+		cfg.Credentials = aws.NewCredentialsCache(recordingProvider{inner: cfg.Credentials, secrets: secrets})
 	}
 	g.account = accountLookup(cfg, timeout)
 	return cfg, nil
@@ -186,7 +208,7 @@ func cutShort(err error) aws.Ternary {
 // AWS_ENDPOINT_URL_LAMBDA for service "LAMBDA"). Either wins over
 // --endpoint-url (the SDK alone lets --endpoint-url win over the variable).
 // nil: the client keeps the configuration's endpoint.
-func ServiceEndpoint(service, flag, raw string) (*string, error) {
+func ServiceEndpoint(service, flag, raw string, allowInsecure bool) (*string, error) {
 	if raw == "" {
 		env := "AWS_ENDPOINT_URL_" + service
 		if raw = os.Getenv(env); raw == "" {
@@ -194,18 +216,14 @@ func ServiceEndpoint(service, flag, raw string) (*string, error) {
 		}
 		flag = env
 	}
-	if _, err := parseEndpoint(flag, raw); err != nil {
+	u, err := parseEndpoint(flag, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEndpoint(flag, u, allowInsecure); err != nil {
 		return nil, err
 	}
 	return &raw, nil
-}
-
-func parseEndpoint(flag, raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("%s %q is not a URL; pass e.g. http://127.0.0.1:5000", flag, raw)
-	}
-	return u, nil
 }
 
 // ForRegion returns a copy of cfg that talks to region.
@@ -213,10 +231,6 @@ func ForRegion(cfg aws.Config, region string) aws.Config {
 	c := cfg.Copy()
 	c.Region = region
 	return c
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || host == "::1" || (len(host) > 4 && host[:4] == "127.")
 }
 
 // fallbackCredentials uses the environment's credentials when present and

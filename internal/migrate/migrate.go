@@ -38,6 +38,7 @@ import (
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/migrate/routes"
+	"github.com/dynops/dynops/internal/safefile"
 )
 
 // DynamoDB is the part of the DynamoDB API a migration uses.
@@ -230,13 +231,17 @@ func (s *State) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encoding migration state: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("creating the state directory: %w", err)
+	// The temp file is created 0600 through the safefile discipline (a
+	// symlink at it or above it is refused, never followed); a leftover of a
+	// crashed run is replaced. The rename replaces the name, never a file a
+	// symlink at s.path points to.
+	if err := safefile.MkdirParent(s.path, "migration state"); err != nil {
+		return err
 	}
 	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := safefile.Create(tmp, "migration state", true)
 	if err != nil {
-		return fmt.Errorf("writing migration state: %w", err)
+		return err
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()

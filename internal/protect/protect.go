@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
+
 	"github.com/dynops/dynops/internal/guideline"
 )
 
@@ -143,6 +145,9 @@ type Target struct {
 	// Name is the resource's name (a queue's name, not its URL; a
 	// function's name, not its ARN).
 	Name string
+	// ARN is the resource's ARN when it was read (a function's unqualified
+	// ARN): what a decision about this very resource is keyed by.
+	ARN string
 	// Tags are the tags read from the service (or, for a resource about to
 	// be created, the tags it will get; see TagsFrom).
 	Tags map[string]string
@@ -156,6 +161,7 @@ type Target struct {
 type Decision struct {
 	Kind      Kind   `json:"kind"`
 	Name      string `json:"name"`
+	ARN       string `json:"arn,omitempty"`
 	Protected bool   `json:"protected"`
 	// Env is the environment the decision found ("" when none).
 	Env string `json:"env,omitempty"`
@@ -175,7 +181,7 @@ func (d Decision) String() string {
 // Decide decides whether t is protected under p. It is the only function in
 // dynops that makes this decision.
 func (p Policy) Decide(t Target) Decision {
-	d := Decision{Kind: t.Kind, Name: t.Name, Protected: true}
+	d := Decision{Kind: t.Kind, Name: t.Name, ARN: t.ARN, Protected: true}
 	if strings.TrimSpace(t.Name) == "" {
 		d.Reason = "the target has no name"
 		return d
@@ -210,8 +216,14 @@ func (p Policy) Decide(t Target) Decision {
 		}
 	}
 
-	// Name evidence: the first word, compared case-insensitively.
-	first := firstWord(t.Name)
+	// Name evidence: the first word, compared case-insensitively, of the
+	// table's own name when it was given as an ARN.
+	name, err := resourceName(t)
+	if err != nil {
+		d.Reason = err.Error()
+		return d
+	}
+	first := firstWord(name)
 	if prot, known, src := p.envState(first); prot && known {
 		d.Env, d.Reason = first, fmt.Sprintf("its name starts with %q, a protected env (%s)", first, src)
 		return d
@@ -223,20 +235,36 @@ func (p Policy) Decide(t Target) Decision {
 		d.Reason = fmt.Sprintf("tag %s=%s (%s) is an unprotected env (%s)", tagKey, t.Tags[tagKey], tagsFrom(t), src)
 		return d
 	}
-	env := guideline.EnvOf(t.Name)
-	if guideline.FollowsNamingRule(t.Name, p.UnprotectedEnvs()) {
+	env := guideline.EnvOf(name)
+	if guideline.FollowsNamingRule(name, p.UnprotectedEnvs()) {
 		_, _, src := p.envState(env)
 		d.Protected, d.Env = false, env
 		d.Reason = fmt.Sprintf("no env tag, and its name follows DDB-NAME-01 with env %q, an unprotected env (%s)", env, src)
 		return d
 	}
-	if guideline.FollowsNamingRule(t.Name, []string{env}) {
+	if guideline.FollowsNamingRule(name, []string{env}) {
 		d.Env = env
 		d.Reason = fmt.Sprintf("no env tag, and env %q of its name is not a known unprotected env (%s)", env, strings.Join(p.UnprotectedEnvs(), ", "))
 		return d
 	}
 	d.Reason = "no env tag, and its name does not follow DDB-NAME-01 ({env}-{product}-{usage} in lower case), so its env is unknown"
 	return d
+}
+
+// resourceName is the name the name rule reads: a table given as an ARN
+// (arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME[/index/...]) is judged
+// by NAME, like a bare name; an ARN that is not a table's cannot be judged.
+func resourceName(t Target) (string, error) {
+	if t.Kind != Table || !strings.HasPrefix(strings.TrimSpace(t.Name), "arn:") {
+		return t.Name, nil
+	}
+	a, err := arn.Parse(strings.TrimSpace(t.Name))
+	name, ok := strings.CutPrefix(a.Resource, "table/")
+	if err != nil || a.Service != "dynamodb" || !ok || name == "" {
+		return "", fmt.Errorf("%q is not a DynamoDB table ARN (arn:aws:dynamodb:REGION:ACCOUNT:table/NAME), so its env cannot be read from its name", t.Name)
+	}
+	name, _, _ = strings.Cut(name, "/")
+	return name, nil
 }
 
 func tagsFrom(t Target) string {

@@ -240,3 +240,101 @@ func TestAddUnprotectedAccumulates(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideTableARNsLikeNames (issue 29): a table given as an ARN goes
+// through the same name rule as its bare name, in every partition, with an
+// index suffix; an ARN that is not a table's is protected.
+func TestDecideTableARNsLikeNames(t *testing.T) {
+	p := NewPolicy()
+	for _, c := range []struct {
+		arn       string
+		protected bool
+		reason    string
+	}{
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/prod-hoge-user", true, `"prod", a protected env`},
+		{"arn:aws-cn:dynamodb:cn-north-1:123456789012:table/PROD-hoge-legacy", true, `"prod"`},
+		{"arn:aws-us-gov:dynamodb:us-gov-west-1:123456789012:table/live-hoge-user/index/by-email", true, `"live"`},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/prd_hoge_user/stream/2026-01-01T00:00:00.000", true, `"prd"`},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/UsersTable", true, "does not follow DDB-NAME-01"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user", false, `env "dev"`},
+		{"arn:aws:s3:::dev-hoge-user", true, "not a DynamoDB table ARN"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:backup/dev-hoge-user", true, "not a DynamoDB table ARN"},
+		{"arn:aws:dynamodb:eu-west-1:123456789012:table/", true, "not a DynamoDB table ARN"},
+		{"arn:dev-hoge-user", true, "not a DynamoDB table ARN"},
+	} {
+		d := p.Decide(Target{Kind: Table, Name: c.arn, Tags: map[string]string{}})
+		if d.Protected != c.protected || !strings.Contains(d.Reason, c.reason) {
+			t.Errorf("%s: protected=%v reason %q; want protected=%v and %q", c.arn, d.Protected, d.Reason, c.protected, c.reason)
+		}
+	}
+}
+
+// TestEnvTagKeysAnyCase: env and environment tag keys count in any case.
+func TestEnvTagKeysAnyCase(t *testing.T) {
+	p := NewPolicy()
+	for _, k := range []string{"env", "Env", "ENV", "environment", "Environment", "ENVIRONMENT", "eNvIrOnMeNt", " env "} {
+		if d := p.Decide(Target{Kind: Table, Name: "dev-hoge-user", Tags: map[string]string{k: "prod"}}); !d.Protected || d.Env != "prod" {
+			t.Errorf("tag %q=prod on dev-hoge-user: %v; want protected by the tag", k, d)
+		}
+	}
+}
+
+// TestConfigFileDiscipline (issue 29): an unknown key in the config file is
+// an error naming the key, the file and the closest known key; the file must
+// be the user's and not writable by group or others.
+func TestConfigFileDiscipline(t *testing.T) {
+	write := func(t *testing.T, body string, mode os.FileMode) string {
+		p := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, body string
+		mode       os.FileMode
+		want       []string
+	}{
+		{"typo of protected_envs", "protect_envs: [qa]\n", 0o600, []string{`unknown key "protect_envs"`, "did you mean protected_envs?"}},
+		{"typo of unprotected_envs", "unprotected_env: [sandbox]\n", 0o600, []string{`unknown key "unprotected_env"`, "did you mean unprotected_envs?"}},
+		{"upper case", "Protected_Envs: [qa]\n", 0o600, []string{`unknown key "Protected_Envs"`, "did you mean protected_envs?"}},
+		{"unrelated key beside a known one", "protected_envs: [qa]\nsomething: 1\n", 0o600, []string{`unknown key "something"`, "the keys are protected_envs and unprotected_envs"}},
+		{"group-writable", "protected_envs: [qa]\n", 0o620, []string{"mode 0620", "chmod go-w"}},
+		{"world-writable", "protected_envs: [qa]\n", 0o602, []string{"mode 0602", "chmod go-w"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := write(t, c.body, c.mode)
+			_, err := LoadPolicy(Settings{ConfigPath: p})
+			if err == nil {
+				t.Fatalf("loaded; want an error with %q", c.want)
+			}
+			for _, w := range append(c.want, p) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("another user's file", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give the file to another user")
+		}
+		p := write(t, "unprotected_envs: [prod2]\n", 0o644)
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadPolicy(Settings{ConfigPath: p}); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("err = %v; want a refusal naming the owner", err)
+		}
+	})
+	t.Run("a good file loads", func(t *testing.T) {
+		p := write(t, "protected_envs: [qa]\nunprotected_envs: [sandbox]\n", 0o644)
+		pol, err := LoadPolicy(Settings{ConfigPath: p})
+		if err != nil || !pol.Decide(Target{Kind: Table, Name: "qa-hoge-user"}).Protected {
+			t.Errorf("err = %v", err)
+		}
+	})
+}

@@ -99,6 +99,16 @@ func FunctionName(nameOrArn string) string {
 	return nameOrArn
 }
 
+// UnqualifiedFunctionARN is a function ARN without its version or alias
+// (arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME); other input is
+// returned unchanged.
+func UnqualifiedFunctionARN(arn string) string {
+	if p := strings.Split(arn, ":"); len(p) > 7 {
+		return strings.Join(p[:7], ":")
+	}
+	return arn
+}
+
 // ReadFunction reads a function's tags: GetFunctionConfiguration for its ARN
 // (unless given one), then ListTags. opts go to both calls (e.g. the region
 // of an ARN).
@@ -114,9 +124,8 @@ func ReadFunction(ctx context.Context, c FunctionAPI, nameOrArn string, opts ...
 		arn = aws.ToString(cfg.FunctionArn)
 	}
 	// ListTags takes the unqualified function ARN.
-	if p := strings.Split(arn, ":"); len(p) > 7 {
-		arn = strings.Join(p[:7], ":")
-	}
+	arn = UnqualifiedFunctionARN(arn)
+	t.ARN = arn
 	out, err := c.ListTags(ctx, &lambda.ListTagsInput{Resource: &arn}, opts...)
 	if err != nil {
 		t.TagsErr = fmt.Errorf("ListTags %s: %w", arn, err)

@@ -3,11 +3,16 @@ package protect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
+	"github.com/agext/levenshtein"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -71,15 +76,15 @@ func LoadPolicy(s Settings) (Policy, error) {
 		path = DefaultConfigPath(getenv)
 	}
 	if path != "" {
-		b, err := os.ReadFile(path)
+		b, err := readConfig(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 		case err != nil:
 			return p, fmt.Errorf("reading the dynops config %s: %w (fix or remove it; protection settings must be readable)", path, err)
 		default:
-			var c Config
-			if err := yaml.Unmarshal(b, &c); err != nil {
-				return p, fmt.Errorf("parsing the dynops config %s: %w (protected_envs and unprotected_envs are lists of env names)", path, err)
+			c, err := parseConfig(path, b)
+			if err != nil {
+				return p, err
 			}
 			if err := checkEnvs(path+": protected_envs", c.ProtectedEnvs); err != nil {
 				return p, err
@@ -130,4 +135,58 @@ func checkEnvs(where string, envs []string) error {
 		}
 	}
 	return nil
+}
+
+// readConfig reads the config file, which must be the user's own and not
+// writable by group or others: it decides what dynops may change.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("it belongs to uid %d, not to you (uid %d): a config of another user could lift protection; use your own (chown or DYNOPS_CONFIG)", st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return nil, fmt.Errorf("it has mode %04o: others could change what is protected; run chmod go-w %s", perm, path)
+	}
+	return io.ReadAll(f)
+}
+
+// configKeys are the keys the config file may have.
+var configKeys = []string{"protected_envs", "unprotected_envs"}
+
+// parseConfig parses the config file; an unknown key is an error naming it,
+// the file, and the known key it is closest to.
+func parseConfig(path string, b []byte) (Config, error) {
+	var c Config
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return c, fmt.Errorf("parsing the dynops config %s: %w (protected_envs and unprotected_envs are lists of env names)", path, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if slices.Contains(configKeys, k) {
+			continue
+		}
+		hint := "the keys are " + strings.Join(configKeys, " and ")
+		best, dist := "", 4
+		for _, known := range configKeys {
+			if d := levenshtein.Distance(strings.ToLower(k), known, nil); d < dist {
+				best, dist = known, d
+			}
+		}
+		if best != "" {
+			hint = fmt.Sprintf("did you mean %s?", best)
+		}
+		return c, fmt.Errorf("the dynops config %s has an unknown key %q: %s (a setting dynops does not read would leave protection other than you meant)", path, k, hint)
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("parsing the dynops config %s: %w (protected_envs and unprotected_envs are lists of env names)", path, err)
+	}
+	return c, nil
 }

@@ -246,7 +246,8 @@ func TestDiffRefusesOnAnyFailure(t *testing.T) {
 
 	ok := fakePair(5, 0, 0, 0)
 	_, err = diffWithin(t, ok, Options{Source: "src", Target: "dst", KeysOut: filepath.Join(t.TempDir(), "no", "such", "dir", "keys.jsonl")})
-	assert.ErrorContains(t, err, "creating keys file")
+	assert.ErrorContains(t, err, "keys file (--keys-out) directory")
+	assert.ErrorContains(t, err, "no such file")
 	_, err = diffWithin(t, ok, Options{Source: "src", Target: "dst", TempDir: filepath.Join(t.TempDir(), "missing")})
 	assert.ErrorContains(t, err, "creating spill dir")
 }
@@ -378,14 +379,40 @@ func TestReadKeysStopsAtTheFirstError(t *testing.T) {
 	assert.ErrorContains(t, err, "x.jsonl line 3")
 }
 
-// TestDiffFailsWhenTheKeysFileCannotBeWritten: a keys file whose last
-// write fails (a full disk: /dev/full takes the open and refuses every
-// write) fails the diff; it does not report keys it did not write.
+// TestDiffFailsWhenTheKeysFileCannotBeWritten: a keys file that cannot be
+// written (/dev/full: not a regular file, refused by the safefile
+// discipline before the scans) fails the diff; it reports nothing.
 func TestDiffFailsWhenTheKeysFileCannotBeWritten(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system:", err)
 	}
 	rep, err := diffWithin(t, fakePair(5, 1, 1, 1), Options{Source: "src", Target: "dst", KeysOut: "/dev/full"})
-	assert.ErrorContains(t, err, "writing keys file /dev/full")
+	assert.ErrorContains(t, err, "keys file (--keys-out) /dev/full is not a regular file")
 	assert.Nil(t, rep)
+}
+
+// TestKeysOutFileDiscipline: --keys-out is refused before any scan when the
+// file exists (unless --force) or is a symlink; a new one is 0600.
+func TestKeysOutFileDiscipline(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "keys.jsonl")
+	require.NoError(t, os.WriteFile(existing, []byte("old"), 0o644))
+	db := fakePair(5, 1, 1, 1)
+	_, err := diffWithin(t, db, Options{Source: "src", Target: "dst", KeysOut: existing})
+	assert.ErrorContains(t, err, "already exists: pass --force")
+	b, _ := os.ReadFile(existing)
+	assert.Equal(t, "old", string(b), "nothing overwritten")
+
+	_, err = diffWithin(t, fakePair(5, 1, 1, 1), Options{Source: "src", Target: "dst", KeysOut: existing, KeysForce: true})
+	require.NoError(t, err)
+	fi, err := os.Stat(existing)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "elsewhere"), link))
+	_, err = diffWithin(t, fakePair(5, 1, 1, 1), Options{Source: "src", Target: "dst", KeysOut: link, KeysForce: true})
+	assert.ErrorContains(t, err, "symlink")
+	_, statErr := os.Stat(filepath.Join(dir, "elsewhere"))
+	assert.True(t, os.IsNotExist(statErr), "nothing written through the symlink")
 }

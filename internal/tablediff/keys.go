@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/dynops/dynops/internal/safefile"
 )
 
 // Kind says how an item differs between the source and the target.
@@ -51,10 +53,10 @@ type keysWriter struct {
 	enc *json.Encoder
 }
 
-func createKeys(path string, h Header) (*keysWriter, error) {
-	f, err := os.Create(path)
+func createKeys(path string, force bool, h Header) (*keysWriter, error) {
+	f, err := safefile.Create(path, "keys file (--keys-out)", force)
 	if err != nil {
-		return nil, fmt.Errorf("creating keys file: %w", err)
+		return nil, err
 	}
 	w := bufio.NewWriter(f)
 	kw := &keysWriter{f: f, w: w, enc: json.NewEncoder(w)}

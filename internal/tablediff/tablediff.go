@@ -40,6 +40,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/safefile"
 )
 
 // Describer is the part of the API SameKey uses.
@@ -69,6 +70,8 @@ type Options struct {
 	SampleSize int
 	// KeysOut, when set, receives every differing key (see ReadKeys).
 	KeysOut string
+	// KeysForce lets KeysOut overwrite an existing file (--force).
+	KeysForce bool
 	// TempDir holds the spill buckets (default: the system temp dir).
 	TempDir string
 	// Progress, when set, is called as pages arrive with items read so far.
@@ -130,6 +133,12 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 	}
 	if opts.ExportParallel <= 0 {
 		opts.ExportParallel = 4
+	}
+	if opts.KeysOut != "" {
+		// refused now, not after the scans
+		if err := safefile.CheckNew(opts.KeysOut, "keys file (--keys-out)", opts.KeysForce); err != nil {
+			return nil, err
+		}
 	}
 	keyNames, count, err := keysOf(ctx, db, opts)
 	if err != nil {
@@ -204,7 +213,7 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 
 	var keys *keysWriter
 	if opts.KeysOut != "" {
-		keys, err = createKeys(opts.KeysOut, Header{Source: opts.Source, Target: opts.Target, KeyNames: keyNames,
+		keys, err = createKeys(opts.KeysOut, opts.KeysForce, Header{Source: opts.Source, Target: opts.Target, KeyNames: keyNames,
 			Attributes: opts.Attributes, Time: opts.Now().UTC()})
 		if err != nil {
 			return nil, err

@@ -210,7 +210,7 @@ func toSecurityHub(ctx context.Context, f *factory.Factory, cfg aws.Config, rep 
 		partition = p[1]
 	}
 	t := securityhub.Target{Partition: partition, Region: cfg.Region, Account: account}
-	endpoint, err := awsconfig.ServiceEndpoint("SECURITYHUB", "", "")
+	endpoint, err := awsconfig.ServiceEndpoint("SECURITYHUB", "", "", f.Flags.AllowInsecureEndpoint)
 	if err != nil {
 		return securityhub.Result{}, err
 	}

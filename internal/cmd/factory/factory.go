@@ -48,15 +48,18 @@ type GlobalFlags struct {
 	Region      string
 	Profile     string
 	EndpointURL string
-	Output      string
-	AuditLog    string
+	// AllowInsecureEndpoint is --allow-insecure-endpoint: plain http to a
+	// host other than this machine.
+	AllowInsecureEndpoint bool
+	Output                string
+	AuditLog              string
 	// ProtectedEnvs is --protected-envs: envs protected on top of the built-in ones.
 	ProtectedEnvs []string
 	// Incident ties every audit record of the run to an incident
 	// (--incident, or DYNOPS_INCIDENT).
-	Incident      string
-	AuditHashKeys bool   // --audit-hash-keys
-	AuditLogGroup string // --audit-log-group: central copy in CloudWatch Logs
+	Incident       string
+	AuditClearKeys bool   // --audit-clear-keys: key values in clear (hashed by default)
+	AuditLogGroup  string // --audit-log-group: central copy in CloudWatch Logs
 	// Timeout bounds each AWS call (--timeout; 0: the command's default).
 	Timeout time.Duration
 	// Debug logs AWS requests and keeps raw SDK errors (--debug).
@@ -113,13 +116,14 @@ type ExecStreams struct {
 // AWSConfig loads AWS configuration from the global flags.
 func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 	return f.LoadAWS(ctx, awsconfig.Options{
-		Region:      f.Flags.Region,
-		Profile:     f.Flags.Profile,
-		EndpointURL: f.Flags.EndpointURL,
-		Timeout:     f.Flags.Timeout,
-		Debug:       f.Flags.Debug,
-		LogOutput:   f.IOStreams.ErrOut,
-		Unanswered:  f.unanswered,
+		Region:                f.Flags.Region,
+		Profile:               f.Flags.Profile,
+		EndpointURL:           f.Flags.EndpointURL,
+		AllowInsecureEndpoint: f.Flags.AllowInsecureEndpoint,
+		Timeout:               f.Flags.Timeout,
+		Debug:                 f.Flags.Debug,
+		LogOutput:             f.IOStreams.ErrOut,
+		Unanswered:            f.unanswered,
 	})
 }
 

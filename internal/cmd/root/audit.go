@@ -27,7 +27,11 @@ var regionFlags = []string{"regions", "source-region", "bucket-region"}
 func addAuditFlags(pf *pflag.FlagSet, fl *factory.GlobalFlags) {
 	pf.StringVar(&fl.AuditLog, "audit-log", "", "audit log file, JSON lines, 0600 (default: $XDG_STATE_HOME/dynops/audit.jsonl)")
 	pf.StringVar(&fl.Incident, "incident", "", "incident id written on every audit record (default: DYNOPS_INCIDENT)")
-	pf.BoolVar(&fl.AuditHashKeys, "audit-hash-keys", false, "write key values to the audit log as SHA-256 hashes")
+	pf.BoolVar(&fl.AuditClearKeys, "audit-clear-keys", false, "write key values to the audit log in clear (default: SHA-256 hashes, in details, errors and findings)")
+	// --audit-hash-keys was the opt-in before hashing became the default: it
+	// is still accepted, and does nothing.
+	pf.Bool("audit-hash-keys", true, "")
+	_ = pf.MarkDeprecated("audit-hash-keys", "key values are hashed by default now; --audit-clear-keys writes them in clear")
 	pf.StringVar(&fl.AuditLogGroup, "audit-log-group", "", "also copy every audit record to this CloudWatch Logs group (it must exist)")
 }
 
@@ -59,7 +63,7 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 	id := audit.Identity{Version: version, Profile: firstNonEmpty(fl.Profile, os.Getenv("AWS_PROFILE")),
 		Endpoint: firstNonEmpty(fl.EndpointURL, os.Getenv("AWS_ENDPOINT_URL"))}
 	var rec *audit.Recorder
-	o := audit.Options{Path: path, Now: f.Now, HashKeys: fl.AuditHashKeys, Identity: id, Tags: tags,
+	o := audit.Options{Path: path, Now: f.Now, ClearKeys: fl.AuditClearKeys, Identity: id, Tags: tags,
 		Caller: func(ctx context.Context) (audit.Caller, error) {
 			cfg, err := f.AWSConfig(ctx)
 			if err != nil {
@@ -83,7 +87,7 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 	params := map[string]string{}
 	var targets []string
 	cmd.Flags().Visit(func(p *pflag.Flag) {
-		params[p.Name] = audit.Param(p.Name, p.Value.String(), fl.AuditHashKeys)
+		params[p.Name] = audit.Param(p.Name, p.Value.String(), !fl.AuditClearKeys)
 		if contains(regionFlags, p.Name) {
 			for _, r := range flagValues(p) {
 				rec.AddRegion(strings.TrimSpace(r))

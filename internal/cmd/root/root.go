@@ -70,6 +70,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
+	pf.BoolVar(&f.Flags.AllowInsecureEndpoint, "allow-insecure-endpoint", false, "let --endpoint-url (or AWS_ENDPOINT_URL) be plain http to a host other than this machine: credentials and items then cross the network unencrypted")
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json (check also takes sarif and junit)")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see README \"Protected targets\")")
 	addAuditFlags(pf, f.Flags)

@@ -32,7 +32,13 @@ func (c *fakeFunctions) GetFunctionConfiguration(_ context.Context, in *lambda.G
 func (c *fakeFunctions) ListTags(_ context.Context, in *lambda.ListTagsInput, _ ...func(*lambda.Options)) (*lambda.ListTagsOutput, error) {
 	c.calls++
 	arn := aws.ToString(in.Resource)
-	return &lambda.ListTagsOutput{Tags: c.tags[arn[strings.LastIndex(arn, ":")+1:]]}, nil
+	// only this account's functions in eu-west-1 exist; another account's
+	// is refused like AWS refuses a ListTags without a grant
+	const home = "arn:aws:lambda:eu-west-1:123456789012:function:"
+	if !strings.HasPrefix(arn, home) {
+		return nil, errors.New("AccessDeniedException: " + arn)
+	}
+	return &lambda.ListTagsOutput{Tags: c.tags[strings.TrimPrefix(arn, home)]}, nil
 }
 
 // TestFunctionGuard: a function a message names that was not decided before
@@ -48,7 +54,7 @@ func TestFunctionGuard(t *testing.T) {
 		"dev-hoge-consumer":  {"env": "dev"},
 		"dev-hoge-tagged":    {"env": "prod"},
 	}}
-	g := &functionGuard{f: f, client: fns, allowed: map[string]bool{"dev-hoge-decided": true}}
+	g := &functionGuard{f: f, client: fns, allowed: map[string]bool{"arn:aws:lambda:eu-west-1:123456789012:function:dev-hoge-decided": true}, arns: map[string]string{}}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		fn, wantErr string
@@ -58,7 +64,12 @@ func TestFunctionGuard(t *testing.T) {
 		{"dev-hoge-tagged", "not invoked: function dev-hoge-tagged (protected: tag env=prod"},
 		{"dev-hoge-missing", "not invoked"}, // tags that cannot be read: protected
 		{"dev-hoge-consumer", ""},
-		{"dev-hoge-decided", ""},
+		{"arn:aws:lambda:eu-west-1:123456789012:function:dev-hoge-decided", ""},
+		{"arn:aws:lambda:eu-west-1:123456789012:function:dev-hoge-decided:live", ""},
+		// same names, another account or region: decided on their own ARN
+		{"arn:aws:lambda:eu-west-1:999999999999:function:dev-hoge-decided", "not invoked: function dev-hoge-decided (protected: its tags could not be read"},
+		{"arn:aws:lambda:us-east-1:123456789012:function:dev-hoge-consumer", "not invoked"},
+		{"arn:aws:lambda:eu-west-1:999999999999:function:dev-hoge-consumer:1", "AccessDenied"},
 	} {
 		err := g.allow(ctx, tc.fn)
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {

@@ -88,7 +88,7 @@ a re-run takes them.`,
 			case opts.ToQueue == opts.Queue:
 				return factory.UsageErrorf("--to-queue is the DLQ itself: pass the consumer's queue")
 			}
-			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL); err != nil {
+			if _, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint); err != nil {
 				return factory.UsageErrorf("%v", err)
 			}
 			if runF != nil {
@@ -133,7 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
 	}
 
-	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL)
+	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint)
 	if err != nil {
 		return factory.UsageErrorf("%v", err)
 	}
@@ -161,10 +161,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}}
+	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}, arns: map[string]string{}}
 	for _, d := range confirmed.Decisions() {
-		if d.Kind == protect.Function {
-			g.allowed[d.Name] = true // not protected, or confirmed by f.Confirm
+		if d.Kind == protect.Function && d.ARN != "" {
+			g.allowed[d.ARN] = true // not protected, or confirmed by f.Confirm
 		}
 	}
 	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
@@ -197,29 +197,40 @@ func inRegionOf(fn string) func(*lambda.Options) {
 
 // functionGuard refuses to invoke a function that was neither shown to be
 // unprotected nor confirmed before the run started (e.g. named by a message
-// that arrived since): the message is kept.
+// that arrived since): the message is kept. Decisions are keyed by the
+// function's full unqualified ARN, so a message naming a function of the same
+// name in another account or region gets a decision of its own.
 type functionGuard struct {
 	f       *factory.Factory
 	client  protect.FunctionAPI
 	mu      sync.Mutex
-	allowed map[string]bool
+	allowed map[string]bool   // by unqualified function ARN
+	arns    map[string]string // a name as given -> its ARN, once read
 }
 
 func (g *functionGuard) allow(ctx context.Context, fn string) error {
-	name := protect.FunctionName(fn)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.allowed[name] {
+	arn := protect.UnqualifiedFunctionARN(fn)
+	if !strings.HasPrefix(fn, "arn:") {
+		arn = g.arns[fn]
+	}
+	if arn != "" && g.allowed[arn] {
 		return nil
 	}
-	ds, err := g.f.Protection(protect.ReadFunction(ctx, g.client, fn, inRegionOf(fn)))
+	t := protect.ReadFunction(ctx, g.client, fn, inRegionOf(fn))
+	ds, err := g.f.Protection(t)
 	if err != nil {
 		return err
 	}
 	if ds[0].Protected {
 		return fmt.Errorf("not invoked: %s; run again with --confirm %s", ds[0], ds[0].Name)
 	}
-	g.allowed[name] = true
+	if t.ARN == "" {
+		return fmt.Errorf("not invoked: the ARN of function %s could not be read, so the decision cannot be tied to it", fn)
+	}
+	g.arns[fn] = t.ARN
+	g.allowed[t.ARN] = true
 	return nil
 }
 

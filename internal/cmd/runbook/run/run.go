@@ -156,8 +156,11 @@ func globalArgs(f *factory.Factory, incident string) [][]string {
 			out = append(out, []string{kv[0], kv[1]})
 		}
 	}
-	if fl.AuditHashKeys {
-		out = append(out, []string{"--audit-hash-keys"})
+	if fl.AuditClearKeys {
+		out = append(out, []string{"--audit-clear-keys"})
+	}
+	if fl.AllowInsecureEndpoint {
+		out = append(out, []string{"--allow-insecure-endpoint"})
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/safefile"
 )
 
 // Options of `dynops table adopt`.
@@ -26,6 +26,7 @@ type Options struct {
 	Adopt      adopt.Options
 	EntryOut   string
 	ImportsOut string
+	Force      bool // --force: --entry-out and --imports-out may overwrite
 }
 
 // NewCmdAdopt returns `dynops table adopt`. runF replaces the run function in tests of flag parsing.
@@ -70,6 +71,7 @@ DDB-NAME-01 is kept through name_override with that exception; give --env,
 	fl.StringVar(&a.Address, "address", "", `module address of the table's modules/dynamodb-table (default module.stack.module.table["USAGE"])`)
 	fl.StringVar(&opts.EntryOut, "entry-out", "", "also write the tables.yaml entry to FILE")
 	fl.StringVar(&opts.ImportsOut, "imports-out", "", "also write the import blocks to FILE (e.g. envs/prod/adopt.tf)")
+	fl.BoolVar(&opts.Force, "force", false, "let --entry-out and --imports-out overwrite existing files")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTargets(cmd, "table")
 	return cmd
@@ -97,12 +99,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return fmt.Errorf("writing the tables.yaml entry: %w", err)
 	}
 	imports := Imports(res)
-	for _, w := range []struct{ path, text string }{{opts.EntryOut, string(entry)}, {opts.ImportsOut, imports}} {
-		if w.path == "" {
-			continue
+	outs := []struct{ path, what, text string }{{opts.EntryOut, "tables.yaml entry (--entry-out)", string(entry)}, {opts.ImportsOut, "import blocks (--imports-out)", imports}}
+	for _, w := range outs { // both checked before either is written
+		if w.path != "" {
+			if err := safefile.CheckNew(w.path, w.what, opts.Force); err != nil {
+				return err
+			}
 		}
-		if err := os.WriteFile(w.path, []byte(w.text), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", w.path, err)
+	}
+	for _, w := range outs {
+		if w.path != "" {
+			if err := safefile.WriteFile(w.path, w.what, []byte(w.text), opts.Force); err != nil {
+				return err
+			}
 		}
 	}
 	if f.JSON() {
