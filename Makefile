@@ -14,7 +14,7 @@ GO_PACKAGES ?= $$( (go list $(SLOW_PACKAGES); go list ./...) | awk '!seen[$$0]++
 TEST_TIMEOUT ?= 30m
 CHAOS_TIMEOUT ?= 150m
 
-.PHONY: help demo test test-cpu setup build consumer-zip export-scheduler-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
+.PHONY: help demo test test-cpu setup build consumer-zip export-scheduler-zip readiness-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ build: ## build bin/dynops and bin/with-emulator
 
 export-scheduler-zip: ## build bin/export-scheduler.zip, the Lambda of modules/dynamodb-export's schedule
 	go run ./cmd/lambdazip -o bin/export-scheduler.zip ./cmd/export-scheduler
+
+readiness-zip: ## build bin/readiness.zip, the readiness Lambda (guideline check, restore test, metrics; internal/readiness)
+	go run ./cmd/lambdazip -o bin/readiness.zip ./cmd/readiness
 
 consumer-zip: ## build bin/consumer.zip: the example stream consumer (Go, provided.al2023, arm64)
 	go run ./cmd/lambdazip -o bin/consumer.zip ./modules/stream-consumer/examples/go-consumer

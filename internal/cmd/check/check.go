@@ -136,28 +136,21 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	sort.Strings(tables)
 	rep := Report{Tables: tables}
 	f.IOStreams.Progress("reading CloudWatch alarms")
-	alarms, err := guideline.ListAlarms(ctx, cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol))
-	if err != nil {
-		return err
-	}
-	lm := lambda.NewFromConfig(cfg)
 	bar := f.IOStreams.StartProgress("check: tables", int64(len(tables)))
 	defer bar.Done()
-	for i, t := range tables {
+	rep.Findings, err = guideline.CheckTables(ctx, guideline.Clients{
+		DB: db, Home: cfg.Region,
+		Regional: func(region string) guideline.DynamoDB {
+			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
+		},
+		CW:     cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol),
+		Lambda: lambda.NewFromConfig(cfg),
+	}, tables, opts.AllowedEnvs, func(i int, t string) {
 		bar.Set(int64(i))
 		bar.Status("checking %s", t)
-		s, err := guideline.Gather(ctx, db, t)
-		if err != nil {
-			return err
-		}
-		guideline.GatherReplicas(ctx, func(region string) guideline.DynamoDB {
-			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
-		}, cfg.Region, &s)
-		if s.Monitoring, err = guideline.GatherMonitoring(ctx, lm, alarms, s); err != nil {
-			return err
-		}
-		s.AllowedEnv = opts.AllowedEnvs
-		rep.Findings = append(rep.Findings, guideline.Evaluate(s)...)
+	})
+	if err != nil {
+		return err
 	}
 	bar.Set(int64(len(tables)))
 	bar.Done()

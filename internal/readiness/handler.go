@@ -1,0 +1,51 @@
+package readiness
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+)
+
+// Event is the schedule's input; empty fields take the handler's defaults.
+type Event struct {
+	Env          string `json:"env"`
+	RestoreTable string `json:"restore_table"`
+}
+
+// Handler is the Lambda handler (cmd/readiness).
+type Handler struct {
+	Clients      Clients
+	Env          string
+	RestoreTable string
+	LeftoverAge  time.Duration
+}
+
+// Handle runs one readiness pass. A failed restore test is an error (the
+// invocation fails) after the metrics are published.
+func (h Handler) Handle(ctx context.Context, ev Event) (Report, error) {
+	cfg := Config{Env: ev.Env, RestoreTable: ev.RestoreTable, LeftoverAge: h.LeftoverAge}
+	if cfg.Env == "" {
+		cfg.Env = h.Env
+	}
+	if cfg.RestoreTable == "" {
+		cfg.RestoreTable = h.RestoreTable
+	}
+	rep, err := Run(ctx, h.Clients, cfg)
+	for _, t := range rep.LeftoversDeleted {
+		log.Printf("deleted leftover restore-test table %s", t)
+	}
+	for rule, n := range rep.FailingRules {
+		log.Printf("%s: %d failing", rule, n)
+	}
+	if err != nil {
+		return rep, err
+	}
+	if r := rep.Restore; r != nil {
+		log.Printf("restore test %s -> %s: %.1fs, %d/%d items, deleted=%v", r.Source, r.Target, r.Seconds, r.RestoredItems, r.SourceItems, r.Deleted)
+		if r.Error != "" {
+			return rep, fmt.Errorf("restore test of %s: %s", r.Source, r.Error)
+		}
+	}
+	return rep, nil
+}
