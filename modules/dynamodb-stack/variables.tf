@@ -65,10 +65,12 @@ variable "access" {
       key_prefix          = optional(string, "")
       index_key_delimiter = optional(string)
     })), {})
-    create_roles             = optional(bool, false)
-    trusted_principal_arns   = optional(list(string), [])
-    permissions_boundary_arn = optional(string)
-    health_check_ids         = optional(list(string), [])
+    create_roles                = optional(bool, false)
+    trusted_principal_arns      = optional(list(string), [])
+    role_trusted_principal_arns = optional(map(list(string)), {})
+    account_root_trust_reason   = optional(string)
+    permissions_boundary_arn    = optional(string)
+    health_check_ids            = optional(list(string), [])
   })
   default = null
 
