@@ -62,9 +62,13 @@ variable "access" {
   type = object({
     account_id = string
     tenant_tables = optional(map(object({
-      key_prefix          = optional(string, "")
-      index_key_delimiter = optional(string)
+      key_prefix           = optional(string, "")
+      index_key_delimiter  = optional(string)
+      cross_tenant_indexes = optional(map(string), {})
     })), {})
+    product_scope               = optional(bool, false)
+    tenant_tag_key              = optional(string, "tenant_id")
+    max_session_duration        = optional(number, 3600)
     create_roles                = optional(bool, false)
     trusted_principal_arns      = optional(list(string), [])
     role_trusted_principal_arns = optional(map(list(string)), {})
