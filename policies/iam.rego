@@ -79,3 +79,55 @@ other_service(res) if {
 	res != "*"
 	not regex.match(`^arn:[^:]*:dynamodb:`, res)
 }
+
+# DDB-SEC-03: a table resource policy grants only to principals of the table's
+# own account. An Allow to another account, to "*" (unless the statement
+# requires aws:PrincipalAccount = the account) or on a table whose account the
+# plan does not show is denied: a grant outside the account is not this env's.
+# The table's account: its ARN, or (a table created in the same plan) the
+# account every DynamoDB ARN the policy's statements name.
+table_account(r) := acct if {
+	m := regex.find_all_string_submatch_n(`^arn:[^:]+:dynamodb:[^:]*:([0-9]{12}):table/`, object.get(r.change.after, "resource_arn", ""), 1)
+	acct := m[0][1]
+} else := acct if {
+	doc := json.unmarshal(r.change.after.policy)
+	accts := {m[0][1] |
+		some s in as_array(doc.Statement)
+		some res in as_array(object.get(s, "Resource", []))
+		m := regex.find_all_string_submatch_n(`^arn:[^:]+:dynamodb:[^:]*:([0-9]{12}):table/`, res, 1)
+	}
+	count(accts) == 1
+	some acct in accts
+}
+
+aws_principals(s) := {p | some p in as_array(s.Principal.AWS)} if is_object(s.Principal)
+
+aws_principals(s) := {s.Principal} if is_string(s.Principal)
+
+in_account(p, acct) if p == acct
+
+in_account(p, acct) if regex.match(sprintf(`^arn:aws[a-z-]*:(iam|sts)::%s:`, [acct]), p)
+
+pinned_to_account(s, acct) if object.get(object.get(object.get(s, "Condition", {}), "StringEquals", {}), "aws:PrincipalAccount", "") in {acct, [acct]}
+
+deny contains msg if {
+	some r in resources
+	r.type == "aws_dynamodb_resource_policy"
+	not table_account(r)
+	msg := sprintf("DDB-SEC-03: %s: the plan does not show the table's account (resource_arn unknown and the statements name no single account's table ARN), so the policy's principals cannot be shown to stay in it; give the table's ARN", [r.address])
+}
+
+deny contains msg if {
+	some r in resources
+	r.type == "aws_dynamodb_resource_policy"
+	acct := table_account(r)
+	doc := json.unmarshal(r.change.after.policy)
+	some s in as_array(doc.Statement)
+	s.Effect == "Allow"
+	some p in aws_principals(s)
+	not in_account(p, acct)
+	not pinned(s, p, acct)
+	msg := sprintf("DDB-SEC-03: %s: statement %q grants to %q, outside the table's account %s; name roles of account %s (a grant to another account is refused)", [r.address, object.get(s, "Sid", ""), p, acct, acct])
+}
+
+pinned(s, "*", acct) if pinned_to_account(s, acct)

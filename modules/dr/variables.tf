@@ -51,14 +51,21 @@ variable "failover_role" {
     trusted_principal_arns: who may assume it (required when enabled).
     require_mfa (default true): the role changes resource policies (the fence), which can switch protection off, so it is
     assumed with MFA only and denies PutResourcePolicy/DeleteResourcePolicy in a session without MFA (DDB-SEC-01 break-glass).
+    no_mfa_reason: why the role may lift the fence without MFA; required when require_mfa = false.
   EOF
   type = object({
     enabled                = optional(bool, true)
     name                   = optional(string)
     trusted_principal_arns = optional(list(string), [])
     require_mfa            = optional(bool, true)
+    no_mfa_reason          = optional(string)
   })
   default = {}
+
+  validation {
+    condition     = var.failover_role.require_mfa || length(trimspace(coalesce(var.failover_role.no_mfa_reason, " "))) > 0
+    error_message = "DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence (break-glass): set failover_role.no_mfa_reason to say why, or keep require_mfa = true."
+  }
 
   validation {
     condition     = !var.failover_role.enabled || length(var.failover_role.trusted_principal_arns) > 0

@@ -262,20 +262,27 @@ resource "aws_iam_policy" "this" {
 ################################################################################
 
 locals {
-  trusted = { AWS = var.trusted_principal_arns }
+  # Each role trusts its own list: role_trusted_principal_arns[role], else
+  # trusted_principal_arns; the tenant role only its own entry (DDB-SEC-01).
+  principals = { for k in keys(local.policies) : k => distinct(
+    contains(keys(var.role_trusted_principal_arns), k) ? var.role_trusted_principal_arns[k] : (k == "tenant" ? [] : var.trusted_principal_arns)
+  ) }
+  # Principals the tenant role trusts that another role trusts too.
+  tenant_overlap = { for k, ps in local.principals : k => sort(setintersection(ps, lookup(local.principals, "tenant", []))) if k != "tenant" }
+  account_roots  = sort(distinct([for p in flatten(values(local.principals)) : p if can(regex(":root$", p))]))
 
   # The tenant role: AssumeRole must carry the tenant tag (sts:TagSession),
   # without wildcards or a composite-key delimiter in its value (DDB-SEC-02).
-  assume = jsonencode({
+  assume = { for k in keys(local.policies) : k => jsonencode({
     Version   = "2012-10-17"
-    Statement = [{ Sid = "Assume", Effect = "Allow", Principal = local.trusted, Action = ["sts:AssumeRole"] }]
-  })
+    Statement = [{ Sid = "Assume", Effect = "Allow", Principal = { AWS = local.principals[k] }, Action = ["sts:AssumeRole"] }]
+  }) }
   assume_with_tenant_tag = jsonencode({
     Version = "2012-10-17"
     Statement = [{
       Sid       = "AssumeWithTenantTag"
       Effect    = "Allow"
-      Principal = local.trusted
+      Principal = { AWS = lookup(local.principals, "tenant", []) }
       Action    = ["sts:AssumeRole", "sts:TagSession"]
       Condition = {
         Null          = { "aws:RequestTag/${var.tenant_tag_key}" = "false" }
@@ -290,13 +297,13 @@ locals {
     Statement = [{
       Sid       = "AssumeWithMFA"
       Effect    = "Allow"
-      Principal = local.trusted
+      Principal = { AWS = lookup(local.principals, "dynops-break-glass", []) }
       Action    = ["sts:AssumeRole"]
       Condition = { Bool = { "aws:MultiFactorAuthPresent" = "true" } }
     }]
   })
   trust = { for k in keys(local.policies) : k => (
-    k == "tenant" ? local.assume_with_tenant_tag : k == "dynops-break-glass" ? local.assume_with_mfa : local.assume
+    k == "tenant" ? local.assume_with_tenant_tag : k == "dynops-break-glass" ? local.assume_with_mfa : local.assume[k]
   ) }
 }
 
@@ -310,6 +317,21 @@ resource "aws_iam_role" "this" {
   max_session_duration = var.max_session_duration
 
   tags = local.tags
+
+  lifecycle {
+    precondition {
+      condition     = length(local.principals[each.key]) > 0
+      error_message = "DDB-SEC-01: the ${each.key} role trusts no principal: set role_trusted_principal_arns[\"${each.key}\"]${each.key == "tenant" ? " (the tenant role never trusts trusted_principal_arns)" : " or trusted_principal_arns"}."
+    }
+    precondition {
+      condition     = length(lookup(local.tenant_overlap, each.key, [])) == 0
+      error_message = "DDB-SEC-01: ${join(", ", lookup(local.tenant_overlap, each.key, []))} is trusted by both the tenant role and the ${each.key} role: a tenant caller could assume ${each.key} and leave the tenant key condition behind. Give the tenant role its own principals (role_trusted_principal_arns[\"tenant\"])."
+    }
+    precondition {
+      condition     = length(local.account_roots) == 0 || var.account_root_trust_reason != null
+      error_message = "DDB-SEC-01: ${join(", ", local.account_roots)} is an account root (every principal of the account its policies allow may assume the role): name roles instead, or set account_root_trust_reason to say why."
+    }
+  }
 }
 
 resource "aws_iam_role_policy_attachment" "this" {

@@ -125,24 +125,55 @@ variable "tenant_tag_key" {
 ################################################################################
 
 variable "create_roles" {
-  description = "Also create one IAM role per policy, assumable by trusted_principal_arns (the tenant role only with the tenant tag)."
+  description = "Also create one IAM role per policy. Each role trusts its own principals (role_trusted_principal_arns, else trusted_principal_arns); the tenant role trusts only role_trusted_principal_arns[\"tenant\"] and requires the tenant tag."
   type        = bool
   default     = false
 
   validation {
-    condition     = !var.create_roles || length(var.trusted_principal_arns) > 0
-    error_message = "DDB-SEC-01: create_roles = true needs trusted_principal_arns (who may assume the roles); or keep create_roles = false and attach the policies yourself."
+    condition     = !var.create_roles || length(var.trusted_principal_arns) > 0 || length(var.role_trusted_principal_arns) > 0
+    error_message = "DDB-SEC-01: create_roles = true needs trusted_principal_arns or role_trusted_principal_arns (who may assume the roles); or keep create_roles = false and attach the policies yourself."
   }
 }
 
 variable "trusted_principal_arns" {
-  description = "Principals (IAM roles, users or account roots) allowed to assume the roles. Required when create_roles = true."
+  description = "Principals allowed to assume every created role except the tenant role (the tenant role trusts only role_trusted_principal_arns[\"tenant\"]); a role listed in role_trusted_principal_arns trusts that list instead."
   type        = list(string)
   default     = []
 
   validation {
     condition     = alltrue([for p in var.trusted_principal_arns : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:(root|role/.+|user/.+)$", p))])
     error_message = "DDB-SEC-01: trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME, user/NAME or root)."
+  }
+}
+
+variable "role_trusted_principal_arns" {
+  description = <<-EOT
+    Principals allowed to assume each created role, keyed by role: application, tenant, investigator, data-patch,
+    dynops-operator, dynops-break-glass. A role not listed trusts trusted_principal_arns, except the tenant role,
+    which trusts only role_trusted_principal_arns["tenant"]. A principal trusted by the tenant role is refused in
+    any other role's list (a tenant caller must not reach a role without the tenant key condition).
+  EOT
+  type        = map(list(string))
+  default     = {}
+
+  validation {
+    condition     = alltrue([for k in keys(var.role_trusted_principal_arns) : contains(["application", "tenant", "investigator", "data-patch", "dynops-operator", "dynops-break-glass"], k)])
+    error_message = "DDB-SEC-01: role_trusted_principal_arns keys must be role names: application, tenant, investigator, data-patch, dynops-operator, dynops-break-glass."
+  }
+  validation {
+    condition     = alltrue(flatten([for k, ps in var.role_trusted_principal_arns : [for p in ps : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:(root|role/.+|user/.+)$", p))]]))
+    error_message = "DDB-SEC-01: role_trusted_principal_arns values must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME, user/NAME or root)."
+  }
+}
+
+variable "account_root_trust_reason" {
+  description = "Why a role may trust an account root (arn:aws:iam::ACCOUNT:root: every principal of that account its IAM policies allow). Required when any trusted principal is an account root; null: account roots are refused."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.account_root_trust_reason == null || length(trimspace(coalesce(var.account_root_trust_reason, " "))) > 0
+    error_message = "DDB-SEC-01: account_root_trust_reason must say why an account root is trusted (non-empty), or be null."
   }
 }
 

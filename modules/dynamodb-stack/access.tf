@@ -14,10 +14,16 @@ module "access" {
   application_tables = [for t in module.table : t.table_name]
   tenant_tables      = { for usage, cfg in var.access.tenant_tables : module.table[usage].table_name => cfg }
 
-  create_roles             = var.access.create_roles
-  trusted_principal_arns   = var.access.trusted_principal_arns
-  permissions_boundary_arn = var.access.permissions_boundary_arn
-  health_check_ids         = var.access.health_check_ids
+  product_scope        = var.access.product_scope
+  tenant_tag_key       = var.access.tenant_tag_key
+  max_session_duration = var.access.max_session_duration
+
+  create_roles                = var.access.create_roles
+  trusted_principal_arns      = var.access.trusted_principal_arns
+  role_trusted_principal_arns = var.access.role_trusted_principal_arns
+  account_root_trust_reason   = var.access.account_root_trust_reason
+  permissions_boundary_arn    = var.access.permissions_boundary_arn
+  health_check_ids            = var.access.health_check_ids
 
   tags = var.tags
 }

@@ -62,13 +62,19 @@ variable "access" {
   type = object({
     account_id = string
     tenant_tables = optional(map(object({
-      key_prefix          = optional(string, "")
-      index_key_delimiter = optional(string)
+      key_prefix           = optional(string, "")
+      index_key_delimiter  = optional(string)
+      cross_tenant_indexes = optional(map(string), {})
     })), {})
-    create_roles             = optional(bool, false)
-    trusted_principal_arns   = optional(list(string), [])
-    permissions_boundary_arn = optional(string)
-    health_check_ids         = optional(list(string), [])
+    product_scope               = optional(bool, false)
+    tenant_tag_key              = optional(string, "tenant_id")
+    max_session_duration        = optional(number, 3600)
+    create_roles                = optional(bool, false)
+    trusted_principal_arns      = optional(list(string), [])
+    role_trusted_principal_arns = optional(map(list(string)), {})
+    account_root_trust_reason   = optional(string)
+    permissions_boundary_arn    = optional(string)
+    health_check_ids            = optional(list(string), [])
   })
   default = null
 

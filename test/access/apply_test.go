@@ -30,10 +30,12 @@ func TestApplyModule(t *testing.T) {
 	}
 	opts := target.Options(t, module, map[string]any{
 		"env": "dev", "product": product, "account_id": acct,
-		"application_tables":     []string{"dev-" + product + "-user"},
-		"tenant_tables":          map[string]any{"dev-" + product + "-order": map[string]any{"key_prefix": "TENANT#", "index_key_delimiter": "#"}},
-		"create_roles":           true,
-		"trusted_principal_arns": []string{"arn:aws:iam::" + acct + ":root"},
+		"application_tables":          []string{"dev-" + product + "-user"},
+		"tenant_tables":               map[string]any{"dev-" + product + "-order": map[string]any{"key_prefix": "TENANT#", "index_key_delimiter": "#"}},
+		"create_roles":                true,
+		"trusted_principal_arns":      []string{"arn:aws:iam::" + acct + ":root"},
+		"role_trusted_principal_arns": map[string]any{"tenant": []string{"arn:aws:iam::" + acct + ":role/dev-" + product + "-tenant-api"}},
+		"account_root_trust_reason":   "the emulator's account: every caller of the test",
 	})
 	target.Teardown(t, opts, false)
 	terraform.InitAndApply(t, opts)

@@ -194,7 +194,7 @@ func TestTenantIsolation_DDB_SEC_02(t *testing.T) {
 	// the key delimiter or a wildcard in it.
 	caller := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": []string{"sts:AssumeRole", "sts:TagSession"}, "Resource": "*"}}}
 	roleARN := "arn:aws:iam::" + accountID + ":role/dev-example-dynamodb-tenant"
-	tm := &matrix{principal: "arn:aws:iam::" + accountID + ":role/dev-example-app", policy: caller}
+	tm := &matrix{principal: "arn:aws:iam::" + accountID + ":role/dev-example-tenant-api", policy: caller}
 	for _, a := range []string{"sts:AssumeRole", "sts:TagSession"} {
 		tag := func(v string) map[string]any {
 			return map[string]any{"aws:RequestTag/tenant_id": v, "aws:TagKeys": []string{"tenant_id"}}
@@ -411,4 +411,73 @@ func TestIndexKeyAndDelimiterIsolation_DDB_SEC_02(t *testing.T) {
 	}
 	evaluate(t, cells)
 	report(t, fmt.Sprintf("tenant acme: %d accepted delimiters x index keys, tenant ids extended by tag characters, tag guards in the permission policy, cross-tenant index", len(allowedDelimiters)), cells)
+}
+
+// TestOneTrustPerRole_DDB_SEC_01: each role trusts its own principals. Every
+// principal the tenant role trusts (read from the planned trust policy, so on
+// a module with one shared list it is the application's caller too) asks to
+// assume every other role, with the tenant tag and with MFA: each is denied.
+// The other roles' callers cannot assume the tenant role, and each role's own
+// caller still can (with MFA for break-glass).
+func TestOneTrustPerRole_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	got := planExample(t, "example")
+	caller := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": []string{"sts:AssumeRole", "sts:TagSession"}, "Resource": "*"}}}
+	principalsOf := func(role string) []string {
+		var doc struct {
+			Statement []struct {
+				Principal struct {
+					AWS any `json:"AWS"`
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(got.trust[role]), &doc), "trust of %s", role)
+		var out []string
+		for _, s := range doc.Statement {
+			switch v := s.Principal.AWS.(type) {
+			case string:
+				out = append(out, v)
+			case []any:
+				for _, p := range v {
+					out = append(out, p.(string))
+				}
+			}
+		}
+		require.NotEmpty(t, out, "the %s role trusts no principal", role)
+		return out
+	}
+	tenantCallers := principalsOf("tenant")
+	session := map[string]any{"aws:RequestTag/tenant_id": "t1", "aws:TagKeys": []string{"tenant_id"}, "aws:MultiFactorAuthPresent": "true"}
+	var cells []cell
+	for _, role := range keys(got.trust) {
+		var trust any
+		require.NoError(t, json.Unmarshal([]byte(got.trust[role]), &trust))
+		roleARN := "arn:aws:iam::" + accountID + ":role/dev-example-dynamodb-" + role
+		add := func(from, col, want string) {
+			m := &matrix{principal: from, policy: caller}
+			m.add(role, col, want, "sts:AssumeRole", roleARN, session)
+			m.cells[0].sim.ResourcePolicy = trust
+			cells = append(cells, m.cells[0])
+		}
+		for _, p := range principalsOf(role) {
+			add(p, "own caller", allowed)
+		}
+		if role == "tenant" {
+			for _, other := range keys(got.trust) {
+				if other == "tenant" {
+					continue
+				}
+				for _, p := range principalsOf(other) {
+					add(p, other+" caller", denied)
+				}
+			}
+			continue
+		}
+		for _, p := range tenantCallers {
+			add(p, "tenant caller", denied)
+		}
+	}
+	require.Greater(t, len(cells), 10)
+	evaluate(t, cells)
+	report(t, "sts:AssumeRole of each role: its own callers only; a tenant caller reaches no other role", cells)
 }

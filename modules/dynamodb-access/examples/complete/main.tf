@@ -68,7 +68,11 @@ module "access" {
 
   health_check_ids = var.health_check_ids
 
-  create_roles             = true
-  trusted_principal_arns   = ["arn:aws:iam::${var.account_id}:role/${var.env}-${var.product}-app"]
+  create_roles           = true
+  trusted_principal_arns = ["arn:aws:iam::${var.account_id}:role/${var.env}-${var.product}-app"]
+  # The tenant role has its own callers (the tenant-facing service), never the app's.
+  role_trusted_principal_arns = {
+    tenant = ["arn:aws:iam::${var.account_id}:role/${var.env}-${var.product}-tenant-api"]
+  }
   permissions_boundary_arn = var.permissions_boundary_arn
 }
