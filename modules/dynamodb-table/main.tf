@@ -146,9 +146,11 @@ resource "aws_dynamodb_table" "this" {
   dynamic "global_secondary_index" {
     for_each = var.global_secondary_indexes
     content {
-      name               = global_secondary_index.value.name
-      hash_key           = global_secondary_index.value.hash_key
-      range_key          = global_secondary_index.value.range_key
+      name     = global_secondary_index.value.name
+      hash_key = global_secondary_index.value.hash_key
+      # The provider stores a missing GSI sort key as "" in state; null here would make every
+      # GSI without a sort key show as destroyed and re-added whenever the GSI set changes.
+      range_key          = global_secondary_index.value.range_key == null ? "" : global_secondary_index.value.range_key
       projection_type    = global_secondary_index.value.projection_type
       non_key_attributes = global_secondary_index.value.projection_type == "INCLUDE" ? global_secondary_index.value.non_key_attributes : null
       read_capacity = !local.provisioned ? null : (local.autoscaled ? local.capacity["${global_secondary_index.value.name}-read"] :
