@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
@@ -116,7 +117,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	case errors.As(err, &pe):
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped):
-		return nil
+		return factory.ExitError{Code: exitcode.Stopped}
 	case errors.As(err, &se):
 		fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s stopped at step %s: %v\nResume: dynops runbook run %s --incident %s ...\n", rb.Name, se.Step, se.Err, rb.Name, incident)
 		code := se.Code
@@ -128,9 +129,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(sum)
+		if err := f.IOStreams.PrintJSON(sum); err != nil {
+			return err
+		}
 	}
-	if !sum.Complete { // --until
+	if !sum.Complete { // --until: not finished, not failed
+		return factory.ExitError{Code: exitcode.Stopped}
+	}
+	if f.JSON() {
 		return nil
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
