@@ -1,4 +1,4 @@
-# Guard rules of shared/GUIDELINE.md over `terraform show -json` plans.
+# Guard rules of docs/guideline.md over `terraform show -json` plans.
 # Every deny message starts with the rule ID. Exceptions are the tags
 # `dynops:exception:<RULE>` the modules write (visible in the plan).
 # Settings come from data.guideline (policies/data.json).

@@ -1,4 +1,4 @@
-// Package policies evaluates the guard rules of shared/GUIDELINE.md (the
+// Package policies evaluates the guard rules of docs/guideline.md (the
 // Rego files beside this one) over `terraform show -json` plans, with OPA
 // embedded. The same files work with conftest:
 //

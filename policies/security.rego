@@ -2,7 +2,7 @@ package dynops.plan
 
 # Security rules beyond IAM reach (policies/iam.rego): index keys of
 # multi-tenant tables, one env per root, the VPC gateway endpoint and the
-# CloudTrail data events (shared/GUIDELINE.md DDB-SEC-02/03/05/06).
+# CloudTrail data events (docs/guideline.md DDB-SEC-02/03/05/06).
 
 # An env root declares itself: terraform_data.dynops_env_root with input
 # { env = "<env>" }. Its env is the one every DynamoDB ARN must name, and an

@@ -25,7 +25,9 @@ rb_seed() { # 20 active users in one BatchWriteItem
 
 step "Runbook 1/3: dynops runbook run pitr-restore on $RB_TABLE (incident $RB_INCIDENT): check, restore"
 rb_seed
-dynops runbook run pitr-restore --incident "$RB_INCIDENT" --param table="$RB_TABLE" --yes --until restore
+rc=0
+dynops runbook run pitr-restore --incident "$RB_INCIDENT" --param table="$RB_TABLE" --yes --until restore || rc=$?
+[ "$rc" -eq 5 ] || { echo "runbook run --until restore: exit $rc, want 5 (stopped on purpose)" >&2; exit 1; }
 
 step "Runbook 2/3: the bad day on $RB_TABLE: 2 users deleted, 2 corrupted; the same command resumes"
 rb_aws delete-item --table-name "$RB_TABLE" --key '{"user_id":{"S":"user_003"}}'

@@ -1,5 +1,5 @@
 // Package guideline holds the rule IDs of the DynamoDB design guideline
-// (shared/GUIDELINE.md) and the live checks behind `dynops check`: gather a
+// (docs/guideline.md) and the live checks behind `dynops check`: gather a
 // table's state from AWS, then evaluate it against the rules without I/O.
 package guideline
 

@@ -208,7 +208,7 @@ func run() error {
 		fmt.Println(n)
 	}
 	if missed > 0 {
-		fmt.Printf("%d goal(s) missed (see README, Performance: what bounds each ratio)\n", missed)
+		fmt.Printf("%d goal(s) missed (see docs/performance.md: what bounds each ratio)\n", missed)
 	}
 	return nil
 }

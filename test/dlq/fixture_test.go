@@ -94,7 +94,7 @@ func newDrill(t testing.TB) *drill {
 		})
 	})
 	// The consumers are dev functions (env tag, as the modules write it): the
-	// redrive guard reads it (README "Protected targets").
+	// redrive guard reads it (docs/protection.md).
 	d.endpoint.SetTags(consumerFn, map[string]string{"env": "dev"})
 	d.endpoint.SetTags(crashingFn, map[string]string{"env": "dev"})
 	return d

@@ -111,7 +111,7 @@ func (tg *Target) OnEmulator() bool { return tg.Kind == KindEmulator }
 func (tg *Target) RequireAWS(t *testing.T, emulatorLacks string) {
 	t.Helper()
 	if tg.OnEmulator() {
-		t.Skipf("needs real AWS: the emulator (moto "+emulator.MeasuredVersion+") %s. Run with DYNOPS_TEST_TARGET=aws (see README, 'Tests against real AWS')", emulatorLacks)
+		t.Skipf("needs real AWS: the emulator (moto "+emulator.MeasuredVersion+") %s. Run with DYNOPS_TEST_TARGET=aws (see docs/testing.md, 'Tests against real AWS')", emulatorLacks)
 	}
 }
 

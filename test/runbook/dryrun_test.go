@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
 )
@@ -28,7 +29,7 @@ func TestRunbookWithoutYesStopsBeforeItsFirstChange(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
 			args := append([]string{"runbook", "run", "pitr-restore", "--incident", "INC-" + harness.UniqueID(), "--param", "table=" + table}, extra...)
 			out, errOut, code := target.Dynops(t, log, args...)
-			require.Equal(t, 0, code, errOut)
+			require.Equal(t, exitcode.Stopped, code, "a run stopped before a change exits 5, not 0 like a finished run: "+errOut)
 			assert.Contains(t, errOut, "Stopped before step restore, which changes things. Nothing more was changed.")
 			assert.Contains(t, out, `"dry_run": true`, "the restore's dry run is shown")
 			assert.Equal(t, before, fixture.TableNames(t, db), "no table restored (read back)")

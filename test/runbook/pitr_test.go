@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
 )
@@ -63,7 +64,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 
 	// 1. Up to the restore.
 	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
-	require.Equal(t, 0, code, errOut)
+	require.Equal(t, exitcode.Stopped, code, "--until exits 5, not 0 like a finished run: "+errOut)
 	require.Contains(t, errOut, "Stopped after step restore")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/dynops/dynops/test/emulator"
@@ -23,13 +24,9 @@ func main() {
 }
 
 func run() (code int) {
-	args := os.Args[1:]
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: with-emulator -- COMMAND [ARGS...]")
-		return 2
+	args, code, done := parseArgs(os.Args[1:])
+	if done {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -60,4 +57,38 @@ func run() (code int) {
 		fmt.Fprintln(os.Stderr, "with-emulator:", err)
 		return 1
 	}
+}
+
+const usage = `usage: with-emulator [-h] -- COMMAND [ARGS...]
+
+Starts moto_server (the local AWS emulator) on a free loopback port, runs
+COMMAND with AWS_ENDPOINT_URL and DYNOPS_EMULATOR_URL pointing at it and fake
+credentials, and stops the server by its PID when COMMAND ends. The exit code
+is COMMAND's. A failed COMMAND keeps the emulator's log (its path is printed).
+
+  with-emulator -- bash scripts/demo.sh
+  with-emulator -- bash        # a shell to practise dynops on the emulator
+`
+
+// parseArgs reads the options before "--": -h/--help prints the usage
+// (exit 0), anything else that looks like an option is refused (exit 2)
+// before an emulator is started. done is true when run must return code.
+func parseArgs(args []string) (rest []string, code int, done bool) {
+	if len(args) > 0 && args[0] != "--" && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			fmt.Print(usage)
+			return nil, 0, true
+		}
+		fmt.Fprintf(os.Stderr, "with-emulator: unknown option %q: put the command after --\n%s", args[0], usage)
+		return nil, 2, true
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return nil, 2, true
+	}
+	return args, 0, false
 }

@@ -1,5 +1,5 @@
 // Package exitcode holds the documented process exit codes of dynops, so
-// scripts and pagers can act on them (README, "Exit codes").
+// scripts and pagers can act on them (docs/exit-codes.md).
 package exitcode
 
 // Exit codes.
@@ -17,6 +17,10 @@ const (
 	// Lost: `dlq inspect` found messages whose records already left the
 	// stream, or that dynops cannot read.
 	Lost = 4
+	// Stopped: `runbook run` stopped before its last step on purpose
+	// (--until, or a step that changes things and nobody confirmed it):
+	// nothing failed; the same command without --until goes on.
+	Stopped = 5
 	// Timeout: an AWS endpoint did not answer within --timeout, or a wait
 	// passed --wait-timeout (the AWS job may still go on).
 	Timeout = 124

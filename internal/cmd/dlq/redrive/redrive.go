@@ -58,7 +58,7 @@ past the 24 h retention are reported with their keys unknown and kept, unless
 prints what it would replay.
 
 The DLQ, --to-queue and every function the run invokes (each record's, or
---function) go through the protection rule (README "Protected targets"): each
+--function) go through the protection rule (docs/protection.md): each
 protected one needs its name typed, or --confirm NAME (repeat the flag).
 
 Safe to interrupt and re-run. Ctrl-C stops taking messages, finishes the ones

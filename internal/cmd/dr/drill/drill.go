@@ -33,7 +33,7 @@ func NewCmdDrill(f *factory.Factory, runF func(context.Context, *Options) error)
 		Long: `Drill runs ` + "`dynops dr failover`" + ` to --to (default: the one other region) and then
 ` + "`dynops dr failback`" + `, with every check, fence and canary of the real thing, and
 reports the time each step took: the measured RTO of the procedure. It refuses
-protected tables (README "Protected targets"): rehearse on dev or stg. Without
+protected tables (docs/protection.md): rehearse on dev or stg. Without
 --yes it is a dry run.`,
 		Example: `  dynops dr drill --table stg-hoge-session --yes
   dynops dr drill --table local-hoge-session --regions eu-west-1,eu-central-1 --allow-unreplicated --yes`,

@@ -55,7 +55,7 @@ TTL, stream, tags (plus restored-from and restored-to-time), resource policy and
 last, deletion protection. It prints a Terraform import block to adopt the table.
 
 Without --yes it prints the plan and changes nothing. A protected source (prod,
-or anything dynops cannot show is not prod: README "Protected targets") also
+or anything dynops cannot show is not prod: docs/protection.md) also
 needs its name typed (or --confirm NAME).
 
 --resume finishes a restore that a killed or stopped run left half done (the

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
@@ -122,7 +123,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	case errors.As(err, &pe):
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped):
-		return nil
+		return factory.ExitError{Code: exitcode.Stopped}
 	case errors.As(err, &se) && ctx.Err() != nil:
 		// Ctrl-C: the step printed what it left; root says what the run left.
 		return fmt.Errorf("running step %s of runbook %s (incident %s): %w", se.Step, rb.Name, incident, ctx.Err())
@@ -137,9 +138,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(sum)
+		if err := f.IOStreams.PrintJSON(sum); err != nil {
+			return err
+		}
 	}
-	if !sum.Complete { // --until
+	if !sum.Complete { // --until: not finished, not failed
+		return factory.ExitError{Code: exitcode.Stopped}
+	}
+	if f.JSON() {
 		return nil
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
