@@ -151,8 +151,8 @@ func TestCtrlCOfAMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol, err := db.GetResourcePolicy(context.Background(), &dynamodb.GetResourcePolicyInput{ResourceArn: desc.Table.TableArn})
-	if err != nil || !strings.Contains(aws.ToString(pol.Policy), failover.FenceSid) {
-		t.Errorf("the source is not fenced after the interrupted cutover: %v %s", err, aws.ToString(pol.Policy))
+	if err != nil || !failover.HasOwnFence(aws.ToString(pol.Policy), failover.OwnerMigrate) {
+		t.Errorf("the source does not carry the migration's fence after the interrupted cutover: %v %s", err, aws.ToString(pol.Policy))
 	}
 
 	ctrlC(t, bin, "PutParameter", work, work, with("migrate", "rollback", "--yes"),

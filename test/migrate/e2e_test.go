@@ -55,7 +55,11 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 	t.Logf("source: %d items in %s", n, time.Since(start))
 	dir := t.TempDir()
 	state, auditLog := filepath.Join(dir, "state.json"), filepath.Join(dir, "audit.jsonl")
-	common := []string{"--source", source, "--routes", routesFile(), "--state", state}
+	// The emulator is one Python process: verify reads the source and twelve
+	// destinations at once (four segments each), and under CI's load one of
+	// those Scans waited past the default 30 s per call. A longer per-call
+	// bound keeps the test about the migration, not about moto's queue.
+	common := []string{"--source", source, "--routes", routesFile(), "--state", state, "--timeout", "3m"}
 	run := func(args ...string) (string, int) {
 		t0 := time.Now()
 		out, _, code := target.Dynops(t, auditLog, append(args, common...)...)
