@@ -8,8 +8,8 @@ SHELL := bash
 SETUP = eval "$$(scripts/setup.sh --print-env)"
 # The policies package runs in its own stage (make policy), not twice. The
 # longest packages are listed first so that go test starts them first: listed
-# in import-path order, test/table (about 9 min) ran alone at the end.
-SLOW_PACKAGES = ./test/table ./test/dr ./test/access ./test/badinput ./test/alarms
+# in import-path order, test/modules/table (about 9 min) ran alone at the end.
+SLOW_PACKAGES = ./test/modules/table ./test/modules/dr ./test/modules/access ./test/robustness/badinput ./test/modules/alarms
 GO_PACKAGES ?= $$( (go list $(SLOW_PACKAGES); go list ./...) | awk '!seen[$$0]++' | grep -v '/policies$$')
 TEST_TIMEOUT ?= 30m
 CHAOS_TIMEOUT ?= 150m
@@ -30,7 +30,7 @@ setup: ## detect and install the tools (go tools at pinned versions)
 
 build: ## build bin/dynops and bin/with-emulator
 	go build -o bin/dynops ./cmd/dynops
-	go build -o bin/with-emulator ./test/with-emulator
+	go build -o bin/with-emulator ./test/tools/with-emulator
 
 export-scheduler-zip: ## build bin/export-scheduler.zip, the Lambda of modules/dynamodb-export's schedule
 	go run ./cmd/lambdazip -o bin/export-scheduler.zip ./cmd/export-scheduler
@@ -63,24 +63,24 @@ test-cpu: ## the go test stage with its CPU split: terraform (by subcommand and 
 	@scripts/test-cpu.sh
 
 test-badinput: ## the bad-input suite: the real binary against the emulator, every guard, state snapshots
-	go test -count=1 ./test/badinput/
+	go test -count=1 ./test/robustness/badinput/
 
 test-unit: ## only the fast packages (no terraform, no emulator)
 	go test -count=1 ./internal/... ./cmd/...
 
 BENCH_FLAGS ?=
 bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run: ratios with their goals
-	$(SETUP) && bin/with-emulator -- go run ./test/bench $(BENCH_FLAGS)
+	$(SETUP) && bin/with-emulator -- go run ./test/tools/bench $(BENCH_FLAGS)
 
 bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + heap profile (minutes)
-	$(SETUP) && bin/with-emulator -- go run ./test/bench -memory -items 20000 $(BENCH_FLAGS)
+	$(SETUP) && bin/with-emulator -- go run ./test/tools/bench -memory -items 20000 $(BENCH_FLAGS)
 
 bench-go: build ## the go test benchmarks (redrive concurrency, diff/repair beside the AWS CLI)
 	$(SETUP) && bin/with-emulator -- go test -run '^$$' -bench . -benchtime 1x ./internal/... ./test/...
 
 chaos: ## every long-running command under 10 %/30 % injected faults (5 seeds; HTTP shapes and toxiproxy TCP faults) and 20 SIGKILLs each; prints command x fault -> result
 	@mkdir -p .cache
-	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun|TestRestoreKilledAndRerun' ./test/chaos/ >.cache/chaos.log 2>&1 \
+	$(SETUP) && DYNOPS_CHAOS=full CHAOS_REPORT=$(CURDIR)/.cache/chaos.txt go test -count=1 -timeout $(CHAOS_TIMEOUT) -run 'TestCommandsUnderFaults|TestCommandsUnderTCPFaults|TestKilledAndRerun|TestDRKilledAndRerun|TestRestoreKilledAndRerun' ./test/robustness/chaos/ >.cache/chaos.log 2>&1 \
 	  || { grep -E -- '--- FAIL|Error' .cache/chaos.log | head -40; cat .cache/chaos.txt 2>/dev/null; exit 1; }
 	@cat .cache/chaos.txt
 
@@ -91,14 +91,14 @@ release: ## dynops for linux/darwin x amd64/arm64 in dist/, version + commit sta
 	scripts/release.sh
 
 mutate: ## mutation check (not in make test: takes hours): gremlins over internal/, every Rego deny rule, every validation message
-	export DYNOPS_SETUP_MUTATE=1 && $(SETUP) && go run ./test/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"} $${MUTATE_PACKAGES:+-packages "$$MUTATE_PACKAGES"}
+	export DYNOPS_SETUP_MUTATE=1 && $(SETUP) && go run ./test/tools/mutate -kind $${MUTATE_KINDS:-rego,tf,go} $${MUTATE_ONLY:+-only "$$MUTATE_ONLY"} $${MUTATE_PACKAGES:+-packages "$$MUTATE_PACKAGES"}
 
 clean: ## remove build output and caches of this repo (not the tool cache)
 	rm -rf bin .cache dist
 
 .PHONY: bench-migrate test-migrate-big
 bench-migrate: ## migration benchmark: backfill vs raw BatchWriteItem and raw copy, catch-up lag (prints ratios)
-	$(SETUP) && go test -count=1 -run '^$$' -bench BenchmarkMigrate -benchtime 1x -timeout 20m ./test/migrate/
+	$(SETUP) && go test -count=1 -run '^$$' -bench BenchmarkMigrate -benchtime 1x -timeout 20m ./test/cli/migrate/
 
 test-migrate-big: ## the migration end to end with 50,000 items (CI runs 10,000 in test-go)
-	$(SETUP) && DYNOPS_MIGRATE_ITEMS=50000 go test -count=1 -run TestMigrateEndToEnd -timeout 60m ./test/migrate/
+	$(SETUP) && DYNOPS_MIGRATE_ITEMS=50000 go test -count=1 -run TestMigrateEndToEnd -timeout 60m ./test/cli/migrate/

@@ -22,7 +22,7 @@ import (
 
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/policies"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var ruleID = regexp.MustCompile(`^(DDB-[A-Z]+-[0-9]{2}): `)

@@ -15,7 +15,7 @@ ACTIONLINT_VERSION=v1.7.12
 # The Go mutation tool of `make mutate`; built only when that target asks
 # (DYNOPS_SETUP_MUTATE=1), so `make test` does not pay for it.
 GREMLINS_VERSION=v0.5.0
-# IAM policy evaluator for the tenant-isolation tests (test/access). AGPL-3.0:
+# IAM policy evaluator for the tenant-isolation tests (test/modules/access). AGPL-3.0:
 # a test-only tool in the tool cache, never shipped with dynops.
 IAM_SIMULATE_VERSION=0.1.173
 TERRAFORM_MIN=1.11.0

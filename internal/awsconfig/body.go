@@ -21,7 +21,7 @@ import (
 // for a failed request write and closes the connection under the response
 // still being read: "deserialization failed, read tcp ...: use of closed
 // network connection". A server that answers at once and sends its body
-// slowly hits it (test/faults's slow bodies, TestForwardedFaults/slow). Read
+// slowly hits it (test/helpers/faults's slow bodies, TestForwardedFaults/slow). Read
 // on a closed body returns io.EOF too, which is only the end of the drain.
 // (The SDK's HTTP client itself cannot be wrapped: AWS_CA_BUNDLE needs it to
 // be the SDK's *BuildableClient.)

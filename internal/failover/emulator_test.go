@@ -5,7 +5,7 @@ package failover_test
 // (standing in for replicas), the pointer parameter in both, and publishes
 // the ReplicationLatency metric it wants CloudWatch to report. moto does not
 // evaluate resource policies: these tests read the fence back, they cannot
-// see it refuse a write (that runs on AWS in test/dr).
+// see it refuse a write (that runs on AWS in test/modules/dr).
 
 import (
 	"context"
@@ -26,8 +26,8 @@ import (
 
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/failover"
-	"github.com/dynops/dynops/test/drpair"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/drpair"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target
@@ -439,7 +439,7 @@ func TestFailoverKilledBetweenFenceAndFlip(t *testing.T) {
 // already go", and ends where the uninterrupted switch ends. A re-run of a
 // finished failover verifies it again (canary, replication check); a
 // finished failback leaves nothing fenced, so its re-run is refused, with
-// the state unchanged. (Found by test/chaos's
+// the state unchanged. (Found by test/robustness/chaos's
 // TestDRKilledAndRerun: a failover killed after the flip could not be
 // re-run.)
 func TestSwitchKilledAfterThePointerFlipResumes(t *testing.T) {

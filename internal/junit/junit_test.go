@@ -12,7 +12,7 @@ import (
 
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/junit"
-	"github.com/dynops/dynops/test/schemas"
+	"github.com/dynops/dynops/test/helpers/schemas"
 )
 
 var at = time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)

@@ -14,8 +14,8 @@ import (
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
 	"github.com/dynops/dynops/internal/testctx"
-	"github.com/dynops/dynops/test/fixture"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target

@@ -15,8 +15,8 @@ import (
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
-	"github.com/dynops/dynops/test/fixture"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target
@@ -169,7 +169,7 @@ func (l lostAnswer) RestoreTableToPointInTime(ctx context.Context, in *dynamodb.
 	return l.Client.RestoreTableToPointInTime(ctx, in, o...)
 }
 
-// TestRunTakesItsOwnRestoreWhoseAnswerWasLost: found by test/chaos (pitr
+// TestRunTakesItsOwnRestoreWhoseAnswerWasLost: found by test/robustness/chaos (pitr
 // restore under 10 % faults, a reset after the restore landed): the retry's
 // TableAlreadyExistsException stopped the run before the settings were
 // re-applied (PITR off on the restored table, DDB-PITR-02), and the re-run

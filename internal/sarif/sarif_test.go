@@ -11,7 +11,7 @@ import (
 
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/sarif"
-	"github.com/dynops/dynops/test/schemas"
+	"github.com/dynops/dynops/test/helpers/schemas"
 )
 
 const arn = "arn:aws:dynamodb:us-east-1:123456789012:table/prod-hoge-user"

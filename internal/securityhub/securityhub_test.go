@@ -13,7 +13,7 @@ import (
 
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/securityhub"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/tablediff"
-	"github.com/dynops/dynops/test/fixture"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/tablesettings"
-	"github.com/dynops/dynops/test/fixture"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target

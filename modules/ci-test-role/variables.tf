@@ -42,7 +42,7 @@ variable "partition" {
 }
 
 variable "resource_prefix" {
-  description = "Prefix of every resource the test suite creates (`dev-t<random>-...`, test/harness.UniqueID); the policy allows changes only to resources named with it (DDB-SEC-03)."
+  description = "Prefix of every resource the test suite creates (`dev-t<random>-...`, test/helpers/harness.UniqueID); the policy allows changes only to resources named with it (DDB-SEC-03)."
   type        = string
   default     = "dev-t"
 

@@ -4,7 +4,7 @@
 #
 # The emulator cannot run Lambda code (no Docker), and its event source
 # mapping does not invoke functions. So the consumer's real handler runs
-# in-process behind a local Lambda Invoke endpoint (test/dlq-drill serve,
+# in-process behind a local Lambda Invoke endpoint (test/tools/dlq-drill serve,
 # started and stopped here by PID), and the drill does what the event source
 # mapping would: read the stream, invoke, retry, and write the documented
 # on-failure record from the real stream position of the failed batch.
@@ -12,7 +12,7 @@
 DLQ_TABLE=local-hoge-user
 DLQ_DRILL="$DEMO_DIR/dlq-drill"
 LAMBDA_PID=""
-go build -o "$DLQ_DRILL" ./test/dlq-drill
+go build -o "$DLQ_DRILL" ./test/tools/dlq-drill
 
 # start_consumer [ACCEPT_POISON]: (re)deploy the consumer on the local endpoint.
 start_consumer() {

@@ -20,8 +20,8 @@ import (
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/junit"
 	"github.com/dynops/dynops/internal/sarif"
-	"github.com/dynops/dynops/test/harness"
-	"github.com/dynops/dynops/test/schemas"
+	"github.com/dynops/dynops/test/helpers/harness"
+	"github.com/dynops/dynops/test/helpers/schemas"
 )
 
 var target *harness.Target

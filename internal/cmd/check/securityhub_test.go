@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/securityhub"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 // batchUpdateShim forwards every Security Hub call to the emulator, except

@@ -14,7 +14,7 @@ import (
 )
 
 // fakeFunctions answers the protection reads of a function (decision logic
-// only: the emulator runs of this guard are in test/badinput).
+// only: the emulator runs of this guard are in test/robustness/badinput).
 type fakeFunctions struct {
 	tags  map[string]map[string]string // by name
 	calls int

@@ -14,7 +14,7 @@ import (
 
 // TestReportVerdictCountsEachStatus: the table output's last line counts
 // what the run did per status, for a dry run and for an applied run (the
-// end-to-end tests in test/dlq read -o json, so these counts are checked
+// end-to-end tests in test/cli/dlq read -o json, so these counts are checked
 // here: two survivors of issue 18's sample of the command's mutants).
 func TestReportVerdictCountsEachStatus(t *testing.T) {
 	outcomes := func(statuses ...string) []redrive.Outcome {

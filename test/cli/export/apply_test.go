@@ -1,0 +1,199 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/tablediff"
+	fx "github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// history records the changes made to a source table, window by window, and
+// writes them as AWS writes exports (moto writes no incremental exports).
+type history struct {
+	t       *testing.T
+	db      *dynamodb.Client
+	table   string
+	root    string
+	micros  int64
+	records []exporttest.Record
+}
+
+func ddb(t *testing.T, item map[string]types.AttributeValue) map[string]any {
+	t.Helper()
+	b, err := ddbjson.EncodeItem(item)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+func (h *history) get(key map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out, err := h.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &h.table, Key: key, ConsistentRead: aws.Bool(true)})
+	require.NoError(h.t, err)
+	return out.Item
+}
+
+func (h *history) put(item map[string]types.AttributeValue) {
+	key := map[string]types.AttributeValue{"user_id": item["user_id"]}
+	old := h.get(key)
+	fx.Put(h.t, h.db, h.table, []map[string]types.AttributeValue{item})
+	h.micros += 1000
+	r := exporttest.Record{Keys: ddb(h.t, key), New: ddb(h.t, h.get(key)), Micros: h.micros}
+	if old != nil {
+		r.Old = ddb(h.t, old)
+	}
+	h.records = append(h.records, r)
+}
+
+func (h *history) delete(key map[string]types.AttributeValue) {
+	old := h.get(key)
+	fx.Delete(h.t, h.db, h.table, []map[string]types.AttributeValue{key})
+	h.micros += 1000
+	h.records = append(h.records, exporttest.Record{Keys: ddb(h.t, key), Old: ddb(h.t, old), Micros: h.micros})
+}
+
+// window writes the changes since the last window as one incremental
+// export, compacted to each key's last change as AWS does, split over two
+// data files (plus an empty partition) in shuffled order.
+func (h *history) window(prefix, id string, from, to time.Time, view string) {
+	last := map[string]exporttest.Record{}
+	var order []string
+	for _, r := range h.records {
+		k := fmt.Sprint(r.Keys)
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	files := [][]exporttest.Record{{}, {}, {}}
+	for i, k := range order {
+		files[(i*7)%2] = append([]exporttest.Record{last[k]}, files[(i*7)%2]...)
+	}
+	_, err := exporttest.Write(h.root, exporttest.Spec{Prefix: prefix, ExportID: id, Incremental: true, View: view, From: from, To: to, Records: files})
+	require.NoError(h.t, err)
+	h.records = nil
+}
+
+// TestApplyRebuildsTheSource_DDB_EXP_01: full export + two incremental
+// exports (puts, updates, deletes; both view types) rebuild the source table
+// as of the last window's end; proven by a diff against the source. Dry run
+// first; a re-run changes nothing; a gap is refused.
+func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
+	fxt := newFixture(t, 0)
+	ctx := context.Background()
+	root := t.TempDir()
+	h := &history{t: t, db: fxt.db, table: fxt.table, root: root, micros: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	t1, t2, t3 := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
+
+	users := fx.Users(40)
+	for i := range users {
+		// No escaped characters here: moto's ImportTable stores \uXXXX
+		// escapes literally and cuts a string at an escaped quote (\");
+		// the changes below, applied by dynops, carry them.
+		users[i]["note"] = &types.AttributeValueMemberS{Value: "日本 plain"}
+	}
+	fx.Put(t, fxt.db, fxt.table, users)
+	var full []exporttest.Record
+	for _, u := range users {
+		full = append(full, exporttest.Record{New: ddb(t, u)})
+	}
+	_, err := exporttest.Write(root, exporttest.Spec{Prefix: "rebuild/full", ExportID: "01772323200000-f0000001", ExportTime: t0,
+		Records: [][]exporttest.Record{full[:25], full[25:]}})
+	require.NoError(t, err)
+
+	// Window 1: inserts, updates, deletes; an item updated twice.
+	for i := 40; i < 46; i++ {
+		h.put(fx.Users(i + 1)[i])
+	}
+	for i := 0; i < 5; i++ {
+		u := users[i]
+		u["status"] = &types.AttributeValueMemberS{Value: "suspended"}
+		u["note"] = &types.AttributeValueMemberS{Value: "ctl\x01\x02\x1f\x7f \"quoted\""}
+		h.put(u)
+	}
+	users[0]["score"] = &types.AttributeValueMemberN{Value: "-1"}
+	h.put(users[0])
+	for i := 10; i < 14; i++ {
+		h.delete(fx.UserKey(i))
+	}
+	h.window("rebuild/incremental", "01772326800000-i0000001", t0, t1, "NEW_AND_OLD_IMAGES")
+	// Window 2 (NEW_IMAGE view): delete an item inserted in window 1,
+	// re-insert a deleted one, update another.
+	h.delete(fx.UserKey(41))
+	h.put(fx.Users(11)[10])
+	users[20]["roles"] = &types.AttributeValueMemberSS{Value: []string{"admin"}}
+	h.put(users[20])
+	h.window("rebuild/incremental", "01772330400000-i0000002", t1, t2, "NEW_IMAGE")
+	upload(t, fxt, root)
+
+	rebuilt := "dev-" + harness.UniqueID() + "-user"
+	_, _, code := fxt.dynops(t, "export", "import", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt, "--hash-key", "user_id:S", "--yes")
+	require.Equal(t, 0, code)
+	t.Cleanup(func() { deleteProtected(fxt.db, rebuilt) })
+	diff := func() *tablediff.Report {
+		rep, err := tablediff.Diff(ctx, fxt.db, tablediff.Options{Source: fxt.table, Target: rebuilt, TempDir: t.TempDir()})
+		require.NoError(t, err)
+		return rep
+	}
+	before := diff()
+	require.NotZero(t, before.Differences(), "the import alone is the table as of the full export")
+
+	args := []string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", rebuilt}
+	out, _, code := fxt.dynops(t, args...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "DRY RUN")
+	assert.Equal(t, before.Differences(), diff().Differences(), "a dry run changes nothing")
+
+	out, _, code = fxt.dynops(t, append(args, "--yes", "-o", "json")...)
+	require.Equal(t, 0, code)
+	var rep export.ApplyReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Increments, 2)
+	assert.True(t, rep.Since.Equal(t0), "the chain starts at the full export's exportTime (from the import tag): %s", rep.Since)
+	assert.True(t, rep.Through.Equal(t2), "applied through the last window's end: %s", rep.Through)
+	assert.Equal(t, [2]int{11, 4}, [2]int{rep.Increments[0].Puts, rep.Increments[0].Deletes})
+	assert.Equal(t, [2]int{2, 1}, [2]int{rep.Increments[1].Puts, rep.Increments[1].Deletes})
+	after := diff()
+	assert.Zero(t, after.Differences(), "full + incrementals = the source: %+v", after.Sample)
+	assert.Equal(t, after.SourceItems, after.TargetItems)
+
+	t.Run("re-run is a no-op", func(t *testing.T) {
+		out, _, code := fxt.dynops(t, append(args, "--yes")...)
+		require.Equal(t, 0, code)
+		assert.Contains(t, out, "already applied: skipped")
+		assert.Zero(t, diff().Differences())
+	})
+	t.Run("a gap is refused and changes nothing", func(t *testing.T) {
+		gap := t.TempDir()
+		_, err := exporttest.Write(gap, exporttest.Spec{Prefix: "rebuild/gap", ExportID: "01772337600000-i0000004", Incremental: true, From: t3, To: t3.Add(time.Hour),
+			Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), Micros: t3.UnixMicro()}}}})
+		require.NoError(t, err)
+		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, gap))
+		_, errOut, code := fxt.dynops(t, "export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/gap", "--table", rebuilt, "--yes")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "gap between")
+		assert.Zero(t, diff().Differences(), "nothing applied")
+	})
+	t.Run("a full export is refused", func(t *testing.T) {
+		_, errOut, code := fxt.dynops(t, "export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt)
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "is a full export")
+	})
+	_ = filepath.Join
+}

@@ -1,0 +1,243 @@
+package pitr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/exportverify/exporttest"
+	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/tablediff"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// exportFixture is an export in AWS's format (exporttest) uploaded to a
+// bucket on the target, with its items read back from the local copy.
+type exportFixture struct {
+	uri    string
+	bucket string
+	keys   []string // object keys of the data files
+	items  []map[string]types.AttributeValue
+}
+
+func uploadExport(t *testing.T, s3c *s3.Client, bucket, prefix, id, table string, files []int) exportFixture {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 40, Table: table})
+	require.NoError(t, err)
+	fx := exportFixture{bucket: bucket, keys: w.DataKeys, uri: "s3://" + bucket + "/" + prefix + "/AWSDynamoDB/" + id}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(filepath.ToSlash(rel)), Body: bytes.NewReader(body)})
+		return err
+	}))
+	_, err = exportverify.Export{Store: exportverify.DirStore{Root: root}, Prefix: prefix, URI: root}.EachItem(ctx, 1,
+		func(it map[string]types.AttributeValue) error { fx.items = append(fx.items, it); return nil })
+	require.NoError(t, err)
+	require.Len(t, fx.items, int(w.Items))
+	return fx
+}
+
+func createBucket(t *testing.T, s3c *s3.Client) string {
+	t.Helper()
+	bucket := "dev-" + harness.UniqueID() + "-exports"
+	in := &s3.CreateBucketInput{Bucket: &bucket}
+	if target.Region != "us-east-1" {
+		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(target.Region)}
+	}
+	_, err := s3c.CreateBucket(context.Background(), in)
+	require.NoError(t, err)
+	t.Cleanup(func() { emptyAndDelete(s3c, bucket) })
+	return bucket
+}
+
+func emptyAndDelete(s3c *s3.Client, bucket string) {
+	ctx := context.Background()
+	out, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket})
+	if err == nil {
+		for _, o := range out.Contents {
+			_, _ = s3c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key})
+		}
+	}
+	_, _ = s3c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
+}
+
+func readKeysFile(t *testing.T, path string) map[tablediff.Kind][]string {
+	t.Helper()
+	got := map[tablediff.Kind][]string{}
+	_, err := tablediff.ReadKeys(path, func(r tablediff.KeyRecord) error {
+		got[r.Kind] = append(got[r.Kind], string(r.Key))
+		return nil
+	})
+	require.NoError(t, err)
+	return got
+}
+
+func userKey(it map[string]types.AttributeValue) string {
+	b, _ := tablediff.EncodeKey(it, []string{"user_id"})
+	return string(b)
+}
+
+// TestDiffAndRepairFromExport: an export (AWS's layout, in the target's S3)
+// stands for the table at the restore point; the live table then lost,
+// changed and gained items. `table diff --source-export` finds exactly
+// those keys, and `pitr repair --from-export` puts the export's images back
+// without a restored table; a second diff finds only the gained items.
+func TestDiffAndRepairFromExport(t *testing.T) {
+	cfg := target.AWSConfig(t)
+	db, s3c := dynamodb.NewFromConfig(cfg), export.NewS3(cfg)
+	bucket := createBucket(t, s3c)
+	table := "dev-" + harness.UniqueID() + "-user"
+	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", table, []int{120, 0, 90, 150})
+
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id"})
+	fixture.Put(t, db, table, fx.items)
+	// Since the export: 25 deleted, 15 changed (a value, a type, a set, a
+	// removed attribute), 10 new.
+	var lost, changed, gained []string
+	var dels []map[string]types.AttributeValue
+	for _, it := range fx.items[:25] {
+		dels = append(dels, map[string]types.AttributeValue{"user_id": it["user_id"]})
+		lost = append(lost, userKey(it))
+	}
+	fixture.Delete(t, db, table, dels)
+	var mods []map[string]types.AttributeValue
+	for i, it := range fx.items[100:115] {
+		m := map[string]types.AttributeValue{}
+		for k, v := range it {
+			m[k] = v
+		}
+		switch i % 4 {
+		case 0:
+			m["email"] = &types.AttributeValueMemberS{Value: "changed@example.com"}
+		case 1:
+			m["logins"] = &types.AttributeValueMemberS{Value: "12"} // N -> S
+		case 2:
+			m["tags"] = &types.AttributeValueMemberSS{Value: []string{"a"}}
+		case 3:
+			delete(m, "active")
+		}
+		mods = append(mods, m)
+		changed = append(changed, userKey(it))
+	}
+	for i := 0; i < 10; i++ {
+		it := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "new-" + string(rune('a'+i))}}
+		mods = append(mods, it)
+		gained = append(gained, userKey(it))
+	}
+	fixture.Put(t, db, table, mods)
+
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.jsonl")
+	keys := filepath.Join(dir, "keys.jsonl")
+	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep tablediff.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, fx.uri, rep.Source)
+	assert.Equal(t, int64(len(fx.items)), rep.SourceItems)
+	assert.Equal(t, int64(len(fx.items)-25+10), rep.TargetItems)
+	assert.Equal(t, int64(len(fx.items)-25-15), rep.Same)
+	got := readKeysFile(t, keys)
+	assert.ElementsMatch(t, lost, got[tablediff.OnlyInSource])
+	assert.ElementsMatch(t, changed, got[tablediff.Changed])
+	assert.ElementsMatch(t, gained, got[tablediff.OnlyInTarget])
+
+	for _, mode := range [][]string{{"--unconditional"}, nil} {
+		// Both write modes copy the export's images back; the second run finds them equal.
+		args := append([]string{"pitr", "repair", "--from-export", fx.uri, "--to", table, "--keys", keys, "--yes", "-o", "json"}, mode...)
+		out, errOut, code = target.Dynops(t, log, args...)
+		require.Equal(t, 0, code, errOut)
+		var r struct {
+			Result repair.Result `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		if mode != nil {
+			assert.Equal(t, int64(40), r.Result.Copied, "25 lost + 15 changed, read back from the export")
+		} else {
+			assert.Equal(t, int64(0), r.Result.Copied)
+			assert.Equal(t, int64(40), r.Result.AlreadyEqual, "already repaired by the first run")
+		}
+		assert.Equal(t, int64(10), r.Result.KeptExtra, "items written since are kept without --delete-extra")
+	}
+	for _, it := range append(fx.items[:25:25], fx.items[100:115]...) {
+		assert.Equal(t, it, fixture.Get(t, db, table, map[string]types.AttributeValue{"user_id": it["user_id"]}), "the export's image, read back")
+	}
+
+	keys2 := filepath.Join(dir, "keys2.jsonl")
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys2)
+	require.Equal(t, 0, code, errOut)
+	got = readKeysFile(t, keys2)
+	assert.Empty(t, got[tablediff.OnlyInSource])
+	assert.Empty(t, got[tablediff.Changed])
+	assert.ElementsMatch(t, gained, got[tablediff.OnlyInTarget])
+}
+
+// TestDiffTwoExports compares two exports (no table read at all) with the
+// key given, and refuses a damaged export by file name before any result.
+func TestDiffTwoExports(t *testing.T) {
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	s3c := export.NewS3(cfg)
+	bucket := createBucket(t, s3c)
+	a := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-aaaaaaaa", "", []int{60, 60})
+	b := uploadExport(t, s3c, bucket, "full/dev-user", "01763790000000-bbbbbbbb", "", []int{60, 61})
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.jsonl")
+
+	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--key")
+
+	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep tablediff.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, int64(120), rep.Same, "the same generator wrote both: equal items")
+	assert.Equal(t, int64(1), rep.OnlyInTarget)
+
+	// The whole bucket holds two exports: the tool asks which.
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", "s3://"+bucket+"/full", "--target-export", b.uri, "--key", "user_id")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "2 exports under")
+
+	// One byte changed in a data file: the diff stops and names the file.
+	obj, err := s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &b.keys[1]})
+	require.NoError(t, err)
+	var body bytes.Buffer
+	_, err = body.ReadFrom(obj.Body)
+	require.NoError(t, err)
+	raw := body.Bytes()
+	raw[len(raw)/2] ^= 0xff
+	_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &b.keys[1], Body: bytes.NewReader(raw)})
+	require.NoError(t, err)
+	keys := filepath.Join(dir, "keys.jsonl")
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "--keys-out", keys)
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.Contains(errOut, b.keys[1]), "the damaged file is named: %s", errOut)
+	_, err = os.Stat(keys)
+	assert.True(t, os.IsNotExist(err), "no keys file from a damaged export")
+}

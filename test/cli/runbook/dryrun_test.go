@@ -1,0 +1,38 @@
+package runbook
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/cmd/exitcode"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// TestRunbookWithoutYesStopsBeforeItsFirstChange: without --yes and without
+// a terminal, a runbook runs its read-only steps, shows its first
+// destructive step's dry run and stops there, exit 0, nothing changed (read
+// back: no restored table); --confirm alone does not stand for --yes.
+func TestRunbookWithoutYesStopsBeforeItsFirstChange(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	table := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	fixture.Put(t, db, table, fixture.Users(5))
+	before := fixture.TableNames(t, db)
+	for _, extra := range [][]string{nil, {"--confirm", table}} {
+		t.Run(strings.Join(append([]string{"no --yes"}, extra...), " "), func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+			args := append([]string{"runbook", "run", "pitr-restore", "--incident", "INC-" + harness.UniqueID(), "--param", "table=" + table}, extra...)
+			out, errOut, code := target.Dynops(t, log, args...)
+			require.Equal(t, exitcode.Stopped, code, "a run stopped before a change exits 5, not 0 like a finished run: "+errOut)
+			assert.Contains(t, errOut, "Stopped before step restore, which changes things. Nothing more was changed.")
+			assert.Contains(t, out, `"dry_run": true`, "the restore's dry run is shown")
+			assert.Equal(t, before, fixture.TableNames(t, db), "no table restored (read back)")
+		})
+	}
+}

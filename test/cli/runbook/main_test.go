@@ -1,0 +1,117 @@
+// Package runbook tests the executable runbooks and the audit trail on the
+// target (the emulator by default): every runbook runs end to end through
+// `dynops runbook run --yes --confirm`, one is killed with SIGKILL in the
+// middle of a destructive step and resumed, and the incident timeline is
+// read back.
+package runbook
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+var target *harness.Target
+
+func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+// command returns the built binary with the target's flags and a clean
+// environment for it.
+func command(t *testing.T, auditLog string, args ...string) *exec.Cmd {
+	t.Helper()
+	endpoint := ""
+	if target.Emulator != nil {
+		endpoint = target.Emulator.URL
+	}
+	return commandAt(t, auditLog, endpoint, args...)
+}
+
+// slowCommand is command with every DynamoDB BatchWriteItem delayed by
+// 100 ms on the emulator (a reverse proxy in front of it), so that a test
+// that kills the command after its first write sees it mid-way however
+// loaded the machine is. Real AWS is slow enough as it is.
+func slowCommand(t *testing.T, auditLog string, args ...string) *exec.Cmd {
+	t.Helper()
+	if target.Emulator == nil {
+		return command(t, auditLog, args...)
+	}
+	u, err := url.Parse(target.Emulator.URL)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchWriteItem") {
+			time.Sleep(100 * time.Millisecond)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return commandAt(t, auditLog, srv.URL, args...)
+}
+
+func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cmd {
+	t.Helper()
+	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
+	if endpoint != "" {
+		full = append(full, "--endpoint-url", endpoint)
+	}
+	cmd := exec.Command(harness.DynopsBinary(t), full...)
+	cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=")
+	return cmd
+}
+
+// runs reads the audit log back as runs.
+func runs(t *testing.T, auditLog string) []audit.Run {
+	t.Helper()
+	recs, err := audit.Read(auditLog)
+	require.NoError(t, err)
+	return audit.Runs(recs)
+}
+
+// auditLogJSON is `dynops audit log -o json` (what on-call reads).
+func auditLogJSON(t *testing.T, auditLog string, extra ...string) []audit.Run {
+	t.Helper()
+	out, _, code := target.Dynops(t, auditLog, append([]string{"audit", "log", "-o", "json"}, extra...)...)
+	require.Equal(t, 0, code)
+	var rs []audit.Run
+	require.NoError(t, json.Unmarshal([]byte(out), &rs))
+	return rs
+}
+
+// dropTable deletes a table that may have deletion protection on (the
+// guideline's two-step delete).
+func dropTable(db *dynamodb.Client, name string) {
+	ctx := context.Background()
+	_, _ = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &name, DeletionProtectionEnabled: aws.Bool(false)})
+	_, _ = db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name})
+}
+
+// stepsSection returns the "Runbook steps" lines of a markdown timeline.
+func stepsSection(md string) []string {
+	_, after, ok := strings.Cut(md, "## Runbook steps\n")
+	if !ok {
+		return nil
+	}
+	var lines []string
+	for _, l := range strings.Split(after, "\n") {
+		if strings.HasPrefix(l, "- ") {
+			lines = append(lines, l)
+		} else if strings.TrimSpace(l) != "" {
+			break
+		}
+	}
+	return lines
+}

@@ -1,0 +1,183 @@
+package runbook
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/modules/stream-consumer/examples/go-consumer/handler"
+	"github.com/dynops/dynops/test/helpers/drpair"
+	"github.com/dynops/dynops/test/helpers/esm"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+	"github.com/dynops/dynops/test/helpers/lambdaendpoint"
+)
+
+// runRunbook runs a runbook non-interactively to the end and checks that
+// its timeline lists each of its steps once, all ok (or, written
+// "step=result", with the result a step with allow-exit reports).
+func runRunbook(t *testing.T, log, name string, confirm string, params map[string]string, steps ...string) string {
+	t.Helper()
+	incident := "INC-" + harness.UniqueID()
+	args := []string{"runbook", "run", name, "--incident", incident, "--yes", "--confirm", confirm}
+	for k, v := range params {
+		args = append(args, "--param", k+"="+v)
+	}
+	_, errOut, code := target.Dynops(t, log, args...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "Runbook "+name+" complete")
+	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
+	require.Equal(t, 0, code)
+	lines := stepsSection(md)
+	require.Len(t, lines, len(steps), md)
+	for i, s := range steps {
+		id, result, ok := strings.Cut(s, "=")
+		if !ok {
+			result = "ok"
+		}
+		assert.Equal(t, "- "+name+" / "+id+": "+result, lines[i])
+	}
+	return incident
+}
+
+func TestRunbookDRFailover_DDB_DR_01(t *testing.T) {
+	p := drpair.New(t, target, drpair.Options{})
+	p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	runRunbook(t, log, "dr-failover", p.Table, map[string]string{"table": p.Table, "to": drpair.Away,
+		"dr_flags": "--regions " + drpair.Home + "," + drpair.Away + " --allow-unreplicated"}, "status", "failover", "verify=findings") // dr status exits 1 after a failover: not ready to fail over again
+	assert.Equal(t, drpair.Away, p.Pointer(t, drpair.Home), "the pointer moved (read back)")
+	assert.True(t, p.Fenced(t, drpair.Home), "the old region is fenced (read back)")
+}
+
+// exportFixture is a table with PITR and items, and an export bucket.
+func exportFixture(t *testing.T, items int) (table, bucket string, db *dynamodb.Client) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	id := harness.UniqueID()
+	table, bucket = "dev-"+id+"-user", "dev-"+id+"-exports"
+	db = dynamodb.NewFromConfig(cfg)
+	_, err := export.NewS3(cfg).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
+		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
+	require.NoError(t, err)
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	fixture.Put(t, db, table, fixture.Users(items))
+	return table, bucket, db
+}
+
+const drRegion = "eu-central-1"
+
+func drDB(t *testing.T) *dynamodb.Client {
+	return dynamodb.NewFromConfig(awsconfig.ForRegion(target.AWSConfig(t), drRegion))
+}
+
+func count(t *testing.T, db *dynamodb.Client, table string) int {
+	t.Helper()
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: &table, Select: types.SelectCount})
+	require.NoError(t, err)
+	return int(out.Count)
+}
+
+func TestRunbookExportAndCrossRegionRestore_DDB_DR_01(t *testing.T) {
+	table, bucket, db := exportFixture(t, 30)
+	dr := drDB(t)
+	t.Cleanup(func() { dropTable(dr, table) })
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	// moto writes no manifests (verify --data-only) and the DR table has no
+	// alarms (DDB-MON-01 comes from Terraform): accepted, as on the demo.
+	runRunbook(t, log, "export-and-cross-region-restore", table, map[string]string{"table": table, "bucket": bucket,
+		"prefix": "exports/" + table, "source_region": target.Region, "dr_region": drRegion, "schema": "--schema-from " + table,
+		"verify_flags": "--data-only", "accepted_failing_errors": "99"}, "export", "verify", "import", "check=findings")
+	assertOnlyAlarmsMissing(t, log)
+	assert.Equal(t, count(t, db, table), count(t, dr, table), "the DR table holds every item (read back)")
+}
+
+func TestRunbookDRRestoreInRegion_DDB_DR_01(t *testing.T) {
+	table, bucket, db := exportFixture(t, 25)
+	dr := drDB(t)
+	t.Cleanup(func() { dropTable(dr, table) })
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	prefix := "exports/" + table + "/nightly"
+	_, _, code := target.Dynops(t, log, "export", "full", "--table", table, "--bucket", bucket, "--prefix", prefix, "--wait")
+	require.Equal(t, 0, code)
+	runRunbook(t, log, "dr-restore-in-region", table, map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
+		"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=dev --tag product=t",
+		"accepted_failing_errors": "99"}, "import", "check=findings")
+	assertOnlyAlarmsMissing(t, log)
+	assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
+}
+
+func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	db, streams, sq := dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
+	id := harness.UniqueID()
+	table, processed := "dev-"+id+"-order", "dev-"+id+"-processed"
+	streamArn := fixture.Create(t, db, fixture.Table{Name: table, HashKey: "order_id", Stream: true})
+	fixture.Create(t, db, fixture.Table{Name: processed, HashKey: "event_id"})
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dev-" + id + "-order-dlq")})
+	require.NoError(t, err)
+	dlq := aws.ToString(q.QueueUrl)
+	t.Cleanup(func() { _, _ = sq.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &dlq}) })
+	shard, err := esm.StreamShard(ctx, streams, streamArn)
+	require.NoError(t, err)
+	ep, err := lambdaendpoint.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ep.Close() })
+	consumer := &handler.Handler{DB: db, ProcessedTable: processed}
+	fn := table + "-consumer" // dev-…: not protected by its name (DDB-NAME-01)
+	ep.Register(fn, func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", ep.URL) // the in-process steps invoke the local endpoint
+
+	for i := 0; i < 4; i++ {
+		fixture.Put(t, db, table, []map[string]types.AttributeValue{{
+			"order_id": &types.AttributeValueMemberS{Value: fmt.Sprintf("o%d", i)}, "total": &types.AttributeValueMemberN{Value: "10"}}})
+	}
+	recs, err := esm.ReadAll(ctx, streams, shard)
+	require.NoError(t, err)
+	require.Len(t, recs, 4)
+	for _, batch := range [][]int{{0, 2}, {2, 3}, {3, 4}} { // three failed batches in the DLQ
+		r := esm.OnFailure(shard, recs[batch[0]:batch[1]], esm.FunctionArn(target.Region, fn), "", 3, time.Now())
+		require.NoError(t, esm.Send(ctx, sq, dlq, r))
+	}
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	name := dlq[strings.LastIndex(dlq, "/")+1:]
+	runRunbook(t, log, "dlq-redrive", name, map[string]string{"queue": dlq}, "inspect", "sample", "redrive", "verify")
+	assert.Equal(t, 4, count(t, db, processed), "the consumer processed every record (read back)")
+}
+
+// assertOnlyAlarmsMissing: the check step's findings are in its audit record
+// as data, and on the emulator the only failing rule is DDB-MON-01 (alarms
+// come from Terraform, not from the restore).
+func assertOnlyAlarmsMissing(t *testing.T, log string) {
+	t.Helper()
+	for _, r := range runs(t, log) {
+		if r.Step != "check" {
+			continue
+		}
+		require.NotEmpty(t, r.Findings)
+		for _, f := range r.Findings {
+			assert.True(t, strings.HasPrefix(f, "DDB-MON-01 "), f)
+		}
+		assert.Equal(t, int64(len(r.Findings)), r.Counts["failing_errors"])
+		return
+	}
+	t.Fatal("no check step in the audit log")
+}

@@ -1,0 +1,232 @@
+package runbook
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+const damaged = 600 // corrupted items: enough for the repair step to take seconds on the emulator
+
+// countStatus counts the items whose status is s.
+func countStatus(t *testing.T, db *dynamodb.Client, table, s string) int {
+	t.Helper()
+	var n int32
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: &table, Select: types.SelectCount,
+		FilterExpression: aws.String("#s = :s"), ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: s}}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		require.NoError(t, err)
+		n += page.Count
+	}
+	return int(n)
+}
+
+// TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02 runs pitr-restore up to
+// the restore, damages the original (the emulator restores current items
+// whatever the time, so the damage comes after the restore here), runs the
+// rest in the built binary and SIGKILLs it during the repair step's writes,
+// then resumes: the restore is not run again, the repair finishes, the
+// verify step finds no difference, and the timeline lists each step once
+// with the repair marked interrupted. The killed repair run reads back as
+// interrupted (`started` without `finished`) in `dynops audit log`.
+func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	table := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	fixture.Put(t, db, table, fixture.Users(damaged+20))
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	incident := "INC-" + harness.UniqueID()
+	t.Cleanup(func() {
+		for _, n := range fixture.TableNames(t, db) {
+			if strings.HasPrefix(n, table+"-restored-") {
+				dropTable(db, n)
+			}
+		}
+	})
+	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
+
+	// 1. Up to the restore.
+	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
+	require.Equal(t, exitcode.Stopped, code, "--until exits 5, not 0 like a finished run: "+errOut)
+	require.Contains(t, errOut, "Stopped after step restore")
+
+	// 2. The bad day: 2 deleted, `damaged` corrupted.
+	fixture.Delete(t, db, table, []map[string]types.AttributeValue{fixture.UserKey(damaged + 1), fixture.UserKey(damaged + 2)})
+	bad := fixture.Users(damaged)
+	for _, it := range bad {
+		it["status"] = &types.AttributeValueMemberS{Value: "corrupted"}
+	}
+	fixture.Put(t, db, table, bad)
+	require.Equal(t, damaged, countStatus(t, db, table, "corrupted"))
+
+	// 3. Go on in the built binary (every request slowed); SIGKILL once the
+	// repair has written.
+	cmd := slowCommand(t, log, base...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for repairStarted(t, log, incident) == nil {
+		select {
+		case err := <-exited:
+			t.Fatalf("the runbook ended (%v) before its repair step started:\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no repair step after 2 minutes")
+	}
+	for countStatus(t, db, table, "corrupted") == damaged {
+		select {
+		case err := <-exited:
+			t.Fatalf("the runbook ended (%v) before the repair wrote anything", err)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "the repair wrote nothing in 2 minutes")
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
+	left := countStatus(t, db, table, "corrupted")
+	require.Greater(t, left, 0, "the repair finished before the kill: raise `damaged`")
+	t.Logf("killed during the repair: %d of %d corrupted items left", left, damaged)
+
+	// The killed command: `started` without `finished`, listed as interrupted.
+	killed := repairStarted(t, log, incident)
+	require.True(t, killed.Interrupted())
+	var listed *audit.Run
+	for _, r := range auditLogJSON(t, log, "--incident", incident) {
+		if r.RunID == killed.RunID {
+			listed = &r
+		}
+	}
+	require.NotNil(t, listed, "dynops audit log lists the killed run")
+	assert.Equal(t, audit.ResultInterrupted, listed.Result)
+	assert.Equal(t, "dynops pitr repair", listed.Command)
+	assert.Equal(t, int64(damaged), listed.Plan.Counts["changed"], "the plan's counts are in the started record")
+	out, _, code := target.Dynops(t, log, "audit", "log", "--incident", incident)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "INTERRUPTED")
+
+	// 4. Resume: from the repair, not from the start.
+	_, errOut, code = target.Dynops(t, log, base...)
+	require.Equal(t, 0, code, errOut)
+	for _, s := range []string{"status", "restore", "diff"} {
+		assert.Contains(t, errOut, s+": done earlier, skipped")
+	}
+	assert.Zero(t, countStatus(t, db, table, "corrupted"))
+	for _, i := range []int{damaged + 1, damaged + 2} {
+		assert.NotNil(t, fixture.Get(t, db, table, fixture.UserKey(i)), "deleted user %d is back", i)
+	}
+
+	// 5. The timeline: every step once, the repair marked interrupted.
+	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
+	require.Equal(t, 0, code)
+	t.Log(md)
+	steps := stepsSection(md)
+	require.Len(t, steps, 5, "one line per step:\n%s", md)
+	for i, id := range []string{"status", "restore", "diff", "repair", "verify"} {
+		require.True(t, strings.HasPrefix(steps[i], "- pitr-restore / "+id+": ok"), "step line %q", steps[i])
+		assert.Equal(t, id == "repair", strings.Contains(steps[i], "INTERRUPTED 1 time(s)"), steps[i])
+	}
+	assert.Contains(t, md, "# Incident "+incident+": timeline")
+	assert.Contains(t, md, "arn:aws:") // the AWS caller on every row
+	assert.Contains(t, md, "| INTERRUPTED")
+
+	// Every step's records carry the incident, the runbook, the step and
+	// the identity.
+	for _, r := range runs(t, log) {
+		assert.Equal(t, incident, r.Incident)
+		assert.Equal(t, "pitr-restore", r.Runbook)
+		assert.NotEmpty(t, r.Identity.CallerARN, r.Command)
+		assert.NotEmpty(t, r.Identity.Account, r.Command)
+		assert.Contains(t, r.Identity.Regions, target.Region, r.Command)
+		if r.Step == "diff" {
+			assert.Equal(t, int64(damaged), r.Counts["changed"], "the diff's findings are data")
+			assert.Equal(t, int64(2), r.Counts["only_in_source"])
+		}
+	}
+}
+
+// repairStarted is the incident's repair-step run, once its `started` record
+// is written.
+func repairStarted(t *testing.T, log, incident string) *audit.Run {
+	t.Helper()
+	recs, err := audit.Read(log)
+	if err != nil {
+		return nil
+	}
+	for _, r := range audit.Runs(recs) {
+		if r.Incident == incident && r.Step == "repair" {
+			return &r
+		}
+	}
+	return nil
+}
+
+// TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02: a plain
+// destructive command (pitr repair, outside any runbook) killed after its
+// first write: its `started` record is on disk, no `finished`, and `dynops
+// audit log` lists the run as INTERRUPTED.
+func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	from, to := "dev-"+id+"-user", "dev-"+id+"-copy"
+	fixture.Create(t, db, fixture.Table{Name: from, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: to, HashKey: "user_id"})
+	const n = 400
+	fixture.Put(t, db, from, fixture.Users(n))
+	bad := fixture.Users(n)
+	for _, it := range bad {
+		it["status"] = &types.AttributeValueMemberS{Value: "corrupted"}
+	}
+	fixture.Put(t, db, to, bad)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := slowCommand(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
+		"--allow-unrelated-source", "test: a copy, not a restore", "--yes")
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for countStatus(t, db, to, "corrupted") == n {
+		select {
+		case err := <-exited:
+			t.Fatalf("pitr repair ended (%v) before its first write", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no write in 2 minutes")
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
+	require.Greater(t, countStatus(t, db, to, "corrupted"), 0, "the repair finished before the kill")
+
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "only the started record")
+	assert.Equal(t, audit.EventStarted, recs[0].Event)
+	assert.Equal(t, int64(n), recs[0].Plan.Counts["changed"])
+	rs := auditLogJSON(t, log)
+	require.Len(t, rs, 1)
+	assert.Equal(t, audit.ResultInterrupted, rs[0].Result)
+	assert.Equal(t, recs[0].RunID, rs[0].RunID)
+	out, _, code := target.Dynops(t, log, "audit", "log")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "INTERRUPTED")
+	assert.Contains(t, out, "dynops pitr repair")
+}

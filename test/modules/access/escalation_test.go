@@ -1,0 +1,345 @@
+package access
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/permissions"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// escalationRole is one role of the escalation matrix: the identity policies
+// the plan gives it, and its documented set, which comes from where the role
+// is documented (internal/permissions, the module READMEs), not from the plan.
+type escalationRole struct {
+	name       string
+	policies   []any
+	documented []string
+	// arn is the role's session; tags and context a legitimate session has.
+	ctx map[string]any
+}
+
+// permissive is the most permissive resource policy a role could write on a
+// table (PutResourcePolicy): everything to everyone. Same account, so on its
+// own it would allow any action on the table: without the roles' caps the
+// evaluator allows e.g. DeleteTable to a role whose policy allows only GetItem.
+var permissive = map[string]any{
+	"Version": "2012-10-17",
+	"Statement": []any{map[string]any{
+		"Sid": "EverythingToEveryone", "Effect": "Allow", "Principal": map[string]any{"AWS": "*"}, "Action": "*", "Resource": "*",
+	}},
+}
+
+// escalationProbes are actions outside DynamoDB through which a role could
+// widen its own rights (IAM, trust, resource policies of other services) or
+// that the roles use; each is asked with the identity policy alone.
+var escalationProbes = []string{
+	"iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:CreatePolicyVersion", "iam:UpdateAssumeRolePolicy", "iam:PassRole",
+	"iam:DeleteRolePermissionsBoundary", "sts:AssumeRole",
+	"s3:PutBucketPolicy", "s3:DeleteBucketPolicy", "s3:PutObject", "s3:GetObject",
+	"sqs:SetQueueAttributes", "sqs:SendMessage", "kms:PutKeyPolicy", "kms:CreateGrant", "kms:Decrypt",
+	"lambda:AddPermission", "lambda:UpdateFunctionCode", "lambda:InvokeFunction",
+	"ssm:PutParameter", "ssm:DeleteParameter", "route53:UpdateHealthCheck", "route53:DeleteHealthCheck",
+	"cloudwatch:PutMetricData", "cloudwatch:DeleteAlarms", "logs:PutLogEvents", "logs:DeleteLogGroup",
+	"backup:DeleteRecoveryPoint", "backup:DeleteBackupVaultAccessPolicy",
+}
+
+// catalogue returns every action of services with one resource ARN each, from
+// the IAM action catalogue bundled with the evaluator.
+func catalogue(t *testing.T, services []string) map[string]string {
+	t.Helper()
+	dir := simulatorDir(t)
+	in, err := json.Marshal(map[string]any{"services": services, "values": map[string]string{
+		"Partition": "aws", "Region": region, "Account": accountID, "TableName": "dev-example-order", "StreamLabel": "2026-01-01T00:00:00.000",
+		"BucketName": "dev-example-exports", "QueueName": "dev-example-dlq", "FunctionName": "dev-example-export-scheduler",
+		"ParameterNameWithoutLeadingSlash": "dynops/dr/dev-example-session/active-region", "Id": healthCheckID,
+		"LogGroupName": "/aws/lambda/dev-example-consumer", "AlarmName": "dev-example-alarm", "BackupVaultName": "dev-dynamodb",
+		"RoleNameWithPath": "dev-example-dynamodb-dynops-operator", "PolicyNameWithPath": "dev-boundary", "KeyId": "1234abcd-12ab-34cd-56ef-1234567890ab",
+	}})
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), "node", filepath.Join("iamsim", "actions.cjs"))
+	cmd.Env = append(os.Environ(), "IAM_SIMULATE_DIR="+dir)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "node iamsim/actions.cjs: %s", stderr.String())
+	var list []struct{ Action, Resource string }
+	require.NoError(t, json.Unmarshal(out, &list))
+	m := map[string]string{}
+	for _, a := range list {
+		m[a.Action] = a.Resource
+	}
+	require.Greater(t, len(m), 70, "the catalogue lists too few actions")
+	return m
+}
+
+func simulatorDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("IAM_SIMULATE_DIR")
+	if dir == "" {
+		dir = filepath.Join(harness.ToolsDir(), "iam-simulate")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@cloud-copilot", "iam-simulate")); err != nil {
+		t.Fatalf("@cloud-copilot/iam-simulate is not installed in %s: run `make setup` (scripts/setup.sh needs node and npm)", dir)
+	}
+	return dir
+}
+
+// Keys and streams of the escalation matrix's plans.
+var (
+	matrixKMSKey = "arn:aws:kms:" + region + ":" + accountID + ":key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	matrixStream = fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/dev-example-order/stream/2026-01-01T00:00:00.000", region, accountID)
+)
+
+// exampleBoundary is the permissions boundary of the "example with boundary" case.
+var exampleBoundary = "arn:aws:iam::" + accountID + ":policy/dev-boundary"
+
+// plans are the package's offline plans, planned together in one terraform
+// run (harness.PlanGroup); each test reads its own case. The output of the
+// plans is not logged: the matrices are the output.
+var plans = func() *harness.PlanGroup {
+	g := harness.NewPlanGroup(append([]harness.PlanCase{
+		{Name: "example", Dir: example, Vars: func(testing.TB) map[string]any { return nil }},
+		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
+			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}}
+		}},
+		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
+			return map[string]any{"account_id": accountID, "route53_enabled": false}
+		}},
+	}, append(moduleCases, indexKeyPlanCases()...)...)...)
+	g.Quiet = true
+	return g
+}()
+
+// moduleCases are the plans of module roots (no provider block of their own).
+var moduleCases = []harness.PlanCase{
+	{Name: "stream consumer", Dir: "modules/stream-consumer", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{
+			"name": "dev-example-order-consumer", "stream_arn": matrixStream, "filename": harness.PlanZip(t),
+			"alarm_sns_topic_arn": "arn:aws:sns:" + region + ":" + accountID + ":dev-example-alarms", "dlq_kms_master_key_id": matrixKMSKey,
+			"handler_policy_statements": []map[string]any{{"sid": "RecordProcessedEvents", "actions": []string{"dynamodb:PutItem"}, "resources": []string{tableARN("dev", "processed")}}},
+		}
+	}},
+	{Name: "export", Dir: "modules/dynamodb-export", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{
+			"env": "dev", "product": "example", "kms_key_arn": matrixKMSKey,
+			"tables":           []map[string]any{{"name": "dev-example-order", "arn": tableARN("dev", "order")}},
+			"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t), "alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
+		}
+	}},
+	{Name: "tenant tables", Dir: module, Vars: func(testing.TB) map[string]any {
+		return map[string]any{"env": "dev", "product": "example", "account_id": accountID, "tenant_tables": tenantTables()}
+	}},
+}
+
+// planCasePolicies returns the identity policies planned in a case of plans.
+func planCasePolicies(t *testing.T, name string) map[string]string {
+	t.Helper()
+	return policiesIn(t, plans.Plan(t, name))
+}
+
+// policiesIn returns the identity policy JSON of every aws_iam_role_policy /
+// aws_iam_policy planned in p, by address.
+func policiesIn(t *testing.T, p *terraform.PlanStruct) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for addr, r := range p.ResourcePlannedValuesMap {
+		if r.Type != "aws_iam_role_policy" && r.Type != "aws_iam_policy" {
+			continue
+		}
+		doc, ok := r.AttributeValues["policy"].(string)
+		require.True(t, ok, "%s: the policy is not known at plan time", addr)
+		out[addr] = doc
+	}
+	return out
+}
+
+func policyOf(t *testing.T, docs map[string]string, addr string) any {
+	t.Helper()
+	doc, ok := docs[addr]
+	require.True(t, ok, "no policy %s in the plan (have %v)", addr, keys(docs))
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(doc), &v))
+	return v
+}
+
+// commandActions returns the union of the actions of the named dynops
+// commands (internal/permissions), without the break-glass ones unless asked.
+func commandActions(paths []string, breakGlass bool) []string {
+	var out []string
+	for _, c := range permissions.Commands() {
+		if len(paths) > 0 && !slices.Contains(paths, c.Path) {
+			continue
+		}
+		for _, a := range c.Actions {
+			if breakGlass || permissions.RoleFor(a) == permissions.OperatorRole {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestEscalationMatrix_DDB_SEC_01: for every role the modules create, the
+// real IAM evaluator combines the role's planned identity policies with the
+// most permissive resource policy anyone (the operator, the failover role)
+// could write on a table, and asks every DynamoDB action plus the actions
+// through which a role could widen its rights elsewhere. A role reaches an
+// action only if it is in its documented set; everything else is denied,
+// explicitly where the role's own Deny NotAction caps it.
+func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	// One plan per module that creates roles (in turn: the machine is shared).
+	access := planCasePolicies(t, "example")
+	dr := planCasePolicies(t, "dr example")
+	consumer := planCasePolicies(t, "stream consumer")
+	export := planCasePolicies(t, "export")
+
+	item := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+	drCommands := []string{"dr status", "dr failover", "dr failback", "dr drill"}
+	roles := []escalationRole{
+		// modules/dynamodb-access README: what each role may do.
+		{name: "application", documented: append(slices.Clone(item), "dynamodb:DescribeTable")},
+		{name: "tenant", documented: item},
+		{name: "investigator", documented: []string{"dynamodb:GetItem", "dynamodb:Query"}},
+		{name: "data-patch", documented: []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"}},
+		// internal/permissions: every dynops command; the protection switches only with break-glass.
+		{name: "dynops-operator", documented: commandActions(nil, false)},
+		{name: "dynops-break-glass", documented: commandActions(nil, true)},
+		// modules/dr: what `dynops dr` calls (no Route 53 in this plan).
+		{name: "failover", documented: slices.DeleteFunc(commandActions(drCommands, true), func(a string) bool { return strings.HasPrefix(a, "route53:") })},
+		// modules/stream-consumer: the stream, the DLQ (and its key), its logs, the handler's statements.
+		{name: "stream-consumer", documented: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "sqs:SendMessage", "kms:GenerateDataKey", "kms:Decrypt", "logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:PutItem"}},
+		// modules/dynamodb-export: exports of the named tables, the checkpoint, the objects (and their key), metrics, logs.
+		{name: "export-scheduler", documented: []string{"dynamodb:ExportTableToPointInTime", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl", "kms:GenerateDataKey", "kms:Decrypt", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"}},
+		{name: "export-schedule", documented: []string{"lambda:InvokeFunction"}},
+	}
+	for i := range roles {
+		r := &roles[i]
+		switch r.name {
+		case "failover":
+			r.policies = []any{policyOf(t, dr, "module.dr.aws_iam_role_policy.failover[0]")}
+		case "stream-consumer":
+			r.policies = []any{policyOf(t, consumer, "aws_iam_role_policy.consumer"), policyOf(t, consumer, "aws_iam_role_policy.handler[0]")}
+		case "export-scheduler":
+			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler_lambda[0]")}
+		case "export-schedule":
+			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler[0]")}
+		default:
+			r.policies = []any{policyOf(t, access, fmt.Sprintf("module.access.aws_iam_policy.this[%q]", r.name))}
+		}
+	}
+
+	actions := catalogue(t, []string{"dynamodb", "iam", "sts", "s3", "sqs", "kms", "lambda", "ssm", "route53", "cloudwatch", "logs", "backup"})
+	var probes []string
+	for a := range actions {
+		if strings.HasPrefix(a, "dynamodb:") {
+			probes = append(probes, a)
+		}
+	}
+	for _, a := range escalationProbes {
+		require.Contains(t, actions, a, "the catalogue lacks %s", a)
+		probes = append(probes, a)
+	}
+	for _, r := range roles {
+		for _, a := range r.documented {
+			if _, ok := actions[a]; ok && !slices.Contains(probes, a) {
+				probes = append(probes, a)
+			}
+		}
+	}
+	slices.Sort(probes)
+	probes = slices.Compact(probes)
+
+	// A legitimate session of each role: the tenant tag, MFA, the namespace
+	// and service its conditions ask for; the request's key is the tenant's.
+	ctx := map[string]any{
+		"aws:PrincipalTag/tenant_id": "t1", "dynamodb:LeadingKeys": []string{"TENANT#t1"}, "aws:MultiFactorAuthPresent": "true",
+		"cloudwatch:namespace": "dynops/Export", "aws:ResourceAccount": accountID,
+	}
+	var cells []cell
+	add := func(r escalationRole, col, action string, mfa bool) {
+		vars := map[string]any{}
+		for k, v := range ctx {
+			vars[k] = v
+		}
+		if !mfa {
+			vars["aws:MultiFactorAuthPresent"] = "false"
+		}
+		if strings.HasPrefix(action, "kms:") {
+			vars["kms:ViaService"] = "sqs." + region + ".amazonaws.com"
+			if r.name == "export-scheduler" {
+				vars["kms:ViaService"] = "s3." + region + ".amazonaws.com"
+			}
+		}
+		if r.name == "failover" && slices.Contains([]string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}, action) {
+			vars["dynamodb:LeadingKeys"] = []string{"dynops-dr-canary#1"}
+		}
+		want := denied
+		documented := slices.Contains(r.documented, action)
+		if documented && (mfa || !slices.Contains(permissions.BreakGlass(), action)) {
+			want = allowed
+		}
+		sim := simulation{ServiceControlPolicies: []any{}, ResourceControlPolicies: []any{}, Request: request{
+			Principal: fmt.Sprintf("arn:aws:sts::%s:assumed-role/dev-example-%s/s", accountID, r.name), Action: action,
+			Resource: resource{Resource: actions[action], AccountID: accountID}, ContextVariables: vars,
+		}}
+		for i, p := range r.policies {
+			sim.IdentityPolicies = append(sim.IdentityPolicies, namedPolicy{Name: fmt.Sprintf("%s-%d", r.name, i), Policy: p})
+		}
+		switch {
+		case strings.Contains(actions[action], ":table/"):
+			// A table resource policy covers the table, its indexes and
+			// streams (here also its backups, exports and imports: stricter);
+			// it cannot grant account-level actions (Resource "*") or global tables.
+			sim.ResourcePolicy = permissive
+		case want == allowed && !strings.HasPrefix(action, "dynamodb:"):
+			// Outside DynamoDB the identity policy alone decides, and it
+			// scopes resources the catalogue's sample ARN may not match:
+			// a documented action there must only not be denied explicitly.
+			want = "not-explicit"
+		}
+		cells = append(cells, cell{row: action, col: col, want: want, sim: sim})
+	}
+	for _, r := range roles {
+		for _, a := range probes {
+			add(r, r.name, a, true)
+		}
+	}
+	// The protection switches without MFA: the roles that hold them.
+	for _, r := range roles {
+		if r.name == "dynops-break-glass" || r.name == "failover" {
+			for _, a := range permissions.BreakGlass() {
+				add(r, r.name+" no MFA", a, false)
+			}
+		}
+	}
+	evaluateEscalation(t, cells)
+	report(t, fmt.Sprintf("escalation: %d roles x %d actions, each identity policy + a resource policy allowing everything on DynamoDB", len(roles), len(probes)), cells)
+}
+
+// evaluateEscalation runs the cells and maps "not-explicit" expectations.
+func evaluateEscalation(t *testing.T, cells []cell) {
+	t.Helper()
+	evaluate(t, cells)
+	for i := range cells {
+		if cells[i].want == "not-explicit" {
+			cells[i].want = allowed
+			if cells[i].got.OverallResult == implicit {
+				cells[i].want = implicit
+			}
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package table
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// Plan tests named after the bugs of issue 14 and their rule IDs. Bugs 1 and
+// 2 (capacity) need a live table: TestDay2 walks them on the emulator; bug 11
+// is policies/testdata/fixtures/bad-DDB-CAP-01-untagged.json; bug 9 is
+// test/modules/envs TestEnvRootsNeedTerraformForUseLockfile_Bug9.
+
+const replicaModule = "modules/dynamodb-table-replica"
+
+const tableARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-fuga-session"
+
+func planReplica(t *testing.T, name string) map[string]any {
+	t.Helper()
+	p := plans.Plan(t, name)
+	rc, ok := p.ResourcePlannedValuesMap["aws_dynamodb_table_replica.this"]
+	require.True(t, ok, "plan has no aws_dynamodb_table_replica.this")
+	return rc.AttributeValues
+}
+
+func TestPlanReplicaKeepsTheRules_Bug4_DDB_PROT_01(t *testing.T) {
+	t.Parallel()
+	rep := planReplica(t, "replica keeps the rules")
+	assert.Equal(t, true, rep["deletion_protection_enabled"], "DDB-PROT-01: every replica has deletion protection")
+	assert.Equal(t, true, rep["point_in_time_recovery"], "DDB-PITR-01: every replica has PITR")
+	tags := rep["tags"].(map[string]any)
+	assert.Equal(t, "session", tags["usage"], "the replica carries the table's tags")
+	assert.Equal(t, "legacy ttl", tags["dynops:exception:DDB-NAME-03"], "and its exceptions")
+	assert.NotContains(t, tags, "dynops:key-schema")
+}
+
+func TestPlanReplicaPITROffFollowsTheTable_DDB_PITR_01(t *testing.T) {
+	t.Parallel()
+	rep := planReplica(t, "replica pitr off")
+	assert.Equal(t, false, rep["point_in_time_recovery"])
+}
+
+func TestPlanReplicaProtectionOffWithReason_DDB_PROT_01(t *testing.T) {
+	t.Parallel()
+	rep := planReplica(t, "replica protection off")
+	assert.Equal(t, false, rep["deletion_protection_enabled"])
+	assert.Equal(t, "decommission OPS-9", rep["tags"].(map[string]any)["dynops:exception:DDB-PROT-01"], "the exception shows in the plan")
+}
+
+// TestPlanReplicaRefusals: what the replica module cannot enforce is refused.
+func TestPlanReplicaRefusals(t *testing.T) {
+	t.Parallel()
+	var refusals []harness.Refusal
+	for _, c := range []struct {
+		name  string
+		vars  map[string]any
+		rule  string
+		wants []string
+	}{
+		{"Bug3 table PITR 7 days", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"}}, "DDB-PITR-01", []string{"table dev-fuga-session:", "7 days", "35 days", "compliance: user data gone in 7 days"}},
+		{"Bug3 table PITR 1 day", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 1, "reason": "x1"}}, "DDB-PITR-01", []string{"1 days", "modules/dr"}},
+		{"deletion protection off without reason", map[string]any{"deletion_protection_enabled": false}, "DDB-PROT-01", []string{"dev-fuga-session", "deletion_protection_disabled_reason"}},
+		{"deletion protection off, punctuation reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "--"}, "DDB-PROT-01", []string{"letters or digits"}},
+		{"not a table ARN", map[string]any{"global_table_arn": "dev-fuga-session"}, "DDB-DR-01", []string{"module.TABLE.table_arn"}},
+		{"table class", map[string]any{"table_class_override": "GLACIER"}, "DDB-CAP-02", []string{"STANDARD_INFREQUENT_ACCESS"}},
+		// Global tables replicate through the table's stream (NEW_AND_OLD_IMAGES).
+		{"table stream off", map[string]any{"table_stream_view_type": nil}, "DDB-DR-01", []string{"table dev-fuga-session:", "none (stream off)", `stream_view_type = "NEW_AND_OLD_IMAGES"`}},
+		{"table stream NEW_IMAGE", map[string]any{"table_stream_view_type": "NEW_IMAGE"}, "DDB-DR-01", []string{"is NEW_IMAGE", "stream_enabled = true"}},
+		{"table stream KEYS_ONLY", map[string]any{"table_stream_view_type": "KEYS_ONLY"}, "DDB-DR-01", []string{"is KEYS_ONLY", "pass its stream_view_type output"}},
+	} {
+		vars := map[string]any{"global_table_arn": tableARN, "table_stream_view_type": "NEW_AND_OLD_IMAGES"}
+		for k, v := range c.vars {
+			vars[k] = v
+		}
+		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: vars, Want: append([]string{c.rule + ":"}, c.wants...)})
+	}
+	harness.ExpectRefusals(t, replicaModule, refusals)
+}
+
+func TestPlanLSIProjectionAllWithApproval_Bug5_DDB_IDX_02(t *testing.T) {
+	t.Parallel()
+	_, table := plan(t, "lsi projection all")
+	lsis := table["local_secondary_index"].([]any)
+	require.Len(t, lsis, 1)
+	assert.Equal(t, "ALL", lsis[0].(map[string]any)["projection_type"])
+	assert.Equal(t, "ARCH-7 strongly consistent reads of whole items", table["tags"].(map[string]any)["dynops:exception:DDB-IDX-02"], "Rego then accepts the plan")
+}
+
+// TestStackTakesEveryTableInput_Bug10: every input of modules/dynamodb-table
+// can be set in envs/tables.yaml (the stack's key list and its pass-through),
+// except the ones the stack sets itself.
+func TestStackTakesEveryTableInput_Bug10(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), p))
+		require.NoError(t, err)
+		return string(b)
+	}
+	var inputs []string
+	for _, m := range regexp.MustCompile(`(?m)^variable "([a-z_]+)"`).FindAllStringSubmatch(read("modules/dynamodb-table/variables.tf"), -1) {
+		inputs = append(inputs, m[1])
+	}
+	stackSets := []string{"env", "product", "usage", "allowed_envs", "replicas"}
+	tablesTF, mainTF := read("modules/dynamodb-stack/tables.tf"), read("modules/dynamodb-stack/main.tf")
+	for _, in := range inputs {
+		if slices.Contains(stackSets, in) {
+			continue
+		}
+		assert.Contains(t, tablesTF, `"`+in+`"`, "tables.yaml key %s is not in the stack's key list (modules/dynamodb-stack/tables.tf)", in)
+		assert.Regexp(t, `(?m)^\s+`+in+`\s+= .*each\.value\.`+in+`\b`, mainTF, "the stack does not pass %s from tables.yaml to the table module", in)
+	}
+}
+
+const stack = "modules/dynamodb-stack"
+
+func stackVars(tables map[string]any) map[string]any {
+	return map[string]any{"env": "dev", "product": "hoge", "account_id": "123456789012", "tables": tables, "contributor_insights_enabled": false}
+}
+
+func user(extra map[string]any) map[string]any {
+	u := map[string]any{"hash_key": "user_id", "attributes": []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}}}
+	for k, v := range extra {
+		u[k] = v
+	}
+	return u
+}
+
+// TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01: a misspelt key anywhere in
+// a tables.yaml entry fails, naming the table and the key, instead of the
+// guideline default being used silently.
+func TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01(t *testing.T) {
+	t.Parallel()
+	tables := map[string]any{
+		"user": user(map[string]any{"billing": "PROVISIONED", "global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attribute": []string{"x"}}}}),
+		"order": user(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period": 7}, "autoscaling": map[string]any{"max": 3},
+			"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection": "ALL"}}}),
+	}
+	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-EXC-01",
+		`table "user": unknown key "billing"`,
+		`table "user": unknown key "non_key_attribute" in global_secondary_indexes[0] (gsi1)`,
+		`table "order": unknown key "recovery_period" in point_in_time_recovery`,
+		`table "order": unknown key "max" in autoscaling`,
+		`table "order": unknown key "projection" in local_secondary_indexes[0] (lsi1)`,
+	)
+	require.NotNil(t, d.Range, "the diagnostic points at the source")
+}
+
+// TestPlanStackExpressesEveryException_Bug10: each approved exception can be
+// written in tables.yaml with its reason and reaches the table's tags.
+func TestPlanStackExpressesEveryException_Bug10(t *testing.T) {
+	t.Parallel()
+	p := plans.Plan(t, "stack exceptions")
+	rc, ok := p.ResourcePlannedValuesMap[`module.table["user"].aws_dynamodb_table.this`]
+	require.True(t, ok)
+	tbl := rc.AttributeValues
+	assert.Equal(t, "LegacyUsers", tbl["name"])
+	everyExceptionChecks(t, tbl)
+}
+
+// everyException is a tables.yaml entry with every approved exception.
+func everyException() map[string]any {
+	return user(map[string]any{
+		"range_key":    "email",
+		"attributes":   []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}, {"name": "country", "type": "S"}},
+		"billing_mode": "PROVISIONED", "provisioned_reason": "steady 2k WCU", "read_capacity": 5, "write_capacity": 5,
+		"autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "fixed batch load",
+		"local_secondary_indexes":  []map[string]any{{"name": "lsi1", "range_key": "country", "projection_type": "ALL"}},
+		"global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "country", "projection_type": "ALL"}},
+		"allow_projection_all":     true, "projection_all_reason": "ARCH-42",
+		"stream_view_type": "NEW_IMAGE", "stream_view_type_reason": "consumer needs new images only",
+		"ttl_enabled": false, "ttl_reason": "items never expire",
+		"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "two-step delete OPS-5",
+		"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "user data gone in 7 days"},
+		"name_override":          "LegacyUsers", "name_override_reason": "legacy name OPS-77",
+		"table_class": "STANDARD_INFREQUENT_ACCESS",
+		"timeouts":    map[string]any{"update": "2h"},
+	})
+}
+
+func everyExceptionChecks(t *testing.T, tbl map[string]any) {
+	t.Helper()
+	assert.Equal(t, "PROVISIONED", tbl["billing_mode"])
+	assert.Equal(t, "NEW_IMAGE", tbl["stream_view_type"])
+	assert.Equal(t, false, tbl["deletion_protection_enabled"])
+	assert.Equal(t, "STANDARD_INFREQUENT_ACCESS", tbl["table_class"])
+	assert.Len(t, tbl["local_secondary_index"], 1)
+	tags := tbl["tags"].(map[string]any)
+	for rule, reason := range map[string]string{
+		"DDB-NAME-01": "legacy name OPS-77", "DDB-CAP-01": "provisioned: steady 2k WCU  no autoscaling: fixed batch load", // ";" cleaned from the tag
+		"DDB-IDX-02": "ARCH-42", "DDB-STREAM-01": "consumer needs new images only", "DDB-NAME-03": "items never expire",
+		"DDB-PROT-01": "two-step delete OPS-5", "DDB-PITR-01": "user data gone in 7 days",
+	} {
+		assert.Equal(t, reason, tags["dynops:exception:"+rule], rule)
+	}
+}
+
+// TestPlanStackErrorsNameTheTable_Bug8: a validation error from tables.yaml
+// names the table and points at the source, not "line 0".
+func TestPlanStackErrorsNameTheTable_Bug8(t *testing.T) {
+	t.Parallel()
+	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
+	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-NAME-02", "table dev-hoge-user:", "gsi1")
+	require.NotNil(t, d.Range)
+	assert.NotZero(t, d.Range.Start.Line, "the diagnostic has a source line")
+	assert.True(t, strings.HasSuffix(d.Range.Filename, ".tf"), "the diagnostic points at a file: %q", d.Range.Filename)
+}

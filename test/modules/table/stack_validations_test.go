@@ -1,0 +1,36 @@
+package table
+
+import (
+	"testing"
+
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// TestPlanStackValidations: every validation message of modules/dynamodb-stack
+// (the envs' tables.yaml entry point), each with its rule and its fix, in the
+// diagnostic's own summary and detail (not terraform's echo of the inputs).
+func TestPlanStackValidations(t *testing.T) {
+	t.Parallel()
+	ok := map[string]any{"user": user(nil)}
+	with := func(over map[string]any) map[string]any {
+		v := stackVars(ok)
+		for k, x := range over {
+			v[k] = x
+		}
+		return v
+	}
+	harness.ExpectRefusals(t, stack, []harness.Refusal{
+		{Name: "DDB-NAME-01 no table", Vars: with(map[string]any{"tables": map[string]any{}}),
+			Want: []string{"DDB-NAME-01: tables (envs/tables.yaml) must map each usage", "with at least one table"}},
+		{Name: "DDB-NAME-01 entry not a map", Vars: with(map[string]any{"tables": map[string]any{"user": "user_id"}}),
+			Want: []string{"DDB-NAME-01: tables (envs/tables.yaml) must map each usage (e.g. \"user\") to its settings"}},
+		{Name: "DDB-EXC-01 misspelt key", Vars: with(map[string]any{"tables": map[string]any{"user": user(map[string]any{"billing": "PROVISIONED"})}}),
+			Want: []string{`DDB-EXC-01: envs/tables.yaml: table "user": unknown key "billing"`, "Every setting must be one modules/dynamodb-table knows", "docs/tables-yaml.md"}},
+		{Name: "DDB-SEC-02 tenant table not in tables", Vars: with(map[string]any{"access": map[string]any{"account_id": "123456789012", "tenant_tables": map[string]any{"order": map[string]any{}}}}),
+			Want: []string{"DDB-SEC-02: access.tenant_tables must be keyed by usages listed in tables", `(e.g. "order")`}},
+		{Name: "DDB-SEC-04 account id not 12 digits", Vars: with(map[string]any{"account_id": "1234"}),
+			Want: []string{"DDB-SEC-04: account_id must be the 12-digit AWS account ID of the env", `"123456789012"`}},
+		{Name: "DDB-SEC-04 no account for the alarm topic key", Vars: with(map[string]any{"account_id": nil}),
+			Want: []string{"DDB-SEC-04: the stack's alarm topic is encrypted with a customer managed key whose policy names the account", "set account_id (or access.account_id), or pass alarm_sns_topic_arn"}},
+	})
+}

@@ -1,0 +1,177 @@
+// Package interrupt sends Ctrl-C (SIGINT) to the built dynops binary in the
+// middle of an operation: it must exit 130 with one line saying what state
+// things are in and how to continue, and leave no temporary files behind.
+//
+// A proxy in front of the emulator holds one kind of request (e.g. Scan)
+// until the client gives up, so the command is reliably mid-operation when
+// the signal arrives.
+package interrupt
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+var target *harness.Target
+
+func TestMain(m *testing.M) { harness.Main(m, &target) }
+
+// holdingProxy forwards to the emulator, except requests whose X-Amz-Target
+// ends with hold: those wait until the client goes away. held receives one
+// value per held request.
+func holdingProxy(t *testing.T, emulatorURL, hold string) (string, <-chan struct{}) {
+	t.Helper()
+	u, err := url.Parse(emulatorURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	held := make(chan struct{}, 100)
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+hold) {
+			// Read the body, so the server notices when the client hangs up.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		close(stop)
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL, held
+}
+
+// ctrlC runs dynops with args (in work, TMPDIR tmp) against a proxy that
+// holds the first request of kind hold, sends SIGINT once it is held, and
+// checks the exit code 130 and the one "interrupted: " line, which must hold
+// every want. It returns that line.
+func ctrlC(t *testing.T, bin, hold, tmp, work string, args []string, wants ...string) string {
+	t.Helper()
+	proxy, held := holdingProxy(t, target.Emulator.URL, hold)
+	args = append(append([]string{}, args...), "--endpoint-url", proxy, "--region", target.Region,
+		"--timeout", "60s", "--audit-log", filepath.Join(work, "audit.jsonl"))
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("dynops ended before the held %s: %v\n%s%s", hold, err, stdout.String(), stderr.String())
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no %s request within a minute\n%s", hold, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("dynops did not stop within 30 s of SIGINT\n%s", stderr.String())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	// One line for the command (a runbook's step prints its own before it).
+	var lines []string
+	prefix := "interrupted: dynops " + strings.Join(args[:2], " ") + " "
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			lines = append(lines, l)
+		}
+		if strings.Contains(l, "context canceled") {
+			t.Errorf("raw context error shown: %q", l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("want one line %q..., got %q", prefix, lines)
+	}
+	for _, w := range wants {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("the interrupt line lacks %q: %q", w, lines[0])
+		}
+	}
+	return lines[0]
+}
+
+func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
+	if !target.OnEmulator() {
+		t.Skip("the holding proxy sits in front of the emulator")
+	}
+	bin := harness.DynopsBinary(t)
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	src, dst := "dev-"+id+"-user-restored", "dev-"+id+"-user"
+	for _, name := range []string{src, dst} {
+		fixture.Create(t, db, fixture.Table{Name: name, HashKey: "user_id"})
+		fixture.Put(t, db, name, fixture.Users(5))
+	}
+	exportArn := "arn:aws:dynamodb:eu-west-1:123456789012:table/" + src + "/export/01700000000000-abcd1234"
+
+	cases := []struct {
+		name      string
+		hold      string
+		args      []string
+		wantState string
+	}{
+		{"table diff mid-scan", "Scan", []string{"table", "diff", "--source", src, "--target", dst, "--keys-out", "keys.jsonl"},
+			"nothing was changed and its temporary files were removed"},
+		{"pitr repair mid-scan", "Scan", []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--allow-unrelated-source", "test: a copy, not a restore"},
+			"run the same repair again"},
+		{"export wait", "DescribeExport", []string{"export", "wait", exportArn}, "run `dynops export wait ARN` again"},
+		{"pitr status", "DescribeContinuousBackups", []string{"pitr", "status", "--table", dst}, "nothing was changed"},
+		{"dr status", "DescribeTable", []string{"dr", "status", "--table", dst}, "nothing was changed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp, work := t.TempDir(), t.TempDir()
+			ctrlC(t, bin, tc.hold, tmp, work, tc.args, tc.wantState)
+			left, _ := filepath.Glob(filepath.Join(tmp, "*"))
+			if len(left) > 0 {
+				t.Errorf("temporary files left behind: %v", left)
+			}
+			if _, err := os.Stat(filepath.Join(work, "keys.jsonl")); err == nil {
+				t.Errorf("a partial --keys-out file was left behind")
+			}
+		})
+	}
+}
