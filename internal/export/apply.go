@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -220,20 +221,11 @@ func Baseline(ctx context.Context, db ApplyDB, store exportverify.Store, bucket,
 }
 
 func tableTags(ctx context.Context, db ApplyDB, arn string) (map[string]string, error) {
-	tags := map[string]string{}
-	in := &dynamodb.ListTagsOfResourceInput{ResourceArn: &arn}
-	for {
-		out, err := db.ListTagsOfResource(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("reading the tags of %s: %w", arn, err)
-		}
-		for _, t := range out.Tags {
-			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
-		}
-		if in.NextToken = out.NextToken; in.NextToken == nil {
-			return tags, nil
-		}
+	tags, err := ddbtags.List(ctx, db, arn)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tags of %s: %w", arn, err)
 	}
+	return tags, nil
 }
 
 // ApplyIncrements applies incremental exports, oldest first, onto a table

@@ -168,19 +168,17 @@ func Describe(ctx context.Context, db DynamoDB, arn string) (Export, error) {
 // and region), newest first as the API returns them.
 func List(ctx context.Context, db DynamoDB, tableArn string) ([]Export, error) {
 	var es []Export
-	in := &dynamodb.ListExportsInput{TableArn: optional(tableArn)}
-	for {
-		out, err := db.ListExports(ctx, in)
+	pages := dynamodb.NewListExportsPaginator(db, &dynamodb.ListExportsInput{TableArn: optional(tableArn)})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing exports: %w", err)
 		}
 		for _, s := range out.ExportSummaries {
 			es = append(es, Export{Arn: aws.ToString(s.ExportArn), Status: string(s.ExportStatus), Type: string(s.ExportType)})
 		}
-		if in.NextToken = out.NextToken; in.NextToken == nil {
-			return es, nil
-		}
 	}
+	return es, nil
 }
 
 // ErrExportFailed: the export ended FAILED.

@@ -218,9 +218,9 @@ func StartImport(ctx context.Context, db ImportDB, src Source, table string, s S
 // cannot tell which is the table's).
 func FindImport(ctx context.Context, db ImportDB, table string, src Source) (*Import, error) {
 	var found []Import
-	in := &dynamodb.ListImportsInput{}
-	for {
-		out, err := db.ListImports(ctx, in)
+	pages := dynamodb.NewListImportsPaginator(db, &dynamodb.ListImportsInput{})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("listing imports: %w", err)
 		}
@@ -233,9 +233,6 @@ func FindImport(ctx context.Context, db ImportDB, table string, src Source) (*Im
 			case types.ImportStatusInProgress, types.ImportStatusCompleted:
 				found = append(found, Import{Arn: aws.ToString(sum.ImportArn), Status: string(sum.ImportStatus), TableArn: aws.ToString(sum.TableArn)})
 			}
-		}
-		if in.NextToken = out.NextToken; in.NextToken == nil {
-			break
 		}
 	}
 	switch len(found) {

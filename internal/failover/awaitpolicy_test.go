@@ -56,7 +56,7 @@ func TestAwaitPolicyNeedsThreeReadsInARow(t *testing.T) {
 		{"a stale read restarts the count", "rev-2", []policyRead{fresh, fresh, old, fresh, fresh, fresh}, time.Minute, 6, ""},
 		{"the right content at another revision is not it", "rev-2", []policyRead{otherRev, otherRev, otherRev, fresh, fresh, fresh}, time.Minute, 6, ""},
 		{"no revision known: any revision", "", []policyRead{otherRev, fresh, otherRev}, time.Minute, 3, ""},
-		{"never shown: the timeout", "rev-2", []policyRead{old}, 0, 1, "did not show the change 3 times in a row"},
+		{"never shown: the timeout", "rev-2", []policyRead{old}, time.Nanosecond, 1, "did not show the change 3 times in a row"},
 		{"a read error", "rev-2", []policyRead{fresh, {err: errors.New("throttled")}}, time.Minute, 2, "throttled"},
 	}
 	for _, c := range cases {

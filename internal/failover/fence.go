@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/dynops/dynops/internal/permissions"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // FenceSid is the Sid of the statement dynops adds to a table's resource
@@ -591,32 +592,25 @@ const readBacks = 3
 // revision rev (any revision when rev is "": a delete) and ok(doc) holds, or
 // timeout passes. It returns the last document read.
 func awaitPolicy(ctx context.Context, db DynamoDB, tableARN, rev string, ok func(doc string) bool, interval, timeout time.Duration) (string, error) {
-	start := time.Now()
 	streak := 0
 	var doc, got string
-	for {
-		var err error
-		doc, got, err = ResourcePolicy(ctx, db, tableARN)
-		if err != nil {
-			return doc, err
-		}
-		if (rev == "" || got == rev) && ok(doc) {
-			streak++
-			if streak >= readBacks {
-				return doc, nil
+	err := poll.Until(ctx, poll.Options{Interval: interval, Timeout: timeout, What: "the resource policy of " + tableARN},
+		func(ctx context.Context) (bool, string, error) {
+			var err error
+			if doc, got, err = ResourcePolicy(ctx, db, tableARN); err != nil {
+				return false, "", err
 			}
-		} else {
-			streak = 0
-		}
-		if time.Since(start) > timeout {
-			return doc, fmt.Errorf("the policy of %s read back %d times in %s did not show the change %d times in a row (last revision %q, want %q)", tableARN, readBacks, timeout, readBacks, got, rev)
-		}
-		select {
-		case <-ctx.Done():
-			return doc, ctx.Err()
-		case <-time.After(interval):
-		}
+			if (rev == "" || got == rev) && ok(doc) {
+				streak++
+			} else {
+				streak = 0
+			}
+			return streak >= readBacks, "revision " + got, nil
+		})
+	if errors.Is(err, poll.ErrTimeout) {
+		return doc, fmt.Errorf("the policy of %s read back for %s did not show the change %d times in a row (last revision %q, want %q)", tableARN, timeout, readBacks, got, rev)
 	}
+	return doc, err
 }
 
 func apiCode(err error) string {

@@ -3,6 +3,7 @@ package guideline
 import (
 	"context"
 	"fmt"
+	"github.com/dynops/dynops/internal/ddbtags"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -26,7 +27,7 @@ func Gather(ctx context.Context, db DynamoDB, table string) (TableState, error) 
 	if err != nil {
 		return TableState{}, fmt.Errorf("describing table %s: %w", table, err)
 	}
-	s := TableState{Table: *dt.Table, Tags: map[string]string{}}
+	s := TableState{Table: *dt.Table}
 	cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &table})
 	if err != nil {
 		return TableState{}, fmt.Errorf("describing continuous backups of %s: %w", table, err)
@@ -39,19 +40,11 @@ func Gather(ctx context.Context, db DynamoDB, table string) (TableState, error) 
 		return TableState{}, fmt.Errorf("describing TTL of %s: %w", table, err)
 	}
 	s.TTL = ttl.TimeToLiveDescription
-	var next *string
-	for {
-		tags, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: dt.Table.TableArn, NextToken: next})
-		if err != nil {
-			return TableState{}, fmt.Errorf("listing tags of %s: %w", table, err)
-		}
-		for _, t := range tags.Tags {
-			s.Tags[deref(t.Key)] = deref(t.Value)
-		}
-		if next = tags.NextToken; next == nil {
-			break
-		}
+	tags, err := ddbtags.List(ctx, db, deref(dt.Table.TableArn))
+	if err != nil {
+		return TableState{}, fmt.Errorf("listing tags of %s: %w", table, err)
 	}
+	s.Tags = tags
 	return s, nil
 }
 

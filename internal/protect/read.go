@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dynops/dynops/internal/ddbtags"
 	"net/url"
 	"path"
 	"strings"
@@ -36,21 +37,13 @@ func ReadTable(ctx context.Context, db TableAPI, name string) Target {
 		t.TagsErr = fmt.Errorf("DescribeTable %s: %w", name, err)
 		return t
 	}
-	t.Tags = map[string]string{}
-	var next *string
-	for {
-		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: dt.Table.TableArn, NextToken: next})
-		if err != nil {
-			t.TagsErr = fmt.Errorf("ListTagsOfResource %s: %w", name, err)
-			return t
-		}
-		for _, tag := range out.Tags {
-			t.Tags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
-		}
-		if next = out.NextToken; next == nil {
-			return t
-		}
+	tags, err := ddbtags.List(ctx, db, aws.ToString(dt.Table.TableArn))
+	if err != nil {
+		t.TagsErr = fmt.Errorf("ListTagsOfResource %s: %w", name, err)
+		return t
 	}
+	t.Tags = tags
+	return t
 }
 
 // QueueAPI reads a queue's tags.

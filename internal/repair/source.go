@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/internal/restore"
 )
 
@@ -61,23 +62,13 @@ func CheckSource(ctx context.Context, db SourceAPI, from, to string) (Relation, 
 		rel.Why = fmt.Sprintf("--from %s has key schema (%s), --to %s has (%s)", from, rel.FromKeys, to, rel.ToKeys)
 		return rel, fmt.Errorf("%w: %s; nothing was changed", ErrKeySchema, rel.Why)
 	}
-	var next *string
-	for {
-		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: fromDesc.Table.TableArn, NextToken: next})
-		if err != nil {
-			// Not shown related: the caller may still accept it with a reason.
-			rel.Why = fmt.Sprintf("the tags of --from %s could not be read (ListTagsOfResource: %v), so dynops cannot show it is a restore of --to %s", from, err, to)
-			return rel, fmt.Errorf("%w: %s", ErrUnrelatedSource, rel.Why)
-		}
-		for _, t := range out.Tags {
-			if aws.ToString(t.Key) == restore.TagRestoredFrom {
-				rel.RestoredFrom = aws.ToString(t.Value)
-			}
-		}
-		if next = out.NextToken; next == nil {
-			break
-		}
+	tags, err := ddbtags.List(ctx, db, aws.ToString(fromDesc.Table.TableArn))
+	if err != nil {
+		// Not shown related: the caller may still accept it with a reason.
+		rel.Why = fmt.Sprintf("the tags of --from %s could not be read (ListTagsOfResource: %v), so dynops cannot show it is a restore of --to %s", from, err, to)
+		return rel, fmt.Errorf("%w: %s", ErrUnrelatedSource, rel.Why)
 	}
+	rel.RestoredFrom = tags[restore.TagRestoredFrom]
 	switch rel.RestoredFrom {
 	case to:
 		rel.Related = true

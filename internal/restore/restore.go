@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
@@ -251,21 +252,12 @@ func inspect(ctx context.Context, db DynamoDB, d *types.TableDescription) (Exist
 		e.RestoredFrom = aws.ToString(rs.SourceTableArn)
 		e.RestoreTime = utc(rs.RestoreDateTime)
 	}
-	var next *string
-	for {
-		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: d.TableArn, NextToken: next})
-		if err != nil {
-			return e, fmt.Errorf("reading the tags of the existing target %s: %w", e.Table, err)
-		}
-		for _, tag := range out.Tags {
-			if aws.ToString(tag.Key) == TagRestoredFrom {
-				e.Marker = aws.ToString(tag.Value)
-			}
-		}
-		if next = out.NextToken; next == nil {
-			return e, nil
-		}
+	tags, err := ddbtags.List(ctx, db, aws.ToString(d.TableArn))
+	if err != nil {
+		return e, fmt.Errorf("reading the tags of the existing target %s: %w", e.Table, err)
 	}
+	e.Marker = tags[TagRestoredFrom]
+	return e, nil
 }
 
 // mismatch says why e is not this plan's restore, "" when it is: restored

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/internal/poll"
 )
@@ -80,19 +81,8 @@ func Capture(ctx context.Context, db DynamoDB, table string) (Settings, error) {
 	if d := ttl.TimeToLiveDescription; d != nil && (d.TimeToLiveStatus == types.TimeToLiveStatusEnabled || d.TimeToLiveStatus == types.TimeToLiveStatusEnabling) {
 		s.TTLAttribute = aws.ToString(d.AttributeName)
 	}
-	s.Tags = map[string]string{}
-	var next *string
-	for {
-		out, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: t.TableArn, NextToken: next})
-		if err != nil {
-			return s, fmt.Errorf("listing tags of %s: %w", table, err)
-		}
-		for _, tag := range out.Tags {
-			s.Tags[aws.ToString(tag.Key)] = aws.ToString(tag.Value)
-		}
-		if next = out.NextToken; next == nil {
-			break
-		}
+	if s.Tags, err = ddbtags.List(ctx, db, aws.ToString(t.TableArn)); err != nil {
+		return s, fmt.Errorf("listing tags of %s: %w", table, err)
 	}
 	pol, err := db.GetResourcePolicy(ctx, &dynamodb.GetResourcePolicyInput{ResourceArn: t.TableArn})
 	var notFound *types.PolicyNotFoundException

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -87,6 +88,10 @@ type Factory struct {
 	Getenv func(string) string
 
 	in *bufio.Reader // stdin, shared by the prompts of one run
+	// awsCfg is the run's AWS configuration, loaded once (AWSConfig).
+	awsMu   sync.Mutex
+	awsCfg  aws.Config
+	awsDone bool
 	// unanswered: the endpoints that timed out in this run (awsconfig.Unanswered).
 	unanswered *awsconfig.Unanswered
 }
@@ -113,8 +118,25 @@ type ExecStreams struct {
 	Tags      audit.Tags
 }
 
-// AWSConfig loads AWS configuration from the global flags.
+// AWSConfig returns the run's AWS configuration, loaded from the global flags
+// the first time a command asks and shared by every later call of the run (a
+// failed load is not kept: the next call tries again). Each caller gets its
+// own copy, so a per-Region override does not leak into the others.
 func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
+	f.awsMu.Lock()
+	defer f.awsMu.Unlock()
+	if f.awsDone {
+		return f.awsCfg.Copy(), nil
+	}
+	cfg, err := f.loadAWS(ctx)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	f.awsCfg, f.awsDone = cfg, true
+	return cfg.Copy(), nil
+}
+
+func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
 	return f.LoadAWS(ctx, awsconfig.Options{
 		Region:                f.Flags.Region,
 		Profile:               f.Flags.Profile,

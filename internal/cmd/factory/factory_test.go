@@ -1,10 +1,14 @@
 package factory
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 )
@@ -115,5 +119,41 @@ func TestUsageError(t *testing.T) {
 	err := UsageErrorf("bad --time %q", "x")
 	if !IsUsageError(err) || IsUsageError(errors.New("other")) {
 		t.Fatal("IsUsageError must recognise only usage errors")
+	}
+}
+
+// TestAWSConfigLoadedOncePerRun: every command of a run shares one loaded
+// configuration (a backfill used to load it three times); a failed load is
+// not kept, and a caller's change to its copy does not reach the next caller.
+func TestAWSConfigLoadedOncePerRun(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	f := New(ios)
+	loads := 0
+	fail := true
+	f.LoadAWS = func(ctx context.Context, o awsconfig.Options) (aws.Config, error) {
+		loads++
+		if fail {
+			return aws.Config{}, errors.New("no credentials")
+		}
+		return aws.Config{Region: "eu-west-1"}, nil
+	}
+	if _, err := f.AWSConfig(context.Background()); err == nil {
+		t.Fatal("a failed load must fail the call")
+	}
+	fail = false
+	first, err := f.AWSConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Region = "us-east-1"
+	second, err := f.AWSConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads != 2 {
+		t.Errorf("loads = %d, want 2 (one failed, then one kept for the run)", loads)
+	}
+	if second.Region != "eu-west-1" {
+		t.Errorf("second caller got Region %q: one caller's override leaked into the shared configuration", second.Region)
 	}
 }
