@@ -17,6 +17,8 @@ provider "aws" {
 module "stack" {
   source = "../../modules/dynamodb-stack"
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   env     = "dev"
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))

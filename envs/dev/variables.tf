@@ -24,3 +24,9 @@ variable "network" {
   })
   default = null
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary for every role this root creates (the suite against AWS sets it through TF_VAR_permissions_boundary_arn from modules/ci-test-role); null: none."
+  type        = string
+  default     = null
+}

@@ -34,6 +34,8 @@ provider "aws" {
 module "stack" {
   source = "../../modules/dynamodb-stack"
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   env     = "local"
   product = "hoge"
   tables  = yamldecode(file("${path.module}/../tables.yaml"))

@@ -85,13 +85,16 @@ const (
 	BreakGlassRole = "dynops-break-glass"
 )
 
-// BreakGlass lists the actions that can switch a table's protection off:
-// a resource policy can grant more than an identity policy (or remove a
-// fence), UpdateTable turns deletion protection off, UpdateContinuousBackups
-// turns PITR off. IAM cannot tell "on" from "off" for them, so every use
-// (also the restore paths that switch protection on) needs the break-glass role.
+// BreakGlass lists the actions that can switch a table's protection off or
+// move its data without a fence: a resource policy can grant more than an
+// identity policy (or remove a fence), UpdateTable turns deletion protection
+// off, UpdateContinuousBackups turns PITR off, UpdateTimeToLive on an
+// attribute holding past epochs deletes items, and PutParameter flips the DR
+// and migration pointers (writes move without the fence). IAM cannot tell
+// "on" from "off" for them, so every use (also the restore paths that switch
+// protection on) needs the break-glass role.
 func BreakGlass() []string {
-	return []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups"}
+	return []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "ssm:PutParameter"}
 }
 
 // RoleFor names the role (of modules/dynamodb-access) that holds action.

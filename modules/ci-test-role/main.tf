@@ -8,6 +8,12 @@ locals {
   arn = "arn:${var.partition}"
   p   = var.resource_prefix
   a   = var.account_id
+
+  # Every role the suite creates must carry this boundary (DDB-SEC-01): the
+  # most any of them can do, whatever policy the suite attaches to it.
+  boundary_name = "${var.name}-boundary"
+  boundary_arn  = "${local.arn}:iam::${local.a}:policy/${local.boundary_name}"
+  workflow_refs = var.github_workflow_refs != null ? var.github_workflow_refs : ["${var.github_repository}/.github/workflows/test-aws.yml@refs/heads/main"]
 }
 
 ################################################################################
@@ -46,6 +52,15 @@ data "aws_iam_policy_document" "trust" {
       variable = "${local.oidc_host}:sub"
       values   = [local.subject]
     }
+
+    # And only the named workflow files at the named refs: a job in the
+    # environment from another workflow or branch gets nothing (the
+    # environment's protection rules say who may run it: docs/iam-roles.md).
+    condition {
+      test     = "StringEquals"
+      variable = "${local.oidc_host}:job_workflow_ref"
+      values   = local.workflow_refs
+    }
   }
 }
 
@@ -62,6 +77,10 @@ resource "aws_iam_role" "this" {
     precondition {
       condition     = var.create_oidc_provider || var.oidc_provider_arn != null
       error_message = "DDB-SEC-01: with create_oidc_provider = false, give the account's GitHub OIDC provider in oidc_provider_arn."
+    }
+    precondition {
+      condition     = !startswith(var.name, var.resource_prefix)
+      error_message = "DDB-SEC-01: name (${var.name}) starts with resource_prefix (${var.resource_prefix}): the suite could change its own role. Pick a name outside the prefix."
     }
   }
 }
@@ -123,7 +142,7 @@ data "aws_iam_policy_document" "suite" {
 
   statement {
     sid       = "ListsWithoutResources"
-    actions   = ["lambda:ListEventSourceMappings", "lambda:ListFunctions", "sqs:ListQueues", "sns:ListTopics", "s3:ListAllMyBuckets", "backup:ListBackupPlans", "backup:ListBackupVaults", "backup:CreateBackupPlan", "ssm:DescribeParameters", "scheduler:ListSchedules", "application-autoscaling:*", "cloudwatch:PutMetricData", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:ListMetrics", "cloudwatch:DescribeAlarms", "logs:DescribeLogGroups", "sts:GetCallerIdentity", "kms:ListAliases", "route53:CreateHostedZone", "route53:ListHostedZones", "route53:CreateHealthCheck", "route53:ListHealthChecks", "route53:GetChange"]
+    actions   = ["lambda:ListEventSourceMappings", "lambda:ListFunctions", "sqs:ListQueues", "sns:ListTopics", "s3:ListAllMyBuckets", "backup:ListBackupPlans", "backup:ListBackupVaults", "backup:CreateBackupPlan", "ssm:DescribeParameters", "scheduler:ListSchedules", "application-autoscaling:*", "cloudwatch:PutMetricData", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:ListMetrics", "cloudwatch:DescribeAlarms", "logs:DescribeLogGroups", "sts:GetCallerIdentity", "kms:ListAliases", "route53:ListHostedZones", "route53:ListHealthChecks", "route53:GetChange"]
     resources = ["*"]
   }
 
@@ -141,17 +160,43 @@ data "aws_iam_policy_document" "suite" {
   }
 
   statement {
-    sid = "GeneratedIDResources"
-    # Zones, health checks and backup plans have generated IDs, not names;
-    # the suite tags and deletes what it made. No data-plane actions.
-    actions = ["route53:GetHostedZone", "route53:DeleteHostedZone", "route53:ChangeResourceRecordSets", "route53:ListResourceRecordSets", "route53:ChangeTagsForResource", "route53:ListTagsForResource", "route53:GetHealthCheck", "route53:UpdateHealthCheck", "route53:DeleteHealthCheck",
-    "backup:GetBackupPlan", "backup:UpdateBackupPlan", "backup:DeleteBackupPlan", "backup:TagResource", "backup:UntagResource", "backup:ListTags", "backup:CreateBackupSelection", "backup:GetBackupSelection", "backup:DeleteBackupSelection", "backup:ListBackupSelections"]
-    resources = ["${local.arn}:route53:::hostedzone/*", "${local.arn}:route53:::healthcheck/*", "${local.arn}:backup:*:${local.a}:backup-plan:*"]
+    sid = "BackupPlansByID"
+    # Backup plans have generated IDs, not names; the suite deletes what it made. No data-plane actions.
+    actions   = ["backup:GetBackupPlan", "backup:UpdateBackupPlan", "backup:DeleteBackupPlan", "backup:TagResource", "backup:UntagResource", "backup:ListTags", "backup:CreateBackupSelection", "backup:GetBackupSelection", "backup:DeleteBackupSelection", "backup:ListBackupSelections"]
+    resources = ["${local.arn}:backup:*:${local.a}:backup-plan:*"]
+  }
+
+  dynamic "statement" {
+    # Route 53 has no tags in IAM: only the test zones named by ID, records
+    # named with the prefix. No zone is created or deleted.
+    for_each = length(var.route53_zone_ids) > 0 ? [1] : []
+    content {
+      sid       = "Route53TestZones"
+      actions   = ["route53:GetHostedZone", "route53:ChangeResourceRecordSets", "route53:ListResourceRecordSets", "route53:ListTagsForResource"]
+      resources = [for z in var.route53_zone_ids : "${local.arn}:route53:::hostedzone/${z}"]
+      condition {
+        test     = "ForAllValues:StringLike"
+        variable = "route53:ChangeResourceRecordSetsNormalizedRecordNames"
+        values   = ["${local.p}*", "*.${local.p}*"]
+      }
+    }
+  }
+
+  dynamic "statement" {
+    # Health checks have no names, tags in IAM or parent zone: allowed only
+    # in an account of its own (route53_health_checks_reason says why).
+    for_each = var.route53_health_checks_reason != null ? [1] : []
+    content {
+      sid       = "Route53HealthChecks"
+      actions   = ["route53:CreateHealthCheck", "route53:GetHealthCheck", "route53:UpdateHealthCheck", "route53:DeleteHealthCheck", "route53:ChangeTagsForResource"]
+      resources = ["*"]
+    }
   }
 
   statement {
     sid = "KMSKeysOfTheTests"
-    # Keys have generated IDs: created only with the test tag, managed only while they carry it.
+    # CreateKey with tags needs TagResource on "*" (AWS KMS: not restricted
+    # to particular keys); TagKeysOfOthersDenied keeps it off existing keys.
     actions   = ["kms:CreateKey", "kms:TagResource"]
     resources = ["*"]
     condition {
@@ -173,10 +218,41 @@ data "aws_iam_policy_document" "suite" {
   }
 
   statement {
+    sid = "TagKeysOfOthersDenied"
+    # A key's tags come only from its CreateKey: tagging an existing key
+    # (someone else's, to pass KMSManageTaggedKeys) is denied.
+    effect    = "Deny"
+    actions   = ["kms:TagResource", "kms:UntagResource"]
+    resources = ["${local.arn}:kms:*:*:key/*"]
+  }
+
+  statement {
+    sid = "IAMTestRolesWithTheBoundary"
+    # A role is created, given policies or a boundary only with the boundary.
+    actions   = ["iam:CreateRole", "iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:PutRolePermissionsBoundary"]
+    resources = ["${local.arn}:iam::${local.a}:role/${local.p}*"]
+    condition {
+      test     = "StringEquals"
+      variable = "iam:PermissionsBoundary"
+      values   = [local.boundary_arn]
+    }
+  }
+
+  statement {
+    sid       = "IAMAttachOnlyTestOrNamedPolicies"
+    effect    = "Deny"
+    actions   = ["iam:AttachRolePolicy"]
+    resources = ["*"]
+    condition {
+      test     = "ArnNotLike"
+      variable = "iam:PolicyARN"
+      values   = concat(["${local.arn}:iam::${local.a}:policy/${local.p}*"], var.attachable_policy_arns)
+    }
+  }
+
+  statement {
     sid = "IAMTestRolesAndPolicies"
-    # The modules under test create roles and policies; only with the prefix.
-    actions = ["iam:CreateRole", "iam:DeleteRole", "iam:GetRole", "iam:UpdateRole", "iam:UpdateAssumeRolePolicy", "iam:TagRole", "iam:UntagRole", "iam:ListRoleTags",
-      "iam:PutRolePolicy", "iam:GetRolePolicy", "iam:DeleteRolePolicy", "iam:ListRolePolicies", "iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:ListAttachedRolePolicies",
+    actions = ["iam:DeleteRole", "iam:GetRole", "iam:UpdateRole", "iam:UpdateAssumeRolePolicy", "iam:TagRole", "iam:UntagRole", "iam:ListRoleTags", "iam:GetRolePolicy", "iam:DeleteRolePolicy", "iam:ListRolePolicies", "iam:DetachRolePolicy", "iam:ListAttachedRolePolicies",
       "iam:ListInstanceProfilesForRole", "iam:CreatePolicy", "iam:DeletePolicy", "iam:GetPolicy", "iam:GetPolicyVersion", "iam:ListPolicyVersions", "iam:CreatePolicyVersion",
     "iam:DeletePolicyVersion", "iam:TagPolicy", "iam:UntagPolicy"]
     resources = ["${local.arn}:iam::${local.a}:role/${local.p}*", "${local.arn}:iam::${local.a}:policy/${local.p}*"]
@@ -195,12 +271,78 @@ data "aws_iam_policy_document" "suite" {
   }
 
   statement {
+    sid = "NeverAssumeOrUnboundTheTestRoles"
+    # The roles it creates are for the services under test, never for the
+    # suite's own session; their boundary stays.
+    effect    = "Deny"
+    actions   = ["sts:AssumeRole", "sts:TagSession", "sts:SetSourceIdentity", "iam:DeleteRolePermissionsBoundary"]
+    resources = ["*"]
+  }
+
+  statement {
     sid = "NoChangesToThisRole"
-    # The suite may create roles with the prefix; it may never widen its own.
+    # The suite may create roles with the prefix; it may never widen its own
+    # role, its policy, its boundary or the OIDC provider.
     effect    = "Deny"
     actions   = ["iam:*"]
-    resources = ["${local.arn}:iam::${local.a}:role/${var.name}", "${local.arn}:iam::${local.a}:policy/${var.name}", "${local.arn}:iam::${local.a}:oidc-provider/*"]
+    resources = ["${local.arn}:iam::${local.a}:role/${var.name}", "${local.arn}:iam::${local.a}:policy/${var.name}", local.boundary_arn, "${local.arn}:iam::${local.a}:oidc-provider/*"]
   }
+}
+
+################################################################################
+# The boundary of every role the suite creates: the services under test on
+# prefixed resources, nothing in IAM or STS
+################################################################################
+
+data "aws_iam_policy_document" "boundary" {
+  statement {
+    sid = "ServicesOnTestResources"
+    actions = ["dynamodb:*", "s3:*", "sqs:*", "sns:*", "lambda:InvokeFunction", "lambda:GetFunction", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents",
+    "backup:*", "ssm:GetParameter*", "ssm:PutParameter"]
+    resources = [
+      "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*",
+      "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*/*",
+      "${local.arn}:s3:::${local.p}*",
+      "${local.arn}:s3:::${local.p}*/*",
+      "${local.arn}:sqs:*:${local.a}:${local.p}*",
+      "${local.arn}:sns:*:${local.a}:${local.p}*",
+      "${local.arn}:lambda:*:${local.a}:function:${local.p}*",
+      "${local.arn}:logs:*:${local.a}:log-group:*${local.p}*",
+      "${local.arn}:backup:*:${local.a}:*",
+      "${local.arn}:ssm:*:${local.a}:parameter/*${local.p}*",
+    ]
+  }
+
+  statement {
+    sid       = "ReadsWithoutResources"
+    actions   = ["dynamodb:ListStreams", "dynamodb:ListTables", "dynamodb:DescribeLimits", "cloudwatch:PutMetricData", "cloudwatch:GetMetricData", "tag:GetResources", "sts:GetCallerIdentity", "route53:GetHealthCheck", "route53:UpdateHealthCheck"]
+    resources = ["*"]
+  }
+
+  statement {
+    sid       = "KeysOfTheTests"
+    actions   = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*", "kms:DescribeKey", "kms:CreateGrant"]
+    resources = ["*"]
+    condition {
+      test     = "StringLike"
+      variable = "aws:ResourceTag/Name"
+      values   = ["${local.p}*"]
+    }
+  }
+
+  statement {
+    sid       = "NoIdentityChanges"
+    effect    = "Deny"
+    actions   = ["iam:*", "sts:AssumeRole", "sts:AssumeRoleWithWebIdentity", "organizations:*", "account:*"]
+    resources = ["*"]
+  }
+}
+
+resource "aws_iam_policy" "boundary" {
+  name        = local.boundary_name
+  description = "Permissions boundary of every role the dynops test suite creates: services under test on ${local.p}* resources, no IAM."
+  policy      = data.aws_iam_policy_document.boundary.json
+  tags        = var.tags
 }
 
 resource "aws_iam_policy" "suite" {
@@ -214,3 +356,4 @@ resource "aws_iam_role_policy_attachment" "suite" {
   role       = aws_iam_role.this.name
   policy_arn = aws_iam_policy.suite.arn
 }
+

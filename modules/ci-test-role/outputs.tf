@@ -12,3 +12,8 @@ output "subject" {
   description = "The only `sub` claim the role accepts."
   value       = local.subject
 }
+
+output "permissions_boundary_arn" {
+  description = "The boundary every role the suite creates must carry: set DYNOPS_TEST_PERMISSIONS_BOUNDARY_ARN to it for the suite against AWS."
+  value       = aws_iam_policy.boundary.arn
+}

@@ -20,9 +20,14 @@ variable "github_environment" {
 }
 
 variable "name" {
-  description = "Name of the role and its policy."
+  description = "Name of the role, its policy and (with `-boundary`) the permissions boundary of the roles it creates."
   type        = string
   default     = "dynops-ci-test"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9+=,.@_-]{1,55}$", var.name))
+    error_message = "DDB-SEC-01: name must be 1 to 55 IAM name characters (the boundary adds \"-boundary\")."
+  }
 }
 
 variable "account_id" {
@@ -79,4 +84,48 @@ variable "tags" {
   description = "Tags for the role, the policy and the OIDC provider."
   type        = map(string)
   default     = {}
+}
+
+variable "github_workflow_refs" {
+  description = "The workflow files and refs whose jobs may assume the role (the token's `job_workflow_ref`, `OWNER/NAME/.github/workflows/FILE@refs/heads/BRANCH`); null: test-aws.yml on main. Protect that branch (docs/iam-roles.md)."
+  type        = list(string)
+  default     = null
+
+  validation {
+    condition     = try(alltrue([for r in var.github_workflow_refs : can(regex("^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+/\\.github/workflows/[A-Za-z0-9._-]+\\.ya?ml@refs/(heads|tags)/[A-Za-z0-9._/-]+$", r))]), var.github_workflow_refs == null)
+    error_message = "DDB-SEC-01: each github_workflow_refs entry must be OWNER/NAME/.github/workflows/FILE.yml@refs/heads/BRANCH (or refs/tags/TAG), no wildcard: the role trusts named workflows at named refs."
+  }
+}
+
+variable "route53_zone_ids" {
+  description = "IDs of the Route 53 hosted zones the suite may change records in (records named with resource_prefix only). Empty: no Route 53 changes; the suite never creates or deletes a zone."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for z in var.route53_zone_ids : can(regex("^Z[A-Z0-9]{1,31}$", z))])
+    error_message = "DDB-SEC-03: route53_zone_ids must be hosted zone IDs (Z...), without the /hostedzone/ prefix."
+  }
+}
+
+variable "route53_health_checks_reason" {
+  description = "Why the suite may create, change and delete Route 53 health checks. IAM cannot scope health checks (no names, no tags in conditions), so this reaches every health check of the account: give it only in an account of its own. null: no health checks."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = try(length(trimspace(var.route53_health_checks_reason)) >= 10, var.route53_health_checks_reason == null)
+    error_message = "DDB-SEC-01: route53_health_checks_reason must say why (at least 10 characters), e.g. \"sandbox account used only by the dynops suite\", or be null."
+  }
+}
+
+variable "attachable_policy_arns" {
+  description = "Managed policies (besides the suite's own prefixed ones) the suite may attach to the roles it creates; modules/dr attaches the two AWS Backup service-role policies."
+  type        = list(string)
+  default     = ["arn:aws:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup", "arn:aws:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForRestores"]
+
+  validation {
+    condition     = alltrue([for a in var.attachable_policy_arns : can(regex("^arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/.+$", a)) && !can(regex("(?i)(AdministratorAccess|IAMFullAccess|PowerUserAccess|\\*)", a))])
+    error_message = "DDB-SEC-01: attachable_policy_arns must be IAM policy ARNs, none of them AdministratorAccess, IAMFullAccess, PowerUserAccess or a wildcard."
+  }
 }

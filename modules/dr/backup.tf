@@ -143,9 +143,10 @@ data "aws_iam_policy_document" "backup_assume" {
 resource "aws_iam_role" "backup" {
   count = var.backup.enabled ? 1 : 0
 
-  name               = "${var.env}-dynamodb-backup"
-  assume_role_policy = data.aws_iam_policy_document.backup_assume[0].json
-  tags               = local.tags
+  name                 = "${var.env}-dynamodb-backup"
+  assume_role_policy   = data.aws_iam_policy_document.backup_assume[0].json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 resource "aws_iam_role_policy_attachment" "backup" {

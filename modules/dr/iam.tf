@@ -127,10 +127,11 @@ data "aws_iam_policy_document" "failover" {
 resource "aws_iam_role" "failover" {
   count = local.role_enabled ? 1 : 0
 
-  name               = coalesce(var.failover_role.name, "${var.env}-dynamodb-failover")
-  description        = "dynops dr: fail the ${var.env} global tables over between ${local.primary} and ${local.secondary} (DDB-DR-01)."
-  assume_role_policy = data.aws_iam_policy_document.assume[0].json
-  tags               = local.tags
+  name                 = coalesce(var.failover_role.name, "${var.env}-dynamodb-failover")
+  description          = "dynops dr: fail the ${var.env} global tables over between ${local.primary} and ${local.secondary} (DDB-DR-01)."
+  assume_role_policy   = data.aws_iam_policy_document.assume[0].json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 resource "aws_iam_role_policy" "failover" {

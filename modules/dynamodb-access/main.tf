@@ -206,16 +206,18 @@ locals {
   }
 
   # The break-glass role: the operator's set plus the actions that can switch
-  # a table's protection off (resource policy, deletion protection, PITR), on
-  # this env's tables and only in a session with MFA.
+  # a table's protection off (resource policy, deletion protection, PITR) or
+  # move data without the fence (TTL, the DR and migration pointers), on this
+  # env's tables and pointers and only in a session with MFA.
   break_glass = {
     Version = "2012-10-17"
     Statement = concat(local.operator_allow, [
-      merge(local.statement, {
-        Sid      = "BreakGlassProtection"
-        Action   = local.break_glass_actions
-        Resource = [local.env_tables_any_region]
-      }),
+      for s in local.operator_doc.break_glass : merge(local.statement, {
+        Sid      = s.scope == "dynamodb" ? "BreakGlassProtection" : "BreakGlass${title(s.scope)}"
+        Action   = s.actions
+        Resource = s.scope == "dynamodb" ? [local.env_tables_any_region] : local.operator_scopes[s.scope]
+      })
+      ], [
       merge(local.statement, {
         Sid       = "DenyProtectionChangesWithoutMFA"
         Effect    = "Deny"

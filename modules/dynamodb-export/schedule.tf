@@ -51,10 +51,11 @@ data "aws_iam_policy_document" "lambda_assume" {
 }
 
 resource "aws_iam_role" "scheduler_lambda" {
-  count              = local.schedule_count
-  name               = local.scheduler_lambda_role
-  assume_role_policy = data.aws_iam_policy_document.lambda_assume.json
-  tags               = local.tags
+  count                = local.schedule_count
+  name                 = local.scheduler_lambda_role
+  assume_role_policy   = data.aws_iam_policy_document.lambda_assume.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 # Least privilege (DDB-SEC-01): exports of the named tables only, into their
@@ -191,10 +192,11 @@ data "aws_iam_policy_document" "scheduler_assume" {
 }
 
 resource "aws_iam_role" "scheduler" {
-  count              = local.schedule_count
-  name               = "${local.function_name}-schedule"
-  assume_role_policy = data.aws_iam_policy_document.scheduler_assume.json
-  tags               = local.tags
+  count                = local.schedule_count
+  name                 = "${local.function_name}-schedule"
+  assume_role_policy   = data.aws_iam_policy_document.scheduler_assume.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 data "aws_iam_policy_document" "scheduler_invoke" {

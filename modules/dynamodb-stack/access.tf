@@ -22,7 +22,7 @@ module "access" {
   trusted_principal_arns      = var.access.trusted_principal_arns
   role_trusted_principal_arns = var.access.role_trusted_principal_arns
   account_root_trust_reason   = var.access.account_root_trust_reason
-  permissions_boundary_arn    = var.access.permissions_boundary_arn
+  permissions_boundary_arn    = var.access.permissions_boundary_arn != null ? var.access.permissions_boundary_arn : var.permissions_boundary_arn
   health_check_ids            = var.access.health_check_ids
 
   tags = var.tags

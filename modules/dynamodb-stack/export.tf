@@ -16,6 +16,7 @@ module "export" {
   force_destroy                = var.export_force_destroy
   tls_only_disabled_reason     = var.export_tls_only_disabled_reason
   contributor_insights_enabled = var.contributor_insights_enabled
+  permissions_boundary_arn     = var.permissions_boundary_arn
 
   tags = var.tags
 }

@@ -47,6 +47,7 @@ module "consumer" {
     resources = [module.processed[0].table_arn]
   }]
 
+  permissions_boundary_arn      = var.permissions_boundary_arn
   maximum_retry_attempts        = var.stream_consumer.maximum_retry_attempts
   maximum_record_age_in_seconds = var.stream_consumer.maximum_record_age_in_seconds
   filter_patterns               = var.stream_consumer.filter_patterns

@@ -182,3 +182,14 @@ variable "stream_consumer" {
   })
   default = null
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary set on every role the stack creates (stream consumers, the export scheduler, the access roles unless access.permissions_boundary_arn names another)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.permissions_boundary_arn == null || can(regex("^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/.+$", coalesce(var.permissions_boundary_arn, "x")))
+    error_message = "DDB-SEC-01: permissions_boundary_arn must be an IAM policy ARN (arn:aws:iam::ACCOUNT:policy/NAME), or null."
+  }
+}

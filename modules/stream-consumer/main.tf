@@ -73,9 +73,10 @@ data "aws_iam_policy_document" "assume" {
 resource "aws_iam_role" "this" {
   count = local.create_function ? 1 : 0
 
-  name               = var.name
-  assume_role_policy = data.aws_iam_policy_document.assume.json
-  tags               = var.tags
+  name                 = var.name
+  assume_role_policy   = data.aws_iam_policy_document.assume.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = var.tags
 }
 
 resource "aws_cloudwatch_log_group" "this" {

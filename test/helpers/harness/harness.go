@@ -139,6 +139,10 @@ func (tg *Target) Endpoint() string {
 	return tg.Emulator.URL
 }
 
+// BoundaryEnv names the permissions boundary (modules/ci-test-role's
+// permissions_boundary_arn output) the roles applied on AWS must carry.
+const BoundaryEnv = "DYNOPS_TEST_PERMISSIONS_BOUNDARY_ARN"
+
 // Options returns terraform.Options for applying the root at dir (relative to
 // the repository root) on the target. The root is copied to a temp folder,
 // so tests can run in parallel; on the emulator a provider override file
@@ -152,6 +156,11 @@ func (tg *Target) Options(t *testing.T, dir string, vars map[string]any) *terraf
 		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "testing", "testing"
 	} else {
 		env["AWS_REGION"] = tg.Region
+		// Under modules/ci-test-role every role the suite creates must carry
+		// its boundary: roots that create roles declare the variable.
+		if b := os.Getenv(BoundaryEnv); b != "" {
+			env["TF_VAR_permissions_boundary_arn"] = b
+		}
 	}
 	return &terraform.Options{TerraformDir: tmp, Vars: vars, EnvVars: env, NoColor: true,
 		RetryableTerraformErrors: transientErrors, MaxRetries: 2, TimeBetweenRetries: 3 * time.Second}

@@ -1,12 +1,8 @@
 package access
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/test/helpers/harness"
+	"github.com/dynops/dynops/test/helpers/iamsim"
 )
 
 // escalationRole is one role of the escalation matrix: the identity policies
@@ -58,7 +55,6 @@ var escalationProbes = []string{
 // the IAM action catalogue bundled with the evaluator.
 func catalogue(t *testing.T, services []string) map[string]string {
 	t.Helper()
-	dir := simulatorDir(t)
 	in, err := json.Marshal(map[string]any{"services": services, "values": map[string]string{
 		"Partition": "aws", "Region": region, "Account": accountID, "TableName": "dev-example-order", "StreamLabel": "2026-01-01T00:00:00.000",
 		"BucketName": "dev-example-exports", "QueueName": "dev-example-dlq", "FunctionName": "dev-example-export-scheduler",
@@ -67,13 +63,7 @@ func catalogue(t *testing.T, services []string) map[string]string {
 		"RoleNameWithPath": "dev-example-dynamodb-dynops-operator", "PolicyNameWithPath": "dev-boundary", "KeyId": "1234abcd-12ab-34cd-56ef-1234567890ab",
 	}})
 	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), "node", filepath.Join("iamsim", "actions.cjs"))
-	cmd.Env = append(os.Environ(), "IAM_SIMULATE_DIR="+dir)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node iamsim/actions.cjs: %s", stderr.String())
+	out := iamsim.Node(t, "actions.cjs", in)
 	var list []struct{ Action, Resource string }
 	require.NoError(t, json.Unmarshal(out, &list))
 	m := map[string]string{}
@@ -82,18 +72,6 @@ func catalogue(t *testing.T, services []string) map[string]string {
 	}
 	require.Greater(t, len(m), 70, "the catalogue lists too few actions")
 	return m
-}
-
-func simulatorDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("IAM_SIMULATE_DIR")
-	if dir == "" {
-		dir = filepath.Join(harness.ToolsDir(), "iam-simulate")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@cloud-copilot", "iam-simulate")); err != nil {
-		t.Fatalf("@cloud-copilot/iam-simulate is not installed in %s: run `make setup` (scripts/setup.sh needs node and npm)", dir)
-	}
-	return dir
 }
 
 // Keys and streams of the escalation matrix's plans.

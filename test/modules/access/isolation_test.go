@@ -1,12 +1,8 @@
 package access
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,47 +10,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/test/helpers/harness"
+	"github.com/dynops/dynops/test/helpers/iamsim"
 )
 
 // Decisions of the evaluator (its overallResult).
 const (
-	allowed  = "Allowed"
-	implicit = "ImplicitlyDenied"
-	explicit = "ExplicitlyDenied"
+	allowed  = iamsim.Allowed
+	implicit = iamsim.Implicit
+	explicit = iamsim.Explicit
 	denied   = "Denied" // either kind of deny
 )
 
-// simulation is the input of @cloud-copilot/iam-simulate's runSimulation.
-type simulation struct {
-	IdentityPolicies        []namedPolicy `json:"identityPolicies"`
-	ServiceControlPolicies  []any         `json:"serviceControlPolicies"`
-	ResourceControlPolicies []any         `json:"resourceControlPolicies"`
-	ResourcePolicy          any           `json:"resourcePolicy,omitempty"`
-	Request                 request       `json:"request"`
-}
-
-type namedPolicy struct {
-	Name   string `json:"name"`
-	Policy any    `json:"policy"`
-}
-
-type request struct {
-	Principal        string         `json:"principal"`
-	Action           string         `json:"action"`
-	Resource         resource       `json:"resource"`
-	ContextVariables map[string]any `json:"contextVariables"`
-}
-
-type resource struct {
-	Resource  string `json:"resource"`
-	AccountID string `json:"accountId"`
-}
-
-type result struct {
-	OverallResult string `json:"overallResult"`
-	Errors        string `json:"errors"`
-}
+type (
+	simulation  = iamsim.Simulation
+	namedPolicy = iamsim.NamedPolicy
+	request     = iamsim.Request
+	resource    = iamsim.Resource
+	result      = iamsim.Result
+)
 
 // cell is one request of the matrix and the decision it must get.
 type cell struct {
@@ -74,31 +47,12 @@ func (c cell) ok() bool {
 // evaluate runs every cell through the real IAM evaluator in one node process.
 func evaluate(t *testing.T, cells []cell) {
 	t.Helper()
-	dir := os.Getenv("IAM_SIMULATE_DIR")
-	if dir == "" {
-		dir = filepath.Join(harness.ToolsDir(), "iam-simulate")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@cloud-copilot", "iam-simulate")); err != nil {
-		t.Fatalf("@cloud-copilot/iam-simulate is not installed in %s: run `make setup` (scripts/setup.sh needs node and npm)", dir)
-	}
 	sims := make([]simulation, len(cells))
 	for i, c := range cells {
 		sims[i] = c.sim
 	}
-	in, err := json.Marshal(sims)
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), "node", filepath.Join("iamsim", "simulate.cjs"))
-	cmd.Env = append(os.Environ(), "IAM_SIMULATE_DIR="+dir)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "node iamsim/simulate.cjs: %s", stderr.String())
-	var results []result
-	require.NoError(t, json.Unmarshal(out, &results))
-	require.Len(t, results, len(cells))
-	for i := range cells {
-		cells[i].got = results[i]
+	for i, r := range iamsim.Run(t, sims) {
+		cells[i].got = r
 	}
 }
 

@@ -85,10 +85,10 @@ func TestPlanCITestRole_DDB_SEC_01(t *testing.T) {
 					verb := a[strings.Index(a, ":")+1:]
 					scoped := len(s.Condition) > 0 || strings.HasPrefix(a, "application-autoscaling:")
 					readOnly := strings.HasPrefix(verb, "List") || strings.HasPrefix(verb, "Describe") || strings.HasPrefix(verb, "Get") ||
-						a == "cloudwatch:PutMetricData" || a == "route53:CreateHostedZone" || a == "route53:CreateHealthCheck" || a == "backup:CreateBackupPlan"
+						a == "cloudwatch:PutMetricData" || a == "backup:CreateBackupPlan"
 					assert.True(t, scoped || readOnly, "%s: %s on * must be a read or carry a condition", s.Sid, a)
 				}
-			case s.Sid == "GeneratedIDResources" && (strings.Contains(r, ":route53:::") || strings.Contains(r, ":backup-plan:")):
+			case s.Sid == "BackupPlansByID" && strings.Contains(r, ":backup-plan:"):
 				// IDs, not names: no prefix to scope by (the statement holds no data-plane action).
 			default:
 				assert.Contains(t, r, "dev-t", "%s: %s is outside the test prefix (DDB-SEC-03)", s.Sid, r)

@@ -20,6 +20,8 @@ resource "aws_route53_zone" "this" {
 module "dr" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   providers = {
     aws           = aws
     aws.secondary = aws.secondary

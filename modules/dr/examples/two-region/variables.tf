@@ -78,3 +78,9 @@ variable "backup_vault_lock" {
   })
   default = null
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary for every role this root creates (the suite against AWS sets it through TF_VAR_permissions_boundary_arn from modules/ci-test-role); null: none."
+  type        = string
+  default     = null
+}

@@ -41,6 +41,8 @@ module "alerts" {
 module "export" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   env     = "dev"
   product = "hoge"
   tables = [

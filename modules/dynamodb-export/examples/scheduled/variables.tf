@@ -13,3 +13,9 @@ variable "account_id" {
   description = "AWS account ID (12 digits): the key policy of the alarm topic names it (DDB-SEC-04)."
   type        = string
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary for every role this root creates (the suite against AWS sets it through TF_VAR_permissions_boundary_arn from modules/ci-test-role); null: none."
+  type        = string
+  default     = null
+}

@@ -9,6 +9,8 @@ provider "aws" {
 module "stack" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   env        = var.env
   product    = "aiagent"
   tables     = yamldecode(file("${path.module}/tables.yaml"))

@@ -14,3 +14,9 @@ variable "account_id" {
   description = "AWS account ID of the env (the alarm topic's key policy names it, DDB-SEC-04)."
   type        = string
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary for every role this root creates (the suite against AWS sets it through TF_VAR_permissions_boundary_arn from modules/ci-test-role); null: none."
+  type        = string
+  default     = null
+}

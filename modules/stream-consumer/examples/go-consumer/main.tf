@@ -64,6 +64,8 @@ module "table_alarms" {
 module "consumer" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   name       = "${module.table.table_name}-consumer"
   stream_arn = module.table.stream_arn
   filename   = var.filename
