@@ -12,7 +12,18 @@ module "access" {
   account_id = var.access.account_id
 
   application_tables = [for t in module.table : t.table_name]
-  tenant_tables      = { for usage, cfg in var.access.tenant_tables : module.table[usage].table_name => cfg }
+  # Every GSI of a tenant table that is not keyed by the table's partition
+  # key (the tenant key) is denied to the tenant role (DenyCrossTenantIndexes):
+  # dynamodb:LeadingKeys bounds only the key a request names, so such an index
+  # could return another tenant's items. Derived from the table definition,
+  # not from an opt-in tag or list; cross_tenant_indexes adds its reasons.
+  tenant_tables = { for usage, cfg in var.access.tenant_tables : module.table[usage].table_name => merge(cfg, {
+    cross_tenant_indexes = merge({
+      for g in try(var.tables[usage].global_secondary_indexes, []) :
+      g.name => "keyed by ${g.hash_key}, not the table's partition key ${var.tables[usage].hash_key} (envs/tables.yaml)"
+      if g.hash_key != var.tables[usage].hash_key
+    }, cfg.cross_tenant_indexes)
+  }) }
 
   product_scope        = var.access.product_scope
   tenant_tag_key       = var.access.tenant_tag_key
