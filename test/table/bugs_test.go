@@ -218,3 +218,37 @@ func TestPlanStackErrorsNameTheTable_Bug8(t *testing.T) {
 	assert.NotZero(t, d.Range.Start.Line, "the diagnostic has a source line")
 	assert.True(t, strings.HasSuffix(d.Range.Filename, ".tf"), "the diagnostic points at a file: %q", d.Range.Filename)
 }
+
+// TestStackAccessKeysAreAccessInputs: the keys the stack's access input
+// takes (modules/dynamodb-stack/access.tf access_keys, tenant_table_keys) are
+// inputs of modules/dynamodb-access (and the attributes of its tenant_tables),
+// each passed through, so the key check and the module cannot drift apart.
+func TestStackAccessKeysAreAccessInputs(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), p))
+		require.NoError(t, err)
+		return string(b)
+	}
+	accessTF, accessVars := read("modules/dynamodb-stack/access.tf"), read("modules/dynamodb-access/variables.tf")
+	list := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^\s+` + name + `\s+= \[([^\]]*)\]`).FindStringSubmatch(accessTF)
+		require.NotNil(t, m, "modules/dynamodb-stack/access.tf has no %s list", name)
+		var out []string
+		for _, q := range regexp.MustCompile(`"([a-z_]+)"`).FindAllStringSubmatch(m[1], -1) {
+			out = append(out, q[1])
+		}
+		require.NotEmpty(t, out)
+		return out
+	}
+	for _, k := range list("access_keys") {
+		assert.Regexp(t, `(?m)^variable "`+k+`"`, accessVars, "access.%s is not an input of modules/dynamodb-access", k)
+		assert.Regexp(t, `(?m)^\s+`+k+`\s+= .*local\.access\.`+k+`\b`, accessTF, "the stack does not pass access.%s to modules/dynamodb-access", k)
+	}
+	block := regexp.MustCompile(`(?s)variable "tenant_tables" \{.*?type = map\(object\(\{(.*?)\}\)\)`).FindStringSubmatch(accessVars)
+	require.NotNil(t, block, "modules/dynamodb-access tenant_tables type")
+	var attrs []string
+	for _, m := range regexp.MustCompile(`(?m)^\s+([a-z_]+)\s+=`).FindAllStringSubmatch(block[1], -1) {
+		attrs = append(attrs, m[1])
+	}
+	assert.ElementsMatch(t, attrs, list("tenant_table_keys"))
+}
