@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/policies"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -194,6 +195,28 @@ func TestEveryDenyRuleFires(t *testing.T) {
 	t.Logf("%d deny rules in %v, each fired by a bad fixture", rules, regos)
 }
 
+// assertGuidelineList: the list data.json's guideline holds under key is
+// want, in any order (one definition on each side, kept in sync here).
+func assertGuidelineList(t *testing.T, key string, want []string) {
+	t.Helper()
+	b, err := os.ReadFile("data.json")
+	require.NoError(t, err)
+	var data struct {
+		Guideline map[string]any `json:"guideline"`
+	}
+	require.NoError(t, json.Unmarshal(b, &data))
+	list, ok := data.Guideline[key].([]any)
+	require.True(t, ok, "data.json: guideline.%s is not a list", key)
+	var got []string
+	for _, v := range list {
+		got = append(got, v.(string))
+	}
+	want = slices.Clone(want)
+	slices.Sort(want)
+	slices.Sort(got)
+	assert.Equal(t, want, got, "data.json guideline.%s", key)
+}
+
 // TestUnscopedActionsAgree: the actions DDB-SEC-03 lets through on "*" are
 // the ones internal/permissions puts on "*" for the operator role.
 func TestUnscopedActionsAgree(t *testing.T) {
@@ -203,18 +226,13 @@ func TestUnscopedActionsAgree(t *testing.T) {
 			want = append(want, a)
 		}
 	}
-	b, err := os.ReadFile("data.json")
-	require.NoError(t, err)
-	var data struct {
-		Guideline struct {
-			Unscoped []string `json:"unscoped_dynamodb_actions"`
-		} `json:"guideline"`
-	}
-	require.NoError(t, json.Unmarshal(b, &data))
-	got := data.Guideline.Unscoped
-	slices.Sort(want)
-	slices.Sort(got)
-	assert.Equal(t, want, got)
+	assertGuidelineList(t, "unscoped_dynamodb_actions", want)
+}
+
+// TestFenceSidsAgree: the fence Sids DDB-DR-02 keeps a plan from removing
+// are the ones `dynops dr` and `dynops migrate` write (internal/failover).
+func TestFenceSidsAgree(t *testing.T) {
+	assertGuidelineList(t, "fence_sids", []string{failover.FenceSid, failover.FailbackFenceSid, failover.MigrateFenceSid})
 }
 
 // plan returns `terraform show -json` of an offline plan of the root at dir.

@@ -37,7 +37,7 @@ variable "tables" {
         for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj}" if !contains(allowed, k)
       ]]]),
     )) == 0
-    error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\"" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")}" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj}" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
+    error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\" (known keys: ${join(", ", local.table_keys)})" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
   }
 }
 
@@ -58,25 +58,29 @@ variable "access" {
     IAM policies (and optionally roles) for the tables (modules/dynamodb-access, DDB-SEC-01..03); null: none.
     tenant_tables is keyed by usage, e.g. `{ order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }` (DDB-SEC-02).
     health_check_ids: this env's Route 53 health checks (modules/dr output), the only ones the operator may read and invert.
+    Keys (an unknown one is refused): account_id (required), tenant_tables ({}; each with key_prefix "", index_key_delimiter,
+    cross_tenant_indexes {}), product_scope (false), tenant_tag_key ("tenant_id"), max_session_duration (3600),
+    create_roles (false), trusted_principal_arns ([]), role_trusted_principal_arns ({}), account_root_trust_reason,
+    permissions_boundary_arn, health_check_ids ([]); each as in modules/dynamodb-access.
   EOT
-  type = object({
-    account_id = string
-    tenant_tables = optional(map(object({
-      key_prefix           = optional(string, "")
-      index_key_delimiter  = optional(string)
-      cross_tenant_indexes = optional(map(string), {})
-    })), {})
-    product_scope               = optional(bool, false)
-    tenant_tag_key              = optional(string, "tenant_id")
-    max_session_duration        = optional(number, 3600)
-    create_roles                = optional(bool, false)
-    trusted_principal_arns      = optional(list(string), [])
-    role_trusted_principal_arns = optional(map(list(string)), {})
-    account_root_trust_reason   = optional(string)
-    permissions_boundary_arn    = optional(string)
-    health_check_ids            = optional(list(string), [])
-  })
+  # any, not an object type: Terraform would drop a misspelt attribute in
+  # conversion (a permissions_boundary_arn typo would create roles without
+  # one). Keys are checked below; local.access applies the defaults.
+  type    = any
   default = null
+
+  validation {
+    condition = var.access == null || length(concat(
+      [for k in try(keys(var.access), ["(not a map)"]) : k if !contains(local.access_keys, k)],
+      flatten([for u, cfg in try(var.access.tenant_tables, {}) : [for k in try(keys(cfg), ["(not a map)"]) : k if !contains(local.tenant_table_keys, k)]]),
+    )) == 0
+    error_message = "DDB-SEC-02: access: ${join("; ", var.access == null ? [] : concat([for k in try(keys(var.access), ["(not a map)"]) : "unknown key \"${k}\" (known keys: ${join(", ", local.access_keys)})" if !contains(local.access_keys, k)], flatten([for u, cfg in try(var.access.tenant_tables, {}) : [for k in try(keys(cfg), ["(not a map)"]) : "unknown key \"${k}\" in tenant_tables.${u} (known keys: ${join(", ", local.tenant_table_keys)})" if !contains(local.tenant_table_keys, k)]])))}. A misspelt setting would otherwise be dropped and its default used silently (the access input of modules/dynamodb-stack, set in the env root's main.tf)."
+  }
+
+  validation {
+    condition     = var.access == null || try(length(var.access.account_id) > 0, false)
+    error_message = "DDB-SEC-03: access.account_id is required: the 12-digit account ID of the env (a plan must not ask STS for it)."
+  }
 
   validation {
     condition     = var.access == null || alltrue([for u in keys(try(var.access.tenant_tables, {})) : contains(keys(var.tables), u)])

@@ -501,7 +501,7 @@ variable "contributor_insights_enabled" {
 }
 
 variable "resource_policy" {
-  description = "Optional resource-based policy JSON for the table (e.g. a write fence during DR failover is applied by dynops, not here)."
+  description = "Optional resource-based policy JSON for the table. A write fence of `dynops dr failover` / `migrate cutover` is added to the live policy by dynops, not here; a plan that would drop it is refused by Rego DDB-DR-02 (docs/dr.md)."
   type        = string
   default     = null
 }

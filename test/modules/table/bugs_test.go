@@ -148,6 +148,13 @@ func TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01(t *testing.T) {
 		`table "order": unknown key "recovery_period" in point_in_time_recovery`,
 		`table "order": unknown key "max" in autoscaling`,
 		`table "order": unknown key "projection" in local_secondary_indexes[0] (lsi1)`,
+		// Each names the keys it could have been (the fix), where it was found.
+		`unknown key "billing" (known keys: hash_key, range_key, key_naming_reason, attributes,`,
+		`billing_mode, provisioned_reason`,
+		`in global_secondary_indexes[0] (gsi1) (known keys: name, hash_key, range_key, projection_type, non_key_attributes,`,
+		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days, reason)`,
+		`in autoscaling (known keys: enabled, max_capacity_ratio,`,
+		`in local_secondary_indexes[0] (lsi1) (known keys: name, range_key, projection_type, non_key_attributes)`,
 	)
 	require.NotNil(t, d.Range, "the diagnostic points at the source")
 }
@@ -210,4 +217,38 @@ func TestPlanStackErrorsNameTheTable_Bug8(t *testing.T) {
 	require.NotNil(t, d.Range)
 	assert.NotZero(t, d.Range.Start.Line, "the diagnostic has a source line")
 	assert.True(t, strings.HasSuffix(d.Range.Filename, ".tf"), "the diagnostic points at a file: %q", d.Range.Filename)
+}
+
+// TestStackAccessKeysAreAccessInputs: the keys the stack's access input
+// takes (modules/dynamodb-stack/access.tf access_keys, tenant_table_keys) are
+// inputs of modules/dynamodb-access (and the attributes of its tenant_tables),
+// each passed through, so the key check and the module cannot drift apart.
+func TestStackAccessKeysAreAccessInputs(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), p))
+		require.NoError(t, err)
+		return string(b)
+	}
+	accessTF, accessVars := read("modules/dynamodb-stack/access.tf"), read("modules/dynamodb-access/variables.tf")
+	list := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^\s+` + name + `\s+= \[([^\]]*)\]`).FindStringSubmatch(accessTF)
+		require.NotNil(t, m, "modules/dynamodb-stack/access.tf has no %s list", name)
+		var out []string
+		for _, q := range regexp.MustCompile(`"([a-z_]+)"`).FindAllStringSubmatch(m[1], -1) {
+			out = append(out, q[1])
+		}
+		require.NotEmpty(t, out)
+		return out
+	}
+	for _, k := range list("access_keys") {
+		assert.Regexp(t, `(?m)^variable "`+k+`"`, accessVars, "access.%s is not an input of modules/dynamodb-access", k)
+		assert.Regexp(t, `(?m)^\s+`+k+`\s+= .*local\.access\.`+k+`\b`, accessTF, "the stack does not pass access.%s to modules/dynamodb-access", k)
+	}
+	block := regexp.MustCompile(`(?s)variable "tenant_tables" \{.*?type = map\(object\(\{(.*?)\}\)\)`).FindStringSubmatch(accessVars)
+	require.NotNil(t, block, "modules/dynamodb-access tenant_tables type")
+	var attrs []string
+	for _, m := range regexp.MustCompile(`(?m)^\s+([a-z_]+)\s+=`).FindAllStringSubmatch(block[1], -1) {
+		attrs = append(attrs, m[1])
+	}
+	assert.ElementsMatch(t, attrs, list("tenant_table_keys"))
 }
