@@ -49,8 +49,9 @@ type Options struct {
 	AccountID string
 }
 
-// Placeholder starts every reason adopt cannot know: the plan passes with it,
-// and reviewers see that a person must still say why.
+// Placeholder starts every reason adopt cannot know. The modules, the Rego
+// policies and `dynops check` refuse it (guideline.ReasonSaysWhy) until a
+// person replaces it with why the rule is relaxed.
 const Placeholder = "TODO adopt: say why"
 
 // Result is what adopt prints.

@@ -1,4 +1,11 @@
 locals {
+  # One definition of a reason that says why, shared with the Rego policies
+  # (policies/data.json) and `dynops check` (internal/guideline/reason.go); a
+  # test keeps the three equal. A placeholder (adopt's "TODO adopt: say why",
+  # FIXME, TBD, XXX) or fewer than three letters or digits is refused.
+  reason_placeholder = "(?i)(^|[^\\p{L}\\p{N}])(todo|fixme|tbd|xxx)([^\\p{L}\\p{N}]|$)"
+  reason_substance   = "([\\p{L}\\p{N}][^\\p{L}\\p{N}]*){3}"
+
   # DDB-NAME-01: {env}-{product}-{usage}; a legacy name only through
   # name_override with its reason (the exception is tagged like every other).
   standard_name = "${var.env}-${var.product}-${var.usage}"

@@ -64,8 +64,8 @@ variable "key_naming_reason" {
   default     = null
 
   validation {
-    condition     = var.key_naming_reason == null || can(regex("[\\p{L}\\p{N}]", coalesce(var.key_naming_reason, "x")))
-    error_message = "DDB-NAME-03: table ${local.name}: key_naming_reason must say why (letters or digits), or be left unset."
+    condition     = var.key_naming_reason == null || (can(regex(local.reason_substance, coalesce(var.key_naming_reason, "x"))) && !can(regex(local.reason_placeholder, coalesce(var.key_naming_reason, "x"))))
+    error_message = "DDB-NAME-03: table ${local.name}: key_naming_reason must say why (three letters or digits, no TODO/FIXME/TBD/XXX placeholder), or be left unset."
   }
 }
 
@@ -179,8 +179,8 @@ variable "projection_all_reason" {
   nullable    = false
 
   validation {
-    condition     = !anytrue([for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.projection_type == "ALL"]) || (var.allow_projection_all && can(regex("[\\p{L}\\p{N}]", var.projection_all_reason)))
-    error_message = "DDB-IDX-02: table ${local.name}: an index (${join(", ", [for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.name if i.projection_type == "ALL"])}) projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = !anytrue([for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.projection_type == "ALL"]) || (var.allow_projection_all && (can(regex(local.reason_substance, var.projection_all_reason)) && !can(regex(local.reason_placeholder, var.projection_all_reason))))
+    error_message = "DDB-IDX-02: table ${local.name}: an index (${join(", ", [for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.name if i.projection_type == "ALL"])}) projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -244,8 +244,8 @@ variable "provisioned_reason" {
   nullable    = false
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || can(regex("[\\p{L}\\p{N}]", var.provisioned_reason))
-    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.billing_mode != "PROVISIONED" || (can(regex(local.reason_substance, var.provisioned_reason)) && !can(regex(local.reason_placeholder, var.provisioned_reason)))
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -300,8 +300,8 @@ variable "autoscaling" {
   }
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || can(regex("[\\p{L}\\p{N}]", var.autoscaling_disabled_reason))
-    error_message = "DDB-CAP-01: table ${local.name}: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it). A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || (can(regex(local.reason_substance, var.autoscaling_disabled_reason)) && !can(regex(local.reason_placeholder, var.autoscaling_disabled_reason)))
+    error_message = "DDB-CAP-01: table ${local.name}: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it). A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -342,8 +342,8 @@ variable "deletion_protection_disabled_reason" {
   nullable    = false
 
   validation {
-    condition     = var.deletion_protection_enabled || can(regex("[\\p{L}\\p{N}]", var.deletion_protection_disabled_reason))
-    error_message = "DDB-PROT-01: table ${local.name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.deletion_protection_enabled || (can(regex(local.reason_substance, var.deletion_protection_disabled_reason)) && !can(regex(local.reason_placeholder, var.deletion_protection_disabled_reason)))
+    error_message = "DDB-PROT-01: table ${local.name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -366,8 +366,8 @@ variable "point_in_time_recovery" {
   }
 
   validation {
-    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || can(regex("[\\p{L}\\p{N}]", var.point_in_time_recovery.reason))
-    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || (can(regex(local.reason_substance, var.point_in_time_recovery.reason)) && !can(regex(local.reason_placeholder, var.point_in_time_recovery.reason)))
+    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -401,8 +401,8 @@ variable "stream_view_type_reason" {
   nullable    = false
 
   validation {
-    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || !var.stream_enabled || can(regex("[\\p{L}\\p{N}]", var.stream_view_type_reason))
-    error_message = "DDB-STREAM-01: table ${local.name}: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || !var.stream_enabled || (can(regex(local.reason_substance, var.stream_view_type_reason)) && !can(regex(local.reason_placeholder, var.stream_view_type_reason)))
+    error_message = "DDB-STREAM-01: table ${local.name}: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -420,8 +420,8 @@ variable "ttl_reason" {
   nullable    = false
 
   validation {
-    condition     = (var.ttl_enabled && var.ttl_attribute_name == "ttl") || can(regex("[\\p{L}\\p{N}]", var.ttl_reason))
-    error_message = "DDB-NAME-03: table ${local.name}: TTL off or on an attribute other than \"ttl\" needs ttl_reason; otherwise keep ttl_enabled = true on \"ttl\"."
+    condition     = (var.ttl_enabled && var.ttl_attribute_name == "ttl") || (can(regex(local.reason_substance, var.ttl_reason)) && !can(regex(local.reason_placeholder, var.ttl_reason)))
+    error_message = "DDB-NAME-03: table ${local.name}: TTL off or on an attribute other than \"ttl\" needs ttl_reason (three letters or digits, no TODO/FIXME/TBD/XXX placeholder); otherwise keep ttl_enabled = true on \"ttl\"."
   }
 }
 
@@ -560,8 +560,8 @@ variable "name_override_reason" {
   nullable    = false
 
   validation {
-    condition     = var.name_override == null || can(regex("[\\p{L}\\p{N}]", var.name_override_reason))
-    error_message = "DDB-NAME-01: table ${var.name_override == null ? "" : var.name_override}: name_override needs name_override_reason (e.g. \"legacy table, renaming needs a migration\"); otherwise leave name_override null and use {env}-{product}-{usage}. A reason needs letters or digits."
+    condition     = var.name_override == null || (can(regex(local.reason_substance, var.name_override_reason)) && !can(regex(local.reason_placeholder, var.name_override_reason)))
+    error_message = "DDB-NAME-01: table ${var.name_override == null ? "" : var.name_override}: name_override needs name_override_reason (e.g. \"legacy table, renaming needs a migration\"); otherwise leave name_override null and use {env}-{product}-{usage}. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
   }
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/test/harness"
 )
 
@@ -387,6 +388,16 @@ module "stack" {
 
 	opts := &terraform.Options{TerraformDir: root, EnvVars: base.EnvVars, NoColor: true,
 		Targets: []string{`module.stack.module.table["legacy"]`}, PlanFilePath: filepath.Join(t.TempDir(), "plan.out")}
+	// Adopt's placeholder reasons are refused until a person writes them:
+	// every deviation's rule at once (the module's variable validations run
+	// together), each naming the table.
+	diags := harness.PlanDiagnostics(t, opts)
+	for _, rule := range []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"} {
+		harness.RequireRefusal(t, diags, rule, "table "+name, "placeholder")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "tables.yaml"),
+		[]byte(strings.ReplaceAll(string(entry), adopt.Placeholder, "adopted legacy table, OPS-77")), 0o644))
+
 	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
 	addr := `module.stack.module.table["legacy"].aws_dynamodb_table.this`
 	rc, ok := p.ResourceChangesMap[addr]
