@@ -24,6 +24,7 @@ locals {
     "DDB-NAME-01" = var.name_override == null ? "" : var.name_override_reason
     "DDB-CAP-01"  = local.provisioned ? "provisioned: ${var.provisioned_reason}${var.autoscaling.enabled ? "" : "; no autoscaling: ${var.autoscaling_disabled_reason}"}" : ""
     "DDB-IDX-02"  = var.allow_projection_all ? var.projection_all_reason : ""
+    "DDB-NAME-02" = var.index_naming_reason == null ? "" : var.index_naming_reason
     # DDB-NAME-03 covers key names (key_naming_reason) and TTL (ttl_reason).
     "DDB-NAME-03" = join("; ", compact([
       var.key_naming_reason == null ? "" : var.key_naming_reason,

@@ -93,8 +93,8 @@ variable "attributes" {
   }
 
   validation {
-    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || (var.key_naming_reason != null && contains(compact([var.hash_key, var.range_key]), a.name))])
-    error_message = "DDB-NAME-03: table ${local.name}: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"); key_naming_reason excepts only the table's own hash_key and range_key."
+    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || var.key_naming_reason != null])
+    error_message = "DDB-NAME-03: table ${local.name}: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"): ${join(", ", [for a in var.attributes : a.name if !can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name))])}; or set key_naming_reason (generic key attributes of a single-table design such as PK, SK, GSI1PK, GSI1SK), which excepts the key attributes of the table and of its indexes (attributes holds only those: DynamoDB refuses an attribute definition no key uses)."
   }
 
   validation {
@@ -135,8 +135,8 @@ variable "global_secondary_indexes" {
   nullable = false
 
   validation {
-    condition     = alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
-    error_message = "DDB-NAME-02: table ${local.name}: GSI names must be generic sequence names gsi1, gsi2, ...; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\")."
+    condition     = var.index_naming_reason != null || alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
+    error_message = "DDB-NAME-02: table ${local.name}: GSI names must be generic sequence names gsi1, gsi2, ...: ${join(", ", [for g in var.global_secondary_indexes : g.name if !can(regex("^gsi[1-9][0-9]*$", g.name))])}; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\"), or set index_naming_reason for the names of an adopted table (e.g. GSI1)."
   }
 
   validation {
@@ -162,6 +162,17 @@ variable "global_secondary_indexes" {
   validation {
     condition     = alltrue([for g in var.global_secondary_indexes : contains([for a in var.attributes : a.name], g.hash_key) && (g.range_key == null || contains([for a in var.attributes : a.name], coalesce(g.range_key, g.hash_key)))])
     error_message = "DDB-IDX-04: table ${local.name}: every GSI hash_key and range_key must be listed in attributes with its type."
+  }
+}
+
+variable "index_naming_reason" {
+  description = "Why index names are not the sequence names gsi1, gsi2, ... / lsi1, ... (DDB-NAME-02 exception), e.g. GSI1 and GSI2 kept from an adopted single-table design (renaming an index means a new index); written as the dynops:exception:DDB-NAME-02 tag. null: names must follow DDB-NAME-02."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.index_naming_reason == null || (can(regex(local.reason_substance, coalesce(var.index_naming_reason, "x"))) && !can(regex(local.reason_placeholder, coalesce(var.index_naming_reason, "x"))))
+    error_message = "DDB-NAME-02: table ${local.name}: index_naming_reason must say why (three letters or digits, no TODO/FIXME/TBD/XXX placeholder), or be left unset."
   }
 }
 
@@ -196,8 +207,8 @@ variable "local_secondary_indexes" {
   nullable = false
 
   validation {
-    condition     = alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
-    error_message = "DDB-NAME-02: table ${local.name}: LSI names must be generic sequence names lsi1, lsi2, ..."
+    condition     = var.index_naming_reason != null || alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
+    error_message = "DDB-NAME-02: table ${local.name}: LSI names must be generic sequence names lsi1, lsi2, ...: ${join(", ", [for l in var.local_secondary_indexes : l.name if !can(regex("^lsi[1-9][0-9]*$", l.name))])}; or set index_naming_reason for the names of an adopted table (e.g. LSI1)."
   }
 
   validation {
@@ -426,14 +437,14 @@ variable "ttl_reason" {
 }
 
 variable "ttl_attribute_name" {
-  description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03)."
+  description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03); any other name (e.g. `expiresAt` of an adopted table, whose items already carry it) needs ttl_reason."
   type        = string
   default     = "ttl"
   nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.ttl_attribute_name))
-    error_message = "DDB-NAME-03: table ${local.name}: ttl_attribute_name must be snake_case; the guideline uses \"ttl\"."
+    condition     = can(regex("^[A-Za-z0-9_.-]{1,255}$", var.ttl_attribute_name))
+    error_message = "DDB-NAME-03: table ${local.name}: ttl_attribute_name must be an attribute name (letters, digits, _ . -); the guideline uses \"ttl\"."
   }
 }
 

@@ -351,6 +351,18 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 	})
 	waitActive(t, db, name)
 
+	adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"},
+		[]string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "deletion_protection_enabled: false", "ttl_enabled: false", "team: identity"})
+	assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "the adopted table keeps its settings until the team takes a fix")
+}
+
+// adoptAndApply adopts the table with `dynops table adopt` into an env root's
+// stack (env dev, usage legacy): adopt lists each rule's deviation and the
+// entry holds entryWants; the plan refuses every rule's placeholder reason,
+// naming the table; with the reasons written the plan imports the table and
+// changes nothing but the module's tags; after that apply the plan is empty.
+func adoptAndApply(t *testing.T, name, id string, rules, entryWants []string) {
+	t.Helper()
 	// The root: an env root's stack over a tables.yaml holding the adopted entry.
 	base := target.Options(t, "envs/dev", nil) // its override has no aliased providers
 	root := filepath.Join(filepath.Dir(base.TerraformDir), "adopt")
@@ -377,12 +389,12 @@ module "stack" {
 	out, stderr, code := target.Dynops(t, auditLog, "table", "adopt", "--table", name, "--env", "dev", "--product", id, "--usage", "legacy",
 		"--entry-out", filepath.Join(root, "tables.yaml"), "--imports-out", filepath.Join(root, "adopt.tf"))
 	require.Equal(t, 0, code, stderr)
-	for _, rule := range []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"} {
+	for _, rule := range rules {
 		assert.Contains(t, out, "#   "+rule+": ", "adopt lists the %s deviation", rule)
 	}
 	entry, err := os.ReadFile(filepath.Join(root, "tables.yaml"))
 	require.NoError(t, err)
-	for _, want := range []string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "deletion_protection_enabled: false", "ttl_enabled: false", "team: identity"} {
+	for _, want := range entryWants {
 		assert.Contains(t, string(entry), want)
 	}
 
@@ -392,7 +404,7 @@ module "stack" {
 	// every deviation's rule at once (the module's variable validations run
 	// together), each naming the table.
 	diags := harness.PlanDiagnostics(t, opts)
-	for _, rule := range []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"} {
+	for _, rule := range rules {
 		harness.RequireRefusal(t, diags, rule, "table "+name, "placeholder")
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, "tables.yaml"),
@@ -426,5 +438,4 @@ module "stack" {
 	}
 	terraform.Apply(t, opts)
 	assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "after the import the plan is empty")
-	assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "the adopted table keeps its settings until the team takes a fix")
 }
