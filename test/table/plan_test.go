@@ -305,7 +305,7 @@ func TestPlanValidations(t *testing.T) {
 		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes", ""},
 		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case", ""},
 		{"PK/SK keys without key_naming_reason", with(map[string]any{"hash_key": "PK", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-NAME-03", "key_naming_reason", ""},
-		{"key_naming_reason does not cover other attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-NAME-03", "only the table's own hash_key", ""},
+		{"key_naming_reason does not cover non-key attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-IDX-04", "must be listed in attributes", ""}, // key_naming_reason excepts key attributes only: attributes holds no other (a non-key attribute is refused here, and by the provider: "all attributes must be indexed")
 		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
 		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
 		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35", ""},
