@@ -33,7 +33,8 @@ deny contains msg if {
 	some kind, pattern in {"global_secondary_index": "^gsi[1-9][0-9]*$", "local_secondary_index": "^lsi[1-9][0-9]*$"}
 	some idx in object.get(r.change.after, kind, [])
 	not regex.match(pattern, idx.name)
-	msg := sprintf("DDB-NAME-02: %s: index %q must be a generic sequence name (%s); rename it, e.g. gsi1%s", [r.address, idx.name, pattern, see("DDB-NAME-02")])
+	not has_exception(r, "DDB-NAME-02")
+	msg := sprintf("DDB-NAME-02: %s: index %q must be a generic sequence name (%s); rename it, e.g. gsi1, or give the module's index_naming_reason (tag dynops:exception:DDB-NAME-02) for an adopted table%s", [r.address, idx.name, pattern, see("DDB-NAME-02")])
 }
 
 # DDB-NAME-03: key attributes avoid DynamoDB reserved words (they need

@@ -18,6 +18,11 @@ GREMLINS_VERSION=v0.5.0
 # IAM policy evaluator for the tenant-isolation tests (test/modules/access). AGPL-3.0:
 # a test-only tool in the tool cache, never shipped with dynops.
 IAM_SIMULATE_VERSION=0.1.173
+# Typed bindings generated from hashicorp/aws 6.66.0: the static schema the
+# provider-6 check (test/modules/provider6) reads, since no 6.x provider binary can be
+# had here. Pinned by version and by the registry's integrity hash.
+CDKTN_AWS_VERSION=25.7.0
+CDKTN_AWS_INTEGRITY=sha512-E/nhu0yVZE4mXMgIPuI8tEFt1BExLkA7ARjihdG+/HmfDfzLr+OEF3dkFRvI6glRt30lrrBWQLwXqCJBxcmyUg==
 TERRAFORM_MIN=1.11.0
 AWS_PROVIDER_VERSION=5.100.0
 MIRROR_DIR=${DYNOPS_PROVIDER_MIRROR:-/opt/tf-plugins}
@@ -133,6 +138,25 @@ if [ ! -d "$iamsim/node_modules/@cloud-copilot/iam-simulate" ]; then
 fi
 ln -sfn "iam-simulate-$IAM_SIMULATE_VERSION" "$TOOLS/iam-simulate"
 
+# The provider-6 schema: only lib/<resource>/index.d.ts of the npm tarball,
+# after its sha512 matches the pinned integrity (npm pack alone would accept
+# whatever the registry serves for that version).
+cdktn="$TOOLS/cdktn-provider-aws-$CDKTN_AWS_VERSION"
+if [ ! -f "$cdktn/package/lib/dynamodb-table/index.d.ts" ]; then
+  log "fetching @cdktn/provider-aws $CDKTN_AWS_VERSION with npm pack (once; cached in $cdktn)"
+  rm -rf "$cdktn.tmp" && mkdir -p "$cdktn.tmp"
+  (cd "$cdktn.tmp" && npm pack --silent "@cdktn/provider-aws@$CDKTN_AWS_VERSION") >"$cdktn.tmp/pack.log" 2>&1 \
+    || { log "npm pack @cdktn/provider-aws@$CDKTN_AWS_VERSION failed; see $cdktn.tmp/pack.log"; exit 1; }
+  got="sha512-$(openssl dgst -sha512 -binary "$cdktn.tmp/cdktn-provider-aws-$CDKTN_AWS_VERSION.tgz" | base64 -w0)"
+  if [ "$got" != "$CDKTN_AWS_INTEGRITY" ]; then
+    log "@cdktn/provider-aws $CDKTN_AWS_VERSION: integrity $got, want $CDKTN_AWS_INTEGRITY; refusing it"
+    exit 1
+  fi
+  tar -xzf "$cdktn.tmp/cdktn-provider-aws-$CDKTN_AWS_VERSION.tgz" -C "$cdktn.tmp" --wildcards 'package/lib/*/index.d.ts'
+  rm -f "$cdktn.tmp"/*.tgz && rm -rf "$cdktn" && mv "$cdktn.tmp" "$cdktn"
+fi
+ln -sfn "cdktn-provider-aws-$CDKTN_AWS_VERSION" "$TOOLS/cdktn-provider-aws"
+
 # tflint looks for plugins in TFLINT_PLUGIN_DIR/<name>; keep a folder with only the plugin.
 plugin_dir="$TOOLS/tflint-plugins"
 mkdir -p "$plugin_dir"
@@ -169,6 +193,7 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export ACTIONLINT=$actionlint"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
+  echo "export PROVIDER6_SCHEMA_DIR=$TOOLS/cdktn-provider-aws/package/lib"
   [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION, @cdktn/provider-aws $CDKTN_AWS_VERSION (aws 6.66.0 schema)"

@@ -5,9 +5,10 @@ terraform {
   required_providers {
     aws = {
       source = "hashicorp/aws"
-      # Env roots pin the exact provider version (modules declare a range below 6.0);
-      # .terraform.lock.hcl beside this file records its checksums.
-      version = "5.100.0"
+      # Both provider majors (docs/provider-6.md); .terraform.lock.hcl beside
+      # this file picks the exact version (5.100.0) and records its checksums:
+      # `terraform init -upgrade` is the reviewed step that moves it.
+      version = ">= 5.83.0, < 7.0.0"
     }
   }
 }

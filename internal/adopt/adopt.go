@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -49,8 +50,9 @@ type Options struct {
 	AccountID string
 }
 
-// Placeholder starts every reason adopt cannot know: the plan passes with it,
-// and reviewers see that a person must still say why.
+// Placeholder starts every reason adopt cannot know. The modules, the Rego
+// policies and `dynops check` refuse it (guideline.ReasonSaysWhy) until a
+// person replaces it with why the rule is relaxed.
 const Placeholder = "TODO adopt: say why"
 
 // Result is what adopt prints.
@@ -125,6 +127,7 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 
 	provisioned := t.BillingModeSummary == nil || t.BillingModeSummary.BillingMode == types.BillingModeProvisioned
 	projectionAll := false
+	var badIndexes []string // names outside gsi1.. / lsi1.. (DDB-NAME-02)
 	var gsis []map[string]any
 	for _, g := range t.GlobalSecondaryIndexes {
 		m := index(g.IndexName, g.KeySchema, g.Projection)
@@ -144,7 +147,7 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 			}
 		}
 		if !validIndexName("gsi", m["name"].(string)) {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("DDB-NAME-02: GSI %q is not a sequence name and the guideline has no exception for it: add gsiN with the same keys, move the readers, then drop %q (docs/guideline.md#ddb-idx-04)", m["name"], m["name"]))
+			badIndexes = append(badIndexes, m["name"].(string))
 		}
 		gsis = append(gsis, m)
 	}
@@ -156,6 +159,9 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 	for _, l := range t.LocalSecondaryIndexes {
 		m := index(l.IndexName, l.KeySchema, l.Projection)
 		delete(m, "hash_key")
+		if !validIndexName("lsi", m["name"].(string)) {
+			badIndexes = append(badIndexes, m["name"].(string))
+		}
 		if m["projection_type"] == "ALL" {
 			projectionAll = true
 		}
@@ -163,6 +169,23 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 	}
 	if len(lsis) > 0 {
 		e["local_secondary_indexes"] = lsis
+	}
+	// DDB-NAME-02: renaming an index means building a new one, so an adopted
+	// table keeps its names under an exception a person must explain.
+	if len(badIndexes) > 0 {
+		sort.Strings(badIndexes)
+		e["index_naming_reason"] = reason(guideline.Name02, "index names "+strings.Join(badIndexes, ", ")+" kept; renaming means a new index")
+	}
+	// DDB-NAME-03: generic key attributes (PK, SK, GSI1PK, ...) of a
+	// single-table design; the module excepts the key attributes only.
+	var badKeys []string
+	for _, a := range attrs {
+		if n := a["name"].(string); !snakeCase.MatchString(n) {
+			badKeys = append(badKeys, n)
+		}
+	}
+	if len(badKeys) > 0 {
+		e["key_naming_reason"] = reason(guideline.Name03, "key attributes "+strings.Join(badKeys, ", ")+" kept; renaming means a new table")
 	}
 	if projectionAll {
 		e["allow_projection_all"] = true
@@ -331,6 +354,9 @@ func index(name *string, keys []types.KeySchemaElement, p *types.Projection) map
 	}
 	return m
 }
+
+// snakeCase is the modules' attribute name rule (DDB-NAME-03).
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 func validIndexName(kind, name string) bool {
 	rest, ok := strings.CutPrefix(name, kind)

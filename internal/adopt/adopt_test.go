@@ -11,6 +11,8 @@ import (
 	aastypes "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/guideline"
 )
 
 // fakeDB serves one table's description (decision logic only; the emulator
@@ -187,5 +189,15 @@ func TestReadLegacyNameNeedsEnvProductUsage(t *testing.T) {
 	_, err := Read(context.Background(), compliant("Users"), fakeAAS{}, Options{Table: "Users"})
 	if err == nil {
 		t.Fatal("adopting Users without --env/--product/--usage must fail")
+	}
+}
+
+// TestPlaceholderIsRefused: every reason adopt writes is one the guardrails
+// refuse until a person rewrites it (one definition: guideline.ReasonSaysWhy).
+func TestPlaceholderIsRefused(t *testing.T) {
+	for _, r := range []string{Placeholder, Placeholder + " (PITR off; or take the fix: delete point_in_time_recovery)"} {
+		if guideline.ReasonSaysWhy(r) {
+			t.Errorf("%q counts as a reason; adopt's placeholder must be refused", r)
+		}
 	}
 }

@@ -204,21 +204,20 @@ func TestValidIndexName(t *testing.T) {
 	if !validIndexName("lsi", "lsi3") || validIndexName("lsi", "gsi3") {
 		t.Error("lsi names")
 	}
-	// A GSI outside the sequence gets a warning naming it (DDB-NAME-02).
+	// An index outside the sequence gets an exception naming it (DDB-NAME-02),
+	// with adopt's placeholder reason for a person to replace.
 	f := compliant("prod-hoge-user")
 	f.t.GlobalSecondaryIndexes = []types.GlobalSecondaryIndexDescription{gsi("gsi1", "a", "", nil), gsi("byOrg", "org", "", nil)}
 	r, err := Read(context.Background(), f, fakeAAS{}, Options{Table: "prod-hoge-user"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var warned []string
-	for _, w := range r.Warnings {
-		if strings.HasPrefix(w, "DDB-NAME-02") {
-			warned = append(warned, w)
-		}
+	reason, _ := r.Entry["index_naming_reason"].(string)
+	if !strings.HasPrefix(reason, Placeholder) || !strings.Contains(reason, "byOrg") || strings.Contains(reason, "gsi1,") {
+		t.Errorf("index_naming_reason %q, want adopt's placeholder naming byOrg only", reason)
 	}
-	if len(warned) != 1 || !strings.Contains(warned[0], `"byOrg"`) {
-		t.Errorf("DDB-NAME-02 warnings %q, want one for byOrg", warned)
+	if !slices.ContainsFunc(r.Deviations, func(d Deviation) bool { return d.Rule == "DDB-NAME-02" }) {
+		t.Errorf("deviations %v lack DDB-NAME-02", r.Deviations)
 	}
 }
 

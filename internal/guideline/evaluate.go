@@ -100,10 +100,15 @@ func Evaluate(s TableState) []Finding {
 		if !ok {
 			f.Status = Fail
 			if reason, has := exc[rule]; has {
-				if strings.TrimSpace(reason) == "" {
+				switch {
+				case strings.TrimSpace(reason) == "":
 					// An exception must say why (DDB-EXC-01): an empty reason is no exception.
 					f.Message += "; its exception tag " + ExceptionTagPrefix + rule + " has an empty reason, so it does not count (DDB-EXC-01)"
-				} else {
+				case !ReasonSaysWhy(reason):
+					// A placeholder (adopt's "TODO adopt: say why", FIXME, TBD) or a
+					// reason too short to say anything is no exception either.
+					f.Message += fmt.Sprintf("; its exception tag %s%s is a placeholder (%q): write why the rule is relaxed, or it does not count (DDB-EXC-01)", ExceptionTagPrefix, rule, reason)
+				default:
 					f.Status, f.Reason = Exception, reason
 				}
 			}

@@ -19,6 +19,7 @@ module "table" {
   hash_key                 = each.value.hash_key
   range_key                = try(each.value.range_key, null)
   key_naming_reason        = try(each.value.key_naming_reason, null)
+  index_naming_reason      = try(each.value.index_naming_reason, null)
   attributes               = each.value.attributes
   global_secondary_indexes = try(each.value.global_secondary_indexes, null)
   local_secondary_indexes  = try(each.value.local_secondary_indexes, null)

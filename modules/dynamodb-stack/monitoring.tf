@@ -23,18 +23,18 @@ moved {
 locals {
   account_id      = coalesce(var.account_id, try(var.access.account_id, null), "unset")
   alarm_topic_arn = var.alarm_sns_topic_arn != null ? var.alarm_sns_topic_arn : module.alarm_topic[0].topic_arn
-  first_table     = sort(keys(var.tables))[0]
+  first_table     = sort(keys(local.tables))[0]
 }
 
 module "alarms" {
   source   = "../dynamodb-alarms"
-  for_each = var.tables
+  for_each = local.tables
 
   table_name = module.table[each.key].table_name
   # An adopted table keeps its legacy name with the DDB-NAME-01 exception.
   table_name_exception_reason = lookup(module.table[each.key].exceptions, "DDB-NAME-01", "")
   gsi_names                   = module.table[each.key].gsi_names
-  replica_regions             = try(var.tables[each.key].replica_regions, [])
+  replica_regions             = try(local.tables[each.key].replica_regions, [])
   billing_mode                = module.table[each.key].billing_mode
   stream_consumers = [for usage, c in module.consumer : {
     function_name = c.function_name

@@ -37,12 +37,12 @@ output "export_checkpoint_table" {
 
 output "global_table_names" {
   description = "Tables with replica_regions: global tables (DDB-DR-01 pattern 4), for modules/dr `tables`."
-  value       = [for usage, t in module.table : t.table_name if length(try(var.tables[usage].replica_regions, [])) > 0]
+  value       = [for usage, t in module.table : t.table_name if length(try(local.tables[usage].replica_regions, [])) > 0]
 }
 
 output "regional_table_names" {
   description = "Tables without replica_regions, for modules/dr `backup.tables` (DDB-DR-01 pattern 1)."
-  value       = [for usage, t in module.table : t.table_name if length(try(var.tables[usage].replica_regions, [])) == 0]
+  value       = [for usage, t in module.table : t.table_name if length(try(local.tables[usage].replica_regions, [])) == 0]
 }
 
 output "alarms" {
@@ -81,10 +81,10 @@ output "replicas" {
     region's provider (DDB-DR-01, DDB-PROT-01).
   EOT
   value = { for usage, t in module.table : usage => {
-    regions                = try(var.tables[usage].replica_regions, [])
+    regions                = try(local.tables[usage].replica_regions, [])
     global_table_arn       = t.table_arn
     point_in_time_recovery = t.point_in_time_recovery
     table_tags             = t.tags
     table_stream_view_type = t.stream_view_type
-  } if length(try(var.tables[usage].replica_regions, [])) > 0 }
+  } if length(try(local.tables[usage].replica_regions, [])) > 0 }
 }

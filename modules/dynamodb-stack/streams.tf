@@ -5,7 +5,7 @@
 # table per env, `{env}-{product}-stream-processed`.
 
 locals {
-  streamed = { for usage, t in var.tables : usage => t if var.stream_consumer != null && try(t.stream_enabled, true) != false }
+  streamed = { for usage, t in local.tables : usage => t if var.stream_consumer != null && try(t.stream_enabled, true) != false }
 }
 
 module "processed" {

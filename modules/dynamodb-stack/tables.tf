@@ -5,7 +5,7 @@
 
 locals {
   table_keys = [
-    "hash_key", "range_key", "key_naming_reason", "attributes", "global_secondary_indexes", "local_secondary_indexes",
+    "hash_key", "range_key", "key_naming_reason", "index_naming_reason", "attributes", "global_secondary_indexes", "local_secondary_indexes",
     "allow_projection_all", "projection_all_reason",
     "billing_mode", "provisioned_reason", "read_capacity", "write_capacity", "autoscaling", "autoscaling_disabled_reason",
     "on_demand_throughput", "table_class",
@@ -13,7 +13,7 @@ locals {
     "stream_enabled", "stream_view_type", "stream_view_type_reason",
     "ttl_enabled", "ttl_attribute_name", "ttl_reason",
     "kms_key_arn", "aws_managed_key_enabled", "contributor_insights_enabled", "resource_policy", "timeouts",
-    "name_override", "name_override_reason", "tags", "replica_regions",
+    "name_override", "name_override_reason", "tags", "replica_regions", "envs",
   ]
   nested_keys = {
     attributes               = ["name", "type"]
@@ -27,6 +27,8 @@ locals {
     timeouts               = ["create", "update", "delete"]
   }
 
-  # Usage to settings, as given (modules/dynamodb-table applies the defaults).
-  tables = var.tables
+  # Usage to settings, as given (modules/dynamodb-table applies the defaults),
+  # for the tables of this env: an entry's `envs` (e.g. [prod] for a table
+  # adopted in prod only) scopes it; without `envs` it is in every env.
+  tables = { for u, t in var.tables : u => t if !can(t.envs) || contains(try(tolist(t.envs), []), var.env) }
 }

@@ -39,6 +39,10 @@ variable "tables" {
     )) == 0
     error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\" (known keys: ${join(", ", local.table_keys)})" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
   }
+  validation {
+    condition     = !can(keys(var.tables)) || alltrue([for u, t in var.tables : !can(t.envs) || can([for e in t.envs : regex("^[a-z][a-z0-9]*$", e)]) && length(try(t.envs, [])) > 0])
+    error_message = "DDB-NAME-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : [for u, t in var.tables : "table \"${u}\": envs must be a non-empty list of env names (e.g. envs: [prod])" if can(t.envs) && !(can([for e in t.envs : regex("^[a-z][a-z0-9]*$", e)]) && length(try(t.envs, [])) > 0)])}; leave envs out for a table in every env."
+  }
 }
 
 variable "contributor_insights_enabled" {

@@ -7,6 +7,13 @@
 data "aws_region" "this" {}
 
 locals {
+  # One definition of a reason that says why, shared with the Rego policies
+  # (policies/data.json) and `dynops check` (internal/guideline/reason.go); a
+  # test keeps the three equal. A placeholder (adopt's "TODO adopt: say why",
+  # FIXME, TBD, XXX) or fewer than three letters or digits is refused.
+  reason_placeholder = "(?i)(^|[^\\p{L}\\p{N}])(todo|fixme|tbd|xxx)([^\\p{L}\\p{N}]|$)"
+  reason_substance   = "([\\p{L}\\p{N}][^\\p{L}\\p{N}]*){3}"
+
   table_name = regex("table/([^/]+)$", var.global_table_arn)[0]
 
   exceptions = { for rule, reason in {

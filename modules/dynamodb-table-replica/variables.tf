@@ -55,8 +55,8 @@ variable "deletion_protection_disabled_reason" {
   default     = ""
 
   validation {
-    condition     = var.deletion_protection_enabled || can(regex("[\\p{L}\\p{N}]", var.deletion_protection_disabled_reason))
-    error_message = "DDB-PROT-01: replica of ${regex("table/([^/]+)$", var.global_table_arn)[0]}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs letters or digits."
+    condition     = var.deletion_protection_enabled || (can(regex(local.reason_substance, var.deletion_protection_disabled_reason)) && !can(regex(local.reason_placeholder, var.deletion_protection_disabled_reason)))
+    error_message = "DDB-PROT-01: replica of ${regex("table/([^/]+)$", var.global_table_arn)[0]}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
   }
 }
 

@@ -5,7 +5,7 @@ terraform {
     aws = {
       source = "hashicorp/aws"
       # deletion_protection_enabled on aws_dynamodb_table_replica; tested with 5.100.
-      version = ">= 5.83.0, < 6.0.0"
+      version = ">= 5.83.0, < 7.0.0"
     }
   }
 }

@@ -1,4 +1,11 @@
 locals {
+  # One definition of a reason that says why, shared with the Rego policies
+  # (policies/data.json) and `dynops check` (internal/guideline/reason.go); a
+  # test keeps the three equal. A placeholder (adopt's "TODO adopt: say why",
+  # FIXME, TBD, XXX) or fewer than three letters or digits is refused.
+  reason_placeholder = "(?i)(^|[^\\p{L}\\p{N}])(todo|fixme|tbd|xxx)([^\\p{L}\\p{N}]|$)"
+  reason_substance   = "([\\p{L}\\p{N}][^\\p{L}\\p{N}]*){3}"
+
   # DDB-NAME-01: {env}-{product}-{usage}; a legacy name only through
   # name_override with its reason (the exception is tagged like every other).
   standard_name = "${var.env}-${var.product}-${var.usage}"
@@ -17,6 +24,7 @@ locals {
     "DDB-NAME-01" = var.name_override == null ? "" : var.name_override_reason
     "DDB-CAP-01"  = local.provisioned ? "provisioned: ${var.provisioned_reason}${var.autoscaling.enabled ? "" : "; no autoscaling: ${var.autoscaling_disabled_reason}"}" : ""
     "DDB-IDX-02"  = var.allow_projection_all ? var.projection_all_reason : ""
+    "DDB-NAME-02" = var.index_naming_reason == null ? "" : var.index_naming_reason
     # DDB-NAME-03 covers key names (key_naming_reason) and TTL (ttl_reason).
     "DDB-NAME-03" = join("; ", compact([
       var.key_naming_reason == null ? "" : var.key_naming_reason,

@@ -64,8 +64,8 @@ variable "key_naming_reason" {
   default     = null
 
   validation {
-    condition     = var.key_naming_reason == null || can(regex("[\\p{L}\\p{N}]", coalesce(var.key_naming_reason, "x")))
-    error_message = "DDB-NAME-03: table ${local.name}: key_naming_reason must say why (letters or digits), or be left unset."
+    condition     = var.key_naming_reason == null || (can(regex(local.reason_substance, coalesce(var.key_naming_reason, "x"))) && !can(regex(local.reason_placeholder, coalesce(var.key_naming_reason, "x"))))
+    error_message = "DDB-NAME-03: table ${local.name}: key_naming_reason must say why (three letters or digits, no TODO/FIXME/TBD/XXX placeholder), or be left unset."
   }
 }
 
@@ -93,8 +93,8 @@ variable "attributes" {
   }
 
   validation {
-    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || (var.key_naming_reason != null && contains(compact([var.hash_key, var.range_key]), a.name))])
-    error_message = "DDB-NAME-03: table ${local.name}: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"); key_naming_reason excepts only the table's own hash_key and range_key."
+    condition     = alltrue([for a in var.attributes : can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name)) || var.key_naming_reason != null])
+    error_message = "DDB-NAME-03: table ${local.name}: attribute names must be snake_case (e.g. \"tenant_id\", \"created_at\"): ${join(", ", [for a in var.attributes : a.name if !can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", a.name))])}; or set key_naming_reason (generic key attributes of a single-table design such as PK, SK, GSI1PK, GSI1SK), which excepts the key attributes of the table and of its indexes (attributes holds only those: DynamoDB refuses an attribute definition no key uses)."
   }
 
   validation {
@@ -135,8 +135,8 @@ variable "global_secondary_indexes" {
   nullable = false
 
   validation {
-    condition     = alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
-    error_message = "DDB-NAME-02: table ${local.name}: GSI names must be generic sequence names gsi1, gsi2, ...; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\")."
+    condition     = var.index_naming_reason != null || alltrue([for g in var.global_secondary_indexes : can(regex("^gsi[1-9][0-9]*$", g.name))])
+    error_message = "DDB-NAME-02: table ${local.name}: GSI names must be generic sequence names gsi1, gsi2, ...: ${join(", ", [for g in var.global_secondary_indexes : g.name if !can(regex("^gsi[1-9][0-9]*$", g.name))])}; rename indexes named after their keys (e.g. \"user_id-index\" -> \"gsi1\"), or set index_naming_reason for the names of an adopted table (e.g. GSI1)."
   }
 
   validation {
@@ -165,6 +165,17 @@ variable "global_secondary_indexes" {
   }
 }
 
+variable "index_naming_reason" {
+  description = "Why index names are not the sequence names gsi1, gsi2, ... / lsi1, ... (DDB-NAME-02 exception), e.g. GSI1 and GSI2 kept from an adopted single-table design (renaming an index means a new index); written as the dynops:exception:DDB-NAME-02 tag. null: names must follow DDB-NAME-02."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.index_naming_reason == null || (can(regex(local.reason_substance, coalesce(var.index_naming_reason, "x"))) && !can(regex(local.reason_placeholder, coalesce(var.index_naming_reason, "x"))))
+    error_message = "DDB-NAME-02: table ${local.name}: index_naming_reason must say why (three letters or digits, no TODO/FIXME/TBD/XXX placeholder), or be left unset."
+  }
+}
+
 variable "allow_projection_all" {
   description = "Exception to DDB-IDX-02: allow GSIs with projection_type ALL. Needs projection_all_reason (the architect review that approved it)."
   type        = bool
@@ -179,8 +190,8 @@ variable "projection_all_reason" {
   nullable    = false
 
   validation {
-    condition     = !anytrue([for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.projection_type == "ALL"]) || (var.allow_projection_all && can(regex("[\\p{L}\\p{N}]", var.projection_all_reason)))
-    error_message = "DDB-IDX-02: table ${local.name}: an index (${join(", ", [for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.name if i.projection_type == "ALL"])}) projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = !anytrue([for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.projection_type == "ALL"]) || (var.allow_projection_all && (can(regex(local.reason_substance, var.projection_all_reason)) && !can(regex(local.reason_placeholder, var.projection_all_reason))))
+    error_message = "DDB-IDX-02: table ${local.name}: an index (${join(", ", [for i in concat(var.global_secondary_indexes, var.local_secondary_indexes) : i.name if i.projection_type == "ALL"])}) projects ALL; use INCLUDE with non_key_attributes, or set allow_projection_all = true with projection_all_reason naming the architect review. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -196,8 +207,8 @@ variable "local_secondary_indexes" {
   nullable = false
 
   validation {
-    condition     = alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
-    error_message = "DDB-NAME-02: table ${local.name}: LSI names must be generic sequence names lsi1, lsi2, ..."
+    condition     = var.index_naming_reason != null || alltrue([for l in var.local_secondary_indexes : can(regex("^lsi[1-9][0-9]*$", l.name))])
+    error_message = "DDB-NAME-02: table ${local.name}: LSI names must be generic sequence names lsi1, lsi2, ...: ${join(", ", [for l in var.local_secondary_indexes : l.name if !can(regex("^lsi[1-9][0-9]*$", l.name))])}; or set index_naming_reason for the names of an adopted table (e.g. LSI1)."
   }
 
   validation {
@@ -244,8 +255,8 @@ variable "provisioned_reason" {
   nullable    = false
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || can(regex("[\\p{L}\\p{N}]", var.provisioned_reason))
-    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.billing_mode != "PROVISIONED" || (can(regex(local.reason_substance, var.provisioned_reason)) && !can(regex(local.reason_placeholder, var.provisioned_reason)))
+    error_message = "DDB-CAP-01: table ${local.name}: billing_mode PROVISIONED needs provisioned_reason (e.g. \"steady 2k WCU, 60% cheaper than on-demand\"); otherwise use PAY_PER_REQUEST. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -300,8 +311,8 @@ variable "autoscaling" {
   }
 
   validation {
-    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || can(regex("[\\p{L}\\p{N}]", var.autoscaling_disabled_reason))
-    error_message = "DDB-CAP-01: table ${local.name}: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it). A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.billing_mode != "PROVISIONED" || var.autoscaling.enabled || (can(regex(local.reason_substance, var.autoscaling_disabled_reason)) && !can(regex(local.reason_placeholder, var.autoscaling_disabled_reason)))
+    error_message = "DDB-CAP-01: table ${local.name}: a PROVISIONED table needs auto scaling on the table and every GSI; keep autoscaling.enabled = true, or give autoscaling_disabled_reason (e.g. the emulator cannot apply it). A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -342,8 +353,8 @@ variable "deletion_protection_disabled_reason" {
   nullable    = false
 
   validation {
-    condition     = var.deletion_protection_enabled || can(regex("[\\p{L}\\p{N}]", var.deletion_protection_disabled_reason))
-    error_message = "DDB-PROT-01: table ${local.name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.deletion_protection_enabled || (can(regex(local.reason_substance, var.deletion_protection_disabled_reason)) && !can(regex(local.reason_placeholder, var.deletion_protection_disabled_reason)))
+    error_message = "DDB-PROT-01: table ${local.name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -366,8 +377,8 @@ variable "point_in_time_recovery" {
   }
 
   validation {
-    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || can(regex("[\\p{L}\\p{N}]", var.point_in_time_recovery.reason))
-    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || (can(regex(local.reason_substance, var.point_in_time_recovery.reason)) && !can(regex(local.reason_placeholder, var.point_in_time_recovery.reason)))
+    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -401,8 +412,8 @@ variable "stream_view_type_reason" {
   nullable    = false
 
   validation {
-    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || !var.stream_enabled || can(regex("[\\p{L}\\p{N}]", var.stream_view_type_reason))
-    error_message = "DDB-STREAM-01: table ${local.name}: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES. A reason needs letters or digits (the exception tag keeps only letters, digits, spaces and _ . : / = + @ -)."
+    condition     = var.stream_view_type == "NEW_AND_OLD_IMAGES" || !var.stream_enabled || (can(regex(local.reason_substance, var.stream_view_type_reason)) && !can(regex(local.reason_placeholder, var.stream_view_type_reason)))
+    error_message = "DDB-STREAM-01: table ${local.name}: a stream_view_type other than NEW_AND_OLD_IMAGES needs stream_view_type_reason; otherwise use NEW_AND_OLD_IMAGES. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -420,20 +431,20 @@ variable "ttl_reason" {
   nullable    = false
 
   validation {
-    condition     = (var.ttl_enabled && var.ttl_attribute_name == "ttl") || can(regex("[\\p{L}\\p{N}]", var.ttl_reason))
-    error_message = "DDB-NAME-03: table ${local.name}: TTL off or on an attribute other than \"ttl\" needs ttl_reason; otherwise keep ttl_enabled = true on \"ttl\"."
+    condition     = (var.ttl_enabled && var.ttl_attribute_name == "ttl") || (can(regex(local.reason_substance, var.ttl_reason)) && !can(regex(local.reason_placeholder, var.ttl_reason)))
+    error_message = "DDB-NAME-03: table ${local.name}: TTL off or on an attribute other than \"ttl\" needs ttl_reason (three letters or digits, no TODO/FIXME/TBD/XXX placeholder); otherwise keep ttl_enabled = true on \"ttl\"."
   }
 }
 
 variable "ttl_attribute_name" {
-  description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03)."
+  description = "TTL attribute (Number, epoch seconds). The guideline names it `ttl` (DDB-NAME-03); any other name (e.g. `expiresAt` of an adopted table, whose items already carry it) needs ttl_reason."
   type        = string
   default     = "ttl"
   nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", var.ttl_attribute_name))
-    error_message = "DDB-NAME-03: table ${local.name}: ttl_attribute_name must be snake_case; the guideline uses \"ttl\"."
+    condition     = can(regex("^[A-Za-z0-9_.-]{1,255}$", var.ttl_attribute_name))
+    error_message = "DDB-NAME-03: table ${local.name}: ttl_attribute_name must be an attribute name (letters, digits, _ . -); the guideline uses \"ttl\"."
   }
 }
 
@@ -560,8 +571,8 @@ variable "name_override_reason" {
   nullable    = false
 
   validation {
-    condition     = var.name_override == null || can(regex("[\\p{L}\\p{N}]", var.name_override_reason))
-    error_message = "DDB-NAME-01: table ${var.name_override == null ? "" : var.name_override}: name_override needs name_override_reason (e.g. \"legacy table, renaming needs a migration\"); otherwise leave name_override null and use {env}-{product}-{usage}. A reason needs letters or digits."
+    condition     = var.name_override == null || (can(regex(local.reason_substance, var.name_override_reason)) && !can(regex(local.reason_placeholder, var.name_override_reason)))
+    error_message = "DDB-NAME-01: table ${var.name_override == null ? "" : var.name_override}: name_override needs name_override_reason (e.g. \"legacy table, renaming needs a migration\"); otherwise leave name_override null and use {env}-{product}-{usage}. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
   }
 }
 

@@ -6,8 +6,8 @@ terraform {
     aws = {
       source = "hashicorp/aws"
       # recovery_period_in_days on point_in_time_recovery arrived in 5.83; tested
-      # with 5.100. The upper bound keeps a major release from arriving unreviewed.
-      version = ">= 5.83.0, < 6.0.0"
+      # with 5.100. 6.x accepted (docs/provider-6.md); the upper bound keeps 7.0 from arriving unreviewed.
+      version = ">= 5.83.0, < 7.0.0"
     }
   }
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -350,6 +351,18 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 	})
 	waitActive(t, db, name)
 
+	adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"},
+		[]string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "deletion_protection_enabled: false", "ttl_enabled: false", "team: identity"})
+	assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "the adopted table keeps its settings until the team takes a fix")
+}
+
+// adoptAndApply adopts the table with `dynops table adopt` into an env root's
+// stack (env dev, usage legacy): adopt lists each rule's deviation and the
+// entry holds entryWants; the plan refuses every rule's placeholder reason,
+// naming the table; with the reasons written the plan imports the table and
+// changes nothing but the module's tags; after that apply the plan is empty.
+func adoptAndApply(t *testing.T, name, id string, rules, entryWants []string) {
+	t.Helper()
 	// The root: an env root's stack over a tables.yaml holding the adopted entry.
 	base := target.Options(t, "envs/dev", nil) // its override has no aliased providers
 	root := filepath.Join(filepath.Dir(base.TerraformDir), "adopt")
@@ -376,17 +389,27 @@ module "stack" {
 	out, stderr, code := target.Dynops(t, auditLog, "table", "adopt", "--table", name, "--env", "dev", "--product", id, "--usage", "legacy",
 		"--entry-out", filepath.Join(root, "tables.yaml"), "--imports-out", filepath.Join(root, "adopt.tf"))
 	require.Equal(t, 0, code, stderr)
-	for _, rule := range []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"} {
+	for _, rule := range rules {
 		assert.Contains(t, out, "#   "+rule+": ", "adopt lists the %s deviation", rule)
 	}
 	entry, err := os.ReadFile(filepath.Join(root, "tables.yaml"))
 	require.NoError(t, err)
-	for _, want := range []string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "deletion_protection_enabled: false", "ttl_enabled: false", "team: identity"} {
+	for _, want := range entryWants {
 		assert.Contains(t, string(entry), want)
 	}
 
 	opts := &terraform.Options{TerraformDir: root, EnvVars: base.EnvVars, NoColor: true,
 		Targets: []string{`module.stack.module.table["legacy"]`}, PlanFilePath: filepath.Join(t.TempDir(), "plan.out")}
+	// Adopt's placeholder reasons are refused until a person writes them:
+	// every deviation's rule at once (the module's variable validations run
+	// together), each naming the table.
+	diags := harness.PlanDiagnostics(t, opts)
+	for _, rule := range rules {
+		harness.RequireRefusal(t, diags, rule, "table "+name, "placeholder")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "tables.yaml"),
+		[]byte(strings.ReplaceAll(string(entry), adopt.Placeholder, "adopted legacy table, OPS-77")), 0o644))
+
 	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
 	addr := `module.stack.module.table["legacy"].aws_dynamodb_table.this`
 	rc, ok := p.ResourceChangesMap[addr]
@@ -415,5 +438,4 @@ module "stack" {
 	}
 	terraform.Apply(t, opts)
 	assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "after the import the plan is empty")
-	assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "the adopted table keeps its settings until the team takes a fix")
 }

@@ -305,7 +305,7 @@ func TestPlanValidations(t *testing.T) {
 		{"hash key not in attributes", with(map[string]any{"hash_key": "account_id"}), "DDB-IDX-04", "listed in attributes", ""},
 		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case", ""},
 		{"PK/SK keys without key_naming_reason", with(map[string]any{"hash_key": "PK", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-NAME-03", "key_naming_reason", ""},
-		{"key_naming_reason does not cover other attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-NAME-03", "only the table's own hash_key", ""},
+		{"key_naming_reason does not cover non-key attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-IDX-04", "must be listed in attributes", ""}, // key_naming_reason excepts key attributes only: attributes holds no other (a non-key attribute is refused here, and by the provider: "all attributes must be indexed")
 		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
 		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
 		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35", ""},
@@ -351,7 +351,8 @@ func TestPlanValidations(t *testing.T) {
 		{"LSI INCLUDE without attributes", with(map[string]any{"range_key": "email", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email"}}}), "DDB-IDX-02", `an LSI with projection_type INCLUDE must list non_key_attributes; or set projection_type = "KEYS_ONLY"`, ""},
 		{"billing mode ON_DEMAND", with(map[string]any{"billing_mode": "ON_DEMAND"}), "DDB-CAP-01", "billing_mode must be PAY_PER_REQUEST (default) or PROVISIONED", ""},
 		{"stream view type ALL", with(map[string]any{"stream_view_type": "ALL"}), "DDB-STREAM-01", "stream_view_type must be NEW_AND_OLD_IMAGES (default), NEW_IMAGE, OLD_IMAGE or KEYS_ONLY", ""},
-		{"camelCase TTL attribute", with(map[string]any{"ttl_attribute_name": "expiresAt", "ttl_reason": "legacy"}), "DDB-NAME-03", `ttl_attribute_name must be snake_case; the guideline uses "ttl"`, ""},
+		{"camelCase TTL attribute without a reason", with(map[string]any{"ttl_attribute_name": "expiresAt"}), "DDB-NAME-03", `TTL off or on an attribute other than "ttl" needs ttl_reason`, ""},
+		{"TTL attribute not a name", with(map[string]any{"ttl_attribute_name": "expires at", "ttl_reason": "legacy TTL attribute"}), "DDB-NAME-03", `ttl_attribute_name must be an attribute name`, ""},
 		{"name override with a space", with(map[string]any{"name_override": "Legacy Users", "name_override_reason": "kept from v1"}), "DDB-NAME-01", "must be a DynamoDB table name (3 to 255 of a-z A-Z 0-9 _ . -)", `name_override "Legacy Users"`},
 		{"PROVISIONED without write capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5}), "DDB-CAP-01", "billing_mode PROVISIONED needs write_capacity >= 1", ""},
 		{"PROVISIONED with read capacity 0", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 0, "write_capacity": 5}), "DDB-CAP-01", "billing_mode PROVISIONED needs read_capacity >= 1", ""},

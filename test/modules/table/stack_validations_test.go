@@ -1,7 +1,11 @@
 package table
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -26,6 +30,12 @@ func TestPlanStackValidations(t *testing.T) {
 			Want: []string{"DDB-NAME-01: tables (envs/tables.yaml) must map each usage (e.g. \"user\") to its settings"}},
 		{Name: "DDB-EXC-01 misspelt key", Vars: with(map[string]any{"tables": map[string]any{"user": user(map[string]any{"billing": "PROVISIONED"})}}),
 			Want: []string{`DDB-EXC-01: envs/tables.yaml: table "user": unknown key "billing"`, "Every setting must be one modules/dynamodb-table knows", "docs/tables-yaml.md"}},
+		{Name: "DDB-NAME-01 envs not a list", Vars: with(map[string]any{"tables": map[string]any{"user": user(map[string]any{"envs": "prod"})}}),
+			Want: []string{`DDB-NAME-01: envs/tables.yaml: table "user": envs must be a non-empty list of env names (e.g. envs: [prod])`}},
+		{Name: "DDB-NAME-01 envs empty", Vars: with(map[string]any{"tables": map[string]any{"user": user(map[string]any{"envs": []string{}})}}),
+			Want: []string{`table "user": envs must be a non-empty list of env names`}},
+		{Name: "DDB-NAME-01 envs not env names", Vars: with(map[string]any{"tables": map[string]any{"user": user(map[string]any{"envs": []string{"Prod "}})}}),
+			Want: []string{`table "user": envs must be a non-empty list of env names`}},
 		{Name: "DDB-SEC-02 tenant table not in tables", Vars: with(map[string]any{"access": map[string]any{"account_id": "123456789012", "tenant_tables": map[string]any{"order": map[string]any{}}}}),
 			Want: []string{"DDB-SEC-02: access.tenant_tables must be keyed by usages listed in tables", `(e.g. "order")`}},
 		{Name: "DDB-SEC-02 access key misspelt, not dropped", Vars: with(map[string]any{"access": map[string]any{"account_id": "123456789012", "permissions_boundary": "arn:aws:iam::123456789012:policy/b", "tenant_tables": map[string]any{"user": map[string]any{"cross_tenant_index": map[string]any{"gsi1": "reporting"}}}}}),
@@ -37,4 +47,27 @@ func TestPlanStackValidations(t *testing.T) {
 		{Name: "DDB-SEC-04 no account for the alarm topic key", Vars: with(map[string]any{"account_id": nil}),
 			Want: []string{"DDB-SEC-04: the stack's alarm topic is encrypted with a customer managed key whose policy names the account", "set account_id (or access.account_id), or pass alarm_sns_topic_arn"}},
 	})
+}
+
+// TestPlanStackEnvScope: an entry with `envs` plans only in those envs (a
+// table adopted in prod does not plan a new table in dev); without `envs` an
+// entry is in every env, as before.
+func TestPlanStackEnvScope(t *testing.T) {
+	t.Parallel()
+	entry := func(envs []string) map[string]any {
+		e := map[string]any{"hash_key": "user_id", "attributes": []map[string]any{{"name": "user_id", "type": "S"}}}
+		if envs != nil {
+			e["envs"] = envs
+		}
+		return e
+	}
+	tables := map[string]any{"user": entry(nil), "legacy": entry([]string{"prod"}), "order": entry([]string{"dev", "prod"})}
+	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, stack, stackVars(tables)))
+	for usage, want := range map[string]bool{"user": true, "legacy": false, "order": true} {
+		_, planned := p.ResourceChangesMap[`module.table["`+usage+`"].aws_dynamodb_table.this`]
+		assert.Equal(t, want, planned, "table %s planned in dev", usage)
+	}
+	for addr := range p.ResourceChangesMap {
+		assert.False(t, strings.Contains(addr, `"legacy"`), "nothing of the prod-only table plans in dev: %s", addr)
+	}
 }

@@ -4,7 +4,7 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.83.0"
+      version = ">= 5.83.0, < 7.0.0"
     }
   }
 }

@@ -1,0 +1,6 @@
+# Arguments both majors accept: no findings.
+resource "aws_eip" "ok" {
+  domain = "vpc"
+}
+
+data "aws_region" "current" {}
