@@ -25,7 +25,7 @@ locals {
 
   # Every action the handler calls (internal/readiness, internal/guideline,
   # internal/restore); the Deny below refuses the rest.
-  read_actions  = ["dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:Scan"]
+  read_actions  = ["dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
   item_actions  = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
   other_actions = ["cloudwatch:DescribeAlarms", "lambda:ListEventSourceMappings", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"]
   all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.other_actions)
@@ -64,7 +64,7 @@ data "aws_iam_policy_document" "lambda" {
   }
   statement {
     sid       = "ReadEnvTables"
-    actions   = ["dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:Scan"]
+    actions   = ["dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
     resources = [local.env_tables]
   }
   statement {

@@ -38,7 +38,7 @@ func TestReadinessRoleLeastPrivilege(t *testing.T) {
 	prodTable := tableARN("prod", "order")
 	ns := func(n string) map[string]any { return map[string]any{"cloudwatch:namespace": n} }
 
-	for _, a := range []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:Scan"} {
+	for _, a := range []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"} {
 		m.add("read env table", a, allowed, a, other, nil)
 		m.add("read other env's table", a, denied, a, prodTable, nil)
 	}
