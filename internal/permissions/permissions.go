@@ -27,7 +27,9 @@ type Command struct {
 // its path as `dynops help` shows it, and every IAM action its AWS calls need.
 func Commands() []Command {
 	return []Command{
-		{"check", []string{"dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource"}},
+		// --to-security-hub imports into and resolves in this account's Security Hub
+		// (the module scopes them to the account's hub and its own product/ACCOUNT/default).
+		{"check", []string{"dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "securityhub:BatchImportFindings", "securityhub:GetFindings", "securityhub:BatchUpdateFindings"}},
 		{"pitr status", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
 		// A restore writes the new table's items: AWS checks the item actions on the target too.
 		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},

@@ -114,9 +114,11 @@ func TestPlanExample(t *testing.T) {
 						ok := strings.HasPrefix(r, prefix) || (strings.HasPrefix(role, "dynops-") && strings.HasPrefix(r, operatorPrefix))
 						assert.True(t, ok, "%s: resource %s is not under %s", role, r, prefix)
 					case strings.HasPrefix(role, "dynops-"):
-						// Other services: named by the env prefix, except Route 53 health checks (exactly the env's IDs).
+						// Other services: named by the env prefix, except Route 53 health checks (exactly the env's IDs) and Security Hub (account-scoped).
 						ok := strings.Contains(r, "dev-") || r == "arn:aws:route53:::healthcheck/"+healthCheckID ||
-							strings.Contains(r, ":event-source-mapping:") || strings.Contains(r, ":recovery-point:") || strings.Contains(r, "/aws-dynamodb/imports")
+							strings.Contains(r, ":event-source-mapping:") || strings.Contains(r, ":recovery-point:") || strings.Contains(r, "/aws-dynamodb/imports") ||
+							// check --to-security-hub: the account's one hub and its own product (no env in either).
+							r == "arn:aws:securityhub:"+region+":"+accountID+":hub/default" || r == "arn:aws:securityhub:"+region+":"+accountID+":product/"+accountID+"/default"
 						assert.True(t, ok, "%s: resource %s is not scoped to the env", role, r)
 					default:
 						t.Errorf("%s: unexpected non-DynamoDB resource %s", role, r)

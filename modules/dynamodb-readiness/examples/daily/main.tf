@@ -1,0 +1,38 @@
+# A guideline table with PITR and the daily readiness run of its env: the
+# guideline check, a restore test of the table's latest restorable point,
+# metrics and alarms to an SNS topic. Build the Lambda first:
+#   make readiness-zip   # bin/readiness.zip
+provider "aws" {
+  region = var.region
+}
+
+module "user_table" {
+  source   = "../../../dynamodb-table"
+  env      = "dev"
+  product  = "hoge"
+  usage    = "user"
+  hash_key = "user_id"
+  attributes = [
+    { name = "user_id", type = "S" },
+  ]
+}
+
+# The readiness alarms' topic, encrypted with a customer managed key that
+# only this account's alarms may use (DDB-SEC-04).
+module "alerts" {
+  source = "../../../alarm-topic"
+
+  name       = "dev-readiness-alerts"
+  account_id = var.account_id
+}
+
+module "readiness" {
+  source = "../.."
+
+  permissions_boundary_arn = var.permissions_boundary_arn
+
+  env                = "dev"
+  restore_table_arn  = module.user_table.table_arn
+  readiness_zip_path = var.readiness_zip_path
+  alarm_actions      = [module.alerts.topic_arn]
+}

@@ -1,0 +1,4 @@
+output "function_name" {
+  description = "The readiness Lambda."
+  value       = module.readiness.function_name
+}

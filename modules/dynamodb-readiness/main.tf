@@ -1,0 +1,272 @@
+# Continuous readiness: EventBridge Scheduler invokes the Go Lambda
+# cmd/readiness (internal/readiness) every schedule_expression. Each run
+# checks the env's tables by the guideline (the code of `dynops check
+# --env`), restores restore_table's latest restorable point in time to a
+# throwaway `<env>-dynops-restoretest-<unix>` table, verifies and deletes it,
+# and publishes dynops/Readiness metrics; an alarm per failing rule and one
+# on the restore test notify alarm_actions. Runbook: runbooks/readiness-alarm.md
+
+locals {
+  arn_parts       = split(":", var.restore_table_arn)
+  partition       = local.arn_parts[1]
+  region          = local.arn_parts[3]
+  account_id      = local.arn_parts[4]
+  restore_table   = split("/", local.arn_parts[5])[1]
+  table_arn       = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table"
+  env_tables      = "${local.table_arn}/${var.env}-*"
+  throwaway       = "${var.env}-dynops-restoretest-" # readiness.ThrowawayPrefix
+  throwaway_table = "${local.table_arn}/${local.throwaway}*"
+  function_name   = "${var.env}-dynops-readiness"
+  function_arn    = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.function_name}"
+  log_group_name  = "/aws/lambda/${local.function_name}"
+  log_group_arn   = "arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${local.log_group_name}"
+  namespace       = "dynops/Readiness" # readiness.MetricNamespace
+  tags            = merge(var.tags, { "dynops:component" = "readiness" })
+
+  # Every action the handler calls (internal/readiness, internal/guideline,
+  # internal/restore); the Deny below refuses the rest.
+  read_actions  = ["dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
+  item_actions  = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
+  other_actions = ["cloudwatch:DescribeAlarms", "lambda:ListEventSourceMappings", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"]
+  all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.other_actions)
+}
+
+data "aws_iam_policy_document" "lambda_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+  }
+}
+
+resource "aws_iam_role" "lambda" {
+  name                 = "${local.function_name}-lambda"
+  assume_role_policy   = data.aws_iam_policy_document.lambda_assume.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
+}
+
+# Least privilege (DDB-SEC-01): read the env's tables; restore only the
+# chosen table and only into a throwaway name; delete only throwaway
+# tables; no resource-policy, PITR, deletion-protection or table changes.
+data "aws_iam_policy_document" "lambda" {
+  statement {
+    sid       = "ListTables"
+    actions   = ["dynamodb:ListTables"]
+    resources = ["*"] # ListTables has no resource
+  }
+  statement {
+    sid       = "ReadEnvTables"
+    actions   = ["dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
+    resources = [local.env_tables]
+  }
+  statement {
+    sid       = "RestoreSource"
+    actions   = ["dynamodb:RestoreTableToPointInTime"]
+    resources = [var.restore_table_arn]
+  }
+  # A restore writes the new table's items: AWS checks the item actions on
+  # the target too.
+  statement {
+    sid       = "RestoreIntoThrowaway"
+    actions   = concat(["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.item_actions)
+    resources = [local.throwaway_table]
+  }
+  statement {
+    sid       = "MonitoringFacts"
+    actions   = ["cloudwatch:DescribeAlarms", "lambda:ListEventSourceMappings"]
+    resources = ["*"] # both list account-wide; read only
+  }
+  statement {
+    sid       = "Metrics"
+    actions   = ["cloudwatch:PutMetricData"]
+    resources = ["*"] # PutMetricData has no resource: the namespace condition scopes it
+    condition {
+      test     = "StringEquals"
+      variable = "cloudwatch:namespace"
+      values   = [local.namespace]
+    }
+  }
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${local.log_group_arn}:*"]
+  }
+  # Never delete an env table: only the throwaway prefix, whatever else allows it.
+  statement {
+    sid           = "DenyDeleteOutsideThrowaway"
+    effect        = "Deny"
+    actions       = ["dynamodb:DeleteTable"]
+    not_resources = [local.throwaway_table]
+  }
+  statement {
+    sid         = "DenyOutsideDocumentedSet"
+    effect      = "Deny"
+    resources   = ["*"]
+    not_actions = local.all_actions
+  }
+}
+
+resource "aws_iam_role_policy" "lambda" {
+  name   = "readiness"
+  role   = aws_iam_role.lambda.id
+  policy = data.aws_iam_policy_document.lambda.json
+}
+
+resource "aws_cloudwatch_log_group" "this" {
+  name              = local.log_group_name
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.log_kms_key_arn
+  tags              = local.tags
+}
+
+resource "aws_lambda_function" "this" {
+  function_name    = local.function_name
+  description      = "Readiness of env ${var.env}: guideline check, restore test, metrics (dynops cmd/readiness)"
+  role             = aws_iam_role.lambda.arn
+  filename         = var.readiness_zip_path
+  source_code_hash = filebase64sha256(var.readiness_zip_path)
+  runtime          = "provided.al2023"
+  handler          = "bootstrap"
+  architectures    = ["arm64"]
+  timeout          = 900 # the restore test waits for the throwaway table to be ACTIVE
+  memory_size      = 256
+  # One run at a time: two restore tests would double the throwaway tables.
+  reserved_concurrent_executions = 1
+
+  environment {
+    variables = { READINESS_ENV = var.env, READINESS_RESTORE_TABLE = local.restore_table }
+  }
+  tags = local.tags
+
+  depends_on = [aws_iam_role_policy.lambda, aws_cloudwatch_log_group.this]
+}
+
+data "aws_iam_policy_document" "scheduler_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["scheduler.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [local.account_id]
+    }
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = ["arn:${local.partition}:scheduler:${local.region}:${local.account_id}:schedule-group/default"]
+    }
+  }
+}
+
+resource "aws_iam_role" "scheduler" {
+  name                 = "${local.function_name}-schedule"
+  assume_role_policy   = data.aws_iam_policy_document.scheduler_assume.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
+}
+
+data "aws_iam_policy_document" "scheduler_invoke" {
+  statement {
+    actions   = ["lambda:InvokeFunction"]
+    resources = [local.function_arn]
+  }
+  statement {
+    sid         = "DenyOutsideDocumentedSet"
+    effect      = "Deny"
+    not_actions = ["lambda:InvokeFunction"]
+    resources   = ["*"]
+  }
+}
+
+resource "aws_iam_role_policy" "scheduler" {
+  name   = "invoke-readiness"
+  role   = aws_iam_role.scheduler.id
+  policy = data.aws_iam_policy_document.scheduler_invoke.json
+}
+
+resource "aws_scheduler_schedule" "this" {
+  name                = local.function_name
+  description         = "Readiness run of env ${var.env} (check, restore test of ${local.restore_table})"
+  schedule_expression = var.schedule_expression
+
+  flexible_time_window {
+    mode = "OFF"
+  }
+
+  target {
+    arn      = aws_lambda_function.this.arn
+    role_arn = aws_iam_role.scheduler.arn
+    input    = jsonencode({ env = var.env, restore_table = local.restore_table })
+    retry_policy {
+      maximum_retry_attempts = 0 # the next run deletes what a failed one left
+    }
+  }
+}
+
+################################################################################
+# Alarms: a failing rule, a failed or slow restore test, a stopped run
+################################################################################
+
+resource "aws_cloudwatch_metric_alarm" "failing_rule" {
+  for_each = toset(var.rule_ids)
+
+  alarm_name          = "${var.env}-readiness-${lower(each.value)}"
+  alarm_description   = "Tables of env ${var.env} fail ${each.value} (docs/guideline.md), or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
+  namespace           = local.namespace
+  metric_name         = "FailingRule"
+  dimensions          = { Env = var.env, RuleID = each.value }
+  statistic           = "Maximum"
+  period              = 86400
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = local.tags
+}
+
+resource "aws_cloudwatch_metric_alarm" "restore_failed" {
+  alarm_name          = "${var.env}-readiness-restore-failed"
+  alarm_description   = "The restore test of ${local.restore_table} failed, or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
+  namespace           = local.namespace
+  metric_name         = "RestoreTestFailed"
+  dimensions          = { Env = var.env }
+  statistic           = "Maximum"
+  period              = 86400
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = local.tags
+}
+
+resource "aws_cloudwatch_metric_alarm" "restore_time" {
+  alarm_name          = "${var.env}-readiness-restore-time"
+  alarm_description   = "The restore test of ${local.restore_table} took longer than ${var.restore_time_alarm_seconds}s (dynamodb-meets-restore-time-target). Runbook: runbooks/readiness-alarm.md"
+  namespace           = local.namespace
+  metric_name         = "RestoreTimeSeconds"
+  dimensions          = { Env = var.env }
+  statistic           = "Maximum"
+  period              = 86400
+  evaluation_periods  = 1
+  threshold           = var.restore_time_alarm_seconds
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "missing" # a failed restore publishes no time: restore-failed alarms
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = local.tags
+}

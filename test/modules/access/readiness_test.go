@@ -1,0 +1,113 @@
+package access
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// readinessPlans plans modules/dynamodb-readiness (its own group: the
+// module is not part of the access examples).
+var readinessPlans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "readiness", Dir: "modules/dynamodb-readiness", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{
+			"env": "dev", "restore_table_arn": tableARN("dev", "order"), "readiness_zip_path": harness.PlanZip(t),
+			"alarm_actions":            []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
+			"permissions_boundary_arn": exampleBoundary, "log_kms_key_arn": matrixKMSKey,
+		}
+	}},
+	harness.PlanCase{Name: "readiness example", Dir: "modules/dynamodb-readiness/examples/daily", Vars: func(t testing.TB) map[string]any {
+		return map[string]any{"account_id": accountID, "readiness_zip_path": harness.PlanZip(t)}
+	}},
+)
+
+// TestReadinessRoleLeastPrivilege runs the planned readiness Lambda policy
+// through the real IAM evaluator: it reads the env's tables, restores only
+// the chosen table into the throwaway prefix, deletes only throwaway
+// tables, and cannot delete an env table nor change resource policies,
+// PITR, deletion protection or table settings.
+func TestReadinessRoleLeastPrivilege(t *testing.T) {
+	docs := policiesIn(t, readinessPlans.Plan(t, "readiness"))
+	m := &matrix{principal: "arn:aws:iam::" + accountID + ":role/dev-dynops-readiness-lambda",
+		policy: policyOf(t, docs, "aws_iam_role_policy.lambda")}
+	source := tableARN("dev", "order")
+	other := tableARN("dev", "user")
+	throwaway := "arn:aws:dynamodb:" + region + ":" + accountID + ":table/dev-dynops-restoretest-1700000000"
+	prodTable := tableARN("prod", "order")
+	ns := func(n string) map[string]any { return map[string]any{"cloudwatch:namespace": n} }
+
+	for _, a := range []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"} {
+		m.add("read env table", a, allowed, a, other, nil)
+		m.add("read other env's table", a, denied, a, prodTable, nil)
+	}
+	m.add("restore", "source", allowed, "dynamodb:RestoreTableToPointInTime", source, nil)
+	m.add("restore", "other env table as source", denied, "dynamodb:RestoreTableToPointInTime", other, nil)
+	m.add("restore", "into throwaway", allowed, "dynamodb:RestoreTableToPointInTime", throwaway, nil)
+	m.add("restore", "write throwaway items", allowed, "dynamodb:BatchWriteItem", throwaway, nil)
+	m.add("delete", "throwaway", allowed, "dynamodb:DeleteTable", throwaway, nil)
+	for _, arn := range []string{source, other, prodTable} {
+		m.add("delete", arn, explicit, "dynamodb:DeleteTable", arn, nil)
+		m.add("write items", arn, denied, "dynamodb:PutItem", arn, nil)
+	}
+	for _, a := range []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTable", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:CreateTable"} {
+		m.add("no change", a, explicit, a, source, nil)
+		m.add("no change of throwaway", a, explicit, a, throwaway, nil)
+	}
+	m.add("metrics", "dynops/Readiness", allowed, "cloudwatch:PutMetricData", "*", ns("dynops/Readiness"))
+	m.add("metrics", "AWS/DynamoDB", denied, "cloudwatch:PutMetricData", "*", ns("AWS/DynamoDB"))
+	m.add("escalation", "iam:PassRole", explicit, "iam:PassRole", "arn:aws:iam::"+accountID+":role/admin", nil)
+
+	evaluate(t, m.cells)
+	for _, c := range m.cells {
+		if !c.ok() {
+			t.Errorf("%s / %s: %s on %s is %s (%s), want %s", c.row, c.col, c.sim.Request.Action, c.sim.Request.Resource.Resource, c.got.OverallResult, c.got.Errors, c.want)
+		}
+	}
+}
+
+// TestReadinessPlan: the module plans the schedule, the Lambda with the
+// env and restore table, a log group with retention and the key, the
+// boundary on both roles, and an alarm per rule plus the restore alarms to
+// the topic; its example plans too.
+func TestReadinessPlan(t *testing.T) {
+	p := readinessPlans.Plan(t, "readiness")
+	get := func(addr string) map[string]any {
+		r, ok := p.ResourcePlannedValuesMap[addr]
+		require.True(t, ok, "plan has no %s", addr)
+		return r.AttributeValues
+	}
+	fn := get("aws_lambda_function.this")
+	env := fn["environment"].([]any)[0].(map[string]any)["variables"].(map[string]any)
+	require.Equal(t, map[string]any{"READINESS_ENV": "dev", "READINESS_RESTORE_TABLE": "dev-example-order"}, env)
+	require.EqualValues(t, 1, fn["reserved_concurrent_executions"])
+	lg := get("aws_cloudwatch_log_group.this")
+	require.EqualValues(t, 30, lg["retention_in_days"])
+	require.Equal(t, matrixKMSKey, lg["kms_key_id"])
+	for _, r := range []string{"aws_iam_role.lambda", "aws_iam_role.scheduler"} {
+		require.Equal(t, exampleBoundary, get(r)["permissions_boundary"], r)
+	}
+	sched := get("aws_scheduler_schedule.this")
+	require.JSONEq(t, `{"env":"dev","restore_table":"dev-example-order"}`, sched["target"].([]any)[0].(map[string]any)["input"].(string))
+
+	alarms := 0
+	topic := "arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"
+	for addr, r := range p.ResourcePlannedValuesMap {
+		if r.Type != "aws_cloudwatch_metric_alarm" {
+			continue
+		}
+		alarms++
+		require.Equal(t, []any{topic}, r.AttributeValues["alarm_actions"], addr)
+		require.Equal(t, "dynops/Readiness", r.AttributeValues["namespace"], addr)
+	}
+	rule := get(`aws_cloudwatch_metric_alarm.failing_rule["DDB-PITR-01"]`)
+	require.Equal(t, "breaching", rule["treat_missing_data"], "a stopped run alarms")
+	require.Equal(t, map[string]any{"Env": "dev", "RuleID": "DDB-PITR-01"}, rule["dimensions"])
+	require.EqualValues(t, 3600, get("aws_cloudwatch_metric_alarm.restore_time")["threshold"])
+	require.Greater(t, alarms, 30, "an alarm per guideline rule plus the restore alarms")
+
+	ex := readinessPlans.Plan(t, "readiness example")
+	_, ok := ex.ResourcePlannedValuesMap["module.readiness.aws_lambda_function.this"]
+	require.True(t, ok, "the example plans the readiness Lambda")
+}
