@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/time/rate"
 )
@@ -176,4 +177,39 @@ func Default(provisioned int64) float64 {
 		return 0
 	}
 	return max(1, math.Floor(float64(provisioned)*DefaultFraction))
+}
+
+// BatchWriter is the BatchWriteItem call of a DynamoDB client (the
+// batchwrite.Writer shape).
+type BatchWriter interface {
+	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// Writes holds db's BatchWriteItem calls on table to the write budget b:
+// each call waits for the bucket, asks for ReturnConsumedCapacity TOTAL and
+// is charged what the response reports. With a nil b (no budget) it is db.
+func Writes(db BatchWriter, table string, b *Bucket) BatchWriter {
+	if b == nil {
+		return db
+	}
+	return budgetedWriter{db: db, table: table, b: b}
+}
+
+type budgetedWriter struct {
+	db    BatchWriter
+	table string
+	b     *Bucket
+}
+
+func (w budgetedWriter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if err := w.b.Wait(ctx); err != nil {
+		return nil, fmt.Errorf("waiting for the write budget of %s (%v units/s): %w", w.table, w.b.Limit(), err)
+	}
+	cp := *in
+	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := w.db.BatchWriteItem(ctx, &cp, o...)
+	if out != nil {
+		w.b.Charge(Units(w.table, out.ConsumedCapacity...))
+	}
+	return out, err
 }
