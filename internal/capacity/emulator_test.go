@@ -1,4 +1,4 @@
-package capacity
+package capacity_test
 
 import (
 	"context"
@@ -10,12 +10,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynops/dynops/internal/batchwrite"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/testctx"
 	"github.com/dynops/dynops/test/fixture"
 	"github.com/dynops/dynops/test/harness"
 )
 
 var target *harness.Target
+
+// sleepClock moves only when the bucket sleeps (one test goroutine).
+type sleepClock struct{ now time.Time }
+
+func (c *sleepClock) Now() time.Time { return c.now }
+
+func (c *sleepClock) Sleep(_ context.Context, d time.Duration) error {
+	c.now = c.now.Add(d)
+	return nil
+}
 
 // askedTotal passes calls to the emulator and notes whether each asked for
 // ReturnConsumedCapacity TOTAL: moto reports ConsumedCapacity even when not
@@ -46,8 +57,8 @@ func TestBatchWritesChargedFromTheServiceReport(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	table := "dev-" + harness.UniqueID() + "-budget"
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id"})
-	clk := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	b, err := NewBucket(2, clk)
+	clk := &sleepClock{now: time.Unix(1_700_000_000, 0)}
+	b, err := capacity.NewBucket(2, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +68,7 @@ func TestBatchWritesChargedFromTheServiceReport(t *testing.T) {
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: u}}
 	}
 	rec := &askedTotal{Client: db}
-	n, err := batchwrite.Write(ctx, Writes(rec, table, b), table, reqs, batchwrite.DefaultBackoff(), batchwrite.DefaultLimits())
+	n, err := batchwrite.Write(ctx, capacity.Writes(rec, table, b), table, reqs, batchwrite.DefaultBackoff(), batchwrite.DefaultLimits())
 	if err != nil || n != len(reqs) {
 		t.Fatalf("wrote %d of %d: %v", n, len(reqs), err)
 	}
