@@ -17,6 +17,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/batchwrite"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -163,6 +164,8 @@ type ApplyOptions struct {
 	Act     func(what, target string, detail any)
 	// Progress is told each increment's changes as they are written.
 	Progress func(inc Increment, written, total int)
+	// WriteBudget holds the writes to --max-write-units (nil: no budget).
+	WriteBudget *capacity.Bucket
 }
 
 // IncrementResult is what applying one export did.
@@ -181,6 +184,9 @@ type ApplyReport struct {
 	SinceFrom  string            `json:"since_from"` // where that came from
 	Through    time.Time         `json:"through"`    // the table's checkpoint afterwards (read back)
 	Increments []IncrementResult `json:"increments"`
+	// WriteCapacity is the budget and what the writes used (as the
+	// responses reported), when a budget was given.
+	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`
 }
 
 // Baseline says where the table's history starts: its checkpoint tag, else
@@ -281,7 +287,7 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 		o.Act(audit.ActExportApply, o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
 		for start := 0; start < len(reqs); start += 1000 {
 			chunk := reqs[start:min(start+1000, len(reqs))]
-			if _, err := batchwrite.Write(ctx, db, o.Table, chunk, o.Backoff, batchwrite.DefaultLimits()); err != nil {
+			if _, err := batchwrite.Write(ctx, capacity.Writes(db, o.Table, o.WriteBudget), o.Table, chunk, o.Backoff, batchwrite.DefaultLimits()); err != nil {
 				return rep, fmt.Errorf("applying %s to %s (re-run to resume: %s stays at %s): %w", inc.Dir, o.Table, TagAppliedThrough, stamp(rep.Through), err)
 			}
 			if o.Progress != nil {

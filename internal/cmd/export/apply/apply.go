@@ -12,8 +12,10 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -29,6 +31,9 @@ type Options struct {
 	Since        string
 	Yes          bool
 	Confirm      string
+	// MaxWriteUnits is the write budget on Table in capacity units per
+	// second (0: none).
+	MaxWriteUnits float64
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -81,6 +86,8 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
+	fl.Float64Var(&opts.MaxWriteUnits, "max-write-units", 0, "write capacity units per second the apply may take on --table, measured from what DynamoDB reports (0: no budget)")
+	flagcheck.Range(fl, "max-write-units", "0", "", "a budget is more than 0 units/s; 0 is none")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod apply without a terminal")
 	cmdfacts.Writes(cmd)
@@ -128,12 +135,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
 		return err
 	}
+	var budget *capacity.Bucket
+	if opts.MaxWriteUnits > 0 {
+		if budget, err = capacity.NewBucket(opts.MaxWriteUnits, nil); err != nil {
+			return err
+		}
+	}
 	rep, err := export.ApplyIncrements(ctx, db, store, arn, base, incs, export.ApplyOptions{
-		Table: opts.Table, Apply: ok, Act: f.Audit.Act,
+		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: budget,
 		Progress: func(inc export.Increment, done, total int) {
-			f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
+			if budget == nil {
+				f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
+				return
+			}
+			u := budget.Usage()
+			f.IOStreams.Progress("applying %s: %d/%d changes, %.1f WCU/s of %.1f", inc.Dir, done, total, u.PerSecond, u.Budget)
 		},
 	})
+	if budget != nil && ok {
+		u := budget.Usage()
+		rep.WriteCapacity = &u
+		f.Audit.Act(audit.ActExportApply, opts.Table, map[string]any{"write_capacity": u})
+	}
 	f.IOStreams.Done()
 	rep.SinceFrom = baseFrom
 	if err != nil {
@@ -163,6 +186,9 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 			state = "already applied: skipped"
 		}
 		fmt.Fprintf(out, "  %s..%s  %s  %s\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Dir, state)
+	}
+	if c := rep.WriteCapacity; c != nil {
+		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
 	}
 	if !rep.DryRun {
 		fmt.Fprintf(out, "%s is applied through %s (its %s tag, read back)\n", rep.Table, rep.Through.Format(time.RFC3339Nano), export.TagAppliedThrough)
