@@ -12,8 +12,8 @@ import (
 	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/testctx"
-	"github.com/dynops/dynops/test/fixture"
-	"github.com/dynops/dynops/test/harness"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 var target *harness.Target
