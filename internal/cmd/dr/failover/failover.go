@@ -35,6 +35,8 @@ pointer names to --to, in named steps:
   drain-canary       an item written in the old region just before the fence
   fence-old          a resource policy on the old region's table denies item writes to
                      every principal but --break-glass-role-arn (and the replication role)
+  fence-others       three or more replicas: every replica but --to is fenced the same
+                     way, each read back (one that does not answer refuses, unless --force)
   drain              wait --drain-multiplier (10) x the recent maximum ReplicationLatency
                      from every other region into --to, within --drain-floor and
                      --drain-cap (AWS's evacuation guidance); --drain-unhealthy when a
