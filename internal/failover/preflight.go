@@ -134,7 +134,7 @@ func Preflight(s State, r Rules) []Check {
 
 	checks = append(checks, latencyCheck(from, r, oldDown, replicated))
 
-	checks = append(checks, targetFenceCheck(s, r, to))
+	checks = append(checks, targetFenceCheck(s, r, to), pausedCheck(s))
 	if c, ok := othersCheck(s, r); ok {
 		checks = append(checks, c)
 	}

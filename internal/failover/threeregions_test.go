@@ -164,3 +164,37 @@ func TestThreeRegionOtherReplicaDown(t *testing.T) {
 	assert.True(t, p.Fenced(t, home))
 	assert.False(t, p.Fenced(t, third), "the real third table was never reached")
 }
+
+// TestFailoverRefusedWhileReplicationIsPaused_DDB_DR_01: the statement AWS
+// FIS adds for aws:dynamodb:global-table-pause-replication (shape from the
+// AWS FIS actions reference; moto has no FIS, so the test puts it with
+// PutResourcePolicy) on the target's table, read back from the emulator:
+// the failover preflight refuses, naming the region and the statement, and
+// changes nothing; once the statement is gone the failover goes ahead.
+func TestFailoverRefusedWhileReplicationIsPaused_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := newPair(t, false)
+	_, arn := policyOf(t, p, away)
+	doc := `{"Version":"2012-10-17","Statement":[{"Sid":"DoNotModifyFisDynamoDbPauseReplicationEXPtest","Effect":"Deny","Principal":{"AWS":"*"},` +
+		`"Action":["dynamodb:GetItem","dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:DeleteItem"],"Resource":"` + arn + `",` +
+		`"Condition":{"DateLessThan":{"aws:CurrentTime":"2099-01-01T00:00:00Z"},"ArnEquals":{"aws:PrincipalArn":"arn:aws:iam::123456789012:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication"}}}]}`
+	db := p.Clients(away).DynamoDB
+	_, err := db.PutResourcePolicy(ctx, &dynamodb.PutResourcePolicyInput{ResourceArn: &arn, Policy: &doc})
+	require.NoError(t, err)
+
+	r := p.runner(new([]string))
+	res, err := r.Run(ctx, p.request(failover.Failover, "", away, true))
+	require.ErrorIs(t, err, failover.ErrRefused)
+	c := check(res, "replication-paused")
+	assert.Equal(t, failover.CheckFail, c.Status)
+	assert.Contains(t, c.Detail, away+": an AWS FIS experiment")
+	assert.Contains(t, c.Detail, "DoNotModifyFisDynamoDbPauseReplicationEXPtest until 2099-01-01T00:00:00Z")
+	p.AssertUnchanged(t)
+
+	_, err = db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &arn})
+	require.NoError(t, err)
+	res, err = r.Run(ctx, p.request(failover.Failover, "", away, true))
+	require.NoError(t, err, "%+v", res.Checks)
+	assert.Equal(t, failover.CheckOK, check(res, "replication-paused").Status)
+}
