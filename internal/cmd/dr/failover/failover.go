@@ -30,7 +30,8 @@ func NewCmdFailover(f *factory.Factory, runF func(context.Context, *Options) err
 pointer names to --to, in named steps:
 
   preflight          the target replica is ACTIVE, ReplicationLatency into it is under
-                     --max-replication-latency, it carries no fence, the pointer agrees;
+                     --max-replication-latency, it carries no fence, no replica's policy
+                     pauses replication (AWS FIS), the pointer agrees;
                      the drain is computed and printed with the metric values it used
   drain-canary       an item written in the old region just before the fence
   fence-old          a resource policy on the old region's table denies item writes to
