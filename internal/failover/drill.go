@@ -99,3 +99,14 @@ func (s State) Fenced() []string {
 	}
 	return out
 }
+
+// FencedBy returns the regions whose table a fence of owner holds.
+func (s State) FencedBy(owner Owner) []string {
+	var out []string
+	for _, rs := range s.Regions {
+		if rs.Fenced && ownerOf(rs.FenceSid) == owner {
+			out = append(out, rs.Region)
+		}
+	}
+	return out
+}

@@ -181,11 +181,22 @@ func (s State) HalfDone() string {
 	if s.Active == "" {
 		return ""
 	}
-	var others []string
+	// The region to finish the switch to: the one other replica not
+	// fenced (a failover stopped after fencing every other), else any.
+	var others, open []string
 	for _, r := range s.Regions {
 		if r.Region != s.Active {
 			others = append(others, r.Region)
+			if !r.Fenced {
+				open = append(open, r.Region)
+			}
 		}
+	}
+	if len(open) == 1 {
+		others = open
+	}
+	if len(others) > 1 {
+		others = []string{"REGION (one of " + strings.Join(others, ", ") + ")"}
 	}
 	if a, ok := s.Region(s.Active); ok && a.Fenced {
 		if a.FenceSid == FailbackFenceSid {

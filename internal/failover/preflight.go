@@ -134,19 +134,127 @@ func Preflight(s State, r Rules) []Check {
 
 	checks = append(checks, latencyCheck(from, r, oldDown, replicated))
 
-	switch {
-	case to.PolicyError != "":
-		add("target-fence", CheckFail, "%s", to.PolicyError)
-	case to.Fenced && r.Mode == Failover:
-		add("target-fence", CheckFail, "%s carries the write fence (%s) from an earlier failover: to return there, run `dynops dr failback --table %s --to %s`", r.To, FenceSid, s.Target.Table, r.To)
-	case to.Fenced:
-		add("target-fence", CheckOK, "%s is fenced; this failback removes the fence", r.To)
-	default:
-		add("target-fence", CheckOK, "%s is not fenced", r.To)
+	checks = append(checks, targetFenceCheck(s, r, to), pausedCheck(s))
+	if c, ok := othersCheck(s, r); ok {
+		checks = append(checks, c)
 	}
-
 	checks = append(checks, pointerCheck(s, r))
 	return checks
+}
+
+// fenceOwner names the fence statement a region carries and who owns it.
+func fenceOwner(rs RegionState) string {
+	switch ownerOf(rs.FenceSid) {
+	case OwnerDR:
+		if rs.FenceSid == FailbackFenceSid {
+			return fmt.Sprintf("the temporary fence of a failback that did not finish (statement %s, owner dynops dr)", rs.FenceSid)
+		}
+		return fmt.Sprintf("the fence of an earlier failover (statement %s, owner dynops dr)", rs.FenceSid)
+	case OwnerMigrate:
+		return fmt.Sprintf("the fence of a migration cutover (statement %s, owner dynops migrate; `dynops migrate rollback` removes it)", rs.FenceSid)
+	}
+	return fmt.Sprintf("a fence dynops did not write (%s)", rs.FenceDetail)
+}
+
+// targetFenceCheck says which fence the target carries and who owns it.
+// A failover's target must carry no fence. A failback removes the fences
+// of dynops dr and no other: a target fenced only by a statement dynops
+// did not write is refused (the failback could not lift it), and a
+// migration's fence is named, with what it leaves: writes to the table
+// there stay denied until `dynops migrate rollback`.
+func targetFenceCheck(s State, r Rules, to RegionState) Check {
+	c := Check{Name: "target-fence", Status: CheckOK}
+	hasDR := ownerOf(to.FenceSid) == OwnerDR
+	hasMigrate := ownerOf(to.FenceSid) == OwnerMigrate || HasOwnFence(to.Policy, OwnerMigrate)
+	migrate := fmt.Sprintf("the fence of a migration cutover (statement %s, owner dynops migrate)", MigrateFenceSid)
+	switch {
+	case to.PolicyError != "":
+		c.Status, c.Detail = CheckFail, to.PolicyError
+	case r.Mode == Failover && to.Fenced:
+		c.Status = CheckFail
+		c.Detail = fmt.Sprintf("%s carries %s", r.To, fenceOwner(to))
+		if hasDR {
+			c.Detail += fmt.Sprintf(": to return there, run `dynops dr failback --table %s --to %s`", s.Target.Table, r.To)
+		} else {
+			c.Detail += ": writes moved there would be denied"
+		}
+	case r.Mode == Failover && hasMigrate:
+		c.Status, c.Detail = CheckFail, fmt.Sprintf("%s carries %s: writes moved there would be denied", r.To, migrate)
+	case r.Mode == Failover:
+		c.Detail = fmt.Sprintf("%s is not fenced", r.To)
+	case hasDR && hasMigrate:
+		c.Status = CheckWarn
+		c.Detail = fmt.Sprintf("%s carries %s and %s: this failback removes the first only; writes to %s there stay denied until `dynops migrate rollback`", r.To, fenceOwner(to), migrate, s.Target.Table)
+	case hasDR && to.Fenced:
+		c.Detail = fmt.Sprintf("%s carries %s; this failback removes it", r.To, fenceOwner(to))
+	case hasDR:
+		c.Status = CheckFail
+		c.Detail = fmt.Sprintf("%s carries statement %s of dynops dr, which does not fence (%s): fix or remove it first", r.To, to.FenceSid, to.FenceDetail)
+	case hasMigrate:
+		c.Status = CheckWarn
+		c.Detail = fmt.Sprintf("%s carries no fence of dynops dr, only %s: this failback leaves it, so writes to %s there stay denied until `dynops migrate rollback`", r.To, migrate, s.Target.Table)
+	case to.Fenced:
+		c.Status = CheckFail
+		c.Detail = fmt.Sprintf("%s is fenced by %s: dr failback removes only the fences of dynops dr; remove that statement yourself first", r.To, fenceOwner(to))
+	default:
+		c.Detail = fmt.Sprintf("%s carries no fence: this failback moves writes there and removes the fences of dynops dr from the other replicas", r.To)
+	}
+	return c
+}
+
+// othersCheck covers the replicas that are neither the old region nor
+// the target (three or more regions): a failover fences each (so that
+// only the target takes writes), a failback removes its own fences from
+// each. Each must answer, or the switch needs --force and says what it
+// leaves undone. ok is false with two regions.
+func othersCheck(s State, r Rules) (Check, bool) {
+	others := othersOf(s.Target, r.From, r.To)
+	if len(others) == 0 {
+		return Check{}, false
+	}
+	c := Check{Name: "other-replicas", Status: CheckOK}
+	var parts []string
+	for _, region := range others {
+		rs, _ := s.Region(region)
+		switch {
+		case !rs.Answers && r.Force:
+			c.Status = worse(c.Status, CheckWarn)
+			if r.Mode == Failover {
+				parts = append(parts, fmt.Sprintf("%s does not answer (--force): it will NOT be fenced and could take writes", region))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s does not answer (--force): its fence stays", region))
+			}
+		case !rs.Answers:
+			c.Status = CheckFail
+			parts = append(parts, fmt.Sprintf("%s; a replica dynops cannot fence could take writes after the switch: if the region is down, pass --force", rs.Error))
+		case !rs.TableExists:
+			c.Status = CheckFail
+			parts = append(parts, rs.Error)
+		case rs.PolicyError != "":
+			c.Status = CheckFail
+			parts = append(parts, rs.PolicyError)
+		case r.Mode == Failover && rs.Fenced:
+			parts = append(parts, fmt.Sprintf("%s carries %s already", region, fenceOwner(rs)))
+		case r.Mode == Failover:
+			parts = append(parts, fmt.Sprintf("%s will be fenced", region))
+		case HasOwnFence(rs.Policy, OwnerMigrate):
+			parts = append(parts, fmt.Sprintf("%s: its fences of dynops dr are removed, the migration's (%s) stays", region, MigrateFenceSid))
+		case rs.Fenced:
+			parts = append(parts, fmt.Sprintf("%s carries %s: removed at the end", region, fenceOwner(rs)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s is not fenced: fenced while the pointer moves, then unfenced", region))
+		}
+	}
+	c.Detail = strings.Join(parts, "; ")
+	return c, true
+}
+
+func worse(a, b CheckStatus) CheckStatus {
+	rank := map[CheckStatus]int{CheckOK: 0, CheckSkipped: 1, CheckWarn: 2, CheckFail: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }
 
 func latencyCheck(from RegionState, r Rules, oldDown, replicated bool) Check {

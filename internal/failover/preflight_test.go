@@ -74,7 +74,11 @@ func TestPreflightDecisions(t *testing.T) {
 		{"--force does not skip a latency the old region reports", func(s *State, r *Rules) { s.Regions[0].Latency[0].Max = time.Minute; r.Force = true }, "replication-latency", CheckFail},
 		{"--from outside the regions", func(_ *State, r *Rules) { r.From = "us-east-1" }, "old-region", CheckFail},
 		{"target fenced refuses a failover", func(s *State, _ *Rules) { s.Regions[1].Fenced = true }, "target-fence", CheckFail},
-		{"target fenced is expected by a failback", func(s *State, r *Rules) { s.Regions[1].Fenced = true; r.Mode = Failback }, "target-fence", CheckOK},
+		{"target fenced by dr is expected by a failback", func(s *State, r *Rules) {
+			s.Regions[1].Fenced, s.Regions[1].FenceSid = true, FenceSid
+			r.Mode = Failback
+		}, "target-fence", CheckOK},
+		{"target fenced by a statement dynops did not write refuses a failback", func(s *State, r *Rules) { s.Regions[1].Fenced = true; r.Mode = Failback }, "target-fence", CheckFail},
 		{"pointers disagree", func(s *State, _ *Rules) { s.Regions[1].Pointer = "eu-central-1" }, "pointer", CheckFail},
 		{"pointers disagree, --from given", func(s *State, r *Rules) { s.Regions[1].Pointer = "eu-central-1"; r.FromGiven = true }, "pointer", CheckWarn},
 		{"pointer missing in the target", func(s *State, _ *Rules) { s.Regions[1].PointerError = "parameter does not exist" }, "pointer", CheckFail},

@@ -134,7 +134,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		}
 		switch {
 		case req.Rules.To == "":
-			res.Checks = []Check{{Name: "target-table", Status: CheckFail, Detail: fmt.Sprintf("cannot tell which region to switch to (%s fenced: %v; pointer: %v): pass --to", req.Rules.Mode, res.State.Fenced(), res.State.Pointers())}}
+			res.Checks = []Check{{Name: "target-table", Status: CheckFail, Detail: ambiguousTo(res.State, req.Rules)}}
+		case req.Rules.From == "" && res.State.Active == req.Rules.To:
+			res.Checks = []Check{{Name: "old-region", Status: CheckFail, Detail: ambiguousFrom(res.State, req.Rules)}}
 		case req.Rules.From == "":
 			res.Checks = []Check{{Name: "pointer", Status: CheckFail, Detail: fmt.Sprintf("%s does not name one region everywhere (%s): pass --from with the region that takes writes", req.Target.Pointer, describePointers(res.State))}}
 		default:
@@ -221,6 +223,11 @@ func defaultFrom(s State, r Rules) (from string, resume bool) {
 	if len(fenced) == 1 {
 		return fenced[0], true
 	}
+	if len(fenced) > 1 && s.Active == r.To {
+		// Three or more replicas, all but To fenced: which one took
+		// writes before cannot be told (ambiguousFrom asks for --from).
+		return "", false
+	}
 	// A failover that stopped between its fence and its pointer flip left
 	// the pointer naming its own, fenced, region; the failback to it (the
 	// undo HalfDone names) comes from the one other region.
@@ -235,22 +242,67 @@ func defaultFrom(s State, r Rules) (from string, resume bool) {
 }
 
 // defaultTo is the region a switch goes to when --to is not given: for a
-// failback the one fenced region, for a failover the one other region.
+// failback the one region a dynops dr fence holds (a migration's fence is
+// not a failover's), for a failover the one other region.
 func defaultTo(s State, r Rules) string {
-	var candidates []string
-	if r.Mode == Failback {
-		candidates = s.Fenced()
-	} else {
-		for _, reg := range s.Target.Regions {
-			if reg != r.From {
-				candidates = append(candidates, reg)
-			}
-		}
-	}
-	if len(candidates) == 1 {
-		return candidates[0]
+	if c := toCandidates(s, r); len(c) == 1 {
+		return c[0]
 	}
 	return ""
+}
+
+func toCandidates(s State, r Rules) []string {
+	var candidates []string
+	if r.Mode == Failback {
+		return s.FencedBy(OwnerDR)
+	}
+	for _, reg := range s.Target.Regions {
+		if reg != r.From {
+			candidates = append(candidates, reg)
+		}
+	}
+	return candidates
+}
+
+// ambiguousTo says why no --to could be chosen, naming the replicas.
+func ambiguousTo(s State, r Rules) string {
+	c := toCandidates(s, r)
+	replicas := strings.Join(s.Target.Regions, ", ")
+	switch {
+	case r.Mode == Failback && len(c) == 0:
+		return fmt.Sprintf("no replica carries a fence of dynops dr (replicas: %s; pointer: %s): pass --to with the region writes return to", replicas, describePointers(s))
+	case r.Mode == Failback:
+		return fmt.Sprintf("%d replicas carry a fence of dynops dr (%s; replicas: %s): pass --to with the region writes return to, one of %s", len(c), strings.Join(c, ", "), replicas, strings.Join(c, ", "))
+	}
+	return fmt.Sprintf("the table has %d replicas (%s): pass --to with the region writes move to, one of %s", len(s.Target.Regions), replicas, strings.Join(c, ", "))
+}
+
+// ambiguousFrom says why --from could not be chosen when the pointer
+// already names --to: more than one other replica is fenced, so which
+// one took writes before cannot be told.
+func ambiguousFrom(s State, r Rules) string {
+	var fenced []string
+	for _, f := range s.Fenced() {
+		if f != r.To {
+			fenced = append(fenced, f)
+		}
+	}
+	if len(fenced) == 0 {
+		return fmt.Sprintf("writes are already meant to go to %s (the pointer names it in every region) and no other replica is fenced: nothing to switch", r.To)
+	}
+	return fmt.Sprintf("the pointer already names %s and %s are fenced: an earlier %s got past its pointer flip; pass --from with the region writes came from (one of %s) to finish it", r.To, strings.Join(fenced, ", "), r.Mode, strings.Join(fenced, ", "))
+}
+
+// othersOf are the replicas of a switch from -> to that are neither: with
+// three or more regions, each could take writes, so each is fenced too.
+func othersOf(t Target, from, to string) []string {
+	var out []string
+	for _, r := range t.Regions {
+		if r != from && r != to {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (r *Runner) before(name string) error {
@@ -363,6 +415,15 @@ func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 			return r.fence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN, sid)
 		},
 	}}
+	if others := othersOf(req.Target, from, to); len(others) > 0 {
+		defs = append(defs, stepDef{
+			name: "fence-others",
+			plan: fmt.Sprintf("fence %s in %s too (the other replicas: only %s takes writes after the switch), same statement %s, each read back", table, strings.Join(others, ", "), to, sid),
+			run: func(ctx context.Context, st *Step) error {
+				return r.fenceOthers(ctx, st, req, s, others, sid)
+			},
+		})
+	}
 	if req.Rules.Mode == Failback {
 		defs = append(defs, stepDef{
 			name: "unfence-target",
@@ -441,16 +502,12 @@ func (r *Runner) steps(req Request, s State, plan *DrainPlan) []stepDef {
 		},
 	)
 	if req.Rules.Mode == Failback {
+		left := append([]string{from}, othersOf(req.Target, from, to)...)
 		defs = append(defs, stepDef{
 			name: "unfence-old",
-			plan: fmt.Sprintf("remove the write fence from %s in %s", table, from),
+			plan: fmt.Sprintf("remove the write fences of dynops dr from %s in %s (any other owner's fence stays), each read back", table, strings.Join(left, ", ")),
 			run: func(ctx context.Context, st *Step) error {
-				if !fromState.Answers {
-					st.Status = StepSkipped
-					st.Detail = fmt.Sprintf("%s does not answer (--force): it was not fenced", from)
-					return nil
-				}
-				return r.unfence(ctx, st, from, fromState.TableARN, req.BreakGlassRoleARN)
+				return r.unfenceAll(ctx, st, req, s, left)
 			},
 		})
 	}
@@ -474,6 +531,71 @@ func (r *Runner) fence(ctx context.Context, st *Step, region, arn, breakGlass, s
 		return err
 	}
 	st.Detail = detail
+	return nil
+}
+
+// fenceOthers fences every replica of a switch but its old region (fenced
+// by fence-old) and its target, one by one, each read back. A replica
+// fenced already (by dynops dr or a migration) is left as it is; one that
+// does not answer is skipped only with --force (the preflight refused
+// otherwise), and the detail says it is NOT fenced.
+func (r *Runner) fenceOthers(ctx context.Context, st *Step, req Request, s State, others []string, sid string) error {
+	var done []string
+	for _, region := range others {
+		rs, _ := s.Region(region)
+		switch {
+		case rs.Fenced:
+			done = append(done, fmt.Sprintf("%s: fenced already (statement %s), left as it is", region, rs.FenceSid))
+			continue
+		case !rs.Answers && req.Rules.Force:
+			done = append(done, fmt.Sprintf("%s: does not answer (--force): NOT fenced; when it answers, run `dynops dr failover %s --to %s --from %s --yes` again to fence it", region, commonFlags(req), req.Rules.To, req.Rules.From))
+			continue
+		case !rs.Answers || !rs.TableExists:
+			return fmt.Errorf("%s cannot be fenced: %s (fenced so far: %v)", region, rs.Error, done)
+		}
+		before, detail, changed, err := fenceTable(ctx, r.Clients(region).DynamoDB, rs.TableARN, req.BreakGlassRoleARN, sid, r.pollInterval())
+		if changed {
+			st.Undo = append(st.Undo, restorePolicyCmd(region, rs.TableARN, before))
+		}
+		if err != nil {
+			return fmt.Errorf("fencing %s in %s: %w (fenced so far: %v)", req.Target.Table, region, err, done)
+		}
+		done = append(done, region+": "+detail)
+	}
+	st.Detail = strings.Join(done, "; ")
+	return nil
+}
+
+// unfenceAll removes the fences of dynops dr from every region in regions,
+// each read back; another owner's fence (a migration's) stays and the
+// detail says so. A region that does not answer is skipped with --force.
+func (r *Runner) unfenceAll(ctx context.Context, st *Step, req Request, s State, regions []string) error {
+	var details []string
+	removed := 0
+	for _, region := range regions {
+		rs, _ := s.Region(region)
+		switch {
+		case !rs.Answers:
+			details = append(details, fmt.Sprintf("%s: does not answer (--force): any fence of dynops dr there stays; run the same failback again when it answers", region))
+			continue
+		case !rs.TableExists:
+			details = append(details, fmt.Sprintf("%s: %s", region, rs.Error))
+			continue
+		}
+		had, before, detail, err := unfenceTable(ctx, r.Clients(region).DynamoDB, rs.TableARN, OwnerDR, req.BreakGlassRoleARN, r.pollInterval())
+		if err != nil {
+			return fmt.Errorf("unfencing %s in %s: %w (done so far: %s)", req.Target.Table, region, err, strings.Join(details, "; "))
+		}
+		if had {
+			removed++
+			st.Undo = append(st.Undo, restorePolicyCmd(region, rs.TableARN, before))
+		}
+		details = append(details, region+": "+detail)
+	}
+	if removed == 0 {
+		st.Status = StepSkipped
+	}
+	st.Detail = strings.Join(details, "; ")
 	return nil
 }
 
@@ -649,7 +771,7 @@ func (r *Runner) waitFor(ctx context.Context, c canary, db DynamoDB, table strin
 // DynamoDB's 20 KB limit (else the switch would fail midway).
 func fenceChecks(s State, req Request) []Check {
 	var out []Check
-	for _, region := range []string{req.Rules.From, req.Rules.To} {
+	for _, region := range append([]string{req.Rules.From, req.Rules.To}, othersOf(req.Target, req.Rules.From, req.Rules.To)...) {
 		rs, ok := s.Region(region)
 		if !ok || !rs.TableExists || rs.TableARN == "" {
 			continue
@@ -658,8 +780,8 @@ func fenceChecks(s State, req Request) []Check {
 			out = append(out, Check{Name: "break-glass-role", Status: CheckFail, Detail: err.Error()})
 			return out
 		}
-		if region != req.Rules.From {
-			continue // only the old region gets the fence
+		if region == req.Rules.To || (region != req.Rules.From && rs.Fenced) {
+			continue // the target is not fenced; a replica fenced already is left as it is
 		}
 		sid := FenceSid
 		if req.Rules.Mode == Failback {

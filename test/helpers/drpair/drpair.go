@@ -23,10 +23,12 @@ import (
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
-// The pair's regions: Home holds the writes at the start.
+// The pair's regions: Home holds the writes at the start. Third is the
+// third replica of a three-region setup (Options.Third).
 const (
-	Home = "eu-west-1"
-	Away = "eu-central-1"
+	Home  = "eu-west-1"
+	Away  = "eu-central-1"
+	Third = "eu-north-1"
 )
 
 // Pair is a same-name table in Home and Away with its pointer.
@@ -41,6 +43,7 @@ type Pair struct {
 type Options struct {
 	MissingAway bool // create the table in Home only
 	NoPointer   bool // leave the pointer to Terraform (modules/dr)
+	Third       bool // a third same-name table and pointer in Third
 }
 
 // New creates a dev-* table in both regions and sets the pointer to Home in
@@ -54,8 +57,12 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 	ctx := context.Background()
 	cfg := tg.AWSConfig(t)
 	p := Pair{Table: "dev-" + harness.UniqueID() + "-session", Config: cfg, Clients: Clients(cfg)}
-	p.Target = failover.Target{Table: p.Table, Regions: []string{Home, Away}, Pointer: failover.DefaultPointer(p.Table)}
-	for _, r := range []string{Home, Away} {
+	regions := []string{Home, Away}
+	if o.Third {
+		regions = append(regions, Third)
+	}
+	p.Target = failover.Target{Table: p.Table, Regions: regions, Pointer: failover.DefaultPointer(p.Table)}
+	for _, r := range regions {
 		if r == Away && o.MissingAway {
 			continue
 		}
@@ -67,7 +74,7 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 		})
 		require.NoError(t, err)
 	}
-	for _, r := range []string{Home, Away} {
+	for _, r := range regions {
 		if o.NoPointer {
 			break
 		}
@@ -134,11 +141,11 @@ func (p Pair) Fenced(t *testing.T, region string) bool {
 }
 
 // AssertUnchanged checks that the pair is as New left it: pointer Home in
-// both regions, no fence in either.
+// every region, no fence in any.
 func (p Pair) AssertUnchanged(t *testing.T) {
 	t.Helper()
-	require.Equal(t, Home, p.Pointer(t, Home))
-	require.Equal(t, Home, p.Pointer(t, Away))
-	require.False(t, p.Fenced(t, Home), "home must not be fenced")
-	require.False(t, p.Fenced(t, Away), "away must not be fenced")
+	for _, r := range p.Target.Regions {
+		require.Equal(t, Home, p.Pointer(t, r), "pointer in %s", r)
+		require.False(t, p.Fenced(t, r), "%s must not be fenced", r)
+	}
 }

@@ -55,7 +55,7 @@ protected tables (docs/protection.md): rehearse on dev or stg. Without
 		},
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
-	shared.AddSwitchFlags(cmd, &opts.Switch, "the region to fail over to (default: the one other region)")
+	shared.AddSwitchFlags(cmd, &opts.Switch, "the region to fail over to (default: the one other region; required with three or more replicas)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the drill stopped between steps (the audit log lists what was done); run `dynops dr status` and delete any canary item it names")
 	cmdfacts.SetTimeout(cmd, 10*time.Second)

@@ -26,19 +26,24 @@ func NewCmdFailback(f *factory.Factory, runF func(context.Context, *Options) err
 	cmd := &cobra.Command{
 		Use:   "failback --table NAME [--to REGION] [--yes]",
 		Short: "Return a global table's writes to the region a failover left, and remove the fences",
-		Long: `Failback returns writes to --to (default: the one fenced region) in named steps:
+		Long: `Failback returns writes to --to (default: the one region a dynops dr fence holds;
+required when several do, as after a failover of three or more replicas) in named steps:
 
   preflight          as for failover; the target's fence is expected
   fence-old          the region writes leave is fenced while the pointer moves,
                      so that no two regions take writes at once
+  fence-others       three or more replicas: any other replica still open, the same way
   unfence-target     the target's fence is removed, read back
+  drain, drain-check as for failover (docs/dr-drain.md)
   flip-pointer       the SSM pointer names --to in every region, read back
   route53            every health check back to not inverted (automatic failover again)
   canary             an item written in --to and read back
   replication-check  the canary seen in the region writes left, then deleted
-  unfence-old        the fence of the region writes left is removed
+  unfence-old        the fences of dynops dr are removed from every replica but --to,
+                     each read back; another owner's fence (a migration's) stays
 
-Without --yes it is a dry run. A failed step stops the run and prints how to roll back.`,
+The preflight's target-fence row names the fence on --to and its owner. Without
+--yes it is a dry run. A failed step stops the run and prints how to roll back.`,
 		Example: `  dynops dr failback --table prod-hoge-session
   dynops dr failback --table prod-hoge-session --to eu-west-1 --yes --confirm prod-hoge-session`,
 		Args: cobra.NoArgs,

@@ -30,11 +30,14 @@ func NewCmdFailover(f *factory.Factory, runF func(context.Context, *Options) err
 pointer names to --to, in named steps:
 
   preflight          the target replica is ACTIVE, ReplicationLatency into it is under
-                     --max-replication-latency, it carries no fence, the pointer agrees;
+                     --max-replication-latency, it carries no fence, no replica's policy
+                     pauses replication (AWS FIS), the pointer agrees;
                      the drain is computed and printed with the metric values it used
   drain-canary       an item written in the old region just before the fence
   fence-old          a resource policy on the old region's table denies item writes to
                      every principal but --break-glass-role-arn (and the replication role)
+  fence-others       three or more replicas: every replica but --to is fenced the same
+                     way, each read back (one that does not answer refuses, unless --force)
   drain              wait --drain-multiplier (10) x the recent maximum ReplicationLatency
                      from every other region into --to, within --drain-floor and
                      --drain-cap (AWS's evacuation guidance); --drain-unhealthy when a
