@@ -133,10 +133,10 @@ func TestApplyLocalThenCheck(t *testing.T) {
 	assert.Zero(t, rep.Summary.Fail)
 }
 
-// TestEnvRootsNeedTerraformForUseLockfile_Bug9: a root whose S3 backend uses
+// TestEnvRootsNeedTerraformForUseLockfile: a root whose S3 backend uses
 // use_lockfile (terraform 1.11) must not accept an older terraform, its
 // provider constraint has an upper bound, and its lock file is committed.
-func TestEnvRootsNeedTerraformForUseLockfile_Bug9(t *testing.T) {
+func TestEnvRootsNeedTerraformForUseLockfile(t *testing.T) {
 	minVersion := regexp.MustCompile(`required_version\s*=\s*">=\s*1\.(\d+)\.\d+, < 2\.0\.0"`)
 	pinned := regexp.MustCompile(`(?s)aws\s*=\s*\{.*version\s*=\s*"(\d+\.\d+\.\d+|[^"]*<[^"]*)"`)
 	dirs, err := filepath.Glob(filepath.Join(harness.RepoRoot(), "envs", "*", "versions.tf"))

@@ -232,8 +232,8 @@ func TestDay2(t *testing.T) {
 	if target.OnEmulator() {
 		opts.Targets = []string{"aws_dynamodb_table.this"}
 	}
-	// Bug 2 (DDB-CAP-01): a switch to PROVISIONED lands at the minimum, not 1/1.
-	step("Bug2 DDB-CAP-01 billing switched to PROVISIONED lands at the minimum", func() {
+	// DDB-CAP-01: a switch to PROVISIONED lands at the minimum, not 1/1.
+	step("DDB-CAP-01 billing switched to PROVISIONED lands at the minimum", func() {
 		maps.Copy(vars, map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady load", "read_capacity": 5, "write_capacity": 4})
 	})
 	d := describe(t, db, name)
@@ -241,7 +241,7 @@ func TestDay2(t *testing.T) {
 	assert.Equal(t, int64(4), aws.ToInt64(d.ProvisionedThroughput.WriteCapacityUnits), "table WCU after the switch")
 	assert.Equal(t, [2]int64{5, 4}, gsiCapacity(d)["gsi2"], "gsi2 capacity after the switch")
 
-	// Bug 1 (DDB-CAP-01): capacity raised by auto scaling is not reset by the next plan, on the table or a GSI.
+	// DDB-CAP-01: capacity raised by auto scaling is not reset by the next plan, on the table or a GSI.
 	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &name,
 		ProvisionedThroughput: &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(12), WriteCapacityUnits: aws.Int64(9)}})
 	require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestDay2(t *testing.T) {
 	require.NoError(t, err)
 	d = waitActive(t, db, name)
 	require.Equal(t, [2]int64{11, 8}, gsiCapacity(d)["gsi2"], "the emulator applied the raise")
-	t.Run("Bug1 DDB-CAP-01 capacity raised by auto scaling is kept", func(t *testing.T) {
+	t.Run("DDB-CAP-01 capacity raised by auto scaling is kept", func(t *testing.T) {
 		requireEmptyPlan(t, opts, "capacity auto scaling raised (table 12/9, gsi2 11/8) must not be planned back to the minimum")
 	})
 
@@ -263,8 +263,8 @@ func TestDay2(t *testing.T) {
 	assert.Equal(t, int64(9), aws.ToInt64(d.ProvisionedThroughput.WriteCapacityUnits), "table WCU auto scaling set is kept")
 	assert.Equal(t, [2]int64{20, 8}, gsiCapacity(d)["gsi2"], "gsi2: RCU to the new minimum, WCU kept")
 
-	// Bug 2: without auto scaling the configured capacity is applied as written.
-	step("Bug2 DDB-CAP-01 auto scaling off, capacity applied as written", func() {
+	// DDB-CAP-01: without auto scaling the configured capacity is applied as written.
+	step("DDB-CAP-01 auto scaling off, capacity applied as written", func() {
 		maps.Copy(vars, map[string]any{"autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "batch table, fixed capacity", "read_capacity": 7, "write_capacity": 6})
 	})
 	d = describe(t, db, name)

@@ -14,10 +14,12 @@ import (
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
-// Plan tests named after the bugs of issue 14 and their rule IDs. Bugs 1 and
-// 2 (capacity) need a live table: TestDay2 walks them on the emulator; bug 11
-// is policies/testdata/fixtures/bad-DDB-CAP-01-untagged.json; bug 9 is
-// test/modules/envs TestEnvRootsNeedTerraformForUseLockfile_Bug9.
+// Plan tests of the rules that span the table, the replica and the stack:
+// the replica keeps the table's rules, LSI projections, every table input
+// reachable from tables.yaml, misspelt keys, exceptions and errors naming
+// their table. The capacity rules that need a live table are in TestDay2;
+// the S3 backend's lockfile rule is test/modules/envs
+// TestEnvRootsNeedTerraformForUseLockfile.
 
 const replicaModule = "modules/dynamodb-table-replica"
 
@@ -31,7 +33,7 @@ func planReplica(t *testing.T, name string) map[string]any {
 	return rc.AttributeValues
 }
 
-func TestPlanReplicaKeepsTheRules_Bug4_DDB_PROT_01(t *testing.T) {
+func TestPlanReplicaKeepsTheRules_DDB_PROT_01(t *testing.T) {
 	t.Parallel()
 	rep := planReplica(t, "replica keeps the rules")
 	assert.Equal(t, true, rep["deletion_protection_enabled"], "DDB-PROT-01: every replica has deletion protection")
@@ -65,8 +67,8 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		rule  string
 		wants []string
 	}{
-		{"Bug3 table PITR 7 days", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"}}, "DDB-PITR-01", []string{"table dev-fuga-session:", "7 days", "35 days", "compliance: user data gone in 7 days"}},
-		{"Bug3 table PITR 1 day", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 1, "reason": "x1"}}, "DDB-PITR-01", []string{"1 days", "modules/dr"}},
+		{"DDB-PITR-01 table PITR 7 days", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"}}, "DDB-PITR-01", []string{"table dev-fuga-session:", "7 days", "35 days", "compliance: user data gone in 7 days"}},
+		{"DDB-PITR-01 table PITR 1 day", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 1, "reason": "x1"}}, "DDB-PITR-01", []string{"1 days", "modules/dr"}},
 		{"deletion protection off without reason", map[string]any{"deletion_protection_enabled": false}, "DDB-PROT-01", []string{"dev-fuga-session", "deletion_protection_disabled_reason"}},
 		{"deletion protection off, punctuation reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "--"}, "DDB-PROT-01", []string{"letters or digits"}},
 		{"not a table ARN", map[string]any{"global_table_arn": "dev-fuga-session"}, "DDB-DR-01", []string{"module.TABLE.table_arn"}},
@@ -85,7 +87,7 @@ func TestPlanReplicaRefusals(t *testing.T) {
 	harness.ExpectRefusals(t, replicaModule, refusals)
 }
 
-func TestPlanLSIProjectionAllWithApproval_Bug5_DDB_IDX_02(t *testing.T) {
+func TestPlanLSIProjectionAllWithApproval_DDB_IDX_02(t *testing.T) {
 	t.Parallel()
 	_, table := plan(t, "lsi projection all")
 	lsis := table["local_secondary_index"].([]any)
@@ -94,10 +96,10 @@ func TestPlanLSIProjectionAllWithApproval_Bug5_DDB_IDX_02(t *testing.T) {
 	assert.Equal(t, "ARCH-7 strongly consistent reads of whole items", table["tags"].(map[string]any)["dynops:exception:DDB-IDX-02"], "Rego then accepts the plan")
 }
 
-// TestStackTakesEveryTableInput_Bug10: every input of modules/dynamodb-table
+// TestStackTakesEveryTableInput: every input of modules/dynamodb-table
 // can be set in envs/tables.yaml (the stack's key list and its pass-through),
 // except the ones the stack sets itself.
-func TestStackTakesEveryTableInput_Bug10(t *testing.T) {
+func TestStackTakesEveryTableInput(t *testing.T) {
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(), p))
 		require.NoError(t, err)
@@ -132,10 +134,10 @@ func user(extra map[string]any) map[string]any {
 	return u
 }
 
-// TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01: a misspelt key anywhere in
+// TestPlanStackRefusesUnknownKeys_DDB_EXC_01: a misspelt key anywhere in
 // a tables.yaml entry fails, naming the table and the key, instead of the
 // guideline default being used silently.
-func TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01(t *testing.T) {
+func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 	t.Parallel()
 	tables := map[string]any{
 		"user": user(map[string]any{"billing": "PROVISIONED", "global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attribute": []string{"x"}}}}),
@@ -159,9 +161,9 @@ func TestPlanStackRefusesUnknownKeys_Bug10_DDB_EXC_01(t *testing.T) {
 	require.NotNil(t, d.Range, "the diagnostic points at the source")
 }
 
-// TestPlanStackExpressesEveryException_Bug10: each approved exception can be
+// TestPlanStackExpressesEveryException: each approved exception can be
 // written in tables.yaml with its reason and reaches the table's tags.
-func TestPlanStackExpressesEveryException_Bug10(t *testing.T) {
+func TestPlanStackExpressesEveryException(t *testing.T) {
 	t.Parallel()
 	p := plans.Plan(t, "stack exceptions")
 	rc, ok := p.ResourcePlannedValuesMap[`module.table["user"].aws_dynamodb_table.this`]
@@ -208,9 +210,9 @@ func everyExceptionChecks(t *testing.T, tbl map[string]any) {
 	}
 }
 
-// TestPlanStackErrorsNameTheTable_Bug8: a validation error from tables.yaml
+// TestPlanStackErrorsNameTheTable: a validation error from tables.yaml
 // names the table and points at the source, not "line 0".
-func TestPlanStackErrorsNameTheTable_Bug8(t *testing.T) {
+func TestPlanStackErrorsNameTheTable(t *testing.T) {
 	t.Parallel()
 	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
 	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-NAME-02", "table dev-hoge-user:", "gsi1")
