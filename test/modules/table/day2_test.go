@@ -160,6 +160,7 @@ func withoutCapacity(v any) []byte {
 // 500 on their tags), so PROVISIONED steps apply and plan the table only
 // (-target); on AWS (DYNOPS_TEST_TARGET=aws) everything is applied.
 func TestDay2(t *testing.T) {
+	t.Parallel() // its own tables: it runs beside the package's other tests
 	ctx := context.Background()
 	vars := map[string]any{
 		"env": "dev", "product": harness.UniqueID(), "usage": "user",
@@ -285,6 +286,7 @@ func TestDay2(t *testing.T) {
 // LSI added (each replaces the table and loses its data) is refused at plan
 // with the rule ID and the migration path, and nothing changes.
 func TestDay2KeyChangesRefused_DDB_IDX_01(t *testing.T) {
+	t.Parallel() // its own tables: it runs beside the package's other tests
 	vars := map[string]any{
 		"env": "dev", "product": harness.UniqueID(), "usage": "user",
 		"hash_key":   "user_id",
@@ -318,6 +320,7 @@ func TestDay2KeyChangesRefused_DDB_IDX_01(t *testing.T) {
 // envs/tables.yaml, and the plan changes nothing but the module's tags; after
 // that apply the plan is empty (issue 14, DDB-NAME-01 name override).
 func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
+	t.Parallel() // its own tables: it runs beside the package's other tests
 	ctx := context.Background()
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	id := harness.UniqueID()
