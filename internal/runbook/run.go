@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,7 +25,7 @@ type Runner struct {
 	Incident string
 	Params   map[string]string // --param k=v
 	Yes      bool              // --yes: destructive steps run for real
-	Confirm  string            // --confirm NAME, passed to destructive steps
+	Confirm  []string          // --confirm NAME...: each destructive step gets the ones naming its targets (Step.Confirm)
 	Until    string            // --until STEP: stop after this step (look, then run again to go on)
 	// Ask prompts a person (nil: no terminal). It returns the answer line.
 	Ask    func(question string) (string, error)
@@ -90,6 +91,13 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err := r.resolveParams(rb, st); err != nil {
 		return nil, err
 	}
+	targets, err := stepTargets(rb, st.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConfirms(rb, r.Confirm, targets); err != nil {
+		return nil, err
+	}
 	if r.Begin != nil {
 		if err := r.Begin(); err != nil {
 			return nil, err
@@ -133,7 +141,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s%s\n", i+1, len(rb.Steps), step.ID, title)
 		if step.Destructive {
-			go_, err := r.confirm(ctx, step, args)
+			go_, err := r.confirm(ctx, step, args, targets[step.ID])
 			if err != nil {
 				return sum, err
 			}
@@ -141,9 +149,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 				return sum, ErrStopped
 			}
 			args = append(args, "--yes")
-			if r.Confirm != "" {
-				args = append(args, "--confirm", r.Confirm)
-			}
+		}
+		for _, c := range confirmsFor(r.Confirm, targets[step.ID]) {
+			args = append(args, "--confirm", c)
 		}
 		st.Current = step.ID
 		if err := r.Store.Save(st); err != nil {
@@ -219,7 +227,7 @@ func (r *Runner) runStep(ctx context.Context, step Step, args []string) (any, er
 // confirm decides whether a destructive step runs for real: with --yes it
 // does; on a terminal the step's dry run is shown and a person says yes;
 // otherwise its dry run is shown and the runbook stops there.
-func (r *Runner) confirm(ctx context.Context, step Step, args []string) (bool, error) {
+func (r *Runner) confirm(ctx context.Context, step Step, args, targets []string) (bool, error) {
 	if r.Yes {
 		return true, nil
 	}
@@ -228,7 +236,11 @@ func (r *Runner) confirm(ctx context.Context, step Step, args []string) (bool, e
 		return false, err
 	}
 	if r.Ask == nil {
-		fmt.Fprintf(r.ErrOut, "\nStopped before step %s, which changes things. Nothing more was changed.\nRe-run with --yes (and --confirm NAME for prod) to run it; finished steps are not run again.\n", step.ID)
+		how := "--yes"
+		if len(targets) > 0 {
+			how += " (and, for protected targets, --confirm " + strings.Join(targets, ",") + ")"
+		}
+		fmt.Fprintf(r.ErrOut, "\nStopped before step %s, which changes things. Nothing more was changed.\nRe-run with %s to run it; finished steps are not run again.\n", step.ID, how)
 		return false, nil
 	}
 	answer, err := r.Ask(fmt.Sprintf("Run step %s for real? [y/N] ", step.ID))
@@ -297,6 +309,71 @@ func (r *Runner) resolveParams(rb *Runbook, st *State) error {
 		return &ParamError{&MissingParamsError{Params: missing}}
 	}
 	return nil
+}
+
+// stepTargets expands each step's `confirm:` names with the
+// run's parameters: the targets each step may need confirmed.
+func stepTargets(rb *Runbook, params map[string]string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, st := range rb.Steps {
+		for _, c := range st.Confirm {
+			v, err := Expand(c, params)
+			if err != nil {
+				return nil, &ParamError{fmt.Errorf("step %s: confirm %s: %w", st.ID, c, err)}
+			}
+			for _, t := range strings.Split(v, ",") {
+				if t = strings.TrimSpace(t); t != "" && !contains(out[st.ID], t) {
+					out[st.ID] = append(out[st.ID], t)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkConfirms refuses, before any step runs, a --confirm value that names
+// no target of any step of the runbook (a typo would otherwise surface only
+// at the step, after earlier steps changed things).
+func checkConfirms(rb *Runbook, confirms []string, targets map[string][]string) error {
+	var all []string
+	seen := map[string]bool{}
+	for _, st := range rb.Steps {
+		for _, t := range targets[st.ID] {
+			if !seen[t] {
+				all = append(all, t)
+			}
+			seen[t] = true
+		}
+	}
+	for _, c := range confirms {
+		if seen[c] {
+			continue
+		}
+		if len(all) == 0 {
+			return &ParamError{fmt.Errorf("--confirm %q: runbook %s has no step with a target to confirm with these parameters; nothing was run", c, rb.Name)}
+		}
+		return &ParamError{fmt.Errorf("--confirm %q names no target of runbook %s; its steps change %s: nothing was run", c, rb.Name, strings.Join(quoted(all), ", "))}
+	}
+	return nil
+}
+
+// confirmsFor are the --confirm values that name one of a step's targets.
+func confirmsFor(confirms, targets []string) []string {
+	var out []string
+	for _, c := range confirms {
+		if contains(targets, c) && !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func quoted(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(x)
+	}
+	return out
 }
 
 // ParamError is bad input in the parameters (exit 2).

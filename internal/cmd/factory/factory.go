@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
@@ -171,12 +172,12 @@ type Confirmation struct {
 	Typed []string
 }
 
-// Typed turns a --confirm flag value into Confirmation.Typed.
-func Typed(confirm string) []string {
-	if confirm == "" {
-		return nil
-	}
-	return []string{confirm}
+// AddConfirmFlag registers --confirm, the one definition every command that
+// changes protected targets uses: repeatable and comma-separated
+// (--confirm a --confirm b, or --confirm a,b), each value the name of a
+// target, to confirm it without a terminal (Confirmation.Typed).
+func AddConfirmFlag(fl *pflag.FlagSet, p *[]string, what string) {
+	fl.StringSliceVar(p, "confirm", nil, what+", to confirm without a terminal (repeatable or comma-separated: --confirm a,b)")
 }
 
 // ProtectPolicy is the protection policy of this run: the built-in envs plus

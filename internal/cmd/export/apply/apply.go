@@ -28,7 +28,7 @@ type Options struct {
 	Table        string
 	Since        string
 	Yes          bool
-	Confirm      string
+	Confirm      []string
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -82,7 +82,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod apply without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "exports applied so far stay applied and the table's dynops:applied-through tag says up to where (the audit log lists what was done); run the same apply again: it skips what is applied and applies the interrupted export again whole")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
@@ -109,7 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}

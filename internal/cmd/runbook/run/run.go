@@ -25,7 +25,7 @@ type Options struct {
 	Name    string
 	Params  []string
 	Yes     bool
-	Confirm string
+	Confirm []string
 	Until   string
 }
 
@@ -59,7 +59,7 @@ last finished step.`,
 	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
-	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
+	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
