@@ -45,7 +45,7 @@ type Step struct {
 	// invoke: the --confirm values of `run` that name one of them are
 	// passed to the step.
 	Confirm []string `json:"confirm,omitempty"`
-	Line        int      `json:"line"`
+	Line    int      `json:"line"`
 }
 
 // Output names a value of the step's JSON output (-o json) for later steps.
