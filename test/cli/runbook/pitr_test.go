@@ -48,8 +48,8 @@ func countStatus(t *testing.T, db *dynamodb.Client, table, s string) int {
 // interrupted (`started` without `finished`) in `dynops audit log`.
 func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	table := "dev-" + harness.UniqueID() + "-user"
-	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	table := "prod-" + harness.UniqueID() + "-user" // protected: the run confirms it with --confirm
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(damaged+20))
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
