@@ -137,6 +137,14 @@ func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 	return cfg.Copy(), nil
 }
 
+// AWSLoaded reports whether this run loaded its AWS config, the step
+// before any AWS call: a run refused after it knows who it was.
+func (f *Factory) AWSLoaded() bool {
+	f.awsMu.Lock()
+	defer f.awsMu.Unlock()
+	return f.awsDone
+}
+
 func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
 	return f.LoadAWS(ctx, awsconfig.Options{
 		Region:                f.Flags.Region,

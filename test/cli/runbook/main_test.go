@@ -73,6 +73,19 @@ func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cm
 	return cmd
 }
 
+// runbookRun is the last `runbook run` record (not a step's) of the incident.
+func runbookRun(t *testing.T, auditLog, incident string) audit.Run {
+	t.Helper()
+	var last *audit.Run
+	for _, r := range runs(t, auditLog) {
+		if r.Incident == incident && r.Runbook != "" && r.Step == "" {
+			last = &r
+		}
+	}
+	require.NotNil(t, last, "no runbook run record of incident %s", incident)
+	return *last
+}
+
 // runs reads the audit log back as runs.
 func runs(t *testing.T, auditLog string) []audit.Run {
 	t.Helper()

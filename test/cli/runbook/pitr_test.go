@@ -66,6 +66,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
 	require.Equal(t, exitcode.Stopped, code, "--until exits 5, not 0 like a finished run: "+errOut)
 	require.Contains(t, errOut, "Stopped after step restore")
+	require.Equal(t, audit.ResultStopped, runbookRun(t, log, incident).Result, "the audit says stopped, not findings")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.
 	fixture.Delete(t, db, table, []map[string]types.AttributeValue{fixture.UserKey(damaged + 1), fixture.UserKey(damaged + 2)})
