@@ -27,6 +27,13 @@ type Runner struct {
 	Yes      bool              // --yes: destructive steps run for real
 	Confirm  []string          // --confirm NAME...: each destructive step gets the ones naming its targets (Step.Confirm)
 	Until    string            // --until STEP: stop after this step (look, then run again to go on)
+	// RestartFrom STEP runs that step and every later one again, even if
+	// they finished (--restart-from).
+	RestartFrom string
+	// Changed is told each parameter changed on resume, Restarted the
+	// finished steps --restart-from runs again (the audit records both).
+	Changed   func(ParamChange)
+	Restarted func(step string, again []string)
 	// Ask prompts a person (nil: no terminal). It returns the answer line.
 	Ask    func(question string) (string, error)
 	Out    io.Writer
@@ -87,6 +94,16 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			Params: map[string]string{}, Outputs: map[string]string{}}
 	} else {
 		fmt.Fprintf(r.ErrOut, "Resuming %s for incident %s: %d of %d step(s) done (%s).\n", rb.Name, r.Incident, len(st.Done), len(rb.Steps), strings.Join(st.Done, ", "))
+	}
+	if r.RestartFrom != "" {
+		if !rb.HasStep(r.RestartFrom) {
+			return nil, &ParamError{fmt.Errorf("--restart-from %s: runbook %s has no such step (steps: %s)", r.RestartFrom, rb.Name, strings.Join(rb.StepIDs(), ", "))}
+		}
+		again := undoFrom(rb, st, stepIndex(rb, r.RestartFrom))
+		fmt.Fprintf(r.ErrOut, "Restarting at step %s: %d finished step(s) run again (%s).\n", r.RestartFrom, len(again), strings.Join(again, ", "))
+		if r.Restarted != nil {
+			r.Restarted(r.RestartFrom, again)
+		}
 	}
 	if err := r.resolveParams(rb, st); err != nil {
 		return nil, err
@@ -166,9 +183,15 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		step.Checks = checks
 		doc, err := r.runStep(ctx, step, args)
+		var se *StepError
+		if errors.As(err, &se) && se.Code == 2 {
+			st.Refused = step.ID // bad input: nothing changed, its params may still change
+			_ = r.Store.Save(st)
+		}
 		if err != nil {
 			return sum, err
 		}
+		st.Refused = ""
 		for _, o := range step.Outputs {
 			v, ok := Lookup(doc, o.Path)
 			if !ok {
@@ -274,7 +297,9 @@ func (r *Runner) resolveParams(rb *Runbook, st *State) error {
 			return &ParamError{fmt.Errorf("--param %s: runbook %s has no such parameter (it takes: %s)", k, rb.Name, strings.Join(all, ", "))}
 		}
 		if old, ok := st.Params[k]; ok && old != v {
-			return &ParamError{fmt.Errorf("--param %s=%s: incident %s already ran %s with %s=%s; use a new --incident to start over", k, v, r.Incident, rb.Name, k, old)}
+			if err := r.changeParam(rb, st, k, old, v); err != nil {
+				return err
+			}
 		}
 		st.Params[k] = v
 	}
@@ -375,6 +400,80 @@ func quoted(xs []string) []string {
 	}
 	return out
 }
+
+// changeParam lets a resumed run give parameter k a new value when no step
+// that uses it (or comes after one) changed anything yet: the finished
+// steps from the first that uses it run again. A step that changes things
+// and finished, or was interrupted, refuses the change, naming the step.
+func (r *Runner) changeParam(rb *Runbook, st *State, k, old, v string) error {
+	first := -1
+	for i, s := range rb.Steps {
+		if s.uses(k) && (st.IsDone(s.ID) || st.Current == s.ID) {
+			first = i
+			break
+		}
+	}
+	if first >= 0 {
+		for _, s := range rb.Steps[first:] {
+			ran := st.IsDone(s.ID) || st.Current == s.ID
+			refused := !st.IsDone(s.ID) && st.Refused == s.ID
+			if ran && s.writes() && !refused {
+				return &ParamError{fmt.Errorf("--param %s=%s: step %s of incident %s already ran with %s=%s and may have changed things; "+
+					"keep %s=%s, or run the steps again with --restart-from STEP, or start over with a new --incident", k, v, s.ID, r.Incident, k, old, k, old)}
+			}
+		}
+		undoFrom(rb, st, first)
+	}
+	c := ParamChange{Name: k, Old: old, New: v, At: r.Now().UTC()}
+	st.Changes = append(st.Changes, c)
+	fmt.Fprintf(r.ErrOut, "Parameter %s changed: %s -> %s (no step that uses it changed anything yet).\n", k, old, v)
+	if r.Changed != nil {
+		r.Changed(c)
+	}
+	return nil
+}
+
+// undoFrom marks the steps from index i on as not done, returning the
+// finished ones among them.
+func undoFrom(rb *Runbook, st *State, i int) []string {
+	again := []string{}
+	later := map[string]bool{}
+	for _, s := range rb.Steps[i:] {
+		later[s.ID] = true
+	}
+	var keep []string
+	for _, d := range st.Done {
+		if later[d] {
+			again = append(again, d)
+			continue
+		}
+		keep = append(keep, d)
+	}
+	st.Done = keep
+	return again
+}
+
+func stepIndex(rb *Runbook, id string) int {
+	for i, s := range rb.Steps {
+		if s.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// uses reports whether the step reads parameter k.
+func (s Step) uses(k string) bool {
+	text := s.Run + " " + strings.Join(s.Confirm, " ")
+	for _, c := range s.Checks {
+		text += " " + c.Value
+	}
+	return contains(Placeholders(text), k)
+}
+
+// writes reports whether the step may change things: destructive, or
+// naming protected targets it writes (confirm:).
+func (s Step) writes() bool { return s.Destructive || len(s.Confirm) > 0 }
 
 // ParamError is bad input in the parameters (exit 2).
 type ParamError struct{ Err error }

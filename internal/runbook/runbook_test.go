@@ -322,3 +322,59 @@ func TestStopNamesTheTargetsToConfirm(t *testing.T) {
 		t.Errorf("stop message %q does not name the targets to confirm", errOut.String())
 	}
 }
+
+// TestParamChangeOnResume is decision logic on the saved state (which
+// parameter changes a resume accepts), with the recording fake Exec.
+func TestParamChangeOnResume(t *testing.T) {
+	rb, err := Parse("demo", sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The restore refuses its --time (exit 2: bad input, nothing changed).
+	fe := &fakeExec{outs: map[string]string{"pitr restore": `{"ok":true,"plan":{"target":"prod-a-b-restored"}}`,
+		"table diff": `{"changed":0,"keys_out":"/k"}`}, codes: map[string]int{"pitr restore": 2}}
+	_, err = newRunner(t, dir, fe, map[string]string{"table": "dev-a-b", "mode": "--time T0"}, true).Run(context.Background(), rb)
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "restore" || se.Code != 2 {
+		t.Fatalf("err = %v; want the restore refused", err)
+	}
+	// The same incident with a corrected --time: accepted and recorded.
+	fe.codes, fe.calls = nil, nil
+	var changed []ParamChange
+	r := newRunner(t, dir, fe, map[string]string{"mode": "--time T1"}, true)
+	r.Changed = func(c ParamChange) { changed = append(changed, c) }
+	sum, err := r.Run(context.Background(), rb)
+	if err != nil || !sum.Complete || !strings.Contains(fe.calls[0], "--time T1") {
+		t.Fatalf("corrected resume: %v %+v calls %q", err, sum, fe.calls)
+	}
+	if len(changed) != 1 || changed[0].Old != "--time T0" || changed[0].New != "--time T1" {
+		t.Errorf("changes %+v", changed)
+	}
+	st, err := Store{Dir: dir}.Load("INC-1", "demo")
+	if err != nil || len(st.Changes) != 1 || st.Changes[0].Name != "mode" {
+		t.Fatalf("state changes %+v %v: the change is in the state file", st, err)
+	}
+	// The restore has now run for real: changing its --time is refused, naming it.
+	_, err = newRunner(t, dir, fe, map[string]string{"mode": "--time T2"}, true).Run(context.Background(), rb)
+	var pe *ParamError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "step restore of incident INC-1 already ran with mode=--time T1") {
+		t.Fatalf("err = %v; want the change refused naming the restore", err)
+	}
+	// --restart-from runs the finished steps from there again.
+	fe.calls = nil
+	var again []string
+	r = newRunner(t, dir, fe, nil, true)
+	r.RestartFrom, r.Restarted = "diff", func(_ string, a []string) { again = a }
+	if sum, err := r.Run(context.Background(), rb); err != nil || len(fe.calls) != 1 || !strings.HasPrefix(fe.calls[0], "diff:") || sum.Skipped[0] != "restore" {
+		t.Fatalf("restart-from: %v calls %q", err, fe.calls)
+	}
+	if len(again) != 1 || again[0] != "diff" {
+		t.Errorf("restarted %q", again)
+	}
+	r = newRunner(t, dir, fe, nil, true)
+	r.RestartFrom = "nope"
+	if _, err := r.Run(context.Background(), rb); !errors.As(err, &pe) || !strings.Contains(err.Error(), "steps: restore, diff") {
+		t.Errorf("unknown --restart-from: %v", err)
+	}
+}
