@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -84,6 +85,24 @@ func runbookRun(t *testing.T, auditLog, incident string) audit.Run {
 	}
 	require.NotNil(t, last, "no runbook run record of incident %s", incident)
 	return *last
+}
+
+// prodTable is a prod-named, env=prod-tagged table with PITR and 3 items;
+// the tables restored from it are dropped when the test ends.
+func prodTable(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	table := "prod-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
+	fixture.Put(t, db, table, fixture.Users(3))
+	t.Cleanup(func() {
+		for _, n := range fixture.TableNames(t, db) {
+			if strings.HasPrefix(n, table+"-restored-") {
+				dropTable(db, n)
+			}
+		}
+	})
+	return db, table
 }
 
 // runs reads the audit log back as runs.

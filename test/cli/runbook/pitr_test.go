@@ -238,17 +238,7 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 // --param, records the change in its audit, and goes on. Once the restore
 // ran, a new value is refused naming it.
 func TestRunbookTimeCorrectedWithinTheIncident_DDB_PITR_02(t *testing.T) {
-	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	table := "prod-" + harness.UniqueID() + "-user"
-	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
-	fixture.Put(t, db, table, fixture.Users(3))
-	t.Cleanup(func() {
-		for _, n := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(n, table+"-restored-") {
-				dropTable(db, n)
-			}
-		}
-	})
+	_, table := prodTable(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
 	run := func(point string) (string, int) {
