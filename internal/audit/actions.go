@@ -61,6 +61,10 @@ const (
 	ActReadExport = "read-export"
 	// ActImportFindings is the findings `dynops check --to-security-hub` imported into Security Hub.
 	ActImportFindings = "import-findings"
+	// ActRunbookChangeParam is a runbook parameter changed on resume (old and new value).
+	ActRunbookChangeParam = "runbook.change-param"
+	// ActRunbookRestartFrom is a runbook run restarted at a step (--restart-from): the steps to run again.
+	ActRunbookRestartFrom = "runbook.restart-from"
 	// ActResumeBackfill is a backfill resumed from its state file.
 	ActResumeBackfill = "resume-backfill"
 	// ActBackfillItems is the items a backfill wrote.

@@ -268,6 +268,7 @@ type Outcome struct {
 	ExitCode int
 	DryRun   bool
 	Refused  bool  // bad input or no confirmation
+	Stopped  bool  // stopped on purpose before its end (exit 5)
 	Err      error // the error that stopped it (nil for an exit code the command chose)
 }
 
@@ -340,6 +341,8 @@ func resultOf(o Outcome) string {
 	switch {
 	case o.Refused:
 		return ResultRefused
+	case o.Stopped:
+		return ResultStopped
 	case o.ExitCode == 0 && o.DryRun:
 		return ResultDryRun
 	case o.ExitCode == 0:

@@ -40,7 +40,12 @@ type Step struct {
 	Outputs     []Output `json:"outputs,omitempty"`
 	Checks      []Check  `json:"checks,omitempty"`
 	AllowExit   []int    `json:"allow_exit,omitempty"` // exit codes that still let the runbook go on (default 0)
-	Line        int      `json:"line"`
+	// Confirm are the names (templates of params; a comma-separated
+	// value is several) of the protected targets a step may change or
+	// invoke: the --confirm values of `run` that name one of them are
+	// passed to the step.
+	Confirm []string `json:"confirm,omitempty"`
+	Line    int      `json:"line"`
 }
 
 // Output names a value of the step's JSON output (-o json) for later steps.
@@ -154,7 +159,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 		k, v, ok := strings.Cut(l, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok {
-			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, output, check, allow-exit)", i+1, l)
+			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, confirm, output, check, allow-exit)", i+1, l)
 		}
 		switch k {
 		case "step":
@@ -167,6 +172,12 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				return fmt.Errorf("step line %d: destructive: %q is not true or false", i+1, v)
 			}
 			st.Destructive = b
+		case "confirm":
+			for _, t := range strings.Split(v, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					st.Confirm = append(st.Confirm, t)
+				}
+			}
 		case "output":
 			n, p, ok := strings.Cut(v, "=")
 			n, p = strings.TrimSpace(n), strings.TrimSpace(p)
@@ -189,7 +200,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				st.AllowExit = append(st.AllowExit, n)
 			}
 		default:
-			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, output, check, allow-exit)", i+1, k)
+			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, confirm, output, check, allow-exit)", i+1, k)
 		}
 	}
 	rb.Steps = append(rb.Steps, st)
@@ -254,8 +265,15 @@ func (rb *Runbook) validate() error {
 			text += " " + c.Value
 		}
 		for _, m := range placeholderRe.FindAllStringSubmatch(text, -1) {
-			if _, ok := known[m[1]]; !ok {
+			if _, ok := known[baseName(m[1])]; !ok {
 				return fmt.Errorf("%s: {{%s}} is neither a param (```dynops-params), a builtin (incident, state_dir, started) nor an output of an earlier step", where, m[1])
+			}
+		}
+		for _, c := range st.Confirm {
+			for _, m := range placeholderRe.FindAllStringSubmatch(c, -1) {
+				if known[baseName(m[1])] != "param" {
+					return fmt.Errorf("%s: confirm %q: {{%s}} is not a param; the targets to confirm are known before the first step, so they are made of params only", where, c, m[1])
+				}
 			}
 		}
 		for _, o := range st.Outputs {
@@ -265,23 +283,36 @@ func (rb *Runbook) validate() error {
 	return nil
 }
 
+const basenameFilter = "|basename"
+
+// baseName is the variable a placeholder reads (without its filter).
+func baseName(placeholder string) string {
+	return strings.TrimSuffix(placeholder, basenameFilter)
+}
+
 // Placeholders lists the {{names}} in s.
 func Placeholders(s string) []string {
 	var out []string
 	for _, m := range placeholderRe.FindAllStringSubmatch(s, -1) {
-		out = append(out, m[1])
+		out = append(out, baseName(m[1]))
 	}
 	return out
 }
 
 // Expand replaces the placeholders of s with vars; a missing one is an error.
+//
+// {{name|basename}} is the value's last /-separated part (a queue's name
+// from its URL).
 func Expand(s string, vars map[string]string) (string, error) {
 	var missing []string
 	out := placeholderRe.ReplaceAllStringFunc(s, func(m string) string {
 		name := placeholderRe.FindStringSubmatch(m)[1]
-		v, ok := vars[name]
+		v, ok := vars[baseName(name)]
 		if !ok {
 			missing = append(missing, name)
+		}
+		if strings.HasSuffix(name, basenameFilter) {
+			v = v[strings.LastIndex(v, "/")+1:]
 		}
 		return v
 	})

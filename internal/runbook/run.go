@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,8 +25,15 @@ type Runner struct {
 	Incident string
 	Params   map[string]string // --param k=v
 	Yes      bool              // --yes: destructive steps run for real
-	Confirm  string            // --confirm NAME, passed to destructive steps
+	Confirm  []string          // --confirm NAME...: each destructive step gets the ones naming its targets (Step.Confirm)
 	Until    string            // --until STEP: stop after this step (look, then run again to go on)
+	// RestartFrom STEP runs that step and every later one again, even if
+	// they finished (--restart-from).
+	RestartFrom string
+	// Changed is told each parameter changed on resume, Restarted the
+	// finished steps --restart-from runs again (the audit records both).
+	Changed   func(ParamChange)
+	Restarted func(step string, again []string)
 	// Ask prompts a person (nil: no terminal). It returns the answer line.
 	Ask    func(question string) (string, error)
 	Out    io.Writer
@@ -87,7 +95,24 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	} else {
 		fmt.Fprintf(r.ErrOut, "Resuming %s for incident %s: %d of %d step(s) done (%s).\n", rb.Name, r.Incident, len(st.Done), len(rb.Steps), strings.Join(st.Done, ", "))
 	}
+	if r.RestartFrom != "" {
+		if !rb.HasStep(r.RestartFrom) {
+			return nil, &ParamError{fmt.Errorf("--restart-from %s: runbook %s has no such step (steps: %s)", r.RestartFrom, rb.Name, strings.Join(rb.StepIDs(), ", "))}
+		}
+		again := undoFrom(rb, st, stepIndex(rb, r.RestartFrom))
+		fmt.Fprintf(r.ErrOut, "Restarting at step %s: %d finished step(s) run again (%s).\n", r.RestartFrom, len(again), strings.Join(again, ", "))
+		if r.Restarted != nil {
+			r.Restarted(r.RestartFrom, again)
+		}
+	}
 	if err := r.resolveParams(rb, st); err != nil {
+		return nil, err
+	}
+	targets, err := stepTargets(rb, st.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConfirms(rb, r.Confirm, targets); err != nil {
 		return nil, err
 	}
 	if r.Begin != nil {
@@ -133,7 +158,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s%s\n", i+1, len(rb.Steps), step.ID, title)
 		if step.Destructive {
-			go_, err := r.confirm(ctx, step, args)
+			go_, err := r.confirm(ctx, step, args, targets[step.ID])
 			if err != nil {
 				return sum, err
 			}
@@ -141,9 +166,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 				return sum, ErrStopped
 			}
 			args = append(args, "--yes")
-			if r.Confirm != "" {
-				args = append(args, "--confirm", r.Confirm)
-			}
+		}
+		for _, c := range confirmsFor(r.Confirm, targets[step.ID]) {
+			args = append(args, "--confirm", c)
 		}
 		st.Current = step.ID
 		if err := r.Store.Save(st); err != nil {
@@ -158,9 +183,15 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		step.Checks = checks
 		doc, err := r.runStep(ctx, step, args)
+		var se *StepError
+		if errors.As(err, &se) && se.Code == 2 {
+			st.Refused = step.ID // bad input: nothing changed, its params may still change
+			_ = r.Store.Save(st)
+		}
 		if err != nil {
 			return sum, err
 		}
+		st.Refused = ""
 		for _, o := range step.Outputs {
 			v, ok := Lookup(doc, o.Path)
 			if !ok {
@@ -219,7 +250,7 @@ func (r *Runner) runStep(ctx context.Context, step Step, args []string) (any, er
 // confirm decides whether a destructive step runs for real: with --yes it
 // does; on a terminal the step's dry run is shown and a person says yes;
 // otherwise its dry run is shown and the runbook stops there.
-func (r *Runner) confirm(ctx context.Context, step Step, args []string) (bool, error) {
+func (r *Runner) confirm(ctx context.Context, step Step, args, targets []string) (bool, error) {
 	if r.Yes {
 		return true, nil
 	}
@@ -228,7 +259,11 @@ func (r *Runner) confirm(ctx context.Context, step Step, args []string) (bool, e
 		return false, err
 	}
 	if r.Ask == nil {
-		fmt.Fprintf(r.ErrOut, "\nStopped before step %s, which changes things. Nothing more was changed.\nRe-run with --yes (and --confirm NAME for prod) to run it; finished steps are not run again.\n", step.ID)
+		how := "--yes"
+		if len(targets) > 0 {
+			how += " (and, for protected targets, --confirm " + strings.Join(targets, ",") + ")"
+		}
+		fmt.Fprintf(r.ErrOut, "\nStopped before step %s, which changes things. Nothing more was changed.\nRe-run with %s to run it; finished steps are not run again.\n", step.ID, how)
 		return false, nil
 	}
 	answer, err := r.Ask(fmt.Sprintf("Run step %s for real? [y/N] ", step.ID))
@@ -262,7 +297,9 @@ func (r *Runner) resolveParams(rb *Runbook, st *State) error {
 			return &ParamError{fmt.Errorf("--param %s: runbook %s has no such parameter (it takes: %s)", k, rb.Name, strings.Join(all, ", "))}
 		}
 		if old, ok := st.Params[k]; ok && old != v {
-			return &ParamError{fmt.Errorf("--param %s=%s: incident %s already ran %s with %s=%s; use a new --incident to start over", k, v, r.Incident, rb.Name, k, old)}
+			if err := r.changeParam(rb, st, k, old, v); err != nil {
+				return err
+			}
 		}
 		st.Params[k] = v
 	}
@@ -298,6 +335,145 @@ func (r *Runner) resolveParams(rb *Runbook, st *State) error {
 	}
 	return nil
 }
+
+// stepTargets expands each step's `confirm:` names with the
+// run's parameters: the targets each step may need confirmed.
+func stepTargets(rb *Runbook, params map[string]string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, st := range rb.Steps {
+		for _, c := range st.Confirm {
+			v, err := Expand(c, params)
+			if err != nil {
+				return nil, &ParamError{fmt.Errorf("step %s: confirm %s: %w", st.ID, c, err)}
+			}
+			for _, t := range strings.Split(v, ",") {
+				if t = strings.TrimSpace(t); t != "" && !contains(out[st.ID], t) {
+					out[st.ID] = append(out[st.ID], t)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkConfirms refuses, before any step runs, a --confirm value that names
+// no target of any step of the runbook (a typo would otherwise surface only
+// at the step, after earlier steps changed things).
+func checkConfirms(rb *Runbook, confirms []string, targets map[string][]string) error {
+	var all []string
+	seen := map[string]bool{}
+	for _, st := range rb.Steps {
+		for _, t := range targets[st.ID] {
+			if !seen[t] {
+				all = append(all, t)
+			}
+			seen[t] = true
+		}
+	}
+	for _, c := range confirms {
+		if seen[c] {
+			continue
+		}
+		if len(all) == 0 {
+			return &ParamError{fmt.Errorf("--confirm %q: runbook %s has no step with a target to confirm with these parameters; nothing was run", c, rb.Name)}
+		}
+		return &ParamError{fmt.Errorf("--confirm %q names no target of runbook %s; its steps change %s: nothing was run", c, rb.Name, strings.Join(quoted(all), ", "))}
+	}
+	return nil
+}
+
+// confirmsFor are the --confirm values that name one of a step's targets.
+func confirmsFor(confirms, targets []string) []string {
+	var out []string
+	for _, c := range confirms {
+		if contains(targets, c) && !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func quoted(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(x)
+	}
+	return out
+}
+
+// changeParam lets a resumed run give parameter k a new value when no step
+// that uses it (or comes after one) changed anything yet: the finished
+// steps from the first that uses it run again. A step that changes things
+// and finished, or was interrupted, refuses the change, naming the step.
+func (r *Runner) changeParam(rb *Runbook, st *State, k, old, v string) error {
+	first := -1
+	for i, s := range rb.Steps {
+		if s.uses(k) && (st.IsDone(s.ID) || st.Current == s.ID) {
+			first = i
+			break
+		}
+	}
+	if first >= 0 {
+		for _, s := range rb.Steps[first:] {
+			ran := st.IsDone(s.ID) || st.Current == s.ID
+			refused := !st.IsDone(s.ID) && st.Refused == s.ID
+			if ran && s.writes() && !refused {
+				return &ParamError{fmt.Errorf("--param %s=%s: step %s of incident %s already ran with %s=%s and may have changed things; "+
+					"keep %s=%s, or run the steps again with --restart-from STEP, or start over with a new --incident", k, v, s.ID, r.Incident, k, old, k, old)}
+			}
+		}
+		undoFrom(rb, st, first)
+	}
+	c := ParamChange{Name: k, Old: old, New: v, At: r.Now().UTC()}
+	st.Changes = append(st.Changes, c)
+	fmt.Fprintf(r.ErrOut, "Parameter %s changed: %s -> %s (no step that uses it changed anything yet).\n", k, old, v)
+	if r.Changed != nil {
+		r.Changed(c)
+	}
+	return nil
+}
+
+// undoFrom marks the steps from index i on as not done, returning the
+// finished ones among them.
+func undoFrom(rb *Runbook, st *State, i int) []string {
+	again := []string{}
+	later := map[string]bool{}
+	for _, s := range rb.Steps[i:] {
+		later[s.ID] = true
+	}
+	var keep []string
+	for _, d := range st.Done {
+		if later[d] {
+			again = append(again, d)
+			continue
+		}
+		keep = append(keep, d)
+	}
+	st.Done = keep
+	return again
+}
+
+func stepIndex(rb *Runbook, id string) int {
+	for i, s := range rb.Steps {
+		if s.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// uses reports whether the step reads parameter k.
+func (s Step) uses(k string) bool {
+	text := s.Run + " " + strings.Join(s.Confirm, " ")
+	for _, c := range s.Checks {
+		text += " " + c.Value
+	}
+	return contains(Placeholders(text), k)
+}
+
+// writes reports whether the step may change things: destructive, or
+// naming protected targets it writes (confirm:).
+func (s Step) writes() bool { return s.Destructive || len(s.Confirm) > 0 }
 
 // ParamError is bad input in the parameters (exit 2).
 type ParamError struct{ Err error }

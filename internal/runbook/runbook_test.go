@@ -12,7 +12,7 @@ import (
 )
 
 const sample = "# Demo runbook\n\n```dynops-params\ntable: the table\nmode: --latest or --time T [default: --latest]\n```\n\n" +
-	"```sh\nnot a step\n```\n\n## Restore\n\n```dynops\nstep: restore\nrun: dynops pitr restore --table {{table}} {{mode}}\ndestructive: true\noutput: restored = .plan.target\ncheck: .ok == true\n```\n\n" +
+	"```sh\nnot a step\n```\n\n## Restore\n\n```dynops\nstep: restore\nrun: dynops pitr restore --table {{table}} {{mode}}\ndestructive: true\nconfirm: {{table}}\noutput: restored = .plan.target\ncheck: .ok == true\n```\n\n" +
 	"```dynops\nstep: diff\nrun: dynops table diff --source {{restored}} --target {{table}} --keys-out {{state_dir}}/keys.jsonl\noutput: keys = .keys_out\ncheck: .changed <= 5\n```\n"
 
 func TestParse(t *testing.T) {
@@ -41,6 +41,8 @@ func TestParseErrors(t *testing.T) {
 		"duplicate id":         {step("step: a\nrun: dynops check") + step("step: a\nrun: dynops check"), "used twice"},
 		"no run":               {step("step: a"), "`run: dynops ...` is missing"},
 		"unknown key":          {step("step: a\nrun: dynops check\nfoo: bar"), `unknown key "foo"`},
+		"confirm of an output": {step("step: a\nrun: dynops check\noutput: t = .t") + step("step: b\nrun: dynops check\nconfirm: {{t}}"), "is not a param"},
+		"confirm unknown":      {step("step: a\nrun: dynops check\nconfirm: {{nope}}"), "is not a param"},
 		"not key value":        {step("step: a\ndynops check"), "key: value"},
 		"bad destructive":      {step("step: a\nrun: dynops check\ndestructive: maybe"), "not true or false"},
 		"bad output":           {step("step: a\nrun: dynops check\noutput: x"), "output: name = .json.path"},
@@ -134,7 +136,7 @@ func (f *fakeExec) exec(_ context.Context, args []string, step string, stdout io
 }
 
 func newRunner(t *testing.T, dir string, fe *fakeExec, params map[string]string, yes bool) *Runner {
-	return &Runner{Exec: fe.exec, Store: Store{Dir: dir}, Incident: "INC-1", Params: params, Yes: yes, Confirm: "prod-a-b",
+	return &Runner{Exec: fe.exec, Store: Store{Dir: dir}, Incident: "INC-1", Params: params, Yes: yes,
 		Out: io.Discard, ErrOut: io.Discard, Now: func() time.Time { return time.Date(2026, 11, 21, 9, 35, 12, 0, time.UTC) }}
 }
 
@@ -148,7 +150,9 @@ func TestRunCarriesOutputsAndResumes(t *testing.T) {
 		"pitr restore": `{"ok":true,"plan":{"target":"prod-a-b-restored"}}`,
 		"table diff":   `{"changed":9,"keys_out":"/x/keys.jsonl"}`,
 	}}
-	_, err = newRunner(t, dir, fe, map[string]string{"table": "prod-a-b"}, true).Run(context.Background(), rb)
+	r := newRunner(t, dir, fe, map[string]string{"table": "prod-a-b"}, true)
+	r.Confirm = []string{"prod-a-b"}
+	_, err = r.Run(context.Background(), rb)
 	var se *StepError
 	if !errors.As(err, &se) || se.Step != "diff" || !strings.Contains(err.Error(), ".changed is 9") {
 		t.Fatalf("err = %v; want the diff check to stop the run", err)
@@ -237,5 +241,140 @@ func TestCheckIncident(t *testing.T) {
 		if CheckIncident(bad) == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// confirmBook has two steps that change different protected targets, one
+// of them named by two params (a queue URL's last part and a function).
+const confirmBook = "# Two targets\n\n```dynops-params\nqueue: URL\nfunction: fn [default: ]\ntable: t\nothers: more tables [default: ]\n```\n\n" +
+	"```dynops\nstep: look\nrun: dynops dlq inspect --queue {{queue}}\n```\n\n" +
+	"```dynops\nstep: redrive\nrun: dynops dlq redrive --queue {{queue}}\ndestructive: true\nconfirm: {{queue|basename}}, {{function}}\n```\n\n" +
+	"```dynops\nstep: restore\nrun: dynops pitr restore --table {{table}}\ndestructive: true\nconfirm: {{table}},{{others}}\n```\n"
+
+// TestConfirmsGoToTheStepsTheyName is decision logic (which --confirm
+// values each step gets), so it uses the recording fake Exec; the emulator
+// suite test/cli/runbook runs the real runbooks on prod-tagged targets.
+func TestConfirmsGoToTheStepsTheyName(t *testing.T) {
+	rb, err := Parse("two", confirmBook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{"queue": "https://sqs.eu-west-1.amazonaws.com/1/prod-q-dlq", "function": "prod-fn", "table": "prod-t", "others": "prod-u, prod-v"}
+	cases := []struct {
+		name    string
+		confirm []string
+		want    []string // the calls of the three steps
+		wantErr string
+	}{
+		{name: "each step gets only its own names", confirm: []string{"prod-t", "prod-q-dlq", "prod-fn"}, want: []string{
+			"look: dlq inspect --queue " + params["queue"] + " -o json",
+			"redrive: dlq redrive --queue " + params["queue"] + " --yes --confirm prod-q-dlq --confirm prod-fn -o json",
+			"restore: pitr restore --table prod-t --yes --confirm prod-t -o json"}},
+		{name: "a comma-separated param is several targets", confirm: []string{"prod-v", "prod-u"}, want: []string{
+			"look: dlq inspect --queue " + params["queue"] + " -o json",
+			"redrive: dlq redrive --queue " + params["queue"] + " --yes -o json",
+			"restore: pitr restore --table prod-t --yes --confirm prod-v --confirm prod-u -o json"}},
+		{name: "a value naming no target is refused before any step", confirm: []string{"prod-fn", "prod-tt"},
+			wantErr: `--confirm "prod-tt" names no target of runbook two; its steps change "prod-q-dlq", "prod-fn", "prod-t", "prod-u", "prod-v"`},
+		{name: "the whole URL is not the queue's name", confirm: []string{params["queue"]}, wantErr: "names no target"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fe := &fakeExec{outs: map[string]string{}}
+			r := newRunner(t, t.TempDir(), fe, params, true)
+			r.Confirm = c.confirm
+			_, err := r.Run(context.Background(), rb)
+			if c.wantErr != "" {
+				var pe *ParamError
+				if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v; want a ParamError with %q", err, c.wantErr)
+				}
+				if len(fe.calls) != 0 {
+					t.Fatalf("steps ran before the refusal: %q", fe.calls)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(fe.calls, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("calls\n%s\nwant\n%s", strings.Join(fe.calls, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestStopNamesTheTargetsToConfirm: without --yes and a terminal the run
+// stops before the destructive step and says which names to confirm.
+func TestStopNamesTheTargetsToConfirm(t *testing.T) {
+	rb, err := Parse("two", confirmBook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	fe := &fakeExec{outs: map[string]string{}}
+	r := newRunner(t, t.TempDir(), fe, map[string]string{"queue": "https://q/1/prod-q", "function": "prod-fn", "table": "prod-t"}, false)
+	r.ErrOut = &errOut
+	if _, err := r.Run(context.Background(), rb); !errors.Is(err, ErrStopped) {
+		t.Fatalf("err = %v, want ErrStopped", err)
+	}
+	if !strings.Contains(errOut.String(), "--confirm prod-q,prod-fn") {
+		t.Errorf("stop message %q does not name the targets to confirm", errOut.String())
+	}
+}
+
+// TestParamChangeOnResume is decision logic on the saved state (which
+// parameter changes a resume accepts), with the recording fake Exec.
+func TestParamChangeOnResume(t *testing.T) {
+	rb, err := Parse("demo", sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The restore refuses its --time (exit 2: bad input, nothing changed).
+	fe := &fakeExec{outs: map[string]string{"pitr restore": `{"ok":true,"plan":{"target":"prod-a-b-restored"}}`,
+		"table diff": `{"changed":0,"keys_out":"/k"}`}, codes: map[string]int{"pitr restore": 2}}
+	_, err = newRunner(t, dir, fe, map[string]string{"table": "dev-a-b", "mode": "--time T0"}, true).Run(context.Background(), rb)
+	var se *StepError
+	if !errors.As(err, &se) || se.Step != "restore" || se.Code != 2 {
+		t.Fatalf("err = %v; want the restore refused", err)
+	}
+	// The same incident with a corrected --time: accepted and recorded.
+	fe.codes, fe.calls = nil, nil
+	var changed []ParamChange
+	r := newRunner(t, dir, fe, map[string]string{"mode": "--time T1"}, true)
+	r.Changed = func(c ParamChange) { changed = append(changed, c) }
+	sum, err := r.Run(context.Background(), rb)
+	if err != nil || !sum.Complete || !strings.Contains(fe.calls[0], "--time T1") {
+		t.Fatalf("corrected resume: %v %+v calls %q", err, sum, fe.calls)
+	}
+	if len(changed) != 1 || changed[0].Old != "--time T0" || changed[0].New != "--time T1" {
+		t.Errorf("changes %+v", changed)
+	}
+	st, err := Store{Dir: dir}.Load("INC-1", "demo")
+	if err != nil || len(st.Changes) != 1 || st.Changes[0].Name != "mode" {
+		t.Fatalf("state changes %+v %v: the change is in the state file", st, err)
+	}
+	// The restore has now run for real: changing its --time is refused, naming it.
+	_, err = newRunner(t, dir, fe, map[string]string{"mode": "--time T2"}, true).Run(context.Background(), rb)
+	var pe *ParamError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "step restore of incident INC-1 already ran with mode=--time T1") {
+		t.Fatalf("err = %v; want the change refused naming the restore", err)
+	}
+	// --restart-from runs the finished steps from there again.
+	fe.calls = nil
+	var again []string
+	r = newRunner(t, dir, fe, nil, true)
+	r.RestartFrom, r.Restarted = "diff", func(_ string, a []string) { again = a }
+	if sum, err := r.Run(context.Background(), rb); err != nil || len(fe.calls) != 1 || !strings.HasPrefix(fe.calls[0], "diff:") || sum.Skipped[0] != "restore" {
+		t.Fatalf("restart-from: %v calls %q", err, fe.calls)
+	}
+	if len(again) != 1 || again[0] != "diff" {
+		t.Errorf("restarted %q", again)
+	}
+	r = newRunner(t, dir, fe, nil, true)
+	r.RestartFrom = "nope"
+	if _, err := r.Run(context.Background(), rb); !errors.As(err, &pe) || !strings.Contains(err.Error(), "steps: restore, diff") {
+		t.Errorf("unknown --restart-from: %v", err)
 	}
 }

@@ -20,7 +20,20 @@ type State struct {
 	Outputs  map[string]string `json:"outputs"`
 	Done     []string          `json:"done"`              // finished step ids, in order
 	Current  string            `json:"current,omitempty"` // the step running (or that stopped) last
-	Updated  time.Time         `json:"updated"`
+	// Refused is the step whose last attempt was refused as bad input
+	// (exit 2): by the project's rule it changed nothing.
+	Refused string `json:"refused,omitempty"`
+	// Changes are the parameters changed on resume, in order.
+	Changes []ParamChange `json:"param_changes,omitempty"`
+	Updated time.Time     `json:"updated"`
+}
+
+// ParamChange is a parameter given a new value on resume.
+type ParamChange struct {
+	Name string    `json:"name"`
+	Old  string    `json:"old"`
+	New  string    `json:"new"`
+	At   time.Time `json:"at"`
 }
 
 // IsDone reports whether step id finished.

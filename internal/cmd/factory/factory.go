@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
@@ -136,6 +137,14 @@ func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 	return cfg.Copy(), nil
 }
 
+// AWSLoaded reports whether this run loaded its AWS config, the step
+// before any AWS call: a run refused after it knows who it was.
+func (f *Factory) AWSLoaded() bool {
+	f.awsMu.Lock()
+	defer f.awsMu.Unlock()
+	return f.awsDone
+}
+
 func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
 	return f.LoadAWS(ctx, awsconfig.Options{
 		Region:                f.Flags.Region,
@@ -171,12 +180,12 @@ type Confirmation struct {
 	Typed []string
 }
 
-// Typed turns a --confirm flag value into Confirmation.Typed.
-func Typed(confirm string) []string {
-	if confirm == "" {
-		return nil
-	}
-	return []string{confirm}
+// AddConfirmFlag registers --confirm, the one definition every command that
+// changes protected targets uses: repeatable and comma-separated
+// (--confirm a --confirm b, or --confirm a,b), each value the name of a
+// target, to confirm it without a terminal (Confirmation.Typed).
+func AddConfirmFlag(fl *pflag.FlagSet, p *[]string, what string) {
+	fl.StringSliceVar(p, "confirm", nil, what+", to confirm without a terminal (repeatable or comma-separated: --confirm a,b)")
 }
 
 // ProtectPolicy is the protection policy of this run: the built-in envs plus

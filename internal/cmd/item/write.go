@@ -22,9 +22,10 @@ import (
 
 // writeFlags are the flags every writing item command takes.
 type writeFlags struct {
-	table, key, reason, confirm, ifHash string
-	condition, condNames, condValues    string
-	yes                                 bool
+	table, key, reason, ifHash       string
+	condition, condNames, condValues string
+	confirm                          []string
+	yes                              bool
 }
 
 func (w *writeFlags) add(fl *pflag.FlagSet, withKey bool) {
@@ -38,7 +39,7 @@ func (w *writeFlags) add(fl *pflag.FlagSet, withKey bool) {
 	fl.StringVar(&w.condNames, "condition-names", "", `the placeholders of --condition, e.g. '{"#s": "status"}'`)
 	fl.StringVar(&w.condValues, "condition-values", "", `the values of --condition, e.g. '{":s": "open"}' (DynamoDB JSON or plain JSON)`)
 	fl.BoolVar(&w.yes, "yes", false, "do it (default: a dry run that prints the before and after images)")
-	fl.StringVar(&w.confirm, "confirm", "", "the table name, to confirm a write to a protected table without a terminal")
+	factory.AddConfirmFlag(fl, &w.confirm, "the table name of a write to a protected table")
 }
 
 // cond is the condition a write carries.
@@ -113,7 +114,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	if w.yes && decisions[0].Protected && w.reason == "" {
 		return factory.UsageErrorf("%s is protected (%s): a write needs --reason \"why\" (it lands in the audit)", t.name, decisions[0].Reason)
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: factory.Typed(w.confirm)})
+	ok, err := f.Confirm(factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: w.confirm})
 	if err != nil {
 		return err
 	}

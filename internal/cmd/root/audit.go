@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -139,13 +140,15 @@ func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, ru
 	}
 	var exit factory.ExitError
 	switch {
+	case errors.As(runErr, &exit) && exit.Code == exitcode.Stopped:
+		out.Stopped = true
 	case runErr == nil, errors.As(runErr, &exit):
 	case factory.IsUsageError(runErr), errors.Is(runErr, factory.ErrNotConfirmed), errors.Is(runErr, audit.ErrNotAudited):
 		out.Refused, out.Err = true, runErr
 	default:
 		out.Err = runErr
 	}
-	if factory.IsUsageError(runErr) {
+	if factory.IsUsageError(runErr) && !f.AWSLoaded() {
 		// Nothing was attempted: the typo is answered at once, not after
 		// STS has been retried against an endpoint that may not answer.
 		f.Audit.SkipCaller("not looked up: the command line was refused before any AWS call")

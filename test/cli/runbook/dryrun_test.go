@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -33,6 +34,7 @@ func TestRunbookWithoutYesStopsBeforeItsFirstChange(t *testing.T) {
 			assert.Contains(t, errOut, "Stopped before step restore, which changes things. Nothing more was changed.")
 			assert.Contains(t, out, `"dry_run": true`, "the restore's dry run is shown")
 			assert.Equal(t, before, fixture.TableNames(t, db), "no table restored (read back)")
+			assert.Equal(t, audit.ResultStopped, runbookRun(t, log, args[4]).Result, "the audit says stopped, not findings")
 		})
 	}
 }

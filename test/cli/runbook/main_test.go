@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -71,6 +72,37 @@ func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cm
 	cmd := exec.Command(harness.DynopsBinary(t), full...)
 	cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=")
 	return cmd
+}
+
+// runbookRun is the last `runbook run` record (not a step's) of the incident.
+func runbookRun(t *testing.T, auditLog, incident string) audit.Run {
+	t.Helper()
+	var last *audit.Run
+	for _, r := range runs(t, auditLog) {
+		if r.Incident == incident && r.Runbook != "" && r.Step == "" {
+			last = &r
+		}
+	}
+	require.NotNil(t, last, "no runbook run record of incident %s", incident)
+	return *last
+}
+
+// prodTable is a prod-named, env=prod-tagged table with PITR and 3 items;
+// the tables restored from it are dropped when the test ends.
+func prodTable(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	table := "prod-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
+	fixture.Put(t, db, table, fixture.Users(3))
+	t.Cleanup(func() {
+		for _, n := range fixture.TableNames(t, db) {
+			if strings.HasPrefix(n, table+"-restored-") {
+				dropTable(db, n)
+			}
+		}
+	})
+	return db, table
 }
 
 // runs reads the audit log back as runs.

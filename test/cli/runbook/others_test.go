@@ -29,13 +29,15 @@ import (
 	"github.com/dynops/dynops/test/helpers/lambdaendpoint"
 )
 
-// runRunbook runs a runbook non-interactively to the end and checks that
-// its timeline lists each of its steps once, all ok (or, written
-// "step=result", with the result a step with allow-exit reports).
-func runRunbook(t *testing.T, log, name string, confirm string, params map[string]string, steps ...string) string {
+// runRunbook runs a runbook non-interactively to the end, as on prod
+// without a terminal (--yes, the protected names in one comma-separated
+// --confirm), and checks that its timeline lists each of its steps once,
+// all ok (or, written "step=result", with the result a step with
+// allow-exit reports).
+func runRunbook(t *testing.T, log, name string, confirm []string, params map[string]string, steps ...string) string {
 	t.Helper()
 	incident := "INC-" + harness.UniqueID()
-	args := []string{"runbook", "run", name, "--incident", incident, "--yes", "--confirm", confirm}
+	args := []string{"runbook", "run", name, "--incident", incident, "--yes", "--confirm", strings.Join(confirm, ",")}
 	for k, v := range params {
 		args = append(args, "--param", k+"="+v)
 	}
@@ -57,27 +59,28 @@ func runRunbook(t *testing.T, log, name string, confirm string, params map[strin
 }
 
 func TestRunbookDRFailover_DDB_DR_01(t *testing.T) {
-	p := drpair.New(t, target, drpair.Options{})
+	p := drpair.New(t, target, drpair.Options{Prod: true})
 	p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	runRunbook(t, log, "dr-failover", p.Table, map[string]string{"table": p.Table, "to": drpair.Away,
+	runRunbook(t, log, "dr-failover", []string{p.Table}, map[string]string{"table": p.Table, "to": drpair.Away,
 		"dr_flags": "--regions " + drpair.Home + "," + drpair.Away + " --allow-unreplicated"}, "status", "failover", "verify=findings") // dr status exits 1 after a failover: not ready to fail over again
 	assert.Equal(t, drpair.Away, p.Pointer(t, drpair.Home), "the pointer moved (read back)")
 	assert.True(t, p.Fenced(t, drpair.Home), "the old region is fenced (read back)")
 }
 
-// exportFixture is a table with PITR and items, and an export bucket.
+// exportFixture is a prod-* table tagged env=prod (protected) with PITR
+// and items, and an export bucket.
 func exportFixture(t *testing.T, items int) (table, bucket string, db *dynamodb.Client) {
 	t.Helper()
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
 	id := harness.UniqueID()
-	table, bucket = "dev-"+id+"-user", "dev-"+id+"-exports"
+	table, bucket = "prod-"+id+"-user", "prod-"+id+"-exports"
 	db = dynamodb.NewFromConfig(cfg)
 	_, err := export.NewS3(cfg).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
 	require.NoError(t, err)
-	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(items))
 	return table, bucket, db
 }
@@ -102,7 +105,7 @@ func TestRunbookExportAndCrossRegionRestore_DDB_DR_01(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	// moto writes no manifests (verify --data-only) and the DR table has no
 	// alarms (DDB-MON-01 comes from Terraform): accepted, as on the demo.
-	runRunbook(t, log, "export-and-cross-region-restore", table, map[string]string{"table": table, "bucket": bucket,
+	runRunbook(t, log, "export-and-cross-region-restore", []string{table}, map[string]string{"table": table, "bucket": bucket,
 		"prefix": "exports/" + table, "source_region": target.Region, "dr_region": drRegion, "schema": "--schema-from " + table,
 		"verify_flags": "--data-only", "accepted_failing_errors": "99"}, "export", "verify", "import", "check=findings")
 	assertOnlyAlarmsMissing(t, log)
@@ -117,8 +120,8 @@ func TestRunbookDRRestoreInRegion_DDB_DR_01(t *testing.T) {
 	prefix := "exports/" + table + "/nightly"
 	_, _, code := target.Dynops(t, log, "export", "full", "--table", table, "--bucket", bucket, "--prefix", prefix, "--wait")
 	require.Equal(t, 0, code)
-	runRunbook(t, log, "dr-restore-in-region", table, map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
-		"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=dev --tag product=t",
+	runRunbook(t, log, "dr-restore-in-region", []string{table}, map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
+		"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=prod --tag product=t",
 		"accepted_failing_errors": "99"}, "import", "check=findings")
 	assertOnlyAlarmsMissing(t, log)
 	assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
@@ -129,10 +132,11 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	cfg := target.AWSConfig(t)
 	db, streams, sq := dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	id := harness.UniqueID()
-	table, processed := "dev-"+id+"-order", "dev-"+id+"-processed"
-	streamArn := fixture.Create(t, db, fixture.Table{Name: table, HashKey: "order_id", Stream: true})
-	fixture.Create(t, db, fixture.Table{Name: processed, HashKey: "event_id"})
-	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dev-" + id + "-order-dlq")})
+	prod := map[string]string{"env": "prod"}
+	table, processed := "prod-"+id+"-order", "prod-"+id+"-processed"
+	streamArn := fixture.Create(t, db, fixture.Table{Name: table, HashKey: "order_id", Stream: true, Tags: prod})
+	fixture.Create(t, db, fixture.Table{Name: processed, HashKey: "event_id", Tags: prod})
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("prod-" + id + "-order-dlq"), Tags: prod})
 	require.NoError(t, err)
 	dlq := aws.ToString(q.QueueUrl)
 	t.Cleanup(func() { _, _ = sq.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &dlq}) })
@@ -142,7 +146,7 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
 	consumer := &handler.Handler{DB: db, ProcessedTable: processed}
-	fn := table + "-consumer" // dev-…: not protected by its name (DDB-NAME-01)
+	fn := table + "-consumer" // prod-…: protected, like the queue: both need --confirm
 	ep.Register(fn, func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", ep.URL) // the in-process steps invoke the local endpoint
 
@@ -159,7 +163,27 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	name := dlq[strings.LastIndex(dlq, "/")+1:]
-	runRunbook(t, log, "dlq-redrive", name, map[string]string{"queue": dlq}, "inspect", "sample", "redrive", "verify")
+	params := map[string]string{"queue": dlq, "function": fn}
+
+	// A --confirm that names no target of the runbook is refused before
+	// any step: exit 2, the value and the targets named, nothing replayed.
+	for _, bad := range [][]string{{"--confirm", name + "," + fn + "x"}, {"--confirm", dlq}} {
+		args := append([]string{"runbook", "run", "dlq-redrive", "--incident", "INC-" + harness.UniqueID(), "--yes",
+			"--param", "queue=" + dlq, "--param", "function=" + fn}, bad...)
+		_, errOut, code := target.Dynops(t, log, args...)
+		require.Equal(t, 2, code, errOut)
+		assert.Contains(t, errOut, fmt.Sprintf("names no target of runbook dlq-redrive; its steps change %q, %q", name, fn))
+		assert.Equal(t, 0, count(t, db, processed), "nothing was replayed")
+	}
+	// Only the queue confirmed: the sample step refuses the protected
+	// function (the step's own rule), nothing replayed.
+	_, errOut, code := target.Dynops(t, log, "runbook", "run", "dlq-redrive", "--incident", "INC-"+harness.UniqueID(), "--yes",
+		"--param", "queue="+dlq, "--param", "function="+fn, "--confirm", name)
+	require.NotEqual(t, 0, code, errOut)
+	assert.Contains(t, errOut, fn)
+	assert.Equal(t, 0, count(t, db, processed), "nothing was replayed without the function confirmed")
+
+	runRunbook(t, log, "dlq-redrive", []string{name, fn}, params, "inspect", "sample", "redrive", "verify")
 	assert.Equal(t, 4, count(t, db, processed), "the consumer processed every record (read back)")
 }
 

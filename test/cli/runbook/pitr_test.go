@@ -48,8 +48,8 @@ func countStatus(t *testing.T, db *dynamodb.Client, table, s string) int {
 // interrupted (`started` without `finished`) in `dynops audit log`.
 func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	table := "dev-" + harness.UniqueID() + "-user"
-	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	table := "prod-" + harness.UniqueID() + "-user" // protected: the run confirms it with --confirm
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(damaged+20))
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
@@ -66,6 +66,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
 	require.Equal(t, exitcode.Stopped, code, "--until exits 5, not 0 like a finished run: "+errOut)
 	require.Contains(t, errOut, "Stopped after step restore")
+	require.Equal(t, audit.ResultStopped, runbookRun(t, log, incident).Result, "the audit says stopped, not findings")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.
 	fixture.Delete(t, db, table, []map[string]types.AttributeValue{fixture.UserKey(damaged + 1), fixture.UserKey(damaged + 2)})
@@ -229,4 +230,46 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "INTERRUPTED")
 	assert.Contains(t, out, "dynops pitr repair")
+}
+
+// TestRunbookTimeCorrectedWithinTheIncident_DDB_PITR_02: a restore point
+// outside the PITR window is refused by the restore step (exit 2, the
+// window read from the service); the same incident then takes a corrected
+// --param, records the change in its audit, and goes on. Once the restore
+// ran, a new value is refused naming it.
+func TestRunbookTimeCorrectedWithinTheIncident_DDB_PITR_02(t *testing.T) {
+	_, table := prodTable(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	incident := "INC-" + harness.UniqueID()
+	run := func(point string) (string, int) {
+		_, errOut, code := target.Dynops(t, log, "runbook", "run", "pitr-restore", "--incident", incident, "--param", "table="+table,
+			"--param", "restore_point="+point, "--yes", "--confirm", table, "--until", "restore")
+		return errOut, code
+	}
+	errOut, code := run("--time 2001-01-01T00:00:00Z")
+	require.Equal(t, 2, code, errOut)
+	refused := 0
+	for _, r := range runs(t, log) {
+		if r.Incident == incident && r.Step == "restore" && r.Result == audit.ResultRefused {
+			refused++
+			assert.NotEmpty(t, r.Identity.CallerARN, "the refusal read the window from the service: its caller is recorded (%s)", r.Identity.CallerError)
+		}
+	}
+	require.Equal(t, 1, refused, "the restore step's refusal is in the audit")
+	errOut, code = run("--latest")
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	assert.Contains(t, errOut, "Parameter restore_point changed: --time 2001-01-01T00:00:00Z -> --latest")
+	var change *audit.Action
+	for _, r := range runs(t, log) {
+		for _, a := range r.Actions {
+			if r.Incident == incident && a.What == audit.ActRunbookChangeParam {
+				change = &a
+			}
+		}
+	}
+	require.NotNil(t, change, "the change is in the audit")
+	assert.Equal(t, "restore_point", change.Target)
+	errOut, code = run("--time 2002-01-01T00:00:00Z")
+	require.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "step restore of incident "+incident+" already ran with restore_point=--latest")
 }

@@ -44,9 +44,10 @@ type Options struct {
 	MissingAway bool // create the table in Home only
 	NoPointer   bool // leave the pointer to Terraform (modules/dr)
 	Third       bool // a third same-name table and pointer in Third
+	Prod        bool // a prod-* table tagged env=prod (protected: needs --confirm)
 }
 
-// New creates a dev-* table in both regions and sets the pointer to Home in
+// New creates a dev-* (Options.Prod: prod-*) table in both regions and sets the pointer to Home in
 // both. It skips t off the emulator: on AWS, test/modules/dr drills a real global
 // table instead.
 func New(t *testing.T, tg *harness.Target, o Options) Pair {
@@ -56,7 +57,11 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 	}
 	ctx := context.Background()
 	cfg := tg.AWSConfig(t)
-	p := Pair{Table: "dev-" + harness.UniqueID() + "-session", Config: cfg, Clients: Clients(cfg)}
+	env := "dev"
+	if o.Prod {
+		env = "prod"
+	}
+	p := Pair{Table: env + "-" + harness.UniqueID() + "-session", Config: cfg, Clients: Clients(cfg)}
 	regions := []string{Home, Away}
 	if o.Third {
 		regions = append(regions, Third)
@@ -71,6 +76,7 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 			BillingMode:          types.BillingModePayPerRequest,
 			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("session_id"), KeyType: types.KeyTypeHash}},
 			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("session_id"), AttributeType: types.ScalarAttributeTypeS}},
+			Tags:                 []types.Tag{{Key: aws.String("env"), Value: aws.String(env)}},
 		})
 		require.NoError(t, err)
 	}

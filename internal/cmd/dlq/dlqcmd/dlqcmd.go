@@ -27,7 +27,7 @@ type Target struct {
 func (t *Target) AddFlags(fl *pflag.FlagSet) {
 	fl.StringVarP(&t.Queue, "queue", "q", "", "URL of the DLQ")
 	fl.BoolVar(&t.Yes, "yes", false, "do it (default: dry run)")
-	fl.StringArrayVar(&t.Confirm, "confirm", nil, "the name of a protected queue or function this run changes or invokes, to confirm without a terminal (repeatable)")
+	factory.AddConfirmFlag(fl, &t.Confirm, "the name of a protected queue or function this run changes or invokes")
 }
 
 // Name is the queue's name, the last part of its URL.

@@ -70,7 +70,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := factory.ConfirmMatches(factory.Confirmation{Targets: []protect.Decision{dec}, Typed: factory.Typed(opts.Switch.Confirm)}); err != nil {
+	if err := factory.ConfirmMatches(factory.Confirmation{Targets: []protect.Decision{dec}, Typed: opts.Switch.Confirm}); err != nil {
 		return err
 	}
 	if dec.Protected {

@@ -26,7 +26,7 @@ func TestFlags(t *testing.T) {
 	assert.Equal(t, 15*time.Minute, got.Target.Window, "default window")
 	assert.Equal(t, time.Minute, got.Switch.ReplicationTimeout, "default replication timeout")
 	assert.True(t, got.Switch.Force)
-	assert.Equal(t, "prod-hoge-session", got.Switch.Confirm)
+	assert.Equal(t, []string{"prod-hoge-session"}, got.Switch.Confirm)
 
 	req := got.Switch.Request("failover", got.Target.Target(), &got.Target, true)
 	assert.Equal(t, "/dynops/dr/prod-hoge-session/active-region", req.Target.Pointer, "the pointer modules/dr creates")

@@ -143,7 +143,7 @@ type SwitchFlags struct {
 	From               string
 	Yes                bool
 	Force              bool
-	Confirm            string
+	Confirm            []string
 	ReplicationTimeout time.Duration
 	// Drain shapes the wait between the fence and the pointer flip.
 	Drain failover.DrainRules
@@ -159,7 +159,7 @@ func AddSwitchFlags(cmd *cobra.Command, s *SwitchFlags, toHelp string) {
 	fl.StringVar(&s.From, "from", "", "the region that takes writes now (default: the one the pointer names everywhere)")
 	fl.BoolVar(&s.Yes, "yes", false, "do it (without --yes: a dry run that runs the preflight and prints every step)")
 	fl.BoolVar(&s.Force, "force", false, "the old region is down: skip only the checks and steps it cannot answer, and say so")
-	fl.StringVar(&s.Confirm, "confirm", "", "the table name, to confirm a switch of a protected table without a terminal")
+	factory.AddConfirmFlag(fl, &s.Confirm, "the table name of a switch of a protected table")
 	fl.DurationVar(&s.ReplicationTimeout, "replication-timeout", time.Minute, "how long to wait for the canary to replicate to the old region")
 	flagcheck.Range(fl, "replication-timeout", "1s", "", "the canary needs time to replicate")
 	d := failover.DefaultDrainRules()
@@ -233,7 +233,7 @@ func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *
 	if err != nil {
 		return nil, err
 	}
-	g, err := d.Confirm(s.Yes, factory.Typed(s.Confirm))
+	g, err := d.Confirm(s.Yes, s.Confirm)
 	if err != nil || g.DryRun() {
 		return g, err
 	}

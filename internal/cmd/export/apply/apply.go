@@ -30,7 +30,7 @@ type Options struct {
 	Table        string
 	Since        string
 	Yes          bool
-	Confirm      string
+	Confirm      []string
 	// MaxWriteUnits is the write budget on Table in capacity units per
 	// second (0: none).
 	MaxWriteUnits float64
@@ -89,7 +89,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.Float64Var(&opts.MaxWriteUnits, "max-write-units", 0, "write capacity units per second the apply may take on --table, measured from what DynamoDB reports (0: no budget)")
 	flagcheck.Range(fl, "max-write-units", "0", "", "a budget is more than 0 units/s; 0 is none")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm a prod apply without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "exports applied so far stay applied and the table's dynops:applied-through tag says up to where (the audit log lists what was done); run the same apply again: it skips what is applied and applies the interrupted export again whole")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
@@ -116,7 +116,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestFlagsReachTheRun(t *testing.T) {
 	require.NotNil(t, got)
 	assert.Equal(t, Options{Bucket: "b", BucketRegion: "eu-west-1", Prefix: "p/full", Table: "prod-hoge-user", HashKey: "pk:S",
 		RangeKey: "sk:N", SourceRegion: "eu-west-2", Tags: map[string]string{"env": "prod", "product": "hoge"}, Yes: true,
-		Confirm: "prod-hoge-user"}, *got)
+		Confirm: []string{"prod-hoge-user"}}, *got)
 }
 
 func TestFirstOf(t *testing.T) {

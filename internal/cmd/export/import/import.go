@@ -38,7 +38,7 @@ type Options struct {
 	SourceRegion string
 	Tags         map[string]string
 	Yes          bool
-	Confirm      string
+	Confirm      []string
 }
 
 // Result is what the import did (or would do, in a dry run).
@@ -120,7 +120,7 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 	fl.StringVar(&opts.SourceRegion, "source-region", "", "region of --schema-from (default: --region)")
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the table name, to confirm an import into a protected table without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of an import into a protected table")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "an import already started goes on in AWS (the audit log lists what was done); follow it with `aws dynamodb list-imports`, then check the table with `dynops check`")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
@@ -166,7 +166,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ also needs the source's name typed (or --confirm NAME).`,
 	flagcheck.Range(fl, "drain-timeout", "1s", "", "the drain needs time to read the stream")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")
 	fl.BoolVar(&opts.Yes, "yes", false, "cut over (without it: print the steps, change nothing)")
-	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the source table's name, if it is protected")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "once the fence step has run the source stays FENCED (its writes are refused) and the pointer is unchanged; run the same cutover again to finish, or lift the fence with `dynops migrate rollback --source SOURCE --routes FILE --yes`")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)

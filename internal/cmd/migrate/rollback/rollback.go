@@ -60,7 +60,7 @@ Without --yes it prints the steps; prod tables need --confirm NAME.`,
 	fl.StringVar(&opts.Pointer, "pointer", "", "SSM parameter the application reads (default: the cutover's)")
 	fl.StringVar(&opts.Value, "value", "", "the pointer's value after the rollback (default: its value before the cutover, else single)")
 	fl.BoolVar(&opts.Yes, "yes", false, "roll back (without it: print the steps, change nothing)")
-	fl.StringArrayVar(&opts.Confirm, "confirm", nil, "the source table's name, to confirm a protected one without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the source table's name, if it is protected")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the rollback stopped between steps (the audit log lists what was done): the source may still be fenced or the pointer still on the destinations; run the same `dynops migrate rollback` again")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)

@@ -40,7 +40,7 @@ func AddFlags(cmd *cobra.Command, fl *Flags) {
 
 // AddConfirmFlag registers --confirm on a step that writes the destinations.
 func AddConfirmFlag(cmd *cobra.Command, confirm *[]string) {
-	cmd.Flags().StringArrayVar(confirm, "confirm", nil, "the name of a protected destination table, to confirm it without a terminal (repeat per table)")
+	factory.AddConfirmFlag(cmd.Flags(), confirm, "the name of a protected destination table (one per table)")
 }
 
 // Validate checks the flags (usage errors).

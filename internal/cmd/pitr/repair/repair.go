@@ -32,7 +32,7 @@ type Options struct {
 	AllDifferences bool
 	Segments       int // for --all-differences
 	Yes            bool
-	Confirm        string
+	Confirm        []string
 	// AllowUnrelated is --allow-unrelated-source REASON: repair from a table
 	// that is not shown to be a restore of --to; the reason goes in the audit.
 	AllowUnrelated string
@@ -119,7 +119,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
-	fl.StringVar(&opts.Confirm, "confirm", "", "the original table's name, to confirm the repair of a protected table without a terminal")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
@@ -145,7 +145,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	ds := decided.Decisions()
 	rep.Target = &ds[0]
-	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: factory.Typed(opts.Confirm)}); err != nil {
+	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: opts.Confirm}); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
 	}
 	if opts.FromExport != "" {
@@ -218,7 +218,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
 	}
-	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestRepairFlags(t *testing.T) {
 	o, err = parse(t, "--from", "a-restored", "--to", "a", "--all-differences", "--delete-extra", "--unconditional", "--yes", "--confirm", "a", "--workers", "2")
 	require.NoError(t, err)
 	assert.True(t, o.AllDifferences && o.Repair.DeleteExtra && o.Repair.Unconditional && o.Yes)
-	assert.Equal(t, "a", o.Confirm)
+	assert.Equal(t, []string{"a"}, o.Confirm)
 	assert.Equal(t, 2, o.Repair.Workers)
 
 	for _, w := range []string{"1", "256"} { // both bounds allowed

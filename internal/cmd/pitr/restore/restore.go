@@ -30,7 +30,7 @@ type Options struct {
 	Latest  bool
 	Target  string
 	Yes     bool
-	Confirm string
+	Confirm []string
 	Resume  bool
 }
 
@@ -98,7 +98,7 @@ usual; a finished one is read back, nothing changed.`,
 	cmd.Flags().StringVar(&opts.Target, "target", "", "name of the new table (default: {table}-restored-{UTC timestamp})")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "restore (without it: print the plan, change nothing)")
 	cmd.Flags().BoolVar(&opts.Resume, "resume", false, "finish a half-done restore into --target (only one that provably is this restore)")
-	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "the source table's name, to confirm the restore of a protected table without a terminal")
+	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the source table's name, for the restore of a protected table")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "a restore already started goes on in AWS (the audit log lists what was done); check with `dynops pitr status`/`aws dynamodb describe-table`, then re-apply settings by running the restore again with another --target, or delete the new table")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
@@ -129,7 +129,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	g, err := decided.Confirm(opts.Yes, factory.Typed(opts.Confirm))
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
 	}

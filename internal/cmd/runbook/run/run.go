@@ -25,8 +25,10 @@ type Options struct {
 	Name    string
 	Params  []string
 	Yes     bool
-	Confirm string
+	Confirm []string
 	Until   string
+	// RestartFrom runs this step and the later ones again.
+	RestartFrom string
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -43,7 +45,10 @@ for prod targets. Outputs (the restored table's name, the keys file, the export
 ARN) are carried to later steps. Every step is an audit record of the incident
 (--incident, DYNOPS_INCIDENT, or a new id printed at the start), and the state
 is saved after every step: running the same command again resumes after the
-last finished step.`,
+last finished step. On resume, --param may give a new value to a parameter
+no step that changes things has used yet (e.g. a --time the restore refused);
+the change is recorded, and the finished steps that read it run again.
+--restart-from STEP runs STEP and every later step again.`,
 		Example: `  dynops runbook run pitr-restore --incident INC-1234 --param table=prod-hoge-user
   dynops runbook run pitr-restore --incident INC-1234 --yes --confirm prod-hoge-user
   dynops audit timeline --incident INC-1234`,
@@ -59,7 +64,8 @@ last finished step.`,
 	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
-	cmd.Flags().StringVar(&opts.Confirm, "confirm", "", "passed to the steps that change things, to confirm a prod target without a terminal")
+	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
+	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
@@ -99,6 +105,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	globals := globalArgs(f, incident)
 	r := &runbook.Runner{
 		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
+		RestartFrom: opts.RestartFrom,
+		Changed: func(c runbook.ParamChange) {
+			f.Audit.Act(audit.ActRunbookChangeParam, c.Name, map[string]string{"old": c.Old, "new": c.New})
+		},
+		Restarted: func(step string, again []string) {
+			f.Audit.Act(audit.ActRunbookRestartFrom, step, map[string][]string{"run_again": again})
+		},
 		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now,
 		Begin: func() error {
 			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
