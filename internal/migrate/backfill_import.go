@@ -271,6 +271,9 @@ func (b *backfiller) importOne(ctx context.Context, table string, schema export.
 		return err
 	}
 	if err := b.st.Update(func(s *State) {
+		if s.Backfill.Export.Import.Tables == nil {
+			s.Backfill.Export.Import.Tables = map[string]*ImportedTableState{}
+		}
 		s.Backfill.Export.Import.Tables[table] = &ImportedTableState{ImportArn: imp.Arn, Status: imp.Status}
 	}); err != nil {
 		return err

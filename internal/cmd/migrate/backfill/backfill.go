@@ -166,6 +166,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Restart: opts.Restart, Now: f.Now,
 		Export: exp,
 		Started: func(st *migrate.State, resumed bool) {
+			if ex := st.Backfill.Export; ex != nil && ex.Import != nil {
+				f.Audit.Act(audit.ActImportDestinations, opts.Source, map[string]any{"files": "s3://" + ex.Import.Bucket + "/" + ex.Import.Prefix, "destinations": l.Input.Routes.Tables(), "resumed": resumed})
+			}
 			if resumed {
 				f.Audit.Act(audit.ActResumeBackfill, opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments, "export": st.Backfill.Export})
 				return
@@ -173,9 +176,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			f.Audit.Act(audit.ActRecordStreamPosition, opts.Source, st.Position)
 			if ex := st.Backfill.Export; ex != nil {
 				f.Audit.Act(audit.ActReadExport, opts.Source, map[string]any{"export": ex.URI, "export_arn": ex.Arn, "export_time": ex.Time})
-				if ex.Import != nil {
-					f.Audit.Act(audit.ActImportDestinations, opts.Source, map[string]any{"files": "s3://" + ex.Import.Bucket + "/" + ex.Import.Prefix, "destinations": l.Input.Routes.Tables()})
-				}
 			}
 		},
 		Progress: func(done, total int64, eta time.Duration) {
