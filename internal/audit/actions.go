@@ -29,6 +29,8 @@ const (
 	ActPlanImport = "plan-import"
 	// ActRefuseImport is an import refused before anything was started, and why.
 	ActRefuseImport = "refuse-import"
+	// ActImportDestinations is a migration backfill that creates its destinations with ImportTable from per-destination files under an S3 prefix.
+	ActImportDestinations = "import-destinations"
 	// ActImportTable is an import from S3 into a new table started.
 	ActImportTable = "import-table"
 	// ActPlanExportApply is what applying incremental exports would do (dry run).

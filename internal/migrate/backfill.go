@@ -164,18 +164,37 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 			return nil, err
 		}
 	}
-	checks, err := CheckDestinations(ctx, c.DB, src, o.Routes, !resuming, false)
-	if err != nil {
-		return nil, err
-	}
-	if p := Problems(checks); len(p) > 0 {
-		return nil, &InputError{p}
+	imports := o.Export.Requested() && o.Export.Import != nil
+	switch {
+	case imports && !resuming:
+		// ImportTable creates them: every destination must be new.
+		if err := checkAbsent(ctx, c.DB, src, o.Routes); err != nil {
+			return nil, err
+		}
+	case imports: // resumed: the run before may have created some already
+	default:
+		checks, err := CheckDestinations(ctx, c.DB, src, o.Routes, !resuming, false)
+		if err != nil {
+			return nil, err
+		}
+		if p := Problems(checks); len(p) > 0 {
+			return nil, &InputError{p}
+		}
 	}
 	switch {
 	case resuming:
 	case o.Export.Requested():
 		if err := startExport(ctx, c, o, src, st); err != nil {
 			return nil, err
+		}
+		if imports {
+			to := o.Export.Import.To
+			err := st.Update(func(s *State) {
+				s.Backfill.Export.Import = &ImportState{Bucket: to.Bucket, Prefix: to.Prefix, Tables: map[string]*ImportedTableState{}}
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 	default:
 		// Record the stream's position before the first read, so the catch-up
@@ -241,6 +260,11 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 	writers.Wait()
 	if err != nil {
 		return nil, err
+	}
+	if ex := st.Backfill.Export; ex != nil && ex.Import != nil {
+		if err := b.importAll(ctx, src); err != nil {
+			return nil, err
+		}
 	}
 	now := o.Now().UTC()
 	err = st.Update(func(s *State) {

@@ -41,6 +41,10 @@ type ExportOptions struct {
 	Parallel int
 	// Waiting, when set, is called while the export runs.
 	Waiting func(e export.Export, waited time.Duration)
+	// Import, when set, creates the destinations with ImportTable from
+	// per-destination files instead of writing into existing tables
+	// (backfill_import.go).
+	Import *ImportOptions
 }
 
 // Requested reports whether the backfill reads an export.
@@ -57,6 +61,8 @@ type ExportState struct {
 	Time time.Time `json:"export_time,omitzero"`
 	// Files holds each data file (by key) once all its items are written.
 	Files map[string]SegmentState `json:"files,omitempty"`
+	// Import is set when the destinations are created by ImportTable.
+	Import *ImportState `json:"import,omitempty"`
 }
 
 // streamTooShort refuses an export older than the stream's records.
@@ -191,6 +197,10 @@ func checkExportResume(o BackfillOptions, st *State) error {
 		return &InputError{[]string{fmt.Sprintf("the backfill of %s in %s scans the source: resume it without --from-export/--export-to, or start over with --restart", st.Source, st.Path())}}
 	case was != nil && o.Export != nil && o.Export.URI != "" && was.URI != "" && o.Export.URI != was.URI:
 		return &InputError{[]string{fmt.Sprintf("the backfill of %s in %s reads the export %s, not %s: resume it with that export, or start over with --restart", st.Source, st.Path(), was.URI, o.Export.URI)}}
+	case was != nil && was.Import != nil && (o.Export == nil || o.Export.Import == nil):
+		return &InputError{[]string{fmt.Sprintf("the backfill of %s in %s creates its destinations by import (s3://%s/%s): resume it with the same --import-to", st.Source, st.Path(), was.Import.Bucket, was.Import.Prefix)}}
+	case was != nil && was.Import == nil && o.Export != nil && o.Export.Import != nil:
+		return &InputError{[]string{fmt.Sprintf("the backfill of %s in %s writes into existing destinations: resume it without --import-to, or start over with --restart", st.Source, st.Path())}}
 	case was != nil && (o.Export == nil || o.Export.Open == nil):
 		return &InputError{[]string{fmt.Sprintf("the backfill of %s in %s reads an export (%s): resume it with --from-export", st.Source, st.Path(), was.URI)}}
 	}
@@ -223,6 +233,10 @@ func (b *backfiller) exportFiles(ctx context.Context) error {
 		done := b.st.Backfill.Export.Files[en.DataFileS3Key].Done
 		b.st.mu.Unlock()
 		if done {
+			continue
+		}
+		if b.st.Backfill.Export.Import != nil {
+			g.Go(func() error { return b.stageFile(gctx, ex, sum, en) })
 			continue
 		}
 		g.Go(func() error { return b.exportFile(gctx, ex, sum, en) })

@@ -11,15 +11,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	tableadopt "github.com/dynops/dynops/internal/cmd/table/adopt"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/migrate"
+	"github.com/dynops/dynops/internal/tablesettings"
 )
 
 // Options of `dynops migrate backfill`.
@@ -37,6 +40,8 @@ type Options struct {
 	// ExportTo starts a new export of the source into s3://BUCKET/PREFIX and reads it.
 	ExportTo       string
 	ExportParallel int
+	// ImportTo creates the destinations with ImportTable from per-destination files written under s3://BUCKET/PREFIX.
+	ImportTo string
 }
 
 // NewCmdBackfill returns `dynops migrate backfill`. runF replaces the run function in tests of flag parsing.
@@ -67,6 +72,17 @@ then starts from the export's time, so the source's stream must still hold
 records that old (24 hours): an older export is refused before anything is
 written. The source needs PITR for --export-to.
 
+With --import-to s3://BUCKET/PREFIX as well, the destinations are not
+written item by item: each export data file is routed and transformed into
+one gzip DynamoDB JSON file per destination under PREFIX/DESTINATION/data/,
+and each destination is then created by ImportTable (on demand, the
+source's key, no index), given the guideline settings an import cannot set
+(stream, PITR 35 days, TTL on ttl, the source's tags but usage, deletion
+protection last) and read back. Every destination must not exist yet: one
+that does is refused before anything is written. At the end dynops prints
+each destination's tables.yaml entry and terraform import blocks (as
+dynops table adopt does) to bring them under Terraform.
+
 Items no rule matches, and items their route cannot transform (a rename
 onto an attribute the item already has), are counted, sampled and left
 behind while the rest is written; at the end they fail the run (exit 1)
@@ -74,7 +90,8 @@ unless --allow-unmatched / --allow-untransformable. migrate plan finds both
 before anything is written, and catch-up and verify treat them the same way.`,
 		Example: `  dynops migrate backfill --source dev-aiagent-single --routes routes.yaml
   dynops migrate backfill --source dev-aiagent-single --routes routes.yaml --segments 8 --max-writes-per-second 2000
-  dynops migrate backfill --source prod-aiagent-single --routes routes.yaml --export-to s3://prod-exports/migrate --confirm prod-aiagent-single`,
+  dynops migrate backfill --source prod-aiagent-single --routes routes.yaml --export-to s3://prod-exports/migrate --confirm prod-aiagent-single
+  dynops migrate backfill --source prod-aiagent-single --routes routes.yaml --export-to s3://prod-exports/migrate --import-to s3://prod-exports/migrate-import`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Validate(); err != nil {
@@ -84,7 +101,15 @@ before anything is written, and catch-up and verify treat them the same way.`,
 				return factory.UsageErrorf("--from-export and --export-to both given: read a finished export (--from-export) or start a new one (--export-to), not both")
 			}
 			if opts.ExportTo != "" {
-				if _, err := parseS3Target(opts.ExportTo); err != nil {
+				if _, err := parseS3Target("--export-to", opts.ExportTo); err != nil {
+					return err
+				}
+			}
+			if opts.ImportTo != "" {
+				if opts.FromExport == "" && opts.ExportTo == "" {
+					return factory.UsageErrorf("--import-to needs the export it transforms: add --from-export EXPORT or --export-to s3://BUCKET/PREFIX")
+				}
+				if _, err := parseS3Target("--import-to", opts.ImportTo); err != nil {
 					return err
 				}
 			}
@@ -109,6 +134,7 @@ before anything is written, and catch-up and verify treat them the same way.`,
 	fl.StringVar(&opts.ExportTo, "export-to", "", "start a point-in-time export of the source into s3://BUCKET/PREFIX and read it instead of scanning the source")
 	fl.IntVar(&opts.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export or --export-to)")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
+	fl.StringVar(&opts.ImportTo, "import-to", "", "create the destinations (which must not exist) with ImportTable from per-destination files written under s3://BUCKET/PREFIX, instead of writing into existing tables (with --from-export or --export-to)")
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items copied so far stay written and the --state file records the position (and the export being read, which goes on in AWS if dynops started it); run the same backfill again with the same --state: it resumes there")
@@ -123,7 +149,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm); err != nil {
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != ""); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)
@@ -140,6 +166,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Restart: opts.Restart, Now: f.Now,
 		Export: exp,
 		Started: func(st *migrate.State, resumed bool) {
+			if ex := st.Backfill.Export; ex != nil && ex.Import != nil {
+				f.Audit.Act(audit.ActImportDestinations, opts.Source, map[string]any{"files": "s3://" + ex.Import.Bucket + "/" + ex.Import.Prefix, "destinations": l.Input.Routes.Tables(), "resumed": resumed})
+			}
 			if resumed {
 				f.Audit.Act(audit.ActResumeBackfill, opts.Source, map[string]any{"position": st.Position, "segments": st.Backfill.Segments, "export": st.Backfill.Export})
 				return
@@ -165,14 +194,69 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
 			"untransformable": res.Untransformable, "resumed": res.Resumed})
 	}
+	adopted, aerr := adoptImported(ctx, f, res)
 	if f.JSON() {
-		if perr := ios.PrintJSON(res); perr != nil {
+		out := struct {
+			*migrate.BackfillResult
+			Adopt []*adopt.Result `json:"adopt,omitempty"`
+		}{res, adopted}
+		if perr := ios.PrintJSON(out); perr != nil {
 			return perr
 		}
 	} else {
 		print(f, res)
+		printAdopt(f, adopted)
+	}
+	if err == nil {
+		err = aerr
 	}
 	return err
+}
+
+// adoptImported reads each destination created by import as dynops table
+// adopt does: its tables.yaml entry and terraform import blocks.
+func adoptImported(ctx context.Context, f *factory.Factory, res *migrate.BackfillResult) ([]*adopt.Result, error) {
+	if res.Export == nil || res.Export.Import == nil {
+		return nil, nil
+	}
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*adopt.Result
+	for _, table := range sortedKeys(res.Export.Import.Tables) {
+		r, err := tableadopt.Read(ctx, cfg, adopt.Options{Table: table})
+		if err != nil {
+			return out, fmt.Errorf("the destinations were created, but their Terraform entries could not be built: %w; run `dynops table adopt --table %s` for each", err, table)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func printAdopt(f *factory.Factory, results []*adopt.Result) {
+	out := f.IOStreams.Out
+	for _, r := range results {
+		entry, err := tableadopt.Entry(r)
+		if err != nil {
+			fmt.Fprintf(out, "# %s: %v\n", r.Table, err)
+			continue
+		}
+		fmt.Fprintf(out, "\n# envs/tables.yaml entry for %s (created by ImportTable): add it under the product's tables.\n%s", r.Table, entry)
+		fmt.Fprintf(out, "\n# Terraform import blocks for %s (in the env root, e.g. adopt.tf; remove them after the apply):\n%s", r.Table, tableadopt.Imports(r))
+		for _, w := range r.Warnings {
+			fmt.Fprintf(out, "# warning: %s\n", w)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func print(f *factory.Factory, res *migrate.BackfillResult) {
@@ -205,6 +289,19 @@ func print(f *factory.Factory, res *migrate.BackfillResult) {
 	for _, k := range res.UntransformableSample {
 		fmt.Fprintf(out, "  cannot transform: %s\n", k)
 	}
+	if res.Export != nil && res.Export.Import != nil {
+		is := res.Export.Import
+		fmt.Fprintf(out, "\n%d items read, %d written to per-destination files under s3://%s/%s/.\n", res.Read, res.WrittenTotal, is.Bucket, is.Prefix)
+		for _, t := range sortedKeys(is.Tables) {
+			it := is.Tables[t]
+			fmt.Fprintf(out, "created %s by import %s: %s, %d items imported, %d errors (read back with DescribeImport)\n", t, it.ImportArn, it.Status, it.Imported, it.Errors)
+			if b := it.ReadBack; b != nil {
+				fmt.Fprintf(out, "  settings read back: PITR %v (%d days), deletion protection %v, TTL %q, stream %q, %d tag(s)\n",
+					b.PITR, b.RecoveryPeriodInDays, b.DeletionProtection, b.TTLAttribute, b.StreamViewType, len(b.Tags))
+			}
+		}
+		return
+	}
 	fmt.Fprintf(out, "\n%d items read, %d written.\n", res.Read, res.WrittenTotal)
 }
 
@@ -222,21 +319,38 @@ func exportOptions(ctx context.Context, f *factory.Factory, opts *Options) (*mig
 			f.IOStreams.Progress("waiting for the export %s of %s: %s for %s", e.Arn, opts.Source, e.Status, waited.Round(time.Second))
 		}}
 	if opts.ExportTo != "" {
-		to, err := parseS3Target(opts.ExportTo)
+		to, err := parseS3Target("--export-to", opts.ExportTo)
 		if err != nil {
 			return nil, err
 		}
 		o.To = &to
 	}
+	if opts.ImportTo != "" {
+		to, err := parseS3Target("--import-to", opts.ImportTo)
+		if err != nil {
+			return nil, err
+		}
+		db := dynamodb.NewFromConfig(cfg)
+		o.Import = &migrate.ImportOptions{To: to, DB: db, S3: export.NewS3(cfg),
+			Started: func(table string, i export.Import) {
+				f.Audit.Act(audit.ActImportTable, table, map[string]any{"import_arn": i.Arn, "status": i.Status, "source": "s3://" + to.Bucket + "/" + to.Prefix + "/" + table + "/data/"})
+			},
+			Progress: func(table string, i export.Import) {
+				f.IOStreams.Progress("import into %s: %s, %d items imported", table, i.Status, i.Imported)
+			},
+			Applied: func(table string, c tablesettings.Change) {
+				f.Audit.Act(audit.ActApplySetting, table, c)
+			}}
+	}
 	return o, nil
 }
 
 // parseS3Target reads --export-to s3://BUCKET/PREFIX.
-func parseS3Target(uri string) (export.Target, error) {
+func parseS3Target(flag, uri string) (export.Target, error) {
 	rest, ok := strings.CutPrefix(uri, "s3://")
 	bucket, prefix, _ := strings.Cut(rest, "/")
 	if !ok || bucket == "" {
-		return export.Target{}, factory.UsageErrorf("--export-to %q: give s3://BUCKET/PREFIX, the bucket the source's export is written to", uri)
+		return export.Target{}, factory.UsageErrorf("%s %q: give s3://BUCKET/PREFIX", flag, uri)
 	}
 	return export.Target{Bucket: bucket, Prefix: strings.TrimSuffix(prefix, "/")}, nil
 }

@@ -85,7 +85,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
-	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm); err != nil {
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, false); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)

@@ -148,7 +148,12 @@ func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, ye
 // is no dry run here (`dynops migrate plan` is the preview). The run's
 // `started` record is written before anything is; when it cannot be,
 // nothing is written.
-func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string) error {
+//
+// With creates (the destinations are made by ImportTable), a destination
+// that does not exist yet is still a target, decided by its name with no
+// tags: a new prod-looking table, or one dynops cannot show is not prod,
+// needs its name typed.
+func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string, creates bool) error {
 	cfg, err := f.AWSConfig(ctx)
 	if err != nil {
 		return err
@@ -159,6 +164,10 @@ func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm [
 	for _, t := range tables {
 		tg := protect.ReadTable(ctx, db, t)
 		var missing *types.ResourceNotFoundException
+		if errors.As(tg.TagsErr, &missing) && creates {
+			targets = append(targets, protect.Target{Kind: protect.Table, Name: t, TagsFrom: "none yet: created by ImportTable"})
+			continue
+		}
 		if errors.As(tg.TagsErr, &missing) {
 			// Nothing to protect and nothing can be written there: the
 			// step's own checks name every missing destination.

@@ -83,23 +83,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	o := opts.Adopt
-	o.Region = cfg.Region
-	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		return fmt.Errorf("reading the account ID (for import IDs) in %s: %w", cfg.Region, err)
-	}
-	o.AccountID = aws.ToString(id.Account)
-	res, err := adopt.Read(ctx, dynamodb.NewFromConfig(cfg), aas.NewFromConfig(cfg), o)
+	res, err := Read(ctx, cfg, opts.Adopt)
 	if err != nil {
 		return err
 	}
-	entry, err := yaml.Marshal(map[string]any{res.Usage: res.Entry})
+	entry, err := Entry(res)
 	if err != nil {
-		return fmt.Errorf("writing the tables.yaml entry: %w", err)
+		return err
 	}
 	imports := Imports(res)
-	outs := []struct{ path, what, text string }{{opts.EntryOut, "tables.yaml entry (--entry-out)", string(entry)}, {opts.ImportsOut, "import blocks (--imports-out)", imports}}
+	outs := []struct{ path, what, text string }{{opts.EntryOut, "tables.yaml entry (--entry-out)", entry}, {opts.ImportsOut, "import blocks (--imports-out)", imports}}
 	for _, w := range outs { // both checked before either is written
 		if w.path != "" {
 			if err := safefile.CheckNew(w.path, w.what, opts.Force); err != nil {
@@ -119,10 +112,31 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "# envs/tables.yaml entry for %s (dynops table adopt): add it under the product's tables.\n", res.Table)
-	fmt.Fprint(out, string(entry))
+	fmt.Fprint(out, entry)
 	fmt.Fprintf(out, "\n# Terraform import blocks (in the env root, e.g. adopt.tf; remove them after the apply):\n%s", imports)
 	printDeviations(out, res)
 	return nil
+}
+
+// Read reads table o.Table in cfg's region and account (from STS, for the
+// import IDs) and builds its entry and import blocks.
+func Read(ctx context.Context, cfg aws.Config, o adopt.Options) (*adopt.Result, error) {
+	o.Region = cfg.Region
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the account ID (for import IDs) in %s: %w", cfg.Region, err)
+	}
+	o.AccountID = aws.ToString(id.Account)
+	return adopt.Read(ctx, dynamodb.NewFromConfig(cfg), aas.NewFromConfig(cfg), o)
+}
+
+// Entry renders the tables.yaml entry (keyed by the usage).
+func Entry(res *adopt.Result) (string, error) {
+	entry, err := yaml.Marshal(map[string]any{res.Usage: res.Entry})
+	if err != nil {
+		return "", fmt.Errorf("writing the tables.yaml entry: %w", err)
+	}
+	return string(entry), nil
 }
 
 // Imports renders the import blocks.
