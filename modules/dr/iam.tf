@@ -97,14 +97,15 @@ data "aws_iam_policy_document" "failover" {
     }
   }
 
-  # The resource-policy actions only in a session with MFA (a resource policy
-  # can grant more than this policy, or lift the fence).
+  # The break-glass actions only in a session with MFA: a resource policy
+  # can grant more than this policy, or lift the fence; the pointer flips
+  # writes between regions (internal/permissions BreakGlass).
   dynamic "statement" {
     for_each = var.failover_role.require_mfa ? [1] : []
     content {
       sid       = "DenyPolicyChangesWithoutMFA"
       effect    = "Deny"
-      actions   = ["dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"]
+      actions   = ["dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "ssm:PutParameter"]
       resources = ["*"]
       condition {
         test     = "BoolIfExists"
