@@ -440,7 +440,7 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 			rest = append(rest, c)
 		}
 	}
-	report(t, fmt.Sprintf("escalation: %d roles x %d actions + sts:AssumeRole of the %d other roles, each identity policy (and boundary) alone", len(roles), len(probes), len(targets)), rest)
+	report(t, fmt.Sprintf("escalation: %d roles x %d actions + sts:AssumeRole of each of the %d roles with a planned trust (but its own), each identity policy (and boundary) alone", len(roles), len(probes), len(targets)), rest)
 	report(t, "escalation: the same table requests with a table resource policy allowing everything", withPolicy)
 	checkRolesDoc(t, roles, cells)
 }
