@@ -13,6 +13,20 @@ locals {
   # most any of them can do, whatever policy the suite attaches to it.
   boundary_name = "${var.name}-boundary"
   boundary_arn  = "${local.arn}:iam::${local.a}:policy/${local.boundary_name}"
+  # The DynamoDB actions on a table, index, stream, backup or global table,
+  # denied outside the prefix (NotResource) to the suite and to every role it
+  # creates: a table policy allowing everyone cannot widen them. Account-level
+  # reads (List*, Describe*) are not among them, nor ImportTable (a new table
+  # has no resource policy yet).
+  dynamodb_resource_actions = [
+    "dynamodb:*Item", "dynamodb:Scan", "dynamodb:Query", "dynamodb:PartiQL*", "dynamodb:Update*", "dynamodb:Delete*", "dynamodb:Put*",
+    "dynamodb:Create*", "dynamodb:Restore*", "dynamodb:Export*", "dynamodb:*Resource", "dynamodb:*Destination", "dynamodb:GetRecords",
+  ]
+  dynamodb_test_resources = [
+    "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*",
+    "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*/*",
+    "${local.arn}:dynamodb::${local.a}:global-table/${local.p}*",
+  ]
   workflow_refs = var.github_workflow_refs != null ? var.github_workflow_refs : ["${var.github_repository}/.github/workflows/test-aws.yml@refs/heads/main"]
 }
 
@@ -98,6 +112,15 @@ data "aws_iam_policy_document" "suite" {
       "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*",
       "${local.arn}:dynamodb:*:${local.a}:table/${local.p}*/*",
     ]
+  }
+
+  statement {
+    sid = "TestTablesOnly"
+    # Whatever a table's resource policy grants (one allowing everyone, say):
+    # no table, index, stream, backup or global table without the prefix.
+    effect        = "Deny"
+    actions       = local.dynamodb_resource_actions
+    not_resources = local.dynamodb_test_resources
   }
 
   statement {
@@ -308,15 +331,26 @@ data "aws_iam_policy_document" "boundary" {
       "${local.arn}:sns:*:${local.a}:${local.p}*",
       "${local.arn}:lambda:*:${local.a}:function:${local.p}*",
       "${local.arn}:logs:*:${local.a}:log-group:*${local.p}*",
-      "${local.arn}:backup:*:${local.a}:*",
+      "${local.arn}:backup:*:${local.a}:backup-vault:${local.p}*",
       "${local.arn}:ssm:*:${local.a}:parameter/*${local.p}*",
     ]
   }
 
   statement {
     sid       = "ReadsWithoutResources"
-    actions   = ["dynamodb:ListStreams", "dynamodb:ListTables", "dynamodb:DescribeLimits", "cloudwatch:PutMetricData", "cloudwatch:GetMetricData", "tag:GetResources", "sts:GetCallerIdentity", "route53:GetHealthCheck", "route53:UpdateHealthCheck"]
+    actions   = ["dynamodb:ListStreams", "dynamodb:ListTables", "dynamodb:DescribeLimits", "cloudwatch:PutMetricData", "cloudwatch:GetMetricData", "tag:GetResources", "sts:GetCallerIdentity"]
     resources = ["*"]
+  }
+
+  dynamic "statement" {
+    # Health checks have no names or tags in IAM: a role the suite creates
+    # reaches them only where the suite itself may (route53_health_checks_reason).
+    for_each = var.route53_health_checks_reason != null ? [1] : []
+    content {
+      sid       = "Route53HealthChecks"
+      actions   = ["route53:GetHealthCheck", "route53:UpdateHealthCheck"]
+      resources = ["*"]
+    }
   }
 
   statement {
@@ -328,6 +362,23 @@ data "aws_iam_policy_document" "boundary" {
       variable = "aws:ResourceTag/Name"
       values   = ["${local.p}*"]
     }
+  }
+
+  statement {
+    sid = "TestTablesOnly"
+    # Whatever a table's resource policy grants (one allowing everyone, say):
+    # no table, index, stream, backup or global table without the prefix.
+    effect        = "Deny"
+    actions       = local.dynamodb_resource_actions
+    not_resources = local.dynamodb_test_resources
+  }
+
+  statement {
+    sid = "BackupCopiesIntoTestVaults"
+    # AWS Backup's copy job (the backup role of modules/dr under test) reads
+    # the recovery point it copies; recovery points have no names.
+    actions   = ["backup:CopyFromBackupVault"]
+    resources = ["*"]
   }
 
   statement {

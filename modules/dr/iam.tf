@@ -97,9 +97,9 @@ data "aws_iam_policy_document" "failover" {
     }
   }
 
-  # The resource-policy actions and the pointer flip only in a session with
-  # MFA (a resource policy can grant more than this policy or lift the fence;
-  # the pointer moves writes).
+  # The break-glass actions only in a session with MFA: a resource policy
+  # can grant more than this policy, or lift the fence; the pointer flips
+  # writes between regions (internal/permissions BreakGlass).
   dynamic "statement" {
     for_each = var.failover_role.require_mfa ? [1] : []
     content {

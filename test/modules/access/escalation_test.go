@@ -3,6 +3,8 @@ package access
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,8 +24,19 @@ type escalationRole struct {
 	name       string
 	policies   []any
 	documented []string
-	// arn is the role's session; tags and context a legitimate session has.
-	ctx map[string]any
+	// boundary is the role's permissions boundary, if the matrix gives it one.
+	boundary any
+	// postureOnly roles are asked the posture actions on the env's resources
+	// only (roles of other modules' scopes: the CI test role's own resources
+	// are TestCITestRoleCannotMakeItselfAdmin_DDB_SEC_01's).
+	postureOnly bool
+	// serviceOnly roles are assumed only by an AWS service that runs no code
+	// of the account's (AWS Backup): a table policy cannot make the service
+	// call more than it does, so their table cells are asked alone.
+	serviceOnly bool
+	// role is the plan case and address of its aws_iam_role ("" when the
+	// matrix has no trust for it): what sts:AssumeRole of it is asked against.
+	planCase, roleAddr string
 }
 
 // permissive is the most permissive resource policy a role could write on a
@@ -49,6 +62,33 @@ var escalationProbes = []string{
 	"ssm:PutParameter", "ssm:DeleteParameter", "route53:UpdateHealthCheck", "route53:DeleteHealthCheck",
 	"cloudwatch:PutMetricData", "cloudwatch:DeleteAlarms", "logs:PutLogEvents", "logs:DeleteLogGroup",
 	"backup:DeleteRecoveryPoint", "backup:DeleteBackupVaultAccessPolicy",
+	// Posture of the other services: policies, code, attributes, deletion.
+	"iam:CreateRole", "iam:CreatePolicy", "iam:DetachRolePolicy", "iam:DeleteRolePolicy", "iam:PutRolePermissionsBoundary", "iam:CreateUser", "iam:CreateAccessKey",
+	"s3:PutBucketAcl", "s3:PutObjectAcl", "s3:PutLifecycleConfiguration", "s3:PutBucketVersioning", "s3:DeleteBucket", "s3:DeleteObject",
+	"sqs:AddPermission", "sqs:DeleteQueue", "sqs:PurgeQueue",
+	"kms:ScheduleKeyDeletion", "kms:DisableKey", "kms:RevokeGrant",
+	"lambda:UpdateFunctionConfiguration", "lambda:DeleteFunction", "lambda:PutFunctionConcurrency", "lambda:DeleteEventSourceMapping", "lambda:UpdateEventSourceMapping",
+	"ssm:LabelParameterVersion", "route53:ChangeResourceRecordSets",
+	"cloudwatch:DisableAlarmActions", "cloudwatch:PutMetricAlarm", "logs:PutRetentionPolicy", "logs:DeleteLogStream",
+	"backup:DeleteBackupVault", "backup:PutBackupVaultAccessPolicy", "backup:UpdateRecoveryPointLifecycle", "backup:DeleteBackupPlan", "backup:DeleteBackupVaultLockConfiguration",
+}
+
+// posture are the actions of the per-role "can / cannot" section of
+// docs/iam-roles.md: the ones that change a resource's protection, its
+// policies, its code or its data wholesale (not item reads and writes).
+var posture = []string{
+	"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups",
+	"dynamodb:UpdateTimeToLive", "dynamodb:DeleteTable", "dynamodb:DeleteBackup", "dynamodb:TagResource", "dynamodb:UntagResource",
+	"dynamodb:DisableKinesisStreamingDestination", "dynamodb:UpdateKinesisStreamingDestination", "dynamodb:RestoreTableToPointInTime",
+	"dynamodb:ExportTableToPointInTime", "dynamodb:Scan", "dynamodb:PartiQLDelete",
+	"iam:PutRolePolicy", "iam:AttachRolePolicy", "iam:CreatePolicyVersion", "iam:UpdateAssumeRolePolicy", "iam:PassRole", "iam:CreateRole", "iam:DeleteRolePermissionsBoundary", "iam:CreateAccessKey",
+	"s3:PutBucketPolicy", "s3:DeleteBucketPolicy", "s3:PutBucketAcl", "s3:PutObjectAcl", "s3:PutLifecycleConfiguration", "s3:DeleteBucket", "s3:DeleteObject",
+	"kms:PutKeyPolicy", "kms:CreateGrant", "kms:ScheduleKeyDeletion", "kms:DisableKey",
+	"lambda:UpdateFunctionCode", "lambda:UpdateFunctionConfiguration", "lambda:AddPermission", "lambda:DeleteFunction", "lambda:UpdateEventSourceMapping",
+	"sqs:SetQueueAttributes", "sqs:AddPermission", "sqs:PurgeQueue", "sqs:DeleteQueue",
+	"ssm:PutParameter", "ssm:DeleteParameter", "route53:UpdateHealthCheck", "route53:DeleteHealthCheck", "route53:ChangeResourceRecordSets",
+	"cloudwatch:DeleteAlarms", "cloudwatch:DisableAlarmActions", "logs:DeleteLogGroup", "logs:PutRetentionPolicy",
+	"backup:DeleteRecoveryPoint", "backup:DeleteBackupVault", "backup:PutBackupVaultAccessPolicy", "backup:DeleteBackupVaultAccessPolicy", "backup:UpdateRecoveryPointLifecycle", "backup:DeleteBackupVaultLockConfiguration",
 }
 
 // catalogue returns every action of services with one resource ARN each, from
@@ -115,6 +155,9 @@ var moduleCases = []harness.PlanCase{
 			"tables":           []map[string]any{{"name": "dev-example-order", "arn": tableARN("dev", "order")}},
 			"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t), "alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
 		}
+	}},
+	{Name: "ci test role", Dir: "modules/ci-test-role", Vars: func(testing.TB) map[string]any {
+		return map[string]any{"github_repository": "hoge-inc/dynops", "account_id": accountID}
 	}},
 	{Name: "tenant tables", Dir: module, Vars: func(testing.TB) map[string]any {
 		return map[string]any{"env": "dev", "product": "example", "account_id": accountID, "tenant_tables": tenantTables()}
@@ -184,6 +227,7 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 	dr := planCasePolicies(t, "dr example")
 	consumer := planCasePolicies(t, "stream consumer")
 	export := planCasePolicies(t, "export")
+	ci := planCasePolicies(t, "ci test role")
 
 	item := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 	drCommands := []string{"dr status", "dr failover", "dr failback", "dr drill"}
@@ -203,21 +247,64 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		// modules/dynamodb-export: exports of the named tables, the checkpoint, the objects (and their key), metrics, logs.
 		{name: "export-scheduler", documented: []string{"dynamodb:ExportTableToPointInTime", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem", "s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl", "kms:GenerateDataKey", "kms:Decrypt", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"}},
 		{name: "export-schedule", documented: []string{"lambda:InvokeFunction"}},
+		// modules/dr: AWS Backup's service role, with AWS's two managed
+		// policies (what AWS Backup needs to back up and restore DynamoDB).
+		{name: "backup", serviceOnly: true, documented: []string{
+			"dynamodb:CreateBackup", "dynamodb:DeleteBackup", "dynamodb:DescribeBackup", "dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:StartAwsBackupJob",
+			"dynamodb:RestoreTableFromAwsBackup", "dynamodb:RestoreTableFromBackup", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem",
+			"backup:CopyFromBackupVault", "backup:CopyIntoBackupVault", "backup:DescribeBackupVault", "backup:StartRestoreJob", "kms:DescribeKey",
+		}},
+		// modules/ci-test-role: on the env's resources (not dev-t*), nothing.
+		{name: "ci-test-role", postureOnly: true},
+		// A role the CI suite creates: the boundary, with the widest policy
+		// the suite could attach (everything): still nothing on the env.
+		{name: "ci-created-role", postureOnly: true},
 	}
+	admin := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": "*", "Resource": "*"}}}
 	for i := range roles {
 		r := &roles[i]
 		switch r.name {
+		case "ci-test-role":
+			r.policies = []any{policyOf(t, ci, "aws_iam_policy.suite")}
+			r.planCase, r.roleAddr = "ci test role", "aws_iam_role.this"
+		case "backup":
+			r.policies = managedPolicies(t, plans.Plan(t, "dr example"), "module.dr.aws_iam_role_policy_attachment.backup[")
+			r.planCase, r.roleAddr = "dr example", "module.dr.aws_iam_role.backup[0]"
+		case "ci-created-role":
+			r.policies = []any{admin}
+			r.boundary = policyOf(t, ci, "aws_iam_policy.boundary")
 		case "failover":
 			r.policies = []any{policyOf(t, dr, "module.dr.aws_iam_role_policy.failover[0]")}
+			r.planCase, r.roleAddr = "dr example", "module.dr.aws_iam_role.failover[0]"
 		case "stream-consumer":
 			r.policies = []any{policyOf(t, consumer, "aws_iam_role_policy.consumer"), policyOf(t, consumer, "aws_iam_role_policy.handler[0]")}
+			r.planCase, r.roleAddr = "stream consumer", "aws_iam_role.this[0]"
 		case "export-scheduler":
 			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler_lambda[0]")}
+			r.planCase, r.roleAddr = "export", "aws_iam_role.scheduler_lambda[0]"
 		case "export-schedule":
 			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler[0]")}
+			r.planCase, r.roleAddr = "export", "aws_iam_role.scheduler[0]"
 		default:
 			r.policies = []any{policyOf(t, access, fmt.Sprintf("module.access.aws_iam_policy.this[%q]", r.name))}
+			r.planCase, r.roleAddr = "example", fmt.Sprintf("module.access.aws_iam_role.this[%q]", r.name)
 		}
+	}
+	// sts:AssumeRole of every other role, against that role's planned trust.
+	type target struct {
+		name, arn string
+		trust     any
+	}
+	var targets []target
+	for _, r := range roles {
+		if r.roleAddr == "" {
+			continue
+		}
+		planned := plans.Plan(t, r.planCase).ResourcePlannedValuesMap[r.roleAddr]
+		require.NotNil(t, planned, "no %s in the plan of %s", r.roleAddr, r.planCase)
+		var trust any
+		require.NoError(t, json.Unmarshal([]byte(planned.AttributeValues["assume_role_policy"].(string)), &trust), "%s: trust", r.roleAddr)
+		targets = append(targets, target{r.name, fmt.Sprintf("arn:aws:iam::%s:role/%s", accountID, planned.AttributeValues["name"]), trust})
 	}
 
 	actions := catalogue(t, []string{"dynamodb", "iam", "sts", "s3", "sqs", "kms", "lambda", "ssm", "route53", "cloudwatch", "logs", "backup"})
@@ -227,7 +314,7 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 			probes = append(probes, a)
 		}
 	}
-	for _, a := range escalationProbes {
+	for _, a := range append(slices.Clone(escalationProbes), posture...) {
 		require.Contains(t, actions, a, "the catalogue lacks %s", a)
 		probes = append(probes, a)
 	}
@@ -248,7 +335,10 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		"cloudwatch:namespace": "dynops/Export", "aws:ResourceAccount": accountID,
 	}
 	var cells []cell
-	add := func(r escalationRole, col, action string, mfa bool) {
+	// add asks action of role r; withPolicy adds the most permissive table
+	// resource policy (the break-glass and failover roles can write one) to
+	// a request on a table, its indexes or streams.
+	add := func(r escalationRole, col, action string, mfa, withPolicy bool) {
 		vars := map[string]any{}
 		for k, v := range ctx {
 			vars[k] = v
@@ -277,12 +367,22 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		for i, p := range r.policies {
 			sim.IdentityPolicies = append(sim.IdentityPolicies, namedPolicy{Name: fmt.Sprintf("%s-%d", r.name, i), Policy: p})
 		}
+		if r.boundary != nil {
+			sim.PermissionBoundaries = []namedPolicy{{Name: r.name + "-boundary", Policy: r.boundary}}
+		}
 		switch {
 		case strings.Contains(actions[action], ":table/"):
 			// A table resource policy covers the table, its indexes and
 			// streams (here also its backups, exports and imports: stricter);
 			// it cannot grant account-level actions (Resource "*") or global tables.
-			sim.ResourcePolicy = permissive
+			if withPolicy {
+				sim.ResourcePolicy = permissive
+				col += " +table policy"
+			} else if want == allowed {
+				// Alone, the role's own resource scoping decides (the
+				// catalogue's sample table may not be one of its tables).
+				want = "not-explicit"
+			}
 		case want == allowed && !strings.HasPrefix(action, "dynamodb:"):
 			// Outside DynamoDB the identity policy alone decides, and it
 			// scopes resources the catalogue's sample ARN may not match:
@@ -292,20 +392,79 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		cells = append(cells, cell{row: action, col: col, want: want, sim: sim})
 	}
 	for _, r := range roles {
-		for _, a := range probes {
-			add(r, r.name, a, true)
+		asked := probes
+		if r.postureOnly {
+			asked = posture
+		}
+		for _, a := range asked {
+			if !r.serviceOnly {
+				add(r, r.name, a, true, true)
+			}
+			if strings.Contains(actions[a], ":table/") || r.serviceOnly {
+				add(r, r.name, a, true, false)
+			}
+		}
+		// sts:AssumeRole of every other role the modules create, against its
+		// planned trust policy: no role reaches another.
+		for _, tg := range targets {
+			if tg.name == r.name {
+				continue
+			}
+			sim := simulation{ServiceControlPolicies: []any{}, ResourceControlPolicies: []any{}, ResourcePolicy: tg.trust, Request: request{
+				Principal: fmt.Sprintf("arn:aws:sts::%s:assumed-role/dev-example-%s/s", accountID, r.name), Action: "sts:AssumeRole",
+				Resource: resource{Resource: tg.arn, AccountID: accountID}, ContextVariables: map[string]any{"aws:MultiFactorAuthPresent": "true", "aws:RequestTag/tenant_id": "t1", "aws:TagKeys": []string{"tenant_id"}},
+			}}
+			for i, p := range r.policies {
+				sim.IdentityPolicies = append(sim.IdentityPolicies, namedPolicy{Name: fmt.Sprintf("%s-%d", r.name, i), Policy: p})
+			}
+			if r.boundary != nil {
+				sim.PermissionBoundaries = []namedPolicy{{Name: r.name + "-boundary", Policy: r.boundary}}
+			}
+			cells = append(cells, cell{row: "sts:AssumeRole " + tg.name, col: r.name, want: denied, sim: sim})
 		}
 	}
 	// The protection switches without MFA: the roles that hold them.
 	for _, r := range roles {
 		if r.name == "dynops-break-glass" || r.name == "failover" {
 			for _, a := range permissions.BreakGlass() {
-				add(r, r.name+" no MFA", a, false)
+				add(r, r.name+" no MFA", a, false, true)
 			}
 		}
 	}
 	evaluateEscalation(t, cells)
-	report(t, fmt.Sprintf("escalation: %d roles x %d actions, each identity policy + a resource policy allowing everything on DynamoDB", len(roles), len(probes)), cells)
+	var withPolicy, rest []cell
+	for _, c := range cells {
+		if strings.HasSuffix(c.col, " +table policy") {
+			withPolicy = append(withPolicy, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	report(t, fmt.Sprintf("escalation: %d roles x %d actions + sts:AssumeRole of each of the %d roles with a planned trust (but its own), each identity policy (and boundary) alone", len(roles), len(probes), len(targets)), rest)
+	report(t, "escalation: the same table requests with a table resource policy allowing everything", withPolicy)
+	checkRolesDoc(t, roles, cells)
+}
+
+// managedPolicies returns the documents of the AWS managed policies the plan
+// attaches at addresses starting with prefix, from testdata/aws-managed (AWS's
+// published versions, as recorded by github.com/zoph-io/MAMIP).
+func managedPolicies(t *testing.T, p *terraform.PlanStruct, prefix string) []any {
+	t.Helper()
+	var out []any
+	for addr, r := range p.ResourcePlannedValuesMap {
+		if !strings.HasPrefix(addr, prefix) {
+			continue
+		}
+		arn, _ := r.AttributeValues["policy_arn"].(string)
+		name := arn[strings.LastIndex(arn, "/")+1:]
+		raw, err := os.ReadFile(filepath.Join("testdata", "aws-managed", name+".json"))
+		require.NoError(t, err, "%s attaches %s: add its document (AWS's current version) to testdata/aws-managed", addr, arn)
+		var v struct{ PolicyVersion struct{ Document any } }
+		require.NoError(t, json.Unmarshal(raw, &v), "testdata/aws-managed/%s.json", name)
+		out = append(out, v.PolicyVersion.Document)
+	}
+	require.NotEmpty(t, out, "no policy attachment %s* in the plan", prefix)
+	return out
 }
 
 // evaluateEscalation runs the cells and maps "not-explicit" expectations.
