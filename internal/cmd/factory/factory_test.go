@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -155,5 +156,27 @@ func TestAWSConfigLoadedOncePerRun(t *testing.T) {
 	}
 	if second.Region != "eu-west-1" {
 		t.Errorf("second caller got Region %q: one caller's override leaked into the shared configuration", second.Region)
+	}
+}
+
+// TestConfirmFlagRepeatableAndCommaSeparated: every command's --confirm
+// keeps every value, repeated or comma-separated.
+func TestConfirmFlagRepeatableAndCommaSeparated(t *testing.T) {
+	for args, want := range map[string][]string{
+		"--confirm a":                  {"a"},
+		"--confirm a --confirm b":      {"a", "b"},
+		"--confirm a,b":                {"a", "b"},
+		"--confirm a,b --confirm c":    {"a", "b", "c"},
+		"--confirm=prod-q-dlq,prod-fn": {"prod-q-dlq", "prod-fn"},
+	} {
+		var got []string
+		fl := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		AddConfirmFlag(fl, &got, "a name")
+		if err := fl.Parse(strings.Fields(args)); err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: got %q, want %q", args, got, want)
+		}
 	}
 }
