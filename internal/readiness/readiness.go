@@ -1,7 +1,8 @@
 // Package readiness is the continuous readiness run behind the readiness
 // Lambda (cmd/readiness): for one environment it runs the guideline check
 // (internal/guideline, the code of `dynops check --env`), a restore test of
-// one table's latest restorable point in time into a throwaway table, and
+// one table's latest restorable point in time into a throwaway table,
+// `dynops dr status` of the env's global tables (internal/failover), and
 // publishes the results as CloudWatch metrics the module alarms on.
 package readiness
 
