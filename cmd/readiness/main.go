@@ -3,8 +3,9 @@
 // (either may come from READINESS_ENV / READINESS_RESTORE_TABLE instead);
 // each run checks env E against the guideline (the code of
 // `dynops check --env`), restores T's latest restorable point in time to a
-// throwaway table, verifies and deletes it, and publishes the metrics the
-// module alarms on (internal/readiness).
+// throwaway table, verifies and deletes it, runs `dynops dr status` for the
+// env's global tables, and publishes the metrics the module alarms on
+// (internal/readiness).
 package main
 
 import (

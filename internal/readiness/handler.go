@@ -38,6 +38,16 @@ func (h Handler) Handle(ctx context.Context, ev Event) (Report, error) {
 	for rule, n := range rep.FailingRules {
 		log.Printf("%s: %d failing", rule, n)
 	}
+	for _, d := range rep.DR {
+		if d.Ready {
+			log.Printf("dr status %s: READY (regions %v, active %s)", d.Table, d.Regions, d.Active)
+		} else {
+			log.Printf("dr status %s: NOT READY (regions %v): %s", d.Table, d.Regions, d.Reason)
+		}
+	}
+	if len(rep.NotGlobal) > 0 {
+		log.Printf("dr status skipped for %d tables without replicas (not global tables): %v", len(rep.NotGlobal), rep.NotGlobal)
+	}
 	if err != nil {
 		return rep, err
 	}

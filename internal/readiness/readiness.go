@@ -1,7 +1,8 @@
 // Package readiness is the continuous readiness run behind the readiness
 // Lambda (cmd/readiness): for one environment it runs the guideline check
 // (internal/guideline, the code of `dynops check --env`), a restore test of
-// one table's latest restorable point in time into a throwaway table, and
+// one table's latest restorable point in time into a throwaway table,
+// `dynops dr status` of the env's global tables (internal/failover), and
 // publishes the results as CloudWatch metrics the module alarms on.
 package readiness
 
@@ -21,8 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
@@ -35,8 +38,11 @@ const (
 	MetricFailingRule  = "FailingRule"        // per RuleID: failing error-level findings
 	MetricRestoreTime  = "RestoreTimeSeconds" // restore request to ACTIVE and verified
 	MetricRestoreFail  = "RestoreTestFailed"  // 1 when the restore test failed
+	MetricDRReady      = "DRReady"            // per global table: 1 when `dr status` finds a region ready, 0 not
+	MetricDRNotReady   = "DRNotReady"         // per env: global tables no region is ready for (0 when none)
 	DimensionEnv       = "Env"
 	DimensionRuleID    = "RuleID"
+	DimensionTable     = "Table"
 	throwawayInfix     = "-dynops-restoretest-"
 	DefaultLeftoverAge = 30 * time.Minute
 )
@@ -72,6 +78,10 @@ type Report struct {
 	FailingRules     map[string]int `json:"failing_rules"`
 	LeftoversDeleted []string       `json:"leftovers_deleted"`
 	Restore          *RestoreResult `json:"restore,omitempty"`
+	// DR is `dynops dr status` of each global table (tables with replicas).
+	DR []DRResult `json:"dr"`
+	// NotGlobal are the tables without replicas: no DR status, no DRReady metric.
+	NotGlobal []string `json:"not_global"`
 }
 
 // Clients are the APIs a run calls.
@@ -82,6 +92,8 @@ type Clients struct {
 	Region string
 	// Regional returns a DynamoDB client for a replica region.
 	Regional func(region string) *dynamodb.Client
+	// DR returns the clients `dynops dr status` reads in a region.
+	DR failover.Regional
 }
 
 // NewClients builds the clients from cfg (CloudWatch over awsQuery, which
@@ -92,6 +104,10 @@ func NewClients(cfg aws.Config) Clients {
 		Lambda: lambda.NewFromConfig(cfg), Region: cfg.Region,
 		Regional: func(region string) *dynamodb.Client {
 			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
+		},
+		DR: func(region string) failover.Clients {
+			c := awsconfig.ForRegion(cfg, region)
+			return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
 		},
 	}
 }
@@ -139,6 +155,9 @@ func Run(ctx context.Context, c Clients, cfg Config) (Report, error) {
 		if f.Failing() {
 			rep.FailingRules[f.Rule]++
 		}
+	}
+	if rep.DR, rep.NotGlobal, err = DRStatus(ctx, c.DR, c.Region, rep.Tables, cfg.Now()); err != nil {
+		return rep, err
 	}
 	if cfg.RestoreTable != "" {
 		r := RestoreTest(ctx, c.DB, cfg.Env, cfg.RestoreTable, cfg.Now())
@@ -292,7 +311,7 @@ func compare(ctx context.Context, db *dynamodb.Client, source, target string) (s
 }
 
 // Publish records the run: FailingRule per guideline rule (0 when passing),
-// and, with a restore test, RestoreTestFailed and (when it restored)
+// DRReady per global table and DRNotReady (their count of not ready), and, with a restore test, RestoreTestFailed and (when it restored)
 // RestoreTimeSeconds.
 func Publish(ctx context.Context, cw *cloudwatch.Client, rep Report, now time.Time) error {
 	env := cwtypes.Dimension{Name: aws.String(DimensionEnv), Value: aws.String(rep.Env)}
@@ -305,6 +324,16 @@ func Publish(ctx context.Context, cw *cloudwatch.Client, rep Report, now time.Ti
 		data = append(data, datum(MetricFailingRule, float64(rep.FailingRules[r.ID]), cwtypes.StandardUnitCount,
 			cwtypes.Dimension{Name: aws.String(DimensionRuleID), Value: aws.String(r.ID)}))
 	}
+	notReady := 0.0
+	for _, d := range rep.DR {
+		ready := 1.0
+		if !d.Ready {
+			ready, notReady = 0, notReady+1
+		}
+		data = append(data, datum(MetricDRReady, ready, cwtypes.StandardUnitCount,
+			cwtypes.Dimension{Name: aws.String(DimensionTable), Value: aws.String(d.Table)}))
+	}
+	data = append(data, datum(MetricDRNotReady, notReady, cwtypes.StandardUnitCount))
 	if r := rep.Restore; r != nil {
 		failed := 0.0
 		if r.Error != "" {

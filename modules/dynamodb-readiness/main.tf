@@ -3,17 +3,22 @@
 # checks the env's tables by the guideline (the code of `dynops check
 # --env`), restores restore_table's latest restorable point in time to a
 # throwaway `<env>-dynops-restoretest-<unix>` table, verifies and deletes it,
-# and publishes dynops/Readiness metrics; an alarm per failing rule and one
-# on the restore test notify alarm_actions. Runbook: runbooks/readiness-alarm.md
+# runs `dynops dr status` for every global table of the env, and publishes
+# dynops/Readiness metrics; an alarm per failing rule, one on the restore
+# test and one on DR readiness notify alarm_actions. Runbook: runbooks/readiness-alarm.md
 
 locals {
-  arn_parts       = split(":", var.restore_table_arn)
-  partition       = local.arn_parts[1]
-  region          = local.arn_parts[3]
-  account_id      = local.arn_parts[4]
-  restore_table   = split("/", local.arn_parts[5])[1]
-  table_arn       = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table"
-  env_tables      = "${local.table_arn}/${var.env}-*"
+  arn_parts     = split(":", var.restore_table_arn)
+  partition     = local.arn_parts[1]
+  region        = local.arn_parts[3]
+  account_id    = local.arn_parts[4]
+  restore_table = split("/", local.arn_parts[5])[1]
+  table_arn     = "arn:${local.partition}:dynamodb:${local.region}:${local.account_id}:table"
+  env_tables    = "${local.table_arn}/${var.env}-*"
+  # `dr status` reads a global table's replicas in their own regions.
+  env_tables_any_region = "arn:${local.partition}:dynamodb:*:${local.account_id}:table/${var.env}-*"
+  # The active-region pointers modules/dr creates (failover.DefaultPointer), in every region.
+  env_pointers    = "arn:${local.partition}:ssm:*:${local.account_id}:parameter/dynops/dr/${var.env}-*/active-region"
   throwaway       = "${var.env}-dynops-restoretest-" # readiness.ThrowawayPrefix
   throwaway_table = "${local.table_arn}/${local.throwaway}*"
   function_name   = "${var.env}-dynops-readiness"
@@ -24,11 +29,13 @@ locals {
   tags            = merge(var.tags, { "dynops:component" = "readiness" })
 
   # Every action the handler calls (internal/readiness, internal/guideline,
-  # internal/restore); the Deny below refuses the rest.
+  # internal/restore, and internal/failover for `dr status`); the Deny below
+  # refuses the rest.
   read_actions  = ["dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
   item_actions  = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
   other_actions = ["cloudwatch:DescribeAlarms", "lambda:ListEventSourceMappings", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"]
-  all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.other_actions)
+  dr_actions    = ["ssm:GetParameter", "cloudwatch:GetMetricData"]
+  all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.other_actions, local.dr_actions)
 }
 
 data "aws_iam_policy_document" "lambda_assume" {
@@ -66,6 +73,24 @@ data "aws_iam_policy_document" "lambda" {
     sid       = "ReadEnvTables"
     actions   = ["dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:Scan"]
     resources = [local.env_tables]
+  }
+  # `dr status` of the env's global tables (internal/permissions "dr
+  # status", without Route 53: the readiness run reads no health checks):
+  # each replica in its own region, read only.
+  statement {
+    sid       = "DRStatusReplicas"
+    actions   = ["dynamodb:DescribeTable", "dynamodb:GetResourcePolicy"]
+    resources = [local.env_tables_any_region]
+  }
+  statement {
+    sid       = "DRStatusPointers"
+    actions   = ["ssm:GetParameter"]
+    resources = [local.env_pointers]
+  }
+  statement {
+    sid       = "DRStatusReplicationLatency"
+    actions   = ["cloudwatch:GetMetricData"]
+    resources = ["*"] # GetMetricData has no resource-level permissions; read only
   }
   statement {
     sid       = "RestoreSource"
@@ -242,6 +267,23 @@ resource "aws_cloudwatch_metric_alarm" "restore_failed" {
   alarm_description   = "The restore test of ${local.restore_table} failed, or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
   namespace           = local.namespace
   metric_name         = "RestoreTestFailed"
+  dimensions          = { Env = var.env }
+  statistic           = "Maximum"
+  period              = 86400
+  evaluation_periods  = 1
+  threshold           = 0
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "breaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  tags                = local.tags
+}
+
+resource "aws_cloudwatch_metric_alarm" "dr_not_ready" {
+  alarm_name          = "${var.env}-readiness-dr-not-ready"
+  alarm_description   = "A global table of env ${var.env} has no region ready to fail over to (`dynops dr status`; the run's log and the DRReady metric per Table name it), or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
+  namespace           = local.namespace
+  metric_name         = "DRNotReady" # readiness.MetricDRNotReady: 0 when every global table is ready
   dimensions          = { Env = var.env }
   statistic           = "Maximum"
   period              = 86400

@@ -55,6 +55,31 @@ func TestReadinessRoleLeastPrivilege(t *testing.T) {
 		m.add("no change", a, explicit, a, source, nil)
 		m.add("no change of throwaway", a, explicit, a, throwaway, nil)
 	}
+	// `dr status` of the env's global tables: each replica read in its own
+	// region, the env's pointers, ReplicationLatency; nothing written.
+	replica := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/dev-example-session"
+	prodReplica := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/prod-example-session"
+	for _, a := range []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy"} {
+		m.add("dr status", a+" replica in another region", allowed, a, replica, nil)
+		m.add("dr status", a+" other env's replica", denied, a, prodReplica, nil)
+	}
+	for _, a := range []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateTable"} {
+		m.add("dr status no change", a+" replica", explicit, a, replica, nil)
+	}
+	m.add("dr status no change", "dynamodb:PutItem replica", denied, "dynamodb:PutItem", replica, nil)
+	for _, a := range []string{"dynamodb:DescribeContinuousBackups", "dynamodb:Scan"} {
+		m.add("dr status only", a+" replica in another region", denied, a, replica, nil)
+	}
+	pointer := func(reg, env string) string {
+		return "arn:aws:ssm:" + reg + ":" + accountID + ":parameter/dynops/dr/" + env + "-example-session/active-region"
+	}
+	m.add("dr status", "pointer home region", allowed, "ssm:GetParameter", pointer(region, "dev"), nil)
+	m.add("dr status", "pointer replica region", allowed, "ssm:GetParameter", pointer("eu-central-1", "dev"), nil)
+	m.add("dr status", "other env's pointer", denied, "ssm:GetParameter", pointer(region, "prod"), nil)
+	m.add("dr status", "other parameter", denied, "ssm:GetParameter", "arn:aws:ssm:"+region+":"+accountID+":parameter/dev/db-password", nil)
+	m.add("dr status no change", "flip the pointer", explicit, "ssm:PutParameter", pointer(region, "dev"), nil)
+	m.add("dr status", "ReplicationLatency", allowed, "cloudwatch:GetMetricData", "*", nil)
+	m.add("dr status no change", "Route 53 health check", explicit, "route53:UpdateHealthCheck", "arn:aws:route53:::healthcheck/abcd", nil)
 	m.add("metrics", "dynops/Readiness", allowed, "cloudwatch:PutMetricData", "*", ns("dynops/Readiness"))
 	m.add("metrics", "AWS/DynamoDB", denied, "cloudwatch:PutMetricData", "*", ns("AWS/DynamoDB"))
 	m.add("escalation", "iam:PassRole", explicit, "iam:PassRole", "arn:aws:iam::"+accountID+":role/admin", nil)
@@ -105,6 +130,12 @@ func TestReadinessPlan(t *testing.T) {
 	require.Equal(t, "breaching", rule["treat_missing_data"], "a stopped run alarms")
 	require.Equal(t, map[string]any{"Env": "dev", "RuleID": "DDB-PITR-01"}, rule["dimensions"])
 	require.EqualValues(t, 3600, get("aws_cloudwatch_metric_alarm.restore_time")["threshold"])
+	dr := get("aws_cloudwatch_metric_alarm.dr_not_ready")
+	require.Equal(t, "DRNotReady", dr["metric_name"])
+	require.Equal(t, map[string]any{"Env": "dev"}, dr["dimensions"])
+	require.Equal(t, "breaching", dr["treat_missing_data"], "a stopped run alarms")
+	require.EqualValues(t, 0, dr["threshold"])
+	require.Equal(t, "GreaterThanThreshold", dr["comparison_operator"])
 	require.Greater(t, alarms, 30, "an alarm per guideline rule plus the restore alarms")
 
 	ex := readinessPlans.Plan(t, "readiness example")

@@ -79,6 +79,10 @@ func TestReadinessRun(t *testing.T) {
 	require.EqualValues(t, 30, r.RestoredItems)
 	require.True(t, r.Deleted)
 	require.Positive(t, rep.FailingRules["DDB-NAME-01"], "env %s is not an allowed env", env)
+	// The emulator has no global tables: the table lists no replicas, so
+	// `dr status` skips it and says so; no DRReady metric for it.
+	require.Equal(t, []string{source}, rep.NotGlobal, "a table without replicas is not global")
+	require.Empty(t, rep.DR)
 
 	// Read back: no throwaway table remains (the leftover and the test's own).
 	left, err := guideline.TablesWithPrefix(ctx, db, readiness.ThrowawayPrefix(env))
@@ -101,21 +105,15 @@ func TestReadinessRun(t *testing.T) {
 	require.Equal(t, len(guideline.Rules()), names[readiness.MetricFailingRule], "one FailingRule metric per rule")
 	require.Equal(t, 1, names[readiness.MetricRestoreTime])
 	require.Equal(t, 1, names[readiness.MetricRestoreFail])
+	require.Equal(t, 0, names[readiness.MetricDRReady], "no DRReady for a table that is not global")
+	require.Equal(t, 1, names[readiness.MetricDRNotReady])
 
 	get := func(name string, dims ...cwtypes.Dimension) []float64 {
-		dims = append([]cwtypes.Dimension{{Name: aws.String(readiness.DimensionEnv), Value: aws.String(env)}}, dims...)
-		md, err := cw.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{
-			StartTime: aws.Time(start.Add(-time.Minute)), EndTime: aws.Time(time.Now().Add(time.Minute)),
-			MetricDataQueries: []cwtypes.MetricDataQuery{{Id: aws.String("m"), MetricStat: &cwtypes.MetricStat{
-				Metric: &cwtypes.Metric{Namespace: aws.String(readiness.MetricNamespace), MetricName: aws.String(name), Dimensions: dims},
-				Period: aws.Int32(60), Stat: aws.String("Maximum")}}},
-		})
-		require.NoError(t, err)
-		require.Len(t, md.MetricDataResults, 1)
-		return md.MetricDataResults[0].Values
+		return metricValues(t, cw, env, start, name, dims...)
 	}
 	require.InDelta(t, r.Seconds, get(readiness.MetricRestoreTime)[0], 0.001)
 	require.Equal(t, []float64{0}, get(readiness.MetricRestoreFail))
+	require.Equal(t, []float64{0}, get(readiness.MetricDRNotReady), "no global table, none not ready")
 	require.Equal(t, []float64{float64(rep.FailingRules["DDB-NAME-01"])},
 		get(readiness.MetricFailingRule, cwtypes.Dimension{Name: aws.String(readiness.DimensionRuleID), Value: aws.String("DDB-NAME-01")}))
 }
@@ -144,4 +142,46 @@ func TestReadinessRestoreOfMissingTableFails(t *testing.T) {
 		Dimensions: []cwtypes.DimensionFilter{{Name: aws.String(readiness.DimensionEnv), Value: aws.String(env)}}})
 	require.NoError(t, err)
 	require.Len(t, lst.Metrics, 1)
+}
+
+// TestReadinessPublishesDRReady: the DR results of a run go to CloudWatch
+// as DRReady per global table (1 ready, 0 not) and DRNotReady per env (how
+// many are not ready), read back with GetMetricData. (The emulator has no
+// global tables, so the results are given here; the decision itself is
+// tested with fakes in internal/readiness.)
+func TestReadinessPublishesDRReady(t *testing.T) {
+	ctx := context.Background()
+	cfg := target.AWSConfig(t)
+	cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
+	env := harness.UniqueID()
+	now := time.Now()
+	rep := readiness.Report{Env: env, FailingRules: map[string]int{}, DR: []readiness.DRResult{
+		{Table: env + "-session", Ready: true}, {Table: env + "-cart", Ready: false, Reason: "to eu-central-1: pointer: ..."},
+	}}
+	require.NoError(t, readiness.Publish(ctx, cw, rep, now))
+	get := func(name string, dims ...cwtypes.Dimension) []float64 {
+		return metricValues(t, cw, env, now, name, dims...)
+	}
+	table := func(n string) cwtypes.Dimension {
+		return cwtypes.Dimension{Name: aws.String(readiness.DimensionTable), Value: aws.String(n)}
+	}
+	require.Equal(t, []float64{1}, get(readiness.MetricDRReady, table(env+"-session")))
+	require.Equal(t, []float64{0}, get(readiness.MetricDRReady, table(env+"-cart")))
+	require.Equal(t, []float64{1}, get(readiness.MetricDRNotReady))
+}
+
+// metricValues reads back the Maximum of a readiness metric of env (plus
+// dims) published since start.
+func metricValues(t *testing.T, cw *cloudwatch.Client, env string, start time.Time, name string, dims ...cwtypes.Dimension) []float64 {
+	t.Helper()
+	dims = append([]cwtypes.Dimension{{Name: aws.String(readiness.DimensionEnv), Value: aws.String(env)}}, dims...)
+	md, err := cw.GetMetricData(context.Background(), &cloudwatch.GetMetricDataInput{
+		StartTime: aws.Time(start.Add(-time.Minute)), EndTime: aws.Time(time.Now().Add(time.Minute)),
+		MetricDataQueries: []cwtypes.MetricDataQuery{{Id: aws.String("m"), MetricStat: &cwtypes.MetricStat{
+			Metric: &cwtypes.Metric{Namespace: aws.String(readiness.MetricNamespace), MetricName: aws.String(name), Dimensions: dims},
+			Period: aws.Int32(60), Stat: aws.String("Maximum")}}},
+	})
+	require.NoError(t, err)
+	require.Len(t, md.MetricDataResults, 1)
+	return md.MetricDataResults[0].Values
 }

@@ -24,15 +24,8 @@ type Options struct {
 	Target shared.TargetFlags
 }
 
-// Report is what --output json prints.
-type Report struct {
-	State    failover.State     `json:"state"`
-	Verdicts []failover.Verdict `json:"verdicts"`
-	Ready    bool               `json:"ready"`
-	HalfDone string             `json:"half_done,omitempty"` // a switch stopped between its steps
-	// MRSC says what a failover means for a multi-Region strong consistency table.
-	MRSC string `json:"mrsc,omitempty"`
-}
+// Report is what --output json prints (the readiness run reads the same).
+type Report = failover.Status
 
 // NewCmdStatus returns `dynops dr status`. runF replaces the run function in tests of flag parsing.
 func NewCmdStatus(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
@@ -73,12 +66,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	f.IOStreams.Progress("reading %s in %s", target.Table, strings.Join(target.Regions, ", "))
-	state := failover.Inspect(ctx, runner.Clients, target, opts.Target.Window, f.Now())
+	rep := failover.ReadStatus(ctx, runner.Clients, target, opts.Target.Rules(), f.Now())
 	f.IOStreams.Done()
-	rep := Report{State: state, Verdicts: failover.Verdicts(state, opts.Target.Rules()), HalfDone: state.HalfDone(), MRSC: state.MRSCNote()}
-	for _, v := range rep.Verdicts {
-		rep.Ready = rep.Ready || v.Ready
-	}
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {
