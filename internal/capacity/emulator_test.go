@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,44 @@ func TestBatchWritesChargedFromTheServiceReport(t *testing.T) {
 		t.Fatalf("%v units at 2 units/s took %.1f s of the run's clock, want at least %.1f", u.Used, u.ElapsedSecs, min)
 	}
 	t.Logf("emulator reported %v units over %d items; run clock %.1f s", u.Used, len(users), u.ElapsedSecs)
+}
+
+func TestResolveReadsTheTablesProvisionedCapacity(t *testing.T) {
+	ctx := testctx.Bounded(t)
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	ondemand := "dev-" + harness.UniqueID() + "-od"
+	fixture.Create(t, db, fixture.Table{Name: ondemand, HashKey: "user_id"})
+	prov := "dev-" + harness.UniqueID() + "-prov"
+	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(prov), BillingMode: types.BillingModeProvisioned,
+		AttributeDefinitions:  []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:             []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+		ProvisionedThroughput: &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(40), WriteCapacityUnits: aws.Int64(12)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture.Cleanup(t, db, prov)
+	for _, c := range []struct {
+		table string
+		kind  capacity.Kind
+		flag  float64
+		want  float64
+		says  string
+	}{
+		{prov, capacity.Write, 0, 3, "25 % of the table's 12 provisioned write units"},
+		{prov, capacity.Read, 0, 10, "25 % of the table's 40 provisioned read units"},
+		{prov, capacity.Write, 50, 50, "--max-write-units"},
+		{ondemand, capacity.Write, 0, 0, "on-demand table: no budget"},
+		{ondemand, capacity.Read, 7, 7, "--max-read-units"},
+	} {
+		b, err := capacity.Resolve(ctx, db, c.table, c.kind, c.flag)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.table, c.kind, err)
+		}
+		if b.UnitsPerSecond != c.want || b.Bucket.Limit() != c.want || !strings.Contains(b.String(), c.says) {
+			t.Errorf("%s %s flag %v: got %v (%s), want %v saying %q", c.table, c.kind, c.flag, b.UnitsPerSecond, b, c.want, c.says)
+		}
+	}
+	if _, err := capacity.Resolve(ctx, db, "dev-"+harness.UniqueID()+"-missing", capacity.Write, 0); err == nil || !strings.Contains(err.Error(), "--max-write-units") {
+		t.Fatalf("a table whose capacity cannot be read: %v, want an error naming --max-write-units", err)
+	}
 }

@@ -187,6 +187,8 @@ type ApplyReport struct {
 	// WriteCapacity is the budget and what the writes used (as the
 	// responses reported), when a budget was given.
 	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`
+	// WriteBudget is the budget the run holds to and where it came from.
+	WriteBudget *capacity.Budget `json:"write_budget,omitempty"`
 }
 
 // Baseline says where the table's history starts: its checkpoint tag, else

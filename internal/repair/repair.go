@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/batchwrite"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -71,6 +72,8 @@ type Options struct {
 	FromExport *exportverify.Export
 	// ExportParallel is how many export files are read at once (default 4).
 	ExportParallel int
+	// WriteBudget holds the writes to To to --max-write-units (nil: no budget).
+	WriteBudget *capacity.Bucket
 }
 
 // Plan is what a repair would do, read from the keys file alone.
@@ -101,6 +104,9 @@ type Result struct {
 	ConflictSample []Conflict `json:"conflict_sample"`
 	Seconds        float64    `json:"seconds"`
 	ItemsPerSec    float64    `json:"items_per_second"`
+	// WriteCapacity is the budget and what the writes used (as the
+	// responses reported), when the run had a budget.
+	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`
 }
 
 // Conflict is a key left alone because an item changed since the diff.
@@ -173,7 +179,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	if !slices.Equal(keyNames, header.KeyNames) {
 		return nil, fmt.Errorf("%w: %s has key %v, the tables have %v", ErrKeysFile, opts.KeysFile, header.KeyNames, keyNames)
 	}
-	r := &runner{db: db, opts: opts, keyNames: keyNames, attrs: header.Attributes,
+	r := &runner{db: withBudget(db, opts.To, opts.WriteBudget), opts: opts, keyNames: keyNames, attrs: header.Attributes,
 		res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
 
 	// Second pass: stream the keys to the workers, one key (conditional) or
@@ -220,6 +226,10 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	res.Seconds = time.Since(start).Seconds()
 	if res.Seconds > 0 {
 		res.ItemsPerSec = float64(res.Copied+res.Deleted) / res.Seconds
+	}
+	if opts.WriteBudget != nil {
+		u := opts.WriteBudget.Usage()
+		res.WriteCapacity = &u
 	}
 	return res, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -86,8 +85,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
-	fl.Float64Var(&opts.MaxWriteUnits, "max-write-units", 0, "write capacity units per second the apply may take on --table, measured from what DynamoDB reports (0: no budget)")
-	flagcheck.Range(fl, "max-write-units", "0", "", "a budget is more than 0 units/s; 0 is none")
+	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
@@ -129,17 +127,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)
+	if err != nil {
+		return err
+	}
+	budget := wb.Bucket
 	if !ok {
-		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base})
+		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb})
 	} else if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
 		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
 		return err
-	}
-	var budget *capacity.Bucket
-	if opts.MaxWriteUnits > 0 {
-		if budget, err = capacity.NewBucket(opts.MaxWriteUnits, nil); err != nil {
-			return err
-		}
 	}
 	rep, err := export.ApplyIncrements(ctx, db, store, arn, base, incs, export.ApplyOptions{
 		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: budget,
@@ -155,9 +152,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if budget != nil && ok {
 		u := budget.Usage()
 		rep.WriteCapacity = &u
-		f.Audit.Act(audit.ActExportApply, opts.Table, map[string]any{"write_capacity": u})
+		f.Audit.Act(audit.ActExportApply, opts.Table, map[string]any{"write_capacity": u, "write_budget": wb})
 	}
 	f.IOStreams.Done()
+	rep.WriteBudget = &wb
 	rep.SinceFrom = baseFrom
 	if err != nil {
 		_ = print(f, rep)
@@ -186,6 +184,9 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 			state = "already applied: skipped"
 		}
 		fmt.Fprintf(out, "  %s..%s  %s  %s\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Dir, state)
+	}
+	if b := rep.WriteBudget; b != nil {
+		fmt.Fprintln(out, b.String())
 	}
 	if c := rep.WriteCapacity; c != nil {
 		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)

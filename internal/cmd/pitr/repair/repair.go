@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -36,6 +37,8 @@ type Options struct {
 	// AllowUnrelated is --allow-unrelated-source REASON: repair from a table
 	// that is not shown to be a restore of --to; the reason goes in the audit.
 	AllowUnrelated string
+	// MaxWriteUnits is --max-write-units on --to (0: the default).
+	MaxWriteUnits float64
 }
 
 // Report is the --output json document.
@@ -46,6 +49,8 @@ type Report struct {
 	Diff   *tablediff.Report `json:"diff,omitempty"` // with --all-differences
 	Plan   *repair.Plan      `json:"plan"`
 	Result *repair.Result    `json:"result,omitempty"`
+	// WriteBudget is the budget the writes to --to hold to and where it came from.
+	WriteBudget *capacity.Budget `json:"write_budget"`
 }
 
 // NewCmdRepair returns `dynops pitr repair`. runF replaces the run function in tests of flag parsing.
@@ -117,6 +122,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
+	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--to")
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
@@ -214,9 +220,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	wb, err := capacity.Resolve(ctx, db, ro.To, capacity.Write, opts.MaxWriteUnits)
+	if err != nil {
+		return err
+	}
+	rep.WriteBudget, ro.WriteBudget = &wb, wb.Bucket
 	// The counts are shown before the question.
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
+		fmt.Fprintf(f.IOStreams.Out, "  %s\n", wb)
 	}
 	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
@@ -224,7 +236,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if g.DryRun() {
 		rep.DryRun = true
-		f.Audit.Act(audit.ActRepairItems, ro.To, rep.Plan)
+		f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"plan": rep.Plan, "write_budget": wb})
 		if f.JSON() {
 			return f.IOStreams.PrintJSON(rep)
 		}
@@ -237,6 +249,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	bar := f.IOStreams.StartProgress("repairing "+ro.To+": keys", rep.Plan.Missing+rep.Plan.Changed+rep.Plan.Extra)
 	ro.Progress = bar.Set
+	if wb.Bucket != nil {
+		ro.Progress = func(n int64) {
+			u := wb.Bucket.Usage()
+			bar.Status("%.1f WCU/s of %.1f", u.PerSecond, u.Budget)
+			bar.Set(n)
+		}
+	}
 	rep.Result, err = repair.Run(ctx, db, ro)
 	bar.Done()
 	if r := rep.Result; r != nil {
@@ -246,11 +265,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	f.Audit.Act(audit.ActRepairItems, ro.To, rep.Result)
+	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"result": rep.Result, "write_budget": wb})
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {
 		printResult(f, rep.Result)
+		if c := rep.Result.WriteCapacity; c != nil {
+			fmt.Fprintf(f.IOStreams.Out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
+		}
 	}
 	if err != nil {
 		return err

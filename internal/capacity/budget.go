@@ -1,0 +1,103 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+)
+
+// Kind is which capacity a budget holds: read or write units.
+type Kind string
+
+const (
+	Read  Kind = "read"
+	Write Kind = "write"
+)
+
+// Flag is the name of the flag that sets a budget of this kind.
+func (k Kind) Flag() string { return "max-" + string(k) + "-units" }
+
+// AddFlag registers --max-read-units or --max-write-units on fl into v,
+// with its range: the one way a bulk command takes a budget. what names
+// the table the budget is on (e.g. "--to").
+func AddFlag(fl *pflag.FlagSet, v *float64, k Kind, what string) {
+	fl.Float64Var(v, k.Flag(), 0, fmt.Sprintf("%s capacity units per second the run may take on %s, measured from what DynamoDB reports (0: %d %% of a provisioned table's %s capacity, none on an on-demand table)", k, what, int(DefaultFraction*100), k))
+	flagcheck.Range(fl, k.Flag(), "0", "", "a budget is more than 0 units/s; 0 is the default")
+}
+
+// Describer reads a table's provisioned throughput.
+type Describer interface {
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+}
+
+// Budget is the budget a run holds to and where it came from.
+type Budget struct {
+	Bucket *Bucket `json:"-"`
+	Kind   Kind    `json:"kind"`
+	Table  string  `json:"table"`
+	// UnitsPerSecond is 0 when the run has no budget.
+	UnitsPerSecond float64 `json:"budget_units_per_second"`
+	// Source says where the budget came from: the flag, the provisioned
+	// default, or none (on-demand).
+	Source string `json:"source"`
+}
+
+// String is the budget as the plan shows it.
+func (b Budget) String() string {
+	if b.Bucket == nil {
+		return fmt.Sprintf("%s budget on %s: none (%s)", b.Kind, b.Table, b.Source)
+	}
+	return fmt.Sprintf("%s budget on %s: %g units/s (%s)", b.Kind, b.Table, b.UnitsPerSecond, b.Source)
+}
+
+// Resolve is the budget of kind k on table: flag when it is more than 0;
+// otherwise DefaultFraction of the table's provisioned capacity read with
+// DescribeTable, or none for an on-demand table. A table whose capacity
+// cannot be read is an error naming the flag that sets the budget instead.
+func Resolve(ctx context.Context, db Describer, table string, k Kind, flag float64) (Budget, error) {
+	b := Budget{Kind: k, Table: table}
+	if flag > 0 {
+		bk, err := NewBucket(flag, nil)
+		if err != nil {
+			return b, err
+		}
+		b.Bucket, b.UnitsPerSecond, b.Source = bk, flag, "--"+k.Flag()
+		return b, nil
+	}
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return b, fmt.Errorf("reading the provisioned capacity of %s for the default %s budget (give --%s N to set it): %w", table, k, k.Flag(), err)
+	}
+	var prov int64
+	if t := out.Table; t != nil {
+		if t.BillingModeSummary != nil && t.BillingModeSummary.BillingMode == types.BillingModePayPerRequest {
+			b.Source = "on-demand table: no budget unless --" + k.Flag() + " is given"
+			return b, nil
+		}
+		if p := t.ProvisionedThroughput; p != nil {
+			if k == Read {
+				prov = aws.ToInt64(p.ReadCapacityUnits)
+			} else {
+				prov = aws.ToInt64(p.WriteCapacityUnits)
+			}
+		}
+	}
+	if prov <= 0 {
+		b.Source = "on-demand table: no budget unless --" + k.Flag() + " is given"
+		return b, nil
+	}
+	d := Default(prov)
+	bk, err := NewBucket(d, nil)
+	if err != nil {
+		return b, err
+	}
+	b.Bucket, b.UnitsPerSecond = bk, d
+	b.Source = fmt.Sprintf("default: %d %% of the table's %d provisioned %s units; --%s to change", int(DefaultFraction*100), prov, k, k.Flag())
+	return b, nil
+}
