@@ -10,7 +10,7 @@ resource "aws_instance" "removed" {
 }
 
 resource "aws_dynamodb_table" "kinds" {
-  name          = "t"
+  name          = "fixture-kinds"
   hash_key      = "pk"
   billing_mode  = "PAY_PER_REQUEST"
   read_capacity = "five" # a number in 6.x
