@@ -44,7 +44,15 @@ func TestModulesAcceptProvider6(t *testing.T) {
 // differ, unknown nested arguments (also inside dynamic blocks).
 func TestCheckerRefusesRemovedArguments(t *testing.T) {
 	c := provider6.NewChecker(lib(t))
-	findings, blocks, err := c.CheckDirs("testdata/removed")
+	// The fixture is stored as *.tf.fixture so that tflint, which lints every
+	// folder of the repository, does not lint a deliberately broken root.
+	dir := t.TempDir()
+	for _, name := range []string{"main.tf", "ok.tf"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "removed", name+".fixture"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+	}
+	findings, blocks, err := c.CheckDirs(dir)
 	require.NoError(t, err)
 	assert.Equal(t, 5, blocks, "aws_ blocks only (null_resource is not the AWS provider's)")
 	var got []string
