@@ -284,6 +284,8 @@ func rootVars(t testing.TB, dir string) map[string]any {
 		vars = map[string]any{"filename": harness.PlanZip(t), "account_id": "123456789012"}
 	case dir == "modules/dynamodb-export/examples/scheduled":
 		vars = map[string]any{"scheduler_zip_path": harness.PlanZip(t), "account_id": "123456789012"}
+	case dir == "modules/dynamodb-readiness/examples/daily":
+		vars = map[string]any{"readiness_zip_path": harness.PlanZip(t), "account_id": "123456789012"}
 	case dir == "modules/dynamodb-alarms/examples/basic", dir == "modules/dynamodb-table/examples/basic":
 		vars = map[string]any{"account_id": "123456789012"}
 	}
