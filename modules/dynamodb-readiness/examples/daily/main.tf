@@ -26,6 +26,16 @@ module "alerts" {
   account_id = var.account_id
 }
 
+# The table's own alarms (DDB-MON-01) to the same topic.
+module "user_table_alarms" {
+  source = "../../../dynamodb-alarms"
+
+  table_name       = module.user_table.table_name
+  gsi_names        = module.user_table.gsi_names
+  create_sns_topic = false
+  sns_topic_arn    = module.alerts.topic_arn
+}
+
 module "readiness" {
   source = "../.."
 
