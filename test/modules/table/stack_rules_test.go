@@ -151,7 +151,7 @@ func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 		`table "order": unknown key "max" in autoscaling`,
 		`table "order": unknown key "projection" in local_secondary_indexes[0] (lsi1)`,
 		// Each names the keys it could have been (the fix), where it was found.
-		`unknown key "billing" (known keys: hash_key, range_key, key_naming_reason, attributes,`,
+		`unknown key "billing" (known keys: hash_key, range_key, key_naming_reason, index_naming_reason, attributes,`,
 		`billing_mode, provisioned_reason`,
 		`in global_secondary_indexes[0] (gsi1) (known keys: name, hash_key, range_key, projection_type, non_key_attributes,`,
 		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days, reason)`,
