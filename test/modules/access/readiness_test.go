@@ -142,3 +142,35 @@ func TestReadinessPlan(t *testing.T) {
 	_, ok := ex.ResourcePlannedValuesMap["module.readiness.aws_lambda_function.this"]
 	require.True(t, ok, "the example plans the readiness Lambda")
 }
+
+// TestPlanReadinessValidations: every validation of modules/dynamodb-readiness
+// refuses its bad input, naming the rule and the fix.
+func TestPlanReadinessValidations(t *testing.T) {
+	t.Parallel()
+	zip := harness.PlanZip(t)
+	vars := func(over map[string]any) map[string]any {
+		v := map[string]any{
+			"env": "dev", "restore_table_arn": tableARN("dev", "order"), "readiness_zip_path": zip,
+			"alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
+		}
+		for k, x := range over {
+			v[k] = x
+		}
+		return v
+	}
+	harness.ExpectRefusals(t, "modules/dynamodb-readiness", []harness.Refusal{
+		{Name: "DDB-NAME-01 env not lower case", Vars: vars(map[string]any{"env": "Dev"}), Want: []string{"DDB-NAME-01: env must be lower case letters and digits"}},
+		{Name: "DDB-PITR-01 restore table of another env", Vars: vars(map[string]any{"restore_table_arn": tableARN("prod", "order")}), Want: []string{"DDB-PITR-01: restore_table_arn must be a table of the env"}},
+		{Name: "DDB-PITR-01 zip not a zip", Vars: vars(map[string]any{"readiness_zip_path": "bin/readiness"}), Want: []string{"DDB-PITR-01: readiness_zip_path must be the zip", "make readiness-zip"}},
+		{Name: "DDB-PITR-01 schedule not rate or cron", Vars: vars(map[string]any{"schedule_expression": "daily"}), Want: []string{"DDB-PITR-01: schedule_expression must be rate(...) or cron(...)"}},
+		{Name: "DDB-PITR-01 restore alarm under a minute", Vars: vars(map[string]any{"restore_time_alarm_seconds": 30}), Want: []string{"DDB-PITR-01: restore_time_alarm_seconds must be between 60 and 86400"}},
+		{Name: "DDB-PITR-01 restore alarm over a day", Vars: vars(map[string]any{"restore_time_alarm_seconds": 90000}), Want: []string{"DDB-PITR-01: restore_time_alarm_seconds must be between 60 and 86400"}},
+		{Name: "DDB-MON-01 no rule IDs", Vars: vars(map[string]any{"rule_ids": []string{}}), Want: []string{"DDB-MON-01: rule_ids must list guideline rule IDs"}},
+		{Name: "DDB-MON-01 not a rule ID", Vars: vars(map[string]any{"rule_ids": []string{"PITR"}}), Want: []string{"DDB-MON-01: rule_ids must list guideline rule IDs", "docs/guideline.md"}},
+		{Name: "DDB-MON-01 nobody notified", Vars: vars(map[string]any{"alarm_actions": []string{}}), Want: []string{"DDB-MON-01: alarm_actions must list at least one SNS topic ARN"}},
+		{Name: "DDB-MON-01 action not a topic", Vars: vars(map[string]any{"alarm_actions": []string{"arn:aws:lambda:" + region + ":" + accountID + ":function:x"}}), Want: []string{"DDB-MON-01: alarm_actions must list at least one SNS topic ARN"}},
+		{Name: "DDB-MON-01 log retention not a Logs value", Vars: vars(map[string]any{"log_retention_days": 31}), Want: []string{"DDB-MON-01: log_retention_days must be a CloudWatch Logs retention value"}},
+		{Name: "DDB-SEC-04 log key not a key ARN", Vars: vars(map[string]any{"log_kms_key_arn": "alias/logs"}), Want: []string{"DDB-SEC-04: log_kms_key_arn must be a KMS key ARN"}},
+		{Name: "DDB-SEC-01 boundary not a policy", Vars: vars(map[string]any{"permissions_boundary_arn": "arn:aws:iam::" + accountID + ":role/x"}), Want: []string{"DDB-SEC-01: permissions_boundary_arn must be an IAM policy ARN"}},
+	})
+}

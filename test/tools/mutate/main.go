@@ -227,6 +227,7 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 	"dynamodb-stack":         {"./test/modules/table/", "TestPlanStackValidations"},
 	"ci-test-role":           {"./test/modules/citest/", "TestPlanCITestRoleValidations_DDB_SEC_01"},
 	"dynamodb-vpc-endpoint":  {"./test/modules/security/", "TestPlanVPCEndpointValidations_DDB_SEC_05"},
+	"dynamodb-readiness":     {"./test/modules/access/", "TestPlanReadinessValidations"},
 	"cloudtrail-data-events": {"./test/modules/security/", "TestPlanCloudTrailValidations_DDB_SEC_06"},
 }
 
