@@ -13,6 +13,7 @@ module "replica" {
     aws = aws.secondary
   }
 
+  table_name             = each.value.table_name
   global_table_arn       = each.value.global_table_arn
   point_in_time_recovery = each.value.point_in_time_recovery
   table_tags             = each.value.table_tags

@@ -76,12 +76,13 @@ output "stream_processed_table" {
 
 output "replicas" {
   description = <<-EOT
-    Per usage with replica_regions: what modules/dynamodb-table-replica needs (global_table_arn,
+    Per usage with replica_regions: what modules/dynamodb-table-replica needs (table_name, global_table_arn,
     point_in_time_recovery, table_tags, table_stream_view_type) and the regions. The env root creates one replica per region with that
     region's provider (DDB-DR-01, DDB-PROT-01).
   EOT
   value = { for usage, t in module.table : usage => {
     regions                = try(local.tables[usage].replica_regions, [])
+    table_name             = t.table_name
     global_table_arn       = t.table_arn
     point_in_time_recovery = t.point_in_time_recovery
     table_tags             = t.tags

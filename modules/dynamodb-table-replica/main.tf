@@ -14,7 +14,9 @@ locals {
   reason_placeholder = "(?i)(^|[^\\p{L}\\p{N}])(todo|fixme|tbd|xxx)([^\\p{L}\\p{N}]|$)"
   reason_substance   = "([\\p{L}\\p{N}][^\\p{L}\\p{N}]*){3}"
 
-  table_name = regex("table/([^/]+)$", var.global_table_arn)[0]
+  # table_name when given (known at plan even for a table created in the
+  # same plan), otherwise read from the ARN.
+  table_name = var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]
 
   exceptions = { for rule, reason in {
     "DDB-PROT-01" = var.deletion_protection_enabled ? "" : var.deletion_protection_disabled_reason

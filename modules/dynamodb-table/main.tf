@@ -38,9 +38,11 @@ locals {
     rule => substr(trimspace(replace(reason, "/[^\\p{L}\\p{N}\\s_.:/=+@-]/", " ")), 0, 256) if trimspace(reason) != ""
   }
 
-  # The key schema the table was created with, kept in a tag whose later
-  # changes are ignored: a plan that would change it (a range key or an LSI
-  # added or changed replaces the table) is refused below (DDB-IDX-01).
+  # The key schema, in the dynops:key-schema tag for readers of the table
+  # (`dynops check`, people). The record a change is refused against is
+  # terraform_data.key_schema (DDB-IDX-01), so the tag always equals it: it is
+  # not in ignore_changes, which gives an adopted (imported) table its tag on
+  # the first apply and restores a tag edited outside Terraform (docs/day2.md).
   key_schema = join(" ", concat(
     ["hash=${var.hash_key}", "range=${coalesce(var.range_key, "-")}"],
     sort([for l in var.local_secondary_indexes : "${l.name}=${l.range_key}"]),
@@ -220,8 +222,7 @@ resource "aws_dynamodb_table" "this" {
   lifecycle {
     # Replicas are aws_dynamodb_table_replica resources (modules/dynamodb-table-replica):
     # inline replicas cannot carry deletion protection (DDB-PROT-01).
-    # dynops:key-schema keeps the key schema the table was created with.
-    ignore_changes = [replica, tags["dynops:key-schema"]]
+    ignore_changes = [replica]
 
     # A range key or an LSI added or changed replaces the table (DDB-IDX-01).
     # The key schema the table was created with is kept in

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/adopt"
+	"github.com/dynops/dynops/internal/ddbtags"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -185,13 +187,7 @@ func TestDay2(t *testing.T) {
 	requireEmptyPlan(t, opts, "first apply")
 
 	step("tags added", func() { vars["tags"] = map[string]any{"team": "payments", "cost-center": "cc-42"} })
-	tags, err := db.ListTagsOfResource(ctx, &dynamodb.ListTagsOfResourceInput{ResourceArn: describe(t, db, name).TableArn})
-	require.NoError(t, err)
-	got := map[string]string{}
-	for _, tg := range tags.Tags {
-		got[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
-	}
-	assert.Equal(t, "payments", got["team"])
+	assert.Equal(t, "payments", tableTags(t, db, name)["team"])
 
 	// DDB-NAME-02/IDX: changing an index is add gsiN+1, move readers, drop the old one.
 	vars["attributes"] = []map[string]any{{"name": "user_id", "type": "S"}, {"name": "email", "type": "S"}, {"name": "country", "type": "S"}}
@@ -243,7 +239,7 @@ func TestDay2(t *testing.T) {
 	assert.Equal(t, [2]int64{5, 4}, gsiCapacity(d)["gsi2"], "gsi2 capacity after the switch")
 
 	// DDB-CAP-01: capacity raised by auto scaling is not reset by the next plan, on the table or a GSI.
-	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &name,
+	_, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: &name,
 		ProvisionedThroughput: &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(12), WriteCapacityUnits: aws.Int64(9)}})
 	require.NoError(t, err)
 	waitActive(t, db, name)
@@ -340,11 +336,13 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 			Projection:            &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 			ProvisionedThroughput: &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(3), WriteCapacityUnits: aws.Int64(2)},
 		}},
-		// Five deviations: with the module's four standard tags and the
-		// team's, ten tags. (With more, moto's tag read-back never matched
-		// and the provider's tag wait timed out; seen once, not isolated.)
-		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
-		Tags:                []types.Tag{{Key: aws.String("team"), Value: aws.String("identity")}},
+		// Four deviations (deletion protection is on): with the module's
+		// four standard tags, dynops:key-schema and the team's, ten tags.
+		// moto pages ListTagsOfResource at 10 tags and, with 11 or more, the
+		// provider's tag wait after an update times out (measured).
+		DeletionProtectionEnabled: aws.Bool(true),
+		StreamSpecification:       &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
+		Tags:                      []types.Tag{{Key: aws.String("team"), Value: aws.String("identity")}},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -354,9 +352,12 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 	})
 	waitActive(t, db, name)
 
-	adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-PROT-01", "DDB-NAME-03"},
-		[]string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "deletion_protection_enabled: false", "ttl_enabled: false", "team: identity"})
-	assert.False(t, aws.ToBool(describe(t, db, name).DeletionProtectionEnabled), "the adopted table keeps its settings until the team takes a fix")
+	adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-NAME-03"},
+		[]string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "ttl_enabled: false", "team: identity"})
+	cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &name})
+	require.NoError(t, err)
+	assert.Equal(t, types.PointInTimeRecoveryStatusDisabled, cb.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus,
+		"the adopted table keeps its settings until the team takes a fix")
 }
 
 // adoptAndApply adopts the table with `dynops table adopt` into an env root's
@@ -366,6 +367,7 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 // changes nothing but the module's tags; after that apply the plan is empty.
 func adoptAndApply(t *testing.T, name, id string, rules, entryWants []string) {
 	t.Helper()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	// The root: an env root's stack over a tables.yaml holding the adopted entry.
 	base := target.Options(t, "envs/dev", nil) // its override has no aliased providers
 	root := filepath.Join(filepath.Dir(base.TerraformDir), "adopt")
@@ -439,6 +441,59 @@ module "stack" {
 			assert.True(t, c.Change.Actions.NoOp(), "%s: nothing else changes: %v", other, c.Change.Actions)
 		}
 	}
+	assert.Equal(t, wantKeySchema(t, db, name), rc.Change.After.(map[string]any)["tags"].(map[string]any)["dynops:key-schema"],
+		"the import plan gives the adopted table its dynops:key-schema tag")
 	terraform.Apply(t, opts)
 	assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "after the import the plan is empty")
+
+	// The tag is on the table (read back from the service) and records the
+	// key schema DynamoDB reports: hash, range and every LSI's sort key.
+	want := wantKeySchema(t, db, name)
+	assert.Equal(t, want, tableTags(t, db, name)["dynops:key-schema"], "the adopted table carries dynops:key-schema after the first apply")
+
+	// A change of the tag outside Terraform is not ignored: the plan shows
+	// it (exit 2) and the apply restores it, after which the plan is empty.
+	// (The tag is removed, not overwritten: moto's TagResource appends a
+	// second entry for an existing key instead of replacing it.)
+	arn := describe(t, db, name).TableArn
+	_, err = db.UntagResource(context.Background(), &dynamodb.UntagResourceInput{ResourceArn: arn, TagKeys: []string{"dynops:key-schema"}})
+	require.NoError(t, err)
+	require.NotContains(t, tableTags(t, db, name), "dynops:key-schema")
+	assert.Equal(t, 2, terraform.PlanExitCode(t, opts), "a dynops:key-schema tag removed outside Terraform shows in the plan")
+	terraform.Apply(t, opts)
+	assert.Equal(t, want, tableTags(t, db, name)["dynops:key-schema"], "the apply restores dynops:key-schema")
+	assert.Equal(t, 0, terraform.PlanExitCode(t, opts), "after the restore the plan is empty")
+}
+
+// wantKeySchema is the dynops:key-schema value for the table as DynamoDB
+// describes it (the module's format: "hash=H range=R|- LSI=SK ...", LSIs sorted).
+func wantKeySchema(t *testing.T, db *dynamodb.Client, name string) string {
+	t.Helper()
+	d := describe(t, db, name)
+	hash, rng := "", "-"
+	for _, k := range d.KeySchema {
+		if k.KeyType == types.KeyTypeHash {
+			hash = aws.ToString(k.AttributeName)
+		} else {
+			rng = aws.ToString(k.AttributeName)
+		}
+	}
+	var lsis []string
+	for _, l := range d.LocalSecondaryIndexes {
+		for _, k := range l.KeySchema {
+			if k.KeyType == types.KeyTypeRange {
+				lsis = append(lsis, aws.ToString(l.IndexName)+"="+aws.ToString(k.AttributeName))
+			}
+		}
+	}
+	sort.Strings(lsis)
+	return strings.Join(append([]string{"hash=" + hash, "range=" + rng}, lsis...), " ")
+}
+
+// tableTags reads the table's tags back from the service (ListTagsOfResource, every page).
+func tableTags(t *testing.T, db *dynamodb.Client, name string) map[string]string {
+	t.Helper()
+	tags, err := ddbtags.List(context.Background(), db, aws.ToString(describe(t, db, name).TableArn))
+	require.NoError(t, err)
+	return tags
 }

@@ -77,6 +77,10 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		{"table stream off", map[string]any{"table_stream_view_type": nil}, "DDB-DR-01", []string{"table dev-fuga-session:", "none (stream off)", `stream_view_type = "NEW_AND_OLD_IMAGES"`}},
 		{"table stream NEW_IMAGE", map[string]any{"table_stream_view_type": "NEW_IMAGE"}, "DDB-DR-01", []string{"is NEW_IMAGE", "stream_enabled = true"}},
 		{"table stream KEYS_ONLY", map[string]any{"table_stream_view_type": "KEYS_ONLY"}, "DDB-DR-01", []string{"is KEYS_ONLY", "pass its stream_view_type output"}},
+		// table_name (known at plan for a table created in the same plan) names the table in every refusal.
+		{"table_name names the table", map[string]any{"table_name": "dev-fuga-session", "table_stream_view_type": nil}, "DDB-DR-01", []string{"table dev-fuga-session:", "none (stream off)"}},
+		{"table_name of another table", map[string]any{"table_name": "dev-fuga-other"}, "DDB-DR-01", []string{"table dev-fuga-other:", "name different tables", "module.TABLE.table_name"}},
+		{"table_name not a table name", map[string]any{"table_name": "a/b"}, "DDB-DR-01", []string{`table_name "a/b"`, "not a DynamoDB table name"}},
 	} {
 		vars := map[string]any{"global_table_arn": tableARN, "table_stream_view_type": "NEW_AND_OLD_IMAGES"}
 		for k, v := range c.vars {
@@ -85,6 +89,80 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: vars, Want: append([]string{c.rule + ":"}, c.wants...)})
 	}
 	harness.ExpectRefusals(t, replicaModule, refusals)
+}
+
+// TestPlanReplicaOfNewTableRefusals: a replica of a table created in the same
+// plan (its ARN known only after apply) is refused with the rule ID and the
+// table's name, not Terraform's generic "known after apply", when it is given
+// table_name (known at plan), as the example and envs/prod pass it. A real
+// offline plan of a root holding the new table and its replica, one refusal
+// per rule the replica checks and the table accepts.
+func TestPlanReplicaOfNewTableRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, table, replica, rule string
+		wants                      []string
+	}{
+		{"PITR period under 35 days", `point_in_time_recovery = { recovery_period_in_days = 7, reason = "compliance: gone in 7 days" }`, "",
+			"DDB-PITR-01", []string{"table dev-neu-session:", "7 days"}},
+		{"stream NEW_IMAGE", `stream_view_type = "NEW_IMAGE"
+  stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu-session:", "is NEW_IMAGE"}},
+		{"replica protection off with a placeholder", "", `deletion_protection_enabled = false
+  deletion_protection_disabled_reason = "TODO adopt: say why"`, "DDB-PROT-01", []string{"replica of dev-neu-session:", "placeholder"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			opts := harness.PlanOptions(t, "modules/dynamodb-table/examples/global-table", nil)
+			require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "main.tf"), []byte(`provider "aws" {
+  region = "eu-west-1"
+}
+
+provider "aws" {
+  alias  = "eu_central_1"
+  region = "eu-central-1"
+}
+
+provider "aws" {
+  alias  = "us_west_2"
+  region = "us-west-2"
+}
+
+module "table" {
+  source = "../.."
+
+  env      = "dev"
+  product  = "neu"
+  usage    = "session"
+  hash_key = "session_id"
+  attributes = [{ name = "session_id", type = "S" }]
+
+  contributor_insights_enabled = false
+  `+c.table+`
+}
+
+module "replica" {
+  source    = "../../../dynamodb-table-replica"
+  providers = { aws = aws.eu_central_1 }
+
+  table_name             = module.table.table_name
+  global_table_arn       = module.table.table_arn
+  point_in_time_recovery = module.table.point_in_time_recovery
+  table_tags             = module.table.tags
+  table_stream_view_type = module.table.stream_view_type
+  `+c.replica+`
+}
+`), 0o644))
+			for _, f := range []string{"outputs.tf", "variables.tf"} {
+				_ = os.Remove(filepath.Join(opts.TerraformDir, f))
+			}
+			diags := harness.PlanDiagnostics(t, opts)
+			harness.RequireRefusal(t, diags, c.rule, c.wants...)
+			for _, d := range diags {
+				assert.NotContains(t, d.Message(), "known after apply", "every refusal uses values known at plan")
+				assert.NotContains(t, d.Message(), "unknown", "every refusal uses values known at plan")
+			}
+		})
+	}
 }
 
 func TestPlanLSIProjectionAllWithApproval_DDB_IDX_02(t *testing.T) {

@@ -38,6 +38,7 @@ module "replica_eu_central_1" {
   source    = "../../../dynamodb-table-replica"
   providers = { aws = aws.eu_central_1 }
 
+  table_name             = module.table.table_name
   global_table_arn       = module.table.table_arn
   point_in_time_recovery = module.table.point_in_time_recovery
   table_tags             = module.table.tags
@@ -51,6 +52,7 @@ module "replica_us_west_2" {
   source    = "../../../dynamodb-table-replica"
   providers = { aws = aws.us_west_2 }
 
+  table_name             = module.table.table_name
   global_table_arn       = module.table.table_arn
   point_in_time_recovery = module.table.point_in_time_recovery
   table_tags             = module.table.tags
