@@ -42,3 +42,8 @@ output "replicas" {
     deletion_protection_enabled = r.deletion_protection_enabled
   } }
 }
+
+output "readiness" {
+  description = "The readiness run's function, schedule and alarms (null when var.readiness is null)."
+  value       = one(module.readiness[*])
+}

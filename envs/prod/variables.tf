@@ -45,3 +45,18 @@ variable "permissions_boundary_arn" {
   type        = string
   default     = null
 }
+
+variable "readiness" {
+  description = "The daily readiness run (modules/dynamodb-readiness): the Lambda zip (`make readiness-zip`), the usage in envs/tables.yaml whose table the restore test restores (PITR on), and the schedule; null: none."
+  type = object({
+    zip_path            = string
+    restore_table_usage = string
+    schedule_expression = optional(string, "rate(1 day)")
+  })
+  default = null
+
+  validation {
+    condition     = var.readiness == null || contains(keys(yamldecode(file("${path.module}/../tables.yaml"))), try(var.readiness.restore_table_usage, ""))
+    error_message = "DDB-PITR-01: readiness.restore_table_usage must be a usage of envs/tables.yaml (e.g. \"user\"): the restore test restores that table."
+  }
+}

@@ -17,3 +17,8 @@ output "stream_consumers" {
   description = "Per table usage: stream consumer function, mapping, DLQ and alarms (DDB-STREAM-04/05)."
   value       = module.stack.stream_consumers
 }
+
+output "readiness" {
+  description = "The readiness run's function, schedule and alarms (null when var.readiness is null)."
+  value       = one(module.readiness[*])
+}

@@ -212,6 +212,15 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 			m.add("dynops-operator", "GetItem prod table", denied, "dynamodb:GetItem", tableARN("prod", "user"), keysOf("u1"))
 			m.add("dynops-operator", "DescribeTable dev table in another region (dr)", allowed, "dynamodb:DescribeTable", strings.Replace(tableARN("dev", "user"), ":"+region+":", ":eu-central-1:", 1), nil)
 			m.add("dynops-operator", "DeleteTable dev table", denied, "dynamodb:DeleteTable", tableARN("dev", "user"), nil)
+			// check --to-security-hub: resource types from the Service Authorization
+			// Reference (the evaluator's iam-data): BatchImportFindings on a
+			// product, GetFindings and BatchUpdateFindings on the hub.
+			shub := "arn:aws:securityhub:" + region + ":" + accountID + ":"
+			m.add("dynops-operator", "BatchImportFindings own default product", allowed, "securityhub:BatchImportFindings", shub+"product/"+accountID+"/default", nil)
+			m.add("dynops-operator", "BatchImportFindings another product", denied, "securityhub:BatchImportFindings", shub+"product/"+accountID+"/other", nil)
+			m.add("dynops-operator", "GetFindings hub", allowed, "securityhub:GetFindings", shub+"hub/default", nil)
+			m.add("dynops-operator", "BatchUpdateFindings hub", allowed, "securityhub:BatchUpdateFindings", shub+"hub/default", nil)
+			m.add("dynops-operator", "BatchImportFindings in another account", denied, "securityhub:BatchImportFindings", "arn:aws:securityhub:"+region+":210987654321:product/210987654321/default", nil)
 		}},
 	} {
 		var policy any

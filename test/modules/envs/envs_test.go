@@ -60,6 +60,12 @@ var envPlans = func() *harness.PlanGroup {
 	for _, env := range envNames {
 		cases = append(cases, harness.PlanCase{Name: env, Dir: filepath.Join("envs", env), Vars: func(testing.TB) map[string]any { return envVars(env) }})
 	}
+	// prod with the readiness run on (envs/*/readiness.tf, opt-in).
+	cases = append(cases, harness.PlanCase{Name: "prod+readiness", Dir: "envs/prod", Vars: func(t testing.TB) map[string]any {
+		v := envVars("prod")
+		v["readiness"] = map[string]any{"zip_path": harness.PlanZip(t), "restore_table_usage": "user"}
+		return v
+	}})
 	return harness.NewPlanGroup(cases...)
 }()
 
@@ -166,4 +172,51 @@ func TestEnvRootsNeedTerraformForUseLockfile(t *testing.T) {
 			assert.Contains(t, string(lock), `provider "registry.terraform.io/hashicorp/aws"`)
 		})
 	}
+}
+
+// TestPlanEnvReadinessOptIn_DDB_PITR_01: the env roots plan no readiness run
+// unless asked; with `readiness` set, prod's run restores the chosen usage's
+// table and alarms to the stack's topic, and a usage not in envs/tables.yaml
+// is refused naming the file.
+func TestPlanEnvReadinessOptIn_DDB_PITR_01(t *testing.T) {
+	t.Parallel()
+	functions := func(p *terraform.PlanStruct) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for addr, rc := range p.ResourcePlannedValuesMap {
+			if rc.Type == "aws_lambda_function" && strings.HasPrefix(addr, "module.readiness[0].") {
+				out[addr] = rc.AttributeValues
+			}
+		}
+		return out
+	}
+	assert.Empty(t, functions(envPlans.Plan(t, "prod")), "no readiness run unless var.readiness is set")
+
+	// The table ARN and the stack's topic are unknown until apply: the plan
+	// shows the function, its schedule and an alarm per rule plus the
+	// restore and DR alarms, each with alarm actions (the stack's topic).
+	p := envPlans.Plan(t, "prod+readiness")
+	require.Len(t, functions(p), 1, "one readiness function")
+	alarms, schedules := 0, 0
+	for addr, rc := range p.ResourceChangesMap {
+		if !strings.HasPrefix(addr, "module.readiness[0].") {
+			continue
+		}
+		switch rc.Type {
+		case "aws_cloudwatch_metric_alarm":
+			alarms++
+			unknown, _ := rc.Change.AfterUnknown.(map[string]any)
+			assert.Equal(t, true, unknown["alarm_actions"], "%s: alarm actions from the stack's topic (known at apply)", addr)
+		case "aws_scheduler_schedule":
+			schedules++
+			assert.Equal(t, "rate(1 day)", rc.Change.After.(map[string]any)["schedule_expression"], addr)
+		}
+	}
+	assert.Greater(t, alarms, 30, "an alarm per guideline rule, plus the restore and DR alarms")
+	assert.Equal(t, 1, schedules, "one schedule")
+
+	bad := envVars("prod")
+	bad["readiness"] = map[string]any{"zip_path": "bin/readiness.zip", "restore_table_usage": "users"}
+	harness.ExpectRefusals(t, "envs/prod", []harness.Refusal{
+		{Name: "DDB-PITR-01 restore usage not in tables.yaml", Vars: bad, Want: []string{"DDB-PITR-01: readiness.restore_table_usage must be a usage of envs/tables.yaml"}},
+	})
 }
