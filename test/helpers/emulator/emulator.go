@@ -36,6 +36,11 @@ type Options struct {
 	LogDir string
 	// ReadyTimeout bounds the wait for the first answer (default 60s).
 	ReadyTimeout time.Duration
+	// Detached starts a server that outlives the process that started it
+	// (its own session, no Pdeathsig): the sandbox, stopped later by PID
+	// (StopPID). Tests never detach: a test that dies must take its server
+	// with it.
+	Detached bool
 }
 
 // Start starts moto_server on a free loopback port and waits until it answers.
@@ -89,6 +94,9 @@ func start(ctx context.Context, bin string, port int, o Options) (*Emulator, err
 	// without running deferred calls). It survives the exec chain of a wrapper
 	// such as a pyenv shim, which execs the interpreter in the same process.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if o.Detached {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	cmd.Env = append(os.Environ(),
 		"MOTO_IAM_LOAD_MANAGED_POLICIES=true", // AWS-managed policies for Lambda roles
 		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing",
@@ -177,6 +185,33 @@ func (e *Emulator) Stop() error {
 		<-e.done
 		return fmt.Errorf("moto_server (pid %d) ignored SIGTERM and was killed", pid)
 	}
+}
+
+// IsServer reports whether pid is a running moto_server that this user
+// may signal, read from /proc: a PID recorded by an earlier run may since
+// belong to another process, which must not be signalled.
+func IsServer(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(b), "moto_server")
+}
+
+// StopPID ends a detached server by its PID and process group: SIGTERM,
+// then SIGKILL after 5s. It refuses a PID that is not a moto_server.
+func StopPID(pid int) error {
+	if !IsServer(pid) {
+		return fmt.Errorf("pid %d is not a running moto_server", pid)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !IsServer(pid) {
+			return nil
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	return nil
 }
 
 // Close stops the server and removes the log folder Start created, unless

@@ -4,6 +4,9 @@
 // server by PID when the command ends, whatever its outcome.
 //
 //	go run ./test/tools/with-emulator -- bash scripts/demo.sh
+//
+// Its sandbox subcommands keep one emulator running between commands, a
+// place to practise (docs/sandbox.md): up, env, status, down.
 package main
 
 import (
@@ -24,6 +27,11 @@ func main() {
 }
 
 func run() (code int) {
+	if len(os.Args) > 1 {
+		if sub, ok := sandboxCommands[os.Args[1]]; ok {
+			return sub(os.Args[2:])
+		}
+	}
 	args, code, done := parseArgs(os.Args[1:])
 	if done {
 		return code
@@ -60,6 +68,7 @@ func run() (code int) {
 }
 
 const usage = `usage: with-emulator [-h] -- COMMAND [ARGS...]
+       with-emulator up|env|status|down
 
 Starts moto_server (the local AWS emulator) on a free loopback port, runs
 COMMAND with AWS_ENDPOINT_URL and DYNOPS_EMULATOR_URL pointing at it and fake
@@ -68,6 +77,13 @@ is COMMAND's. A failed COMMAND keeps the emulator's log (its path is printed).
 
   with-emulator -- bash scripts/demo.sh
   with-emulator -- bash        # a shell to practise dynops on the emulator
+
+The sandbox: one emulator that stays up between commands (docs/sandbox.md).
+
+  eval "$(with-emulator up)"   # start it (or reuse it), export its settings
+  with-emulator env            # print the exports again (another shell)
+  with-emulator status         # running or not, its URL, PID and log
+  eval "$(with-emulator down)" # stop it by PID, unset the exports
 `
 
 // parseArgs reads the options before "--": -h/--help prints the usage
