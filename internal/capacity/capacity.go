@@ -213,3 +213,40 @@ func (w budgetedWriter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWr
 	}
 	return out, err
 }
+
+// Scanner is the Scan call of a DynamoDB client.
+type Scanner interface {
+	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Scans holds db's Scan calls to the read budget of the table each call
+// names (budgets, keyed by table name; a table without a bucket, or a nil
+// bucket, has no budget): each call waits for its bucket, asks for
+// ReturnConsumedCapacity TOTAL and is charged what the response reports.
+// The workers of a run share one bucket per table.
+func Scans(db Scanner, budgets map[string]*Bucket) Scanner {
+	return budgetedScanner{db: db, budgets: budgets}
+}
+
+type budgetedScanner struct {
+	db      Scanner
+	budgets map[string]*Bucket
+}
+
+func (s budgetedScanner) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	table := aws.ToString(in.TableName)
+	b := s.budgets[table]
+	if b == nil {
+		return s.db.Scan(ctx, in, o...)
+	}
+	if err := b.Wait(ctx); err != nil {
+		return nil, fmt.Errorf("waiting for the read budget of %s (%v units/s): %w", table, b.Limit(), err)
+	}
+	cp := *in
+	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := s.db.Scan(ctx, &cp, o...)
+	if out != nil && out.ConsumedCapacity != nil {
+		b.Charge(Units(table, *out.ConsumedCapacity))
+	}
+	return out, err
+}

@@ -129,3 +129,77 @@ func TestResolveReadsTheTablesProvisionedCapacity(t *testing.T) {
 		t.Fatalf("a table whose capacity cannot be read: %v, want an error naming --max-write-units", err)
 	}
 }
+
+// askedScan notes whether each Scan asked for ReturnConsumedCapacity TOTAL.
+type askedScan struct {
+	*dynamodb.Client
+	calls, asked int
+}
+
+func (a *askedScan) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	a.calls++
+	if in.ReturnConsumedCapacity == types.ReturnConsumedCapacityTotal {
+		a.asked++
+	}
+	return a.Client.Scan(ctx, in, o...)
+}
+
+// TestScansChargedFromTheServiceReport: Scans of a budgeted table ask for
+// ReturnConsumedCapacity TOTAL and are charged what the service reports, on
+// that table's bucket only; a table without a budget is scanned as asked.
+func TestScansChargedFromTheServiceReport(t *testing.T) {
+	ctx := testctx.Bounded(t)
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	budgeted := "dev-" + harness.UniqueID() + "-readbudget"
+	free := "dev-" + harness.UniqueID() + "-nobudget"
+	for _, name := range []string{budgeted, free} {
+		fixture.Create(t, db, fixture.Table{Name: name, HashKey: "user_id"})
+		fixture.Put(t, db, name, fixture.Users(120))
+	}
+	clk := &sleepClock{now: time.Unix(1_700_000_000, 0)}
+	b, err := capacity.NewBucket(1, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &askedScan{Client: db}
+	s := capacity.Scans(rec, map[string]*capacity.Bucket{budgeted: b})
+	scanAll := func(table string) int {
+		n := 0
+		in := &dynamodb.ScanInput{TableName: aws.String(table), Limit: aws.Int32(25)}
+		for {
+			out, err := s.Scan(ctx, in)
+			if err != nil {
+				t.Fatalf("scan %s: %v", table, err)
+			}
+			n += len(out.Items)
+			if len(out.LastEvaluatedKey) == 0 {
+				return n
+			}
+			in.ExclusiveStartKey = out.LastEvaluatedKey
+		}
+	}
+	if n := scanAll(budgeted); n != 120 {
+		t.Fatalf("read %d items of %s, want 120", n, budgeted)
+	}
+	budgetedCalls := rec.calls
+	if rec.asked != budgetedCalls {
+		t.Fatalf("%d of %d Scans of the budgeted table asked for ReturnConsumedCapacity TOTAL", rec.asked, budgetedCalls)
+	}
+	u := b.Usage()
+	if u.Used <= 0 {
+		t.Fatalf("the bucket was charged %v units: the Scan's ConsumedCapacity was not read", u.Used)
+	}
+	if min := u.Used/1 - 2; u.ElapsedSecs < min { // less one burst and the last call, charged after it ran
+		t.Fatalf("%v units at 1 unit/s took %.1f s of the run's clock, want at least %.1f", u.Used, u.ElapsedSecs, min)
+	}
+	if n := scanAll(free); n != 120 {
+		t.Fatalf("read %d items of %s, want 120", n, free)
+	}
+	if rec.asked != budgetedCalls {
+		t.Fatalf("a Scan of the table without a budget asked for ConsumedCapacity (%d asked, %d budgeted calls)", rec.asked, budgetedCalls)
+	}
+	if b.Usage().Used != u.Used {
+		t.Fatalf("the unbudgeted table's Scans were charged to the other table's bucket")
+	}
+	t.Logf("emulator reported %v read units over %d Scan calls", u.Used, budgetedCalls)
+}

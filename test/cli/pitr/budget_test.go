@@ -62,3 +62,47 @@ func TestRepairWriteBudget(t *testing.T) {
 	rec := lastRecord(t, log)
 	assert.Contains(t, fmt.Sprint(rec.Actions), "units_used", "the audit records what the writes used")
 }
+
+// TestDiffReadBudget runs table diff through the binary: an on-demand
+// table has no read budget unless --max-read-units is given, the plan says
+// so, and with a budget the JSON and the audit record what the Scans used
+// (as the emulator reported it; moto reports a unit a page).
+func TestDiffReadBudget(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src := "dev-" + harness.UniqueID() + "-rbudget-src"
+	dst := "dev-" + harness.UniqueID() + "-rbudget-dst"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: dst, HashKey: "user_id"})
+	fixture.Put(t, db, src, fixture.Users(30))
+	fixture.Put(t, db, dst, fixture.Users(25))
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+
+	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "read budget on "+src+": none (on-demand table", "the plan says there is no budget, and why")
+
+	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--max-read-units", "3", "--segments", "2", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		OnlyInSource int64 `json:"only_in_source"`
+		ReadBudgets  []struct {
+			capacity.Budget
+			Used *capacity.Usage `json:"used"`
+		} `json:"read_budgets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	assert.Equal(t, int64(5), doc.OnlyInSource, "the budget changes how fast, not what")
+	require.Len(t, doc.ReadBudgets, 2, "a budget per scanned table")
+	for _, b := range doc.ReadBudgets {
+		assert.Equal(t, 3.0, b.UnitsPerSecond, b.Table)
+		assert.Equal(t, "--max-read-units", b.Source, b.Table)
+		require.NotNil(t, b.Used, "%s: the report says what the Scans used", b.Table)
+		assert.Greater(t, b.Used.Used, 0.0, "%s: the Scans were charged what DynamoDB reported", b.Table)
+	}
+	rec := lastRecord(t, log)
+	assert.Contains(t, fmt.Sprint(rec.Counts), "read_units_"+src, "the audit records the units used per table")
+
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--max-read-units", "-1")
+	assert.Equal(t, 2, code, "a negative budget is bad input")
+	assert.Contains(t, errOut, "--max-read-units")
+}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"math"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/export"
@@ -25,6 +27,20 @@ type Options struct {
 	// SourceExport and TargetExport are export URIs (s3://BUCKET/PREFIX or
 	// a local copy) that replace --source / --target.
 	SourceExport, TargetExport string
+	// MaxReadUnits is the read budget on each scanned table (0: the default).
+	MaxReadUnits float64
+}
+
+// budgetUse is a table's read budget and what the diff used of it.
+type budgetUse struct {
+	capacity.Budget
+	Used *capacity.Usage `json:"used,omitempty"`
+}
+
+// report is the JSON output: the diff and the read budgets.
+type report struct {
+	*tablediff.Report
+	ReadBudgets []budgetUse `json:"read_budgets"`
 }
 
 // NewCmdDiff returns `dynops table diff`. runF replaces the run function in tests of flag parsing.
@@ -48,7 +64,13 @@ stops the diff. With exports on both sides give the key with --key.
 --keys-out writes every differing key (JSON lines) for ` + "`dynops pitr repair --keys`" + `.
 After a restore, diff --source RESTORED --target ORIGINAL: only-in-source are
 items deleted since, changed are items overwritten since, only-in-target are
-items written since (kept by repair unless --delete-extra).`,
+items written since (kept by repair unless --delete-extra).
+
+Each scanned table's reads hold to a budget (--max-read-units, capacity units
+per second as DynamoDB reports them, shared by all segments): by default 25 %
+of a provisioned table's read capacity, none on an on-demand table. The
+budgets are printed before the scan; progress shows the units used per
+second; the report and the audit record what was used.`,
 		Example: `  dynops table diff --source prod-hoge-user-restored-20261121t094500z --target prod-hoge-user --keys-out keys.jsonl
   dynops table diff --source A --target B --segments 8 --attributes status,email -o json
   dynops table diff --source-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --target prod-hoge-user --keys-out keys.jsonl`,
@@ -94,6 +116,7 @@ items written since (kept by repair unless --delete-extra).`,
 	fl.StringVar(&opts.SourceExport, "source-export", "", "a full export instead of --source: s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID (or a local copy)")
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
+	capacity.AddFlag(fl, &opts.MaxReadUnits, capacity.Read, "each scanned table")
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
@@ -135,19 +158,68 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		total = 2 * count
 	}
+	// The read budget of each scanned table (an export side reads none).
+	var budgets []budgetUse
+	buckets := map[string]*capacity.Bucket{}
+	for _, side := range []struct {
+		table    string
+		isExport bool
+	}{{d.Source, d.SourceExport != nil}, {d.Target, d.TargetExport != nil}} {
+		if side.isExport {
+			continue
+		}
+		b, err := capacity.Resolve(ctx, db, side.table, capacity.Read, opts.MaxReadUnits)
+		if err != nil {
+			return err
+		}
+		budgets = append(budgets, budgetUse{Budget: b})
+		buckets[side.table] = b.Bucket
+		if !f.JSON() {
+			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n", b)
+		}
+	}
 	bar := f.IOStreams.StartProgress("table diff: items scanned", total)
-	d.Progress = func(a, b int64) { bar.Set(a + b) }
-	rep, err := tablediff.Diff(ctx, db, d)
+	d.Progress = func(a, b int64) {
+		status := ""
+		for _, bu := range budgets {
+			if bu.Bucket != nil {
+				u := bu.Bucket.Usage()
+				status += fmt.Sprintf(" %s %.1f RCU/s of %.1f", bu.Table, u.PerSecond, u.Budget)
+			}
+		}
+		if status != "" {
+			bar.Status("%s", status[1:])
+		}
+		bar.Set(a + b)
+	}
+	rep, err := tablediff.Diff(ctx, struct {
+		tablediff.Describer
+		capacity.Scanner
+	}{db, capacity.Scans(db, buckets)}, d)
 	bar.Done()
 	if err != nil {
 		return err
 	}
-	f.Audit.Counts(map[string]int64{"source_items": rep.SourceItems, "target_items": rep.TargetItems, "same": rep.Same,
-		"only_in_source": rep.OnlyInSource, "only_in_target": rep.OnlyInTarget, "changed": rep.Changed})
+	counts := map[string]int64{"source_items": rep.SourceItems, "target_items": rep.TargetItems, "same": rep.Same,
+		"only_in_source": rep.OnlyInSource, "only_in_target": rep.OnlyInTarget, "changed": rep.Changed}
+	for i, bu := range budgets {
+		if bu.Bucket != nil {
+			u := bu.Bucket.Usage()
+			budgets[i].Used = &u
+			counts["read_units_"+bu.Table] = int64(math.Ceil(u.Used))
+		}
+	}
+	f.Audit.Counts(counts)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.IOStreams.PrintJSON(report{Report: rep, ReadBudgets: budgets})
 	} else {
 		err = printReport(f, rep)
+		for _, bu := range budgets {
+			if bu.Used != nil {
+				fmt.Fprintf(f.IOStreams.Out, "read capacity on %s: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n",
+					bu.Table, bu.Used.Used, bu.Used.PerSecond, bu.Used.Budget)
+			}
+		}
 	}
 	if err != nil {
 		return err
