@@ -39,6 +39,10 @@ const (
 	ActExportApply = "export.apply"
 	// ActExportAppliedThrough is the table's dynops:applied-through tag moved (read back).
 	ActExportAppliedThrough = "export.applied-through"
+	// ActPlanExportRevert is what reverting a window of incremental exports would do (dry run).
+	ActPlanExportRevert = "plan-export-revert"
+	// ActExportRevert is a window of incremental exports reverted on the table: the counts, conflicts and write capacity.
+	ActExportRevert = "export.revert"
 	// ActDLQWouldReplay is a DLQ record a redrive would replay (dry run).
 	ActDLQWouldReplay = "dlq.would-replay"
 	// ActDLQReplay is a DLQ record replayed (the function invoked or the message sent).

@@ -250,3 +250,57 @@ func (s budgetedScanner) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...
 	}
 	return out, err
 }
+
+// ItemWriter is the single-item writes of a DynamoDB client.
+type ItemWriter interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+// Items holds db's PutItem and DeleteItem calls on table to the write
+// budget b, as Writes does for BatchWriteItem. With a nil b it is db.
+func Items(db ItemWriter, table string, b *Bucket) ItemWriter {
+	if b == nil {
+		return db
+	}
+	return budgetedItems{db: db, table: table, b: b}
+}
+
+type budgetedItems struct {
+	db    ItemWriter
+	table string
+	b     *Bucket
+}
+
+func (w budgetedItems) wait(ctx context.Context) error {
+	if err := w.b.Wait(ctx); err != nil {
+		return fmt.Errorf("waiting for the write budget of %s (%v units/s): %w", w.table, w.b.Limit(), err)
+	}
+	return nil
+}
+
+func (w budgetedItems) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if err := w.wait(ctx); err != nil {
+		return nil, err
+	}
+	cp := *in
+	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := w.db.PutItem(ctx, &cp, o...)
+	if out != nil && out.ConsumedCapacity != nil {
+		w.b.Charge(Units(w.table, *out.ConsumedCapacity))
+	}
+	return out, err
+}
+
+func (w budgetedItems) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	if err := w.wait(ctx); err != nil {
+		return nil, err
+	}
+	cp := *in
+	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := w.db.DeleteItem(ctx, &cp, o...)
+	if out != nil && out.ConsumedCapacity != nil {
+		w.b.Charge(Units(w.table, *out.ConsumedCapacity))
+	}
+	return out, err
+}

@@ -341,11 +341,20 @@ type incrementalLine struct {
 	} `json:"Metadata"`
 	Keys     json.RawMessage `json:"Keys"`
 	NewImage json.RawMessage `json:"NewImage"`
+	OldImage json.RawMessage `json:"OldImage"`
 }
 
-// readChanges reads an export's data files (those its manifest lists) and
-// keeps each key's latest change, ordered by WriteTimestampMicros.
-func readChanges(ctx context.Context, store exportverify.Store, inc Increment) ([]change, error) {
+// lineChange is one line of an incremental export, decoded: id is the
+// encoded key (attribute names sorted), old and image nil when absent.
+type lineChange struct {
+	change
+	id  string
+	old map[string]types.AttributeValue
+}
+
+// eachChange reads an export's data files (those its manifest lists) and
+// calls fn with every line, decoded.
+func eachChange(ctx context.Context, store exportverify.Store, inc Increment, fn func(lineChange) error) error {
 	filesKey := inc.Dir + "/" + exportverify.FilesName
 	if inc.summary.ManifestFilesS3Key != "" {
 		if k, err := exportverify.Resolve(ctx, store, inc.summary, inc.summary.ManifestFilesS3Key); err == nil {
@@ -354,7 +363,7 @@ func readChanges(ctx context.Context, store exportverify.Store, inc Increment) (
 	}
 	body, err := store.Open(ctx, filesKey)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var keys []string
 	sc := bufio.NewScanner(body)
@@ -365,23 +374,22 @@ func readChanges(ctx context.Context, store exportverify.Store, inc Increment) (
 		}
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			body.Close()
-			return nil, fmt.Errorf("%s: %w", store.Describe(filesKey), err)
+			return fmt.Errorf("%s: %w", store.Describe(filesKey), err)
 		}
 		keys = append(keys, e.DataFileS3Key)
 	}
 	body.Close()
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	latest := map[string]change{}
 	for _, listed := range keys {
 		k, err := exportverify.Resolve(ctx, store, inc.summary, listed)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r, err := store.Open(ctx, k)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		err = exportverify.EachLine(r, func(line []byte) error {
 			var l incrementalLine
@@ -395,13 +403,18 @@ func readChanges(ctx context.Context, store exportverify.Store, inc Increment) (
 			if err != nil {
 				return err
 			}
-			c := change{micros: micros}
+			c := lineChange{change: change{micros: micros}}
 			if c.keys, err = ddbjson.DecodeItem(l.Keys); err != nil {
 				return fmt.Errorf("Keys: %w", err)
 			}
 			if len(l.NewImage) > 0 && string(l.NewImage) != "null" {
 				if c.image, err = ddbjson.DecodeItem(l.NewImage); err != nil {
 					return fmt.Errorf("NewImage: %w", err)
+				}
+			}
+			if len(l.OldImage) > 0 && string(l.OldImage) != "null" {
+				if c.old, err = ddbjson.DecodeItem(l.OldImage); err != nil {
+					return fmt.Errorf("OldImage: %w", err)
 				}
 			}
 			names := make([]string, 0, len(c.keys))
@@ -413,15 +426,29 @@ func readChanges(ctx context.Context, store exportverify.Store, inc Increment) (
 			if err != nil {
 				return err
 			}
-			if prev, ok := latest[string(id)]; !ok || micros >= prev.micros {
-				latest[string(id)] = c
-			}
-			return nil
+			c.id = string(id)
+			return fn(c)
 		})
 		r.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", store.Describe(k), err)
+			return fmt.Errorf("%s: %w", store.Describe(k), err)
 		}
+	}
+	return nil
+}
+
+// readChanges keeps each key's latest change in an export, ordered by
+// WriteTimestampMicros.
+func readChanges(ctx context.Context, store exportverify.Store, inc Increment) ([]change, error) {
+	latest := map[string]change{}
+	err := eachChange(ctx, store, inc, func(c lineChange) error {
+		if prev, ok := latest[c.id]; !ok || c.micros >= prev.micros {
+			latest[c.id] = c.change
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]change, 0, len(latest))
 	for _, c := range latest {

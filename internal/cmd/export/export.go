@@ -10,6 +10,7 @@ import (
 	importcmd "github.com/dynops/dynops/internal/cmd/export/import"
 	"github.com/dynops/dynops/internal/cmd/export/incremental"
 	"github.com/dynops/dynops/internal/cmd/export/list"
+	"github.com/dynops/dynops/internal/cmd/export/revert"
 	"github.com/dynops/dynops/internal/cmd/export/status"
 	"github.com/dynops/dynops/internal/cmd/export/verify"
 	"github.com/dynops/dynops/internal/cmd/export/wait"
@@ -36,6 +37,7 @@ See runbooks/export-and-cross-region-restore.md.`,
 		verify.NewCmdVerify(f, nil),
 		importcmd.NewCmdImport(f, nil),
 		apply.NewCmdApply(f, nil),
+		revert.NewCmdRevert(f, nil),
 	)
 	return cmd
 }

@@ -60,7 +60,7 @@ func TestEveryCommandDeclaresItsFacts(t *testing.T) {
 			t.Errorf("%s takes --yes but does not declare cmdfacts.Writes(cmd)", c.CommandPath())
 		}
 	})
-	for _, path := range []string{"export apply", "export import", "export full", "export incremental", "migrate backfill", "migrate catch-up",
+	for _, path := range []string{"export apply", "export revert", "export import", "export full", "export incremental", "migrate backfill", "migrate catch-up",
 		"migrate cutover", "migrate rollback", "runbook run", "pitr restore", "pitr repair", "dlq redrive", "dlq move", "dr failover", "dr failback", "dr drill"} {
 		if !writes["dynops "+path] {
 			t.Errorf("dynops %s changes things but does not declare cmdfacts.Writes", path)

@@ -68,15 +68,21 @@ func (h *history) delete(key map[string]types.AttributeValue) {
 }
 
 // window writes the changes since the last window as one incremental
-// export, compacted to each key's last change as AWS does, split over two
-// data files (plus an empty partition) in shuffled order.
+// export, compacted to one line per key as AWS does: the NewImage of its
+// last change and, as the OldImage, the item "right before the specified
+// start date and time" (the developer guide's export view type), which is
+// the old image of its first change in the window. The lines are split over
+// two data files (plus an empty partition) in shuffled order.
 func (h *history) window(prefix, id string, from, to time.Time, view string) {
 	last := map[string]exporttest.Record{}
 	var order []string
 	for _, r := range h.records {
 		k := fmt.Sprint(r.Keys)
-		if _, ok := last[k]; !ok {
+		first, seen := last[k]
+		if !seen {
 			order = append(order, k)
+		} else {
+			r.Old = first.Old
 		}
 		last[k] = r
 	}

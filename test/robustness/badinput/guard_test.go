@@ -66,6 +66,10 @@ func TestGuardTable(t *testing.T) {
 		{name: "export apply", control: true, args: func(p protectedTarget) []string {
 			return []string{"export", "apply", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name, "--since", x.incSince}
 		}},
+		// export revert writes the window's old images back into --table.
+		{name: "export revert", control: true, args: func(p protectedTarget) []string {
+			return []string{"export", "revert", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name}
+		}},
 		// The migration's writing steps decide every destination; the
 		// switch steps decide the source (whose writes the fence stops).
 		{name: "migrate backfill", writes: true, args: func(p protectedTarget) []string {

@@ -83,6 +83,8 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 			[]string{"an import already started goes on in AWS", "aws dynamodb list-imports"}},
 		{"export apply while reading the table's protection", "ListTagsOfResource", []string{"export", "apply", "--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"},
 			[]string{"exports applied so far stay applied", "dynops:applied-through", "run the same apply again"}},
+		{"export revert while reading the table's protection", "ListTagsOfResource", []string{"export", "revert", "--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"},
+			[]string{"keys reverted so far stay reverted", "run the same revert again"}},
 		{"dlq redrive while receiving", "ReceiveMessage", []string{"dlq", "redrive", "--queue", dlq, "--yes"},
 			[]string{"messages replayed so far are deleted from the DLQ", "run the redrive again"}},
 		{"dlq move while reading the queue", "GetQueueAttributes", []string{"dlq", "move", "--queue", dlq, "--to-queue", mainQ, "--yes"},

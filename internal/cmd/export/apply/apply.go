@@ -14,10 +14,10 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
-	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 )
 
@@ -101,7 +101,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	store := exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, firstOf(opts.BucketRegion, cfg.Region))), Bucket: opts.Bucket}
+	store := shared.BucketStore(cfg, opts.Bucket, opts.BucketRegion)
 	db := dynamodb.NewFromConfig(cfg)
 	var since time.Time
 	if opts.Since != "" {
@@ -195,13 +195,4 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 		fmt.Fprintf(out, "%s is applied through %s (its %s tag, read back)\n", rep.Table, rep.Through.Format(time.RFC3339Nano), export.TagAppliedThrough)
 	}
 	return nil
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -70,10 +70,3 @@ func TestFlagsReachTheRun(t *testing.T) {
 		RangeKey: "sk:N", SourceRegion: "eu-west-2", Tags: map[string]string{"env": "prod", "product": "hoge"}, Yes: true,
 		Confirm: []string{"prod-hoge-user"}}, *got)
 }
-
-func TestFirstOf(t *testing.T) {
-	assert.Equal(t, "a", firstOf("", "a", "b"))
-	assert.Equal(t, "b", firstOf("b", "a"))
-	assert.Equal(t, "", firstOf("", ""))
-	assert.Equal(t, "", firstOf())
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
@@ -135,8 +136,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	sourceRegion := firstOf(opts.SourceRegion, cfg.Region)
-	bucketRegion := firstOf(opts.BucketRegion, opts.SourceRegion, cfg.Region)
+	sourceRegion := shared.FirstOf(opts.SourceRegion, cfg.Region)
+	bucketRegion := shared.FirstOf(opts.BucketRegion, opts.SourceRegion, cfg.Region)
 	store := exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, bucketRegion)), Bucket: opts.Bucket}
 	src, err := export.FindSource(ctx, store, opts.Bucket, opts.Prefix)
 	if err != nil {
@@ -337,13 +338,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-func firstOf(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
 )
 
@@ -21,6 +24,22 @@ func DynamoDB(ctx context.Context, f *factory.Factory) (*dynamodb.Client, error)
 		return nil, err
 	}
 	return dynamodb.NewFromConfig(cfg), nil
+}
+
+// FirstOf is the first non-empty string: a flag, then its fallbacks.
+func FirstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// BucketStore reads the export bucket in its region (--bucket-region, else
+// the command's region).
+func BucketStore(cfg aws.Config, bucket, bucketRegion string) exportverify.S3Store {
+	return exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, FirstOf(bucketRegion, cfg.Region))), Bucket: bucket}
 }
 
 // Wait waits for an export, with progress on a terminal.

@@ -1,0 +1,212 @@
+// Package revert implements `dynops export revert`: undo what a time window
+// did to a table, from the incremental exports of that window (their old
+// images), with no restore.
+package revert
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/export/shared"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/protect"
+)
+
+// Options of `dynops export revert`.
+type Options struct {
+	Bucket       string
+	BucketRegion string
+	Prefixes     []string
+	Table        string
+	Workers      int
+	Yes          bool
+	Confirm      []string
+	// MaxWriteUnits is the write budget on Table (0: the default).
+	MaxWriteUnits float64
+}
+
+// NewCmdRevert returns `dynops export revert`. runF replaces Run in tests of flag parsing.
+func NewCmdRevert(f *factory.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "revert --bucket B --prefix P [--prefix P2 ...] --table T [--yes]",
+		Short: "Undo what a time window did to a table, from that window's incremental exports",
+		Long: `Revert undoes the writes of a time window (a bad deploy, a runaway job) from
+the incremental exports of that window, exported with NEW_AND_OLD_IMAGES
+(dynops export incremental does): no restore, no second table.
+
+The exports under each --prefix are ordered by window and must follow each
+other without gap or overlap; the window reverted runs from the first one's
+start to the last one's end. Each export is verified first (the code of
+'dynops export verify'). For every key the window changed, its image at the
+window's start is the old image of its first change, and its image at the
+window's end the new image of its last.
+
+Each key is read back (a consistent GetItem) and:
+  - still as the window left it: put back to its image at the window's start,
+    or deleted when the window created it, with a condition that it is still
+    unchanged (a write racing the revert wins and is left alone);
+  - already as it was at the window's start: counted, not written (a re-run);
+  - changed after the window: a conflict, left alone and listed, so a later
+    legitimate write is never lost. Exit status 1 when there are conflicts.
+
+Writes hold to a budget (--max-write-units; by default 25 % of a provisioned
+table's write capacity, none on an on-demand table). Without --yes it prints
+what it would do and changes nothing; a protected table also needs its name
+typed (or --confirm NAME). Interrupted: run it again.`,
+		Example: `  dynops export revert --bucket prod-hoge-exports --prefix incident/INC-1234 --table prod-hoge-user
+  dynops export revert --bucket prod-hoge-exports --prefix incident/INC-1234 --table prod-hoge-user --yes --confirm prod-hoge-user`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Bucket == "" || opts.Table == "" || len(opts.Prefixes) == 0 {
+				return factory.UsageErrorf("export revert needs --bucket BUCKET, --prefix PREFIX (repeatable: the incremental exports of the window) and --table TABLE")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the exports")
+	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --region)")
+	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of the window's incremental export(s) (repeatable)")
+	fl.StringVar(&opts.Table, "table", "", "the table to revert")
+	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
+	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
+	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
+	cmdfacts.Writes(cmd)
+	cmdfacts.SetInterrupt(cmd, "keys reverted so far stay reverted (each write was conditional); run the same revert again: reverted keys count as already reverted")
+	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
+	cmdfacts.SetTargets(cmd, "table", "bucket")
+	return cmd
+}
+
+// Run plans the revert; with --yes (and the confirmation of a protected table) it reverts.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Workers < 1 || opts.Workers > 64 {
+		return factory.UsageErrorf("--workers %d: use 1 to 64", opts.Workers)
+	}
+	store := shared.BucketStore(cfg, opts.Bucket, opts.BucketRegion)
+	db := dynamodb.NewFromConfig(cfg)
+	// Protection first, from the table's tags read from the service
+	// (unreadable tags leave it protected).
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
+	if err != nil {
+		return err
+	}
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
+	if err != nil {
+		return err
+	}
+	apply := !g.DryRun()
+	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
+	if err != nil {
+		return err
+	}
+	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)
+	if err != nil {
+		return err
+	}
+	if apply {
+		if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
+			Counts: map[string]int64{"exports": int64(len(incs))}}); err != nil {
+			return err
+		}
+	}
+	bar := f.IOStreams.StartProgress("export revert: keys", 0)
+	rep, err := export.Revert(ctx, db, store, incs, export.RevertOptions{
+		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket,
+		Progress: func(done, total int64) {
+			if wb.Bucket != nil {
+				u := wb.Bucket.Usage()
+				bar.Status("%.1f WCU/s of %.1f", u.PerSecond, u.Budget)
+			}
+			bar.SetTotal(total)
+			bar.Set(done)
+		},
+	})
+	bar.Done()
+	rep.WriteBudget = &wb
+	if wb.Bucket != nil && apply {
+		u := wb.Bucket.Usage()
+		rep.WriteCapacity = &u
+	}
+	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "from": rep.From, "to": rep.To, "keys": rep.Keys,
+		"restores": rep.Restores, "deletes": rep.Deletes, "already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts,
+		"write_budget": wb, "write_capacity": rep.WriteCapacity}
+	if apply {
+		f.Audit.Act(audit.ActExportRevert, opts.Table, detail)
+		f.Audit.Counts(map[string]int64{"keys": rep.Keys, "restores": rep.Restores, "deletes": rep.Deletes,
+			"already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts})
+	} else {
+		f.Audit.Act(audit.ActPlanExportRevert, opts.Table, detail)
+	}
+	if err != nil {
+		if len(rep.Exports) > 0 {
+			_ = print(f, rep)
+		}
+		return err
+	}
+	if err := print(f, rep); err != nil {
+		return err
+	}
+	if g.DryRun() {
+		g.PrintDryRun("revert the window")
+		return nil
+	}
+	if rep.Conflicts > 0 {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+func print(f *factory.Factory, rep export.RevertReport) error {
+	if f.JSON() {
+		return f.IOStreams.PrintJSON(rep)
+	}
+	out := f.IOStreams.Out
+	verb := "reverted"
+	if rep.DryRun {
+		verb = "DRY RUN: with --yes dynops would revert"
+	}
+	fmt.Fprintf(out, "%s the window %s .. %s on %s (%d export(s), %d key(s) changed in it):\n", verb,
+		rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339), rep.Table, len(rep.Exports), rep.Keys)
+	rows := [][]string{
+		{"put back to their image at the window's start", fmt.Sprint(rep.Restores)},
+		{"deleted (created in the window)", fmt.Sprint(rep.Deletes)},
+		{"already as they were (not written)", fmt.Sprint(rep.AlreadyReverted)},
+		{"changed after the window (conflicts, left alone)", fmt.Sprint(rep.Conflicts)},
+	}
+	if err := f.IOStreams.Table([]string{"KEYS", "COUNT"}, rows); err != nil {
+		return err
+	}
+	for _, c := range rep.ConflictSample {
+		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
+	}
+	if b := rep.WriteBudget; b != nil {
+		fmt.Fprintln(out, b.String())
+	}
+	if c := rep.WriteCapacity; c != nil {
+		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
+	}
+	if rep.Conflicts > 0 {
+		fmt.Fprintf(out, "\n%d key(s) changed after the window were left alone: read them (dynops item get) and decide per key.\n", rep.Conflicts)
+	}
+	return nil
+}
