@@ -39,6 +39,8 @@ const (
 	ActExportApply = "export.apply"
 	// ActExportAppliedThrough is the table's dynops:applied-through tag moved (read back).
 	ActExportAppliedThrough = "export.applied-through"
+	// ActCapacityBudget is a bulk step's capacity budget on one table (read or write units per second and where it came from) and what it used.
+	ActCapacityBudget = "capacity-budget"
 	// ActPlanExportRevert is what reverting a window of incremental exports would do (dry run).
 	ActPlanExportRevert = "plan-export-revert"
 	// ActExportRevert is a window of incremental exports reverted on the table: the counts, conflicts and write capacity.

@@ -28,6 +28,7 @@ import (
 // Options of `dynops migrate backfill`.
 type Options struct {
 	shared.Flags
+	shared.Budgets
 	Confirm              []string
 	Segments             int
 	Writers              int
@@ -128,6 +129,7 @@ before anything is written, and catch-up and verify treat them the same way.`,
 	flagcheck.Range(fl, "writers", "1", "64", "per segment: --segments x --writers calls at once")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	flagcheck.Range(fl, "max-writes-per-second", "0", "", "items per second; 0: no cap")
+	shared.AddBudgetFlags(cmd, &opts.Budgets, "the source (a Scan; none with --from-export)", "each destination table (none with --import-to)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "leave items their route cannot transform behind instead of failing")
 	fl.StringVar(&opts.FromExport, "from-export", "", "read this finished full export of the source (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID or a local copy) instead of scanning it")
@@ -156,6 +158,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// Reads hold to the source's budget unless an export is read instead;
+	// writes to each destination's, unless ImportTable creates them.
+	var scanned, written []string
+	if opts.FromExport == "" && opts.ImportTo == "" {
+		scanned = []string{opts.Source}
+	}
+	if opts.ImportTo == "" {
+		written = l.Input.Routes.Tables()
+	}
+	if err := opts.Budgets.Hold(ctx, f, &c, scanned, written); err != nil {
+		return err
+	}
+	defer opts.Budgets.Record(f)
 	ios := f.IOStreams
 	exp, err := exportOptions(ctx, f, opts)
 	if err != nil {
@@ -183,7 +198,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			if total > 0 {
 				pct = 100 * float64(done) / float64(total)
 			}
-			ios.Progress("backfill %s: %d/%d items (%.0f%%), ETA %s", opts.Source, done, total, pct, eta.Round(time.Second))
+			ios.Progress("backfill %s: %d/%d items (%.0f%%), ETA %s%s", opts.Source, done, total, pct, eta.Round(time.Second), opts.Budgets.Status())
 		},
 	}, l.State)
 	ios.Done()

@@ -20,6 +20,7 @@ import (
 // Options of `dynops migrate catch-up`.
 type Options struct {
 	shared.Flags
+	shared.Budgets
 	Confirm              []string
 	Follow               bool
 	Interval             time.Duration
@@ -65,6 +66,7 @@ needs a new backfill.`,
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
 	flagcheck.Range(fl, "interval", "1ms", "", "a pause of 0 reads the stream without rest")
+	shared.AddBudgetFlags(cmd, &opts.Budgets, "", "each destination table")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
@@ -92,6 +94,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.Budgets.Hold(ctx, f, &c, nil, l.Input.Routes.Tables()); err != nil {
+		return err
+	}
+	defer opts.Budgets.Record(f)
 	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Now: f.Now}
 	var total migrate.PassResult
 	passes := 0

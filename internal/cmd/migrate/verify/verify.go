@@ -18,6 +18,7 @@ import (
 // Options of `dynops migrate verify`.
 type Options struct {
 	shared.Flags
+	shared.Budgets
 	Segments int
 	Sample   int
 	TempDir  string
@@ -54,6 +55,7 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 	shared.AddFlags(cmd, &opts.Flags)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments per table")
+	shared.AddBudgetFlags(cmd, &opts.Budgets, "each table scanned (the source and every destination)", "")
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&opts.Sample, "sample", 10, "keys of each kind to list")
 	flagcheck.Range(fl, "sample", "1", "", "at least 1 key of each kind")
@@ -73,6 +75,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.Budgets.Hold(ctx, f, &c, append([]string{opts.Source}, l.Input.Routes.Tables()...), nil); err != nil {
+		return err
+	}
+	defer opts.Budgets.Record(f)
 	res, err := migrate.Verify(ctx, c.DB, migrate.VerifyOptions{Input: l.Input, Segments: opts.Segments, SampleSize: opts.Sample, TempDir: opts.TempDir})
 	if err != nil {
 		return err

@@ -1,0 +1,91 @@
+package migrate_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/test/helpers/fixture"
+)
+
+// budgetsOf reads the capacity-budget actions of the last audit record:
+// the kind, budget and units used per table.
+func budgetsOf(t *testing.T, log string) map[string]map[string]any {
+	t.Helper()
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	out := map[string]map[string]any{}
+	for _, a := range recs[len(recs)-1].Actions {
+		if a.What != audit.ActCapacityBudget {
+			continue
+		}
+		b, _ := json.Marshal(a.Detail)
+		var d map[string]any
+		require.NoError(t, json.Unmarshal(b, &d))
+		out[a.Target] = d
+	}
+	return out
+}
+
+// TestMigrateCapacityBudgets: backfill holds its Scan of the source to
+// --max-read-units and its writes to each destination to --max-write-units,
+// catch-up its writes, verify its Scans of every table; each budget is said
+// before the run and the audit records it with what was used (as the
+// emulator reported it).
+func TestMigrateCapacityBudgets(t *testing.T) {
+	d := setup(t, true)
+	d.populate(t, 120)
+	dir := t.TempDir()
+	state, log := filepath.Join(dir, "state.json"), filepath.Join(dir, "audit.jsonl")
+	dests := []string{"dev-aiagent-tenants", "dev-aiagent-users", "dev-aiagent-tasks"}
+
+	_, errOut, code := target.Dynops(t, log, "migrate", "backfill", "--source", source, "--routes", routesFile(), "--state", state, "--allow-unmatched",
+		"--max-read-units", "200", "--max-write-units", "300")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "read budget on "+source+": 200 units/s (--max-read-units)")
+	b := budgetsOf(t, log)
+	require.Contains(t, b, source, "the source's read budget is audited")
+	assert.Equal(t, "read", b[source]["budget"].(map[string]any)["kind"])
+	assert.Greater(t, b[source]["used"].(map[string]any)["units_used"].(float64), 0.0, "the Scans were charged")
+	for _, dst := range dests {
+		require.Contains(t, b, dst, "each destination's write budget is audited")
+		assert.Equal(t, 300.0, b[dst]["budget"].(map[string]any)["budget_units_per_second"], dst)
+		assert.Greater(t, b[dst]["used"].(map[string]any)["units_used"].(float64), 0.0, "%s: the writes were charged", dst)
+	}
+
+	// Changes for the catch-up: items of the source updated.
+	for _, it := range scanAll(t, d.db, source)[:10] {
+		it["catch_up_note"] = s("changed after the backfill")
+		fixture.Put(t, d.db, source, []map[string]types.AttributeValue{it})
+	}
+	_, errOut, code = target.Dynops(t, log, "migrate", "catch-up", "--source", source, "--routes", routesFile(), "--state", state, "--max-write-units", "100")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "write budget on dev-aiagent-users: 100 units/s (--max-write-units)")
+	b = budgetsOf(t, log)
+	assert.NotContains(t, b, source, "catch-up reads the stream, not the table: no read budget")
+	used := 0.0
+	for _, dst := range dests {
+		require.Contains(t, b, dst, "every destination has its write budget")
+	}
+	for _, d := range b {
+		if u, ok := d["used"].(map[string]any); ok {
+			used += u["units_used"].(float64)
+		}
+	}
+	assert.Greater(t, used, 0.0, "the catch-up's writes were charged")
+
+	_, errOut, code = target.Dynops(t, log, "migrate", "verify", "--source", source, "--routes", routesFile(), "--state", state, "--max-read-units", "150")
+	require.Equal(t, 0, code, errOut)
+	b = budgetsOf(t, log)
+	for _, tbl := range append([]string{source}, dests...) {
+		require.Contains(t, b, tbl, "verify scans every table under its own budget")
+		assert.Greater(t, b[tbl]["used"].(map[string]any)["units_used"].(float64), 0.0, tbl)
+	}
+}
