@@ -243,72 +243,85 @@ resource "aws_scheduler_schedule" "this" {
 # Alarms: a failing rule, a failed or slow restore test, a stopped run
 ################################################################################
 
-resource "aws_cloudwatch_metric_alarm" "failing_rule" {
-  for_each = toset(var.rule_ids)
+locals {
+  # One alarm per guideline rule (FailingRule, per RuleID) and one per run
+  # check (restore failed, restore time, DR not ready): every alarm of the
+  # readiness run has the same shape, a daily maximum above a threshold.
+  readiness_alarms = merge(
+    { for r in var.rule_ids : r => {
+      name        = lower(r)
+      description = "Tables of env ${var.env} fail ${r} (docs/guideline.md), or the readiness run stopped reporting."
+      metric      = "FailingRule"
+      dimensions  = { Env = var.env, RuleID = r }
+      threshold   = 0
+      missing     = "breaching"
+    } },
+    {
+      "restore-failed" = {
+        name        = "restore-failed"
+        description = "The restore test of ${local.restore_table} failed, or the readiness run stopped reporting."
+        metric      = "RestoreTestFailed"
+        dimensions  = { Env = var.env }
+        threshold   = 0
+        missing     = "breaching"
+      }
+      "dr-not-ready" = {
+        name        = "dr-not-ready"
+        description = "A global table of env ${var.env} has no region ready to fail over to (`dynops dr status`; the run's log and the DRReady metric per Table name it), or the readiness run stopped reporting."
+        metric      = "DRNotReady" # readiness.MetricDRNotReady: 0 when every global table is ready
+        dimensions  = { Env = var.env }
+        threshold   = 0
+        missing     = "breaching"
+      }
+      "restore-time" = {
+        name        = "restore-time"
+        description = "The restore test of ${local.restore_table} took longer than ${var.restore_time_alarm_seconds}s (dynamodb-meets-restore-time-target)."
+        metric      = "RestoreTimeSeconds"
+        dimensions  = { Env = var.env }
+        threshold   = var.restore_time_alarm_seconds
+        missing     = "missing" # a failed restore publishes no time: restore-failed alarms
+      }
+    },
+  )
+}
 
-  alarm_name          = "${var.env}-readiness-${lower(each.value)}"
-  alarm_description   = "Tables of env ${var.env} fail ${each.value} (docs/guideline.md), or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
+resource "aws_cloudwatch_metric_alarm" "this" {
+  for_each = local.readiness_alarms
+
+  alarm_name          = "${var.env}-readiness-${each.value.name}"
+  alarm_description   = "${each.value.description} Runbook: runbooks/readiness-alarm.md"
   namespace           = local.namespace
-  metric_name         = "FailingRule"
-  dimensions          = { Env = var.env, RuleID = each.value }
+  metric_name         = each.value.metric
+  dimensions          = each.value.dimensions
   statistic           = "Maximum"
   period              = 86400
   evaluation_periods  = 1
-  threshold           = 0
+  threshold           = each.value.threshold
   comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "breaching"
+  treat_missing_data  = each.value.missing
   alarm_actions       = var.alarm_actions
   ok_actions          = var.alarm_actions
   tags                = local.tags
 }
 
-resource "aws_cloudwatch_metric_alarm" "restore_failed" {
-  alarm_name          = "${var.env}-readiness-restore-failed"
-  alarm_description   = "The restore test of ${local.restore_table} failed, or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
-  namespace           = local.namespace
-  metric_name         = "RestoreTestFailed"
-  dimensions          = { Env = var.env }
-  statistic           = "Maximum"
-  period              = 86400
-  evaluation_periods  = 1
-  threshold           = 0
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "breaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-  tags                = local.tags
+# The alarms were four resources; state applied before keeps them (the
+# rule alarms keep their keys, the rule IDs).
+moved {
+  from = aws_cloudwatch_metric_alarm.failing_rule
+  to   = aws_cloudwatch_metric_alarm.this
 }
 
-resource "aws_cloudwatch_metric_alarm" "dr_not_ready" {
-  alarm_name          = "${var.env}-readiness-dr-not-ready"
-  alarm_description   = "A global table of env ${var.env} has no region ready to fail over to (`dynops dr status`; the run's log and the DRReady metric per Table name it), or the readiness run stopped reporting. Runbook: runbooks/readiness-alarm.md"
-  namespace           = local.namespace
-  metric_name         = "DRNotReady" # readiness.MetricDRNotReady: 0 when every global table is ready
-  dimensions          = { Env = var.env }
-  statistic           = "Maximum"
-  period              = 86400
-  evaluation_periods  = 1
-  threshold           = 0
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "breaching"
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-  tags                = local.tags
+moved {
+  from = aws_cloudwatch_metric_alarm.restore_failed
+  to   = aws_cloudwatch_metric_alarm.this["restore-failed"]
 }
 
-resource "aws_cloudwatch_metric_alarm" "restore_time" {
-  alarm_name          = "${var.env}-readiness-restore-time"
-  alarm_description   = "The restore test of ${local.restore_table} took longer than ${var.restore_time_alarm_seconds}s (dynamodb-meets-restore-time-target). Runbook: runbooks/readiness-alarm.md"
-  namespace           = local.namespace
-  metric_name         = "RestoreTimeSeconds"
-  dimensions          = { Env = var.env }
-  statistic           = "Maximum"
-  period              = 86400
-  evaluation_periods  = 1
-  threshold           = var.restore_time_alarm_seconds
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "missing" # a failed restore publishes no time: restore-failed alarms
-  alarm_actions       = var.alarm_actions
-  ok_actions          = var.alarm_actions
-  tags                = local.tags
+moved {
+  from = aws_cloudwatch_metric_alarm.dr_not_ready
+  to   = aws_cloudwatch_metric_alarm.this["dr-not-ready"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.restore_time
+  to   = aws_cloudwatch_metric_alarm.this["restore-time"]
 }

@@ -15,6 +15,5 @@ output "throwaway_prefix" {
 
 output "alarm_arns" {
   description = "ARNs of the readiness alarms (per rule, restore failed, restore time, DR not ready)."
-  value = concat([for a in aws_cloudwatch_metric_alarm.failing_rule : a.arn],
-  [aws_cloudwatch_metric_alarm.restore_failed.arn, aws_cloudwatch_metric_alarm.restore_time.arn, aws_cloudwatch_metric_alarm.dr_not_ready.arn])
+  value       = [for a in aws_cloudwatch_metric_alarm.this : a.arn]
 }
