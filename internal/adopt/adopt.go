@@ -289,7 +289,11 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 	}
 
 	// Contributor Insights and the resource policy, imported when present.
-	ci, err := db.DescribeContributorInsights(ctx, &dynamodb.DescribeContributorInsightsInput{TableName: &o.Table})
+	// A best-effort read (an error is a warning): two attempts, not the
+	// ten a call that must succeed gets (an endpoint that cannot answer it,
+	// such as the local emulator, costs seconds per table otherwise).
+	ci, err := db.DescribeContributorInsights(ctx, &dynamodb.DescribeContributorInsightsInput{TableName: &o.Table},
+		func(o *dynamodb.Options) { o.RetryMaxAttempts = 2 })
 	switch {
 	case err != nil:
 		r.Warnings = append(r.Warnings, fmt.Sprintf("Contributor Insights of %s could not be read (%v): contributor_insights_enabled is left to the stack's setting; import it by hand if it is on", o.Table, err))

@@ -68,7 +68,9 @@ type RevertReport struct {
 	Conflicts       int64            `json:"conflicts"`
 	ConflictSample  []RevertConflict `json:"conflict_sample,omitempty"`
 	WriteBudget     *capacity.Budget `json:"write_budget,omitempty"`
-	WriteCapacity   *capacity.Usage  `json:"write_capacity,omitempty"`
+	// WriteEstimate is what the writes are expected to take (the dry run).
+	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
+	WriteCapacity *capacity.Usage    `json:"write_capacity,omitempty"`
 }
 
 // ErrNoOldImages: an export of the window was written without old images.

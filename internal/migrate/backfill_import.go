@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/ddbtags"
@@ -198,8 +199,8 @@ func encodeImportLine(item map[string]types.AttributeValue) ([]byte, error) {
 	return append(line, "}\n"...), nil
 }
 
-// importAll creates each destination from its files, one import at a time
-// (an import already started for a destination, by an earlier run that was
+// importAll creates each destination from its files, several imports at
+// once (an import already started for a destination, by an earlier run that was
 // killed, is found and followed instead of started again), then applies the
 // settings and reads them back.
 func (b *backfiller) importAll(ctx context.Context, src *SourceInfo) error {
@@ -220,16 +221,29 @@ func (b *backfiller) importAll(ctx context.Context, src *SourceInfo) error {
 	if err != nil {
 		return err
 	}
+	// The destinations still to create, read before the imports run (each
+	// import updates its own entry of the state, under its lock).
+	var todo []string
 	for _, table := range b.o.Routes.Tables() {
-		if t := is.Tables[table]; t != nil && t.Done {
-			continue
-		}
-		if err := b.importOne(ctx, table, schema, tags); err != nil {
-			return err
+		if t := is.Tables[table]; t == nil || !t.Done {
+			todo = append(todo, table)
 		}
 	}
-	return nil
+	// The imports run side by side (each is hours of AWS's work for a
+	// large table, and they do not depend on each other), at most
+	// importParallel at once; the first error stops the rest from starting.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(importParallel)
+	for _, table := range todo {
+		g.Go(func() error { return b.importOne(gctx, table, schema, tags) })
+	}
+	return g.Wait()
 }
+
+// importParallel is how many destinations are imported at once: AWS runs
+// import jobs concurrently, up to an account quota (ImportTable's
+// LimitExceededException names it), far above this.
+const importParallel = 8
 
 // Schema is what an imported destination is created with: the source's
 // key (items keep their key), on demand, no index (the routes may rename

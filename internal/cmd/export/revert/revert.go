@@ -33,6 +33,8 @@ type Options struct {
 	Confirm      []string
 	// MaxWriteUnits is the write budget on Table (0: the default).
 	MaxWriteUnits float64
+	// PriceFile holds on-demand prices for the estimate.
+	PriceFile string
 }
 
 // NewCmdRevert returns `dynops export revert`. runF replaces Run in tests of flag parsing.
@@ -84,6 +86,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
 	cmdfacts.Writes(cmd)
@@ -115,6 +118,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	apply := !g.DryRun()
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
 	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
 	if err != nil {
 		return err
@@ -143,6 +150,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	})
 	bar.Done()
 	rep.WriteBudget = &wb
+	if !apply && err == nil {
+		// The estimate: each restore a whole item of the table's average
+		// size, each delete one unit.
+		if _, _, avg, serr := capacity.TableSize(ctx, db, opts.Table); serr == nil {
+			est := &capacity.Estimate{Table: opts.Table, Kind: capacity.Write, Items: rep.Restores + rep.Deletes, Bytes: rep.Restores * avg,
+				Units: capacity.WriteUnits(rep.Restores, avg) + float64(rep.Deletes)}
+			est.Finish(wb, prices, cfg.Region)
+			rep.WriteEstimate = est
+		}
+	}
 	if wb.Bucket != nil && apply {
 		u := wb.Bucket.Usage()
 		rep.WriteCapacity = &u
@@ -201,6 +218,9 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	}
 	if b := rep.WriteBudget; b != nil {
 		fmt.Fprintln(out, b.String())
+	}
+	if e := rep.WriteEstimate; e != nil {
+		fmt.Fprintln(out, e.String())
 	}
 	if c := rep.WriteCapacity; c != nil {
 		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/internal/audit"
@@ -238,13 +239,30 @@ func adoptImported(ctx context.Context, f *factory.Factory, res *migrate.Backfil
 	if err != nil {
 		return nil, err
 	}
-	var out []*adopt.Result
-	for _, table := range sortedKeys(res.Export.Import.Tables) {
-		r, err := tableadopt.Read(ctx, cfg, adopt.Options{Table: table})
-		if err != nil {
-			return out, fmt.Errorf("the destinations were created, but their Terraform entries could not be built: %w; run `dynops table adopt --table %s` for each", err, table)
+	// Each destination is read on its own (settings, auto scaling,
+	// Contributor Insights): side by side, in the tables' order.
+	tables := sortedKeys(res.Export.Import.Tables)
+	out := make([]*adopt.Result, len(tables))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, table := range tables {
+		g.Go(func() error {
+			r, err := tableadopt.Read(gctx, cfg, adopt.Options{Table: table})
+			if err != nil {
+				return fmt.Errorf("the destinations were created, but the Terraform entry of %s could not be built: %w; run `dynops table adopt --table TABLE` for each", table, err)
+			}
+			out[i] = r
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		var done []*adopt.Result
+		for _, r := range out {
+			if r != nil {
+				done = append(done, r)
+			}
 		}
-		out = append(out, r)
+		return done, err
 	}
 	return out, nil
 }

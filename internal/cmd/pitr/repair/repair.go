@@ -39,6 +39,8 @@ type Options struct {
 	AllowUnrelated string
 	// MaxWriteUnits is --max-write-units on --to (0: the default).
 	MaxWriteUnits float64
+	// PriceFile holds on-demand prices for the estimate.
+	PriceFile string
 }
 
 // Report is the --output json document.
@@ -51,6 +53,8 @@ type Report struct {
 	Result *repair.Result    `json:"result,omitempty"`
 	// WriteBudget is the budget the writes to --to hold to and where it came from.
 	WriteBudget *capacity.Budget `json:"write_budget"`
+	// WriteEstimate is what the writes are expected to take from --to.
+	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
 }
 
 // NewCmdRepair returns `dynops pitr repair`. runF replaces the run function in tests of flag parsing.
@@ -123,6 +127,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--to")
+	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
@@ -225,10 +230,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	rep.WriteBudget, ro.WriteBudget = &wb, wb.Bucket
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
+	// The estimate: each copy a whole item of the target's average size,
+	// each delete one unit.
+	_, _, avg, err := capacity.TableSize(ctx, db, ro.To)
+	if err != nil {
+		return err
+	}
+	deletes := int64(0)
+	if rep.Plan.DeleteExtra {
+		deletes = rep.Plan.Extra
+	}
+	est := &capacity.Estimate{Table: ro.To, Kind: capacity.Write, Items: rep.Plan.Copies() + deletes, Bytes: rep.Plan.Copies() * avg,
+		Units: capacity.WriteUnits(rep.Plan.Copies(), avg) + float64(deletes)}
+	est.Finish(wb, prices, cfg.Region)
+	rep.WriteEstimate = est
 	// The counts are shown before the question.
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
-		fmt.Fprintf(f.IOStreams.Out, "  %s\n", wb)
+		fmt.Fprintf(f.IOStreams.Out, "  %s\n  %s\n", wb, est)
 	}
 	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {

@@ -29,12 +29,15 @@ type Options struct {
 	SourceExport, TargetExport string
 	// MaxReadUnits is the read budget on each scanned table (0: the default).
 	MaxReadUnits float64
+	// PriceFile holds on-demand prices for the estimate.
+	PriceFile string
 }
 
 // budgetUse is a table's read budget and what the diff used of it.
 type budgetUse struct {
 	capacity.Budget
-	Used *capacity.Usage `json:"used,omitempty"`
+	Estimate *capacity.Estimate `json:"estimate,omitempty"`
+	Used     *capacity.Usage    `json:"used,omitempty"`
 }
 
 // report is the JSON output: the diff and the read budgets.
@@ -117,6 +120,7 @@ second; the report and the audit record what was used.`,
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
 	capacity.AddFlag(fl, &opts.MaxReadUnits, capacity.Read, "each scanned table")
+	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
@@ -158,6 +162,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		total = 2 * count
 	}
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
 	// The read budget of each scanned table (an export side reads none).
 	var budgets []budgetUse
 	buckets := map[string]*capacity.Bucket{}
@@ -172,10 +180,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		budgets = append(budgets, budgetUse{Budget: b})
+		items, bytes, _, err := capacity.TableSize(ctx, db, side.table)
+		if err != nil {
+			return err
+		}
+		// The diff's Scans are eventually consistent.
+		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
+		est.Finish(b, prices, cfg.Region)
+		budgets = append(budgets, budgetUse{Budget: b, Estimate: est})
 		buckets[side.table] = b.Bucket
 		if !f.JSON() {
-			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n", b)
+			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
 		}
 	}
 	bar := f.IOStreams.StartProgress("table diff: items scanned", total)

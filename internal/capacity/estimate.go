@@ -1,0 +1,150 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/pflag"
+)
+
+// Unit sizes, from the DynamoDB developer guide ("DynamoDB read and write
+// operations", read-write-operations.md): a read unit is one strongly consistent read of up to 4 KB
+// (an eventually consistent read costs half), a write capacity unit one
+// standard write of up to 1 KB; larger items take more units, rounded up.
+// A Scan is charged on the total size of the items it reads, rounded up to
+// 4 KB, not per item.
+const (
+	ReadUnitBytes  = 4096
+	WriteUnitBytes = 1024
+)
+
+// Estimate is what a bulk step is expected to take from one table: capacity
+// units, the time at its budget, and (with a price file) the on-demand price.
+type Estimate struct {
+	Table string  `json:"table"`
+	Kind  Kind    `json:"kind"`
+	Items int64   `json:"items"`
+	Bytes int64   `json:"bytes"`
+	Units float64 `json:"units"`
+	// Seconds is the time at the budget (0: no budget).
+	Seconds float64 `json:"seconds_at_budget,omitempty"`
+	// PriceUSD is the on-demand price of Units at the price file's list
+	// price for the region (nil: no price file).
+	PriceUSD  *float64 `json:"price_usd,omitempty"`
+	PriceFrom string   `json:"price_from,omitempty"`
+}
+
+// ScanUnits: reading bytes of items with a Scan (eventually consistent
+// unless consistent).
+func ScanUnits(bytes int64, consistent bool) float64 {
+	u := math.Ceil(float64(bytes) / ReadUnitBytes)
+	if !consistent {
+		u /= 2
+	}
+	return u
+}
+
+// WriteUnits: writing items of avgBytes each, one write per item.
+func WriteUnits(items, avgBytes int64) float64 {
+	per := math.Max(1, math.Ceil(float64(avgBytes)/WriteUnitBytes))
+	return float64(items) * per
+}
+
+// TableSize is the item count and size DynamoDB reports for the table
+// (refreshed about every six hours) and the average item size.
+func TableSize(ctx context.Context, db Describer, table string) (items, bytes, avg int64, err error) {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("reading the size of %s for the estimate: %w", table, err)
+	}
+	items, bytes = aws.ToInt64(out.Table.ItemCount), aws.ToInt64(out.Table.TableSizeBytes)
+	if items > 0 {
+		avg = bytes / items
+	}
+	return items, bytes, avg, nil
+}
+
+// Finish fills the time at the budget and the price.
+func (e *Estimate) Finish(b Budget, prices *Prices, region string) {
+	if b.UnitsPerSecond > 0 {
+		e.Seconds = e.Units / b.UnitsPerSecond
+	}
+	if prices == nil {
+		return
+	}
+	if p, ok := prices.Regions[region]; ok {
+		per := p.ReadRequestUnit
+		if e.Kind == Write {
+			per = p.WriteRequestUnit
+		}
+		usd := e.Units * per
+		e.PriceUSD = &usd
+		e.PriceFrom = fmt.Sprintf("%s (%s), %s", prices.Source, prices.Date, region)
+	}
+}
+
+// String is the estimate as a plan line.
+func (e Estimate) String() string {
+	s := fmt.Sprintf("estimate on %s: %d items, %.1f MB, about %.0f %s units", e.Table, e.Items, float64(e.Bytes)/1e6, e.Units, e.Kind)
+	if e.Seconds > 0 {
+		s += fmt.Sprintf(", %s at the budget", (time.Duration(e.Seconds) * time.Second).Round(time.Second))
+	}
+	if e.PriceUSD != nil {
+		s += fmt.Sprintf(", about $%.4f on demand (%s)", *e.PriceUSD, e.PriceFrom)
+	} else {
+		s += " (no price: dynops carries no price list; give --price-file, see docs/capacity.md)"
+	}
+	return s
+}
+
+// Prices is a price file: on-demand list prices per region in USD per
+// request unit, with where and when they were read.
+type Prices struct {
+	Source  string                  `json:"source"`
+	Date    string                  `json:"date"`
+	Regions map[string]RegionPrices `json:"regions"`
+}
+
+// RegionPrices are one region's on-demand prices in USD per request unit.
+type RegionPrices struct {
+	ReadRequestUnit  float64 `json:"read_request_unit"`
+	WriteRequestUnit float64 `json:"write_request_unit"`
+}
+
+// LoadPrices reads a price file ("" is none). Errors name the file, what
+// is wrong and the format.
+func LoadPrices(path string) (*Prices, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--price-file: %w", err)
+	}
+	const format = `{"source": "URL read", "date": "2026-11-01", "regions": {"eu-west-1": {"read_request_unit": 0.0000001, "write_request_unit": 0.0000005}}} (USD per request unit)`
+	var p Prices
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("--price-file %s: not JSON of the form %s: %w", path, format, err)
+	}
+	if p.Source == "" || p.Date == "" || len(p.Regions) == 0 {
+		return nil, fmt.Errorf("--price-file %s: needs source, date and at least one region: %s", path, format)
+	}
+	for r, rp := range p.Regions {
+		if rp.ReadRequestUnit <= 0 || rp.WriteRequestUnit <= 0 {
+			return nil, fmt.Errorf("--price-file %s: region %s needs read_request_unit and write_request_unit above 0 (USD per unit): %s", path, r, format)
+		}
+	}
+	return &p, nil
+}
+
+// AddPriceFlag registers --price-file: the one way a bulk command takes
+// on-demand prices for its estimate.
+func AddPriceFlag(fl *pflag.FlagSet, path *string) {
+	fl.StringVar(path, "price-file", "", "on-demand prices for the estimate (JSON: source, date, USD per read/write request unit per region; docs/capacity.md); default: the estimate shows units and time, no price")
+}
