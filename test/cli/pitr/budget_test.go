@@ -3,6 +3,7 @@ package pitr
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -80,6 +81,17 @@ func TestDiffReadBudget(t *testing.T) {
 	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "read budget on "+src+": none (on-demand table", "the plan says there is no budget, and why")
+	assert.Contains(t, errOut, "estimate on "+src+": ", "the plan estimates the units before the scan")
+	assert.Contains(t, errOut, "no price: dynops carries no price list; give --price-file", "no price without a price file")
+
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	require.NoError(t, os.WriteFile(prices, []byte(`{"source":"test list","date":"2026-11-01","regions":{"`+target.Region+`":{"read_request_unit":0.00000025,"write_request_unit":0.00000125}}}`), 0o644))
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--price-file", prices)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "on demand (test list (2026-11-01), "+target.Region+")", "the price names its source, date and region")
+	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--price-file", filepath.Join(t.TempDir(), "none.json"))
+	assert.Equal(t, 2, code, "a missing price file is bad input")
+	assert.Contains(t, errOut, "--price-file")
 
 	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--max-read-units", "3", "--segments", "2", "-o", "json")
 	require.Equal(t, 0, code, errOut)

@@ -1,0 +1,78 @@
+package capacity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestUnits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"scan of 4 KB, consistent", ScanUnits(4096, true), 1},
+		{"scan of 4 KB + 1 byte, consistent: rounded up", ScanUnits(4097, true), 2},
+		{"scan of 8 KB, eventually consistent: half", ScanUnits(8192, false), 1},
+		{"nothing to scan", ScanUnits(0, false), 0},
+		{"writes of 100-byte items: 1 unit each", WriteUnits(10, 100), 10},
+		{"writes of 1025-byte items: 2 units each", WriteUnits(10, 1025), 20},
+		{"writes of unknown size: at least 1 unit each", WriteUnits(3, 0), 3},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v units, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestEstimateFinish(t *testing.T) {
+	p := &Prices{Source: "test", Date: "2026-11-01", Regions: map[string]RegionPrices{"eu-west-1": {ReadRequestUnit: 0.25e-6, WriteRequestUnit: 1.25e-6}}}
+	e := Estimate{Table: "dev-x", Kind: Write, Items: 1000, Units: 2_000_000}
+	e.Finish(Budget{UnitsPerSecond: 1000}, p, "eu-west-1")
+	if e.Seconds != 2000 {
+		t.Errorf("time at 1000 units/s: %v s, want 2000", e.Seconds)
+	}
+	if e.PriceUSD == nil || *e.PriceUSD != 2.5 {
+		t.Errorf("price: %v, want 2.5 USD (2M write units at 1.25 USD per million)", e.PriceUSD)
+	}
+	if !strings.Contains(e.String(), "test (2026-11-01), eu-west-1") {
+		t.Errorf("the estimate names its price source: %s", e.String())
+	}
+	other := Estimate{Table: "dev-x", Kind: Read, Units: 10}
+	other.Finish(Budget{}, p, "us-east-1")
+	if other.PriceUSD != nil || other.Seconds != 0 {
+		t.Errorf("a region the file does not price, and no budget: no price, no time: %+v", other)
+	}
+	if !strings.Contains(other.String(), "no price") {
+		t.Errorf("says there is no price: %s", other.String())
+	}
+}
+
+func TestLoadPricesRefusesBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p, err := LoadPrices(""); p != nil || err != nil {
+		t.Errorf("no file: no prices, no error; got %v, %v", p, err)
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"not-json", "{", "not JSON"},
+		{"no-source", `{"date":"x","regions":{"eu-west-1":{"read_request_unit":1,"write_request_unit":1}}}`, "needs source, date"},
+		{"zero-price", `{"source":"s","date":"d","regions":{"eu-west-1":{"read_request_unit":0,"write_request_unit":1}}}`, "region eu-west-1 needs"},
+	} {
+		_, err := LoadPrices(write(c.name, c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.name) {
+			t.Errorf("%s: %v, want an error naming the file and %q", c.name, err, c.want)
+		}
+	}
+	if _, err := LoadPrices(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "--price-file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
