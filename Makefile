@@ -14,7 +14,7 @@ GO_PACKAGES ?= $$( (go list $(SLOW_PACKAGES); go list ./...) | awk '!seen[$$0]++
 TEST_TIMEOUT ?= 30m
 CHAOS_TIMEOUT ?= 150m
 
-.PHONY: help demo test test-cpu setup build consumer-zip export-scheduler-zip readiness-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
+.PHONY: help demo test test-long test-cpu setup build consumer-zip export-scheduler-zip readiness-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ test-go: ## go test of every package, with per-test results and counts (dynops b
 	@mkdir -p .cache
 	$(SETUP) && go build -o .cache/test-bin/dynops ./cmd/dynops && \
 	  DYNOPS_TEST_BIN=$(CURDIR)/.cache/test-bin/dynops "$$GOTESTSUM" --format testname --jsonfile .cache/go-test.json -- -count=1 -timeout $(TEST_TIMEOUT) $(GO_PACKAGES)
+
+test-long: ## the long suites make test leaves out for the CI budget: the day-2 walk (TestDay2) and every legacy shape adoption (about 10 min)
+	$(SETUP) && DYNOPS_TEST_LONG=1 go test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestDay2$$|TestAdoptSingleTableShapes' ./test/modules/table/
 
 test-cpu: ## the go test stage with its CPU split: terraform (by subcommand and test), the emulator (by package), the rest
 	@scripts/test-cpu.sh

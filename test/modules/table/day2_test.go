@@ -162,6 +162,7 @@ func withoutCapacity(v any) []byte {
 // 500 on their tags), so PROVISIONED steps apply and plan the table only
 // (-target); on AWS (DYNOPS_TEST_TARGET=aws) everything is applied.
 func TestDay2(t *testing.T) {
+	harness.Long(t, "a table's first weeks, 11 applies each with its empty plan (about 350 CPU-s of terraform); TestDay2KeyChangesRefused_DDB_IDX_01 and TestApplyBasicExample's empty second plan run in make test")
 	t.Parallel() // its own tables: it runs beside the package's other tests
 	ctx := context.Background()
 	vars := map[string]any{
