@@ -203,9 +203,30 @@ locals {
       Condition = { StringEquals = { "cloudwatch:namespace" = local.metrics_namespace } }
     })] : [],
   )
+  # The env tags are the protection dynops reads (internal/protect: env or
+  # environment, any case): the operator may set them on a table that has
+  # none (a table it just created by restore or import) but never change or
+  # remove them; that is the break-glass role's, with MFA.
+  env_tag_keys = ["env", "environment"]
+  operator_env_tags = concat(
+    [merge(local.statement, {
+      Sid       = "DenyRemovingEnvTags"
+      Effect    = "Deny"
+      Action    = ["dynamodb:UntagResource"]
+      Resource  = ["*"]
+      Condition = { "ForAnyValue:StringEqualsIgnoreCase" = { "aws:TagKeys" = local.env_tag_keys } }
+    })],
+    [for k in local.env_tag_keys : merge(local.statement, {
+      Sid       = "DenyChangingEnvTag${title(k)}"
+      Effect    = "Deny"
+      Action    = ["dynamodb:TagResource"]
+      Resource  = ["*"]
+      Condition = { "ForAnyValue:StringEqualsIgnoreCase" = { "aws:TagKeys" = local.env_tag_keys }, Null = { "aws:ResourceTag/${k}" = "false" } }
+    })],
+  )
   operator = {
     Version   = "2012-10-17"
-    Statement = concat(local.operator_allow, [local.cap["dynops-operator"]])
+    Statement = concat(local.operator_allow, local.operator_env_tags, [local.cap["dynops-operator"]])
   }
 
   # The break-glass role: the operator's set plus the actions that can switch

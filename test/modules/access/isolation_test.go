@@ -212,6 +212,16 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 			m.add("dynops-operator", "GetItem prod table", denied, "dynamodb:GetItem", tableARN("prod", "user"), keysOf("u1"))
 			m.add("dynops-operator", "DescribeTable dev table in another region (dr)", allowed, "dynamodb:DescribeTable", strings.Replace(tableARN("dev", "user"), ":"+region+":", ":eu-central-1:", 1), nil)
 			m.add("dynops-operator", "DeleteTable dev table", denied, "dynamodb:DeleteTable", tableARN("dev", "user"), nil)
+			// The env tags are the protection dynops reads: set on a table
+			// without one (just restored or imported), never changed or removed.
+			envKeys := map[string]any{"aws:TagKeys": []string{"env"}}
+			m.add("dynops-operator", "TagResource dynops checkpoint tag", allowed, "dynamodb:TagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"dynops:applied-through"}, "aws:ResourceTag/env": "dev"})
+			m.add("dynops-operator", "TagResource env on a table without one", allowed, "dynamodb:TagResource", tableARN("dev", "user"), envKeys)
+			m.add("dynops-operator", "TagResource env over an existing env tag", denied, "dynamodb:TagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"env"}, "aws:ResourceTag/env": "prod"})
+			m.add("dynops-operator", "TagResource Environment over an existing environment tag", denied, "dynamodb:TagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"Environment"}, "aws:ResourceTag/environment": "prod"})
+			m.add("dynops-operator", "TagResource env among other keys over an existing env tag", denied, "dynamodb:TagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"team", "ENV"}, "aws:ResourceTag/env": "prod"})
+			m.add("dynops-operator", "UntagResource env", denied, "dynamodb:UntagResource", tableARN("dev", "user"), envKeys)
+			m.add("dynops-operator", "UntagResource any tag (the operator removes none)", denied, "dynamodb:UntagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"dynops:applied-through"}})
 			// check --to-security-hub: resource types from the Service Authorization
 			// Reference (the evaluator's iam-data): BatchImportFindings on a
 			// product, GetFindings and BatchUpdateFindings on the hub.
