@@ -115,6 +115,10 @@ type Prices struct {
 type RegionPrices struct {
 	ReadRequestUnit  float64 `json:"read_request_unit"`
 	WriteRequestUnit float64 `json:"write_request_unit"`
+	// ExportPerGB and ImportPerGB (optional): a point-in-time export to S3
+	// and an import from S3, USD per GB of table data (migrate plan).
+	ExportPerGB float64 `json:"export_per_gb,omitempty"`
+	ImportPerGB float64 `json:"import_per_gb,omitempty"`
 }
 
 // LoadPrices reads a price file ("" is none). Errors name the file, what

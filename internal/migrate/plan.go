@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/tablediff"
 )
 
@@ -33,8 +34,10 @@ type TableCount struct {
 
 // PlanResult is what a migration would do.
 type PlanResult struct {
-	Source          *SourceInfo        `json:"source"`
-	Scanned         int64              `json:"scanned"`
+	Source  *SourceInfo `json:"source"`
+	Scanned int64       `json:"scanned"`
+	// ScannedBytes is the size of the items read (DynamoDB's item size).
+	ScannedBytes    int64              `json:"scanned_bytes"`
 	Sampled         bool               `json:"sampled"`
 	Tables          []TableCount       `json:"tables"`
 	Unmatched       int64              `json:"unmatched"`
@@ -77,6 +80,7 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 			return errStop
 		}
 		res.Scanned++
+		res.ScannedBytes += int64(ddbjson.ItemSize(item))
 		rt := o.Routes.Find(item)
 		if rt == nil {
 			res.Unmatched++

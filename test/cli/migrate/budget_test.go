@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -87,5 +88,43 @@ func TestMigrateCapacityBudgets(t *testing.T) {
 	for _, tbl := range append([]string{source}, dests...) {
 		require.Contains(t, b, tbl, "verify scans every table under its own budget")
 		assert.Greater(t, b[tbl]["used"].(map[string]any)["units_used"].(float64), 0.0, tbl)
+	}
+}
+
+// TestPlanEstimatesEachPath: migrate plan estimates the three backfill
+// paths from the source's size (the scan path reads and writes capacity,
+// the export path writes only, the export+import path uses none and is
+// priced per GB), and prices them with a price file.
+func TestPlanEstimatesEachPath(t *testing.T) {
+	d := setup(t, true)
+	d.populate(t, 120)
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	require.NoError(t, os.WriteFile(prices, []byte(`{"source":"test list","date":"2026-11-01","regions":{"`+target.Region+`":{"read_request_unit":0.00000025,"write_request_unit":0.00000125,"export_per_gb":0.1,"import_per_gb":0.15}}}`), 0o644))
+	out, errOut, code := target.Dynops(t, "", "migrate", "plan", "--source", source, "--routes", routesFile(), "--allow-unmatched", "--price-file", prices, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		Paths []struct {
+			Name       string   `json:"name"`
+			ReadUnits  float64  `json:"read_units"`
+			WriteUnits float64  `json:"write_units"`
+			ExportGB   float64  `json:"export_gb"`
+			ImportGB   float64  `json:"import_gb"`
+			PriceUSD   *float64 `json:"price_usd"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	require.Len(t, doc.Paths, 3)
+	scan, exp, imp := doc.Paths[0], doc.Paths[1], doc.Paths[2]
+	assert.Equal(t, "scan", scan.Name)
+	assert.Greater(t, scan.ReadUnits, 0.0, "the scan path reads the source")
+	assert.Greater(t, scan.WriteUnits, 0.0, "and writes the destinations")
+	assert.Zero(t, exp.ReadUnits, "an export reads no capacity")
+	assert.Equal(t, scan.WriteUnits, exp.WriteUnits)
+	assert.Greater(t, exp.ExportGB, 0.0)
+	assert.Zero(t, imp.ReadUnits+imp.WriteUnits, "export+import uses no capacity")
+	assert.Equal(t, imp.ExportGB, imp.ImportGB)
+	for _, p := range doc.Paths {
+		require.NotNil(t, p.PriceUSD, "%s is priced with the price file", p.Name)
+		assert.Greater(t, *p.PriceUSD, 0.0, p.Name)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -22,6 +23,7 @@ type Options struct {
 	Segments             int
 	AllowUnmatched       bool
 	AllowUntransformable bool
+	PriceFile            string
 }
 
 // NewCmdPlan returns `dynops migrate plan`. runF replaces the run function in tests of flag parsing.
@@ -58,6 +60,7 @@ Exit status 1 when the migration could not start (problems listed).`,
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "items their route cannot transform are a warning, not a problem")
+	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTargets(cmd, "source")
 	return cmd
@@ -73,14 +76,29 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
 	res, err := migrate.Plan(ctx, c.DB, migrate.PlanOptions{Input: l.Input, Sample: opts.Sample, Segments: opts.Segments, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
 	if err != nil {
 		return err
 	}
+	cfg, err := f.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	ps, err := paths(ctx, c.DB, res, prices, cfg.Region)
+	if err != nil {
+		return err
+	}
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(res)
-	} else {
-		err = print(f, res)
+		err = f.IOStreams.PrintJSON(struct {
+			*migrate.PlanResult
+			Paths []Path `json:"paths"`
+		}{res, ps})
+	} else if err = print(f, res); err == nil {
+		printPaths(f.IOStreams.Out, ps, prices)
 	}
 	if err != nil {
 		return err
