@@ -38,7 +38,11 @@ type Runner struct {
 	Ask    func(question string) (string, error)
 	Out    io.Writer
 	ErrOut io.Writer
-	Now    func() time.Time
+	// Summarize shows each step's result as one short line on ErrOut
+	// instead of its full JSON on Out (a person reading; the full output is
+	// kept in the state file, and -o json shows it).
+	Summarize bool
+	Now       func() time.Time
 	// Begin is called once the parameters are known, before the first
 	// step (the runbook run's own `started` audit record); an error stops
 	// the run before anything ran.
@@ -192,6 +196,12 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			return sum, err
 		}
 		st.Refused = ""
+		if raw, err := json.Marshal(doc); err == nil && doc != nil {
+			if st.Results == nil {
+				st.Results = map[string]json.RawMessage{}
+			}
+			st.Results[step.ID] = raw
+		}
 		for _, o := range step.Outputs {
 			v, ok := Lookup(doc, o.Path)
 			if !ok {
@@ -220,7 +230,16 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 func (r *Runner) runStep(ctx context.Context, step Step, args []string) (any, error) {
 	fmt.Fprintf(r.ErrOut, "$ dynops %s\n", strings.Join(quoteArgs(args), " "))
 	var out bytes.Buffer
-	code := r.Exec(ctx, append(args, "-o", "json"), step.ID, io.MultiWriter(&out, r.Out))
+	stdout := io.MultiWriter(&out, r.Out)
+	if r.Summarize {
+		stdout = &out
+	}
+	code := r.Exec(ctx, append(args, "-o", "json"), step.ID, stdout)
+	if r.Summarize {
+		if s := Summarize(out.Bytes(), 10); s != "" {
+			fmt.Fprintf(r.ErrOut, "   result: %s\n", s)
+		}
+	}
 	allowed := step.AllowExit
 	if len(allowed) == 0 {
 		allowed = []int{0}

@@ -173,6 +173,15 @@ func TestRunCarriesOutputsAndResumes(t *testing.T) {
 	if sum.Outputs["keys"] != "/x/keys.jsonl" || sum.Outputs["restored"] != "prod-a-b-restored" {
 		t.Errorf("outputs %v", sum.Outputs)
 	}
+	// Each finished step's full output is kept in the state file.
+	st, err := Store{Dir: dir}.Load(r.Incident, rb.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, st.Results["diff"]); err != nil || compact.String() != `{"changed":2,"keys_out":"/x/keys.jsonl"}` {
+		t.Errorf("the diff's output in the state: %s (%v)", st.Results["diff"], err)
+	}
 	// A different value for a param of the same incident is refused.
 	_, err = newRunner(t, dir, fe, map[string]string{"table": "prod-x-y"}, true).Run(context.Background(), rb)
 	var pe *ParamError

@@ -25,7 +25,10 @@ type State struct {
 	Refused string `json:"refused,omitempty"`
 	// Changes are the parameters changed on resume, in order.
 	Changes []ParamChange `json:"param_changes,omitempty"`
-	Updated time.Time     `json:"updated"`
+	// Results are each finished step's full JSON output (a run on a
+	// terminal shows one summary line per step).
+	Results map[string]json.RawMessage `json:"results,omitempty"`
+	Updated time.Time                  `json:"updated"`
 }
 
 // ParamChange is a parameter given a new value on resume.

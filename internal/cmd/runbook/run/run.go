@@ -112,7 +112,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Restarted: func(step string, again []string) {
 			f.Audit.Act(audit.ActRunbookRestartFrom, step, map[string][]string{"run_again": again})
 		},
-		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now,
+		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now, Summarize: !f.JSON(),
 		Begin: func() error {
 			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
 		},
