@@ -13,6 +13,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -26,6 +27,10 @@ type IOStreams struct {
 	stdinTTY  bool
 	stdoutTTY bool
 	stderrTTY bool
+	// width is the terminal's columns (0: unknown or not a terminal);
+	// wide turns fitting tables to it off (-o wide).
+	width int
+	wide  bool
 
 	mu            sync.Mutex
 	bar           *Bar // the progress shown now, if any
@@ -43,8 +48,28 @@ func System() *IOStreams {
 		stdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		width:     terminalWidth(os.Stdout),
 	}
 }
+
+// terminalWidth is f's columns when it is a terminal, else 0.
+func terminalWidth(f *os.File) int {
+	if !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
+// SetWidth sets the terminal's columns tables fit on stdout (0: no limit;
+// tests of the fitting).
+func (s *IOStreams) SetWidth(columns int) { s.width = columns }
+
+// SetWide turns fitting tables to the terminal off (-o wide).
+func (s *IOStreams) SetWide(wide bool) { s.wide = wide }
 
 // Test returns streams backed by buffers, none of them a terminal.
 func Test() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
@@ -115,7 +140,14 @@ func (s *IOStreams) WroteJSON() bool {
 }
 
 // Table writes rows as aligned columns on stdout, the header first.
+//
+// On a terminal the table fits its width: the widest columns are cut,
+// each cut cell ending in "…", down to 8 characters a column; -o wide
+// prints every cell whole, -o json everything.
 func (s *IOStreams) Table(header []string, rows [][]string) error {
+	if s.width > 0 && !s.wide {
+		header, rows = fit(s.width, header, rows)
+	}
 	w := tabwriter.NewWriter(s.Out, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, strings.Join(header, "\t"))
 	for _, r := range rows {
@@ -141,3 +173,56 @@ const (
 	Green  = "32"
 	Yellow = "33"
 )
+
+// fit cuts the widest columns until the table (2 spaces between columns)
+// fits width, keeping at least minColumn characters a column.
+func fit(width int, header []string, rows [][]string) ([]string, [][]string) {
+	const minColumn = 8
+	n := len(header)
+	widths := make([]int, n)
+	measure := func(r []string) {
+		for i := 0; i < n && i < len(r); i++ {
+			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	measure(header)
+	for _, r := range rows {
+		measure(r)
+	}
+	total := func() int {
+		t := 2 * (n - 1)
+		for _, w := range widths {
+			t += w
+		}
+		return t
+	}
+	limit := append([]int(nil), widths...)
+	for total() > width {
+		widest := 0
+		for i := range widths {
+			if widths[i] > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= minColumn {
+			break
+		}
+		widths[widest]--
+		limit[widest] = widths[widest]
+	}
+	cut := func(r []string) []string {
+		out := make([]string, len(r))
+		for i, c := range r {
+			if i < n && utf8.RuneCountInString(c) > limit[i] {
+				c = string([]rune(c)[:limit[i]-1]) + "…"
+			}
+			out[i] = c
+		}
+		return out
+	}
+	fitted := make([][]string, len(rows))
+	for i, r := range rows {
+		fitted[i] = cut(r)
+	}
+	return cut(header), fitted
+}

@@ -179,7 +179,7 @@ func TestCheckEnvWithoutTablesSaysSo(t *testing.T) {
 func TestCheckBadOutputFlagIsAUsageError(t *testing.T) {
 	_, errOut, code := target.Dynops(t, filepath.Join(t.TempDir(), "audit.jsonl"), "check", "--env", "dev", "-o", "yaml")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errOut, "--output \"yaml\": use table, json, sarif or junit")
+	assert.Contains(t, errOut, "--output \"yaml\": use table, wide, json, sarif or junit")
 }
 
 // TestCheckSARIFAndJUnitValidate runs check against live tables on the

@@ -27,6 +27,8 @@ import (
 // Output formats of --output.
 const (
 	OutputTable = "table"
+	// OutputWide is the table with every cell whole (no fitting to the terminal).
+	OutputWide  = "wide"
 	OutputJSON  = "json"
 	OutputSARIF = "sarif"
 	OutputJUnit = "junit"
@@ -38,7 +40,7 @@ const OutputFormatsAnnotation = "dynops/output-formats"
 
 // OutputFormats returns the --output formats of a command with annotations.
 func OutputFormats(annotations map[string]string) []string {
-	out := []string{OutputTable, OutputJSON}
+	out := []string{OutputTable, OutputWide, OutputJSON}
 	if extra := annotations[OutputFormatsAnnotation]; extra != "" {
 		out = append(out, strings.Split(extra, ",")...)
 	}

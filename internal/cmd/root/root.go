@@ -50,6 +50,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			if formats := factory.OutputFormats(cmd.Annotations); !slices.Contains(formats, fl.Output) {
 				return factory.UsageErrorf("--output %q: use %s or %s", fl.Output, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 			}
+			f.IOStreams.SetWide(fl.Output == factory.OutputWide)
 			if err := flagcheck.Check(cmd.Flags()); err != nil {
 				return factory.UsageErrorf("%w", err)
 			}
@@ -71,7 +72,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.BoolVar(&f.Flags.AllowInsecureEndpoint, "allow-insecure-endpoint", false, "let --endpoint-url (or AWS_ENDPOINT_URL) be plain http to a host other than this machine: credentials and items then cross the network unencrypted")
-	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table or json (check also takes sarif and junit)")
+	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table (fitted to the terminal), wide (every cell whole) or json (check also takes sarif and junit)")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see docs/protection.md)")
 	addAuditFlags(pf, f.Flags)
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see docs/exit-codes.md)")
