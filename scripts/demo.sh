@@ -7,20 +7,44 @@ cd "$(dirname "$0")/.."
 : "${AWS_ENDPOINT_URL:?run through make demo (bin/with-emulator sets AWS_ENDPOINT_URL)}"
 export AWS_REGION=${AWS_REGION:-eu-west-1}
 DEMO_DIR=$(mktemp -d)
-trap 'rm -rf "$DEMO_DIR"' EXIT
 export TF_DATA_DIR="$DEMO_DIR/tf"
 export DEMO_STATE="$DEMO_DIR/local.tfstate"
 export DYNOPS_AUDIT_LOG="$DEMO_DIR/audit.jsonl"
 DYNOPS="$PWD/bin/dynops"
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# The whole output is also kept in a log the demo names at its start and end.
+mkdir -p .cache
+DEMO_LOG="$PWD/.cache/demo-$(date -u +%Y%m%dT%H%M%SZ).log"
+exec > >(tee -a "$DEMO_LOG") 2>&1
+printf 'make demo: the full log is %s\n' "$DEMO_LOG"
+
+# Phases: every `step` of this script, the scripts/demo.d drills and the
+# runbook drill, counted from their text. Each says its number, the time so
+# far and, from the pace so far, about how long is left.
+DEMO_START=$(date +%s)
+DEMO_PHASES=$(cat scripts/demo.sh scripts/demo.d/*.sh scripts/demo-runbook.sh | grep -cE '^[[:space:]]*step ')
+DEMO_PHASE=0
+clock() { printf '%d:%02d' $(( $1 / 60 )) $(( $1 % 60 )); }
+step() {
+  local now elapsed left=""
+  now=$(date +%s); elapsed=$(( now - DEMO_START ))
+  DEMO_PHASE=$(( DEMO_PHASE + 1 ))
+  if [ "$DEMO_PHASE" -gt 1 ]; then
+    left=", about $(clock $(( elapsed * (DEMO_PHASES - DEMO_PHASE + 1) / (DEMO_PHASE - 1) ))) left"
+  fi
+  printf '\n\033[1m== [%d/%d, %s elapsed%s] %s\033[0m\n' "$DEMO_PHASE" "$DEMO_PHASES" "$(clock "$elapsed")" "$left" "$*"
+}
+trap 'rm -rf "$DEMO_DIR"; printf "\nmake demo: %s in all; the full log is %s\n" "$(clock $(( $(date +%s) - DEMO_START )))" "$DEMO_LOG"' EXIT
 run() { printf '$ %s\n' "$*"; "$@"; }
 dynops() { run "$DYNOPS" --audit-log "$DYNOPS_AUDIT_LOG" "$@"; }
 
 step "1. Apply envs/local on the emulator at $AWS_ENDPOINT_URL"
 run terraform -chdir=envs/local init -input=false -no-color >/dev/null
+# The apply's progress: one line per tenth of its resources, then its result.
 run terraform -chdir=envs/local apply -input=false -no-color -auto-approve \
-  -state="$DEMO_STATE" -var endpoint="$AWS_ENDPOINT_URL" -var consumer_zip="$PWD/bin/consumer.zip" | grep -E '^(Apply complete|Error)'
+  -state="$DEMO_STATE" -var endpoint="$AWS_ENDPOINT_URL" -var consumer_zip="$PWD/bin/consumer.zip" |
+  awk '/^Plan: / { total = $2 } /: Creation complete/ { n++; if (total && n % (int(total / 10) + 1) == 0) printf "  created %d of %d resources\n", n, total; fflush() }
+       /^(Apply complete|Error)/ { print; fflush() }'
 run terraform -chdir=envs/local output -state="$DEMO_STATE" table_names
 
 step "2. dynops check: every local table against the guideline"

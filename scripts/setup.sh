@@ -36,11 +36,15 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # test, two checkouts) waits here, then finds the tools built, instead of
 # building every tool again beside the first (a cold build is ~1,000 CPU-s).
 if command -v flock >/dev/null 2>&1; then
-  exec 9>"$TOOLS/.setup.lock"
+  exec 9>>"$TOOLS/.setup.lock"
   if ! flock -n 9; then
-    log "waiting for another setup of $TOOLS to finish"
+    # The holder wrote who it is (pid, start, checkout) when it took the lock.
+    log "waiting for another setup of $TOOLS to finish (held by $(cat "$TOOLS/.setup.holder" 2>/dev/null || echo 'a setup that did not say who it is'))"
+    waited=$(date +%s)
     flock 9
+    log "the other setup finished after $(( $(date +%s) - waited )) s; going on"
   fi
+  printf 'pid %s, since %s, in %s\n' "$$" "$(date -u +%H:%M:%SZ)" "$PWD" >"$TOOLS/.setup.holder"
 fi
 missing=()
 
