@@ -37,6 +37,9 @@ type IOStreams struct {
 	progressEvery *time.Duration
 	now           func() time.Time
 	wroteJSON     bool
+	// jsonOut is stdout when -o json: PrintJSON writes there, and Out is
+	// stderr, so that no human line can follow (or precede) the document.
+	jsonOut io.Writer
 }
 
 // System returns the process's own streams.
@@ -118,12 +121,28 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format, args...)
 }
 
+// SetJSON makes stdout hold the JSON document only (-o json): from now on
+// Out is stderr, and PrintJSON writes to stdout. A command's human lines
+// (a closing sentence, a table) then go to stderr, whatever path prints
+// them.
+func (s *IOStreams) SetJSON() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jsonOut == nil {
+		s.jsonOut, s.Out = s.Out, s.ErrOut
+	}
+}
+
 // PrintJSON writes v as one indented JSON document on stdout.
 func (s *IOStreams) PrintJSON(v any) error {
 	s.mu.Lock()
 	s.wroteJSON = true
+	out := s.Out
+	if s.jsonOut != nil {
+		out = s.jsonOut
+	}
 	s.mu.Unlock()
-	enc := json.NewEncoder(s.Out)
+	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("writing JSON output: %w", err)

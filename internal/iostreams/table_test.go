@@ -1,6 +1,7 @@
 package iostreams
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -41,5 +42,23 @@ func TestTableFitsTheTerminal(t *testing.T) {
 	// A terminal too narrow for even the minimum keeps 8 characters a column.
 	if narrow := render(10, false); !strings.Contains(narrow, "dynops …") {
 		t.Errorf("columns keep their minimum:\n%s", narrow)
+	}
+}
+
+// TestJSONModeKeepsStdoutForTheDocument: with -o json, a human line a
+// command prints after its document goes to stderr, not into stdout after
+// the JSON (migrate cutover's closing sentence once broke `runbook run`).
+func TestJSONModeKeepsStdoutForTheDocument(t *testing.T) {
+	ios, _, out, errOut := Test()
+	ios.SetJSON()
+	if err := ios.PrintJSON(map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(ios.Out, "Cut over: the pointer says multi.")
+	if strings.TrimSpace(out.String()) != "{\n  \"n\": 1\n}" {
+		t.Errorf("stdout holds the document only: %q", out.String())
+	}
+	if !strings.Contains(errOut.String(), "Cut over") {
+		t.Errorf("the human line went to stderr: %q", errOut.String())
 	}
 }

@@ -51,6 +51,9 @@ Destructive actions are dry runs unless --yes is given; a protected target
 				return factory.UsageErrorf("--output %q: use %s or %s", fl.Output, strings.Join(formats[:len(formats)-1], ", "), formats[len(formats)-1])
 			}
 			f.IOStreams.SetWide(fl.Output == factory.OutputWide)
+			if fl.Output == factory.OutputJSON {
+				f.IOStreams.SetJSON() // stdout: the JSON document only
+			}
 			if err := flagcheck.Check(cmd.Flags()); err != nil {
 				return factory.UsageErrorf("%w", err)
 			}

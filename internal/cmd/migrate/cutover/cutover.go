@@ -146,6 +146,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if f.JSON() {
+		return nil
+	}
 	fmt.Fprintf(f.IOStreams.Out, "\nCut over: the application's pointer says %q. Keep %s (fenced) until the new tables have held; roll back with `dynops migrate rollback`.\n", opts.Value, opts.Source)
 	return nil
 }
