@@ -29,12 +29,20 @@ step() {
   local now elapsed left=""
   now=$(date +%s); elapsed=$(( now - DEMO_START ))
   DEMO_PHASE=$(( DEMO_PHASE + 1 ))
-  if [ "$DEMO_PHASE" -gt 1 ]; then
-    left=", about $(clock $(( elapsed * (DEMO_PHASES - DEMO_PHASE + 1) / (DEMO_PHASE - 1) ))) left"
+  # The pace is the drills' (phase 1, the apply, is slower than any other).
+  [ "$DEMO_PHASE" -eq 2 ] && DEMO_APPLIED=$now
+  if [ "$DEMO_PHASE" -gt 2 ]; then
+    left=", about $(clock $(( (now - DEMO_APPLIED) * (DEMO_PHASES - DEMO_PHASE + 1) / (DEMO_PHASE - 2) ))) left"
   fi
   printf '\n\033[1m== [%d/%d, %s elapsed%s] %s\033[0m\n' "$DEMO_PHASE" "$DEMO_PHASES" "$(clock "$elapsed")" "$left" "$*"
 }
-trap 'rm -rf "$DEMO_DIR"; printf "\nmake demo: %s in all; the full log is %s\n" "$(clock $(( $(date +%s) - DEMO_START )))" "$DEMO_LOG"' EXIT
+# demo_exit ends every run, passed or failed (a drill that adds its own
+# EXIT trap calls it too).
+demo_exit() {
+  rm -rf "$DEMO_DIR"
+  printf '\nmake demo: %s in all; the full log is %s\n' "$(clock $(( $(date +%s) - DEMO_START )))" "$DEMO_LOG"
+}
+trap demo_exit EXIT
 run() { printf '$ %s\n' "$*"; "$@"; }
 dynops() { run "$DYNOPS" --audit-log "$DYNOPS_AUDIT_LOG" "$@"; }
 

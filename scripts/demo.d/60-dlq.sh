@@ -28,7 +28,7 @@ stop_consumer() {
   if [ -n "$LAMBDA_PID" ]; then kill "$LAMBDA_PID" 2>/dev/null || true; wait "$LAMBDA_PID" 2>/dev/null || true; fi
   LAMBDA_PID=""
 }
-trap 'stop_consumer; rm -rf "$DEMO_DIR"' EXIT
+trap 'stop_consumer; demo_exit' EXIT
 
 step "DLQ drill 1/5: a poison record in $DLQ_TABLE makes the stream consumer fail"
 start_consumer false
