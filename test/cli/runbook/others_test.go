@@ -127,18 +127,26 @@ func TestRunbookDRRestoreInRegion_DDB_DR_01(t *testing.T) {
 	assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
 }
 
-func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
+// dlqFixture is a prod-named, env=prod-tagged table with a stream, its
+// consumer (the example's real handler behind the local Lambda endpoint,
+// a prod-named function) and a prod-named DLQ holding three failed batches
+// of four records: the dlq-redrive runbook's targets.
+func dlqFixture(t *testing.T) (db *dynamodb.Client, dlq, fn, processed string) {
+	t.Helper()
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
-	db, streams, sq := dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
+	var streams *dynamodbstreams.Client
+	var sq *sqs.Client
+	db, streams, sq = dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	id := harness.UniqueID()
 	prod := map[string]string{"env": "prod"}
-	table, processed := "prod-"+id+"-order", "prod-"+id+"-processed"
+	table := "prod-" + id + "-order"
+	processed = "prod-" + id + "-processed"
 	streamArn := fixture.Create(t, db, fixture.Table{Name: table, HashKey: "order_id", Stream: true, Tags: prod})
 	fixture.Create(t, db, fixture.Table{Name: processed, HashKey: "event_id", Tags: prod})
 	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("prod-" + id + "-order-dlq"), Tags: prod})
 	require.NoError(t, err)
-	dlq := aws.ToString(q.QueueUrl)
+	dlq = aws.ToString(q.QueueUrl)
 	t.Cleanup(func() { _, _ = sq.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &dlq}) })
 	shard, err := esm.StreamShard(ctx, streams, streamArn)
 	require.NoError(t, err)
@@ -146,7 +154,7 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
 	consumer := &handler.Handler{DB: db, ProcessedTable: processed}
-	fn := table + "-consumer" // prod-…: protected, like the queue: both need --confirm
+	fn = table + "-consumer" // prod-…: protected, like the queue: both need --confirm
 	ep.Register(fn, func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", ep.URL) // the in-process steps invoke the local endpoint
 
@@ -161,6 +169,11 @@ func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
 		r := esm.OnFailure(shard, recs[batch[0]:batch[1]], esm.FunctionArn(target.Region, fn), "", 3, time.Now())
 		require.NoError(t, esm.Send(ctx, sq, dlq, r))
 	}
+	return db, dlq, fn, processed
+}
+
+func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {
+	db, dlq, fn, processed := dlqFixture(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	name := dlq[strings.LastIndex(dlq, "/")+1:]
 	params := map[string]string{"queue": dlq, "function": fn}

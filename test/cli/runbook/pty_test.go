@@ -97,3 +97,48 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 		})
 	}
 }
+
+// TestRunbookDLQRedriveTypedNamesOnATerminal_DDB_PROT_01: on a terminal,
+// without --confirm, the dlq-redrive runbook on a prod DLQ and a prod
+// consumer asks for each protected target's name as its steps reach it (the
+// queue and the function), and with both typed it runs to the end: every
+// record processed (read back).
+func TestRunbookDLQRedriveTypedNamesOnATerminal_DDB_PROT_01(t *testing.T) {
+	db, dlq, fn, processed := dlqFixture(t)
+	queue := dlq[strings.LastIndex(dlq, "/")+1:]
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := command(t, log, "runbook", "run", "dlq-redrive", "--incident", "INC-"+harness.UniqueID(),
+		"--param", "queue="+dlq, "--param", "function="+fn, "--yes")
+	tty, err := pty.Start(cmd)
+	require.NoError(t, err)
+	tm := &terminal{tty: tty}
+	go tm.read()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	typed := map[string]int{}
+	for prompts := 0; ; {
+		select {
+		case <-exited:
+		case <-time.After(50 * time.Millisecond):
+			text := tm.text()
+			if n := strings.Count(text, "Type its name to continue: "); n > prompts {
+				// The name is the one the last prompt declares PROTECTED.
+				last := text[:strings.LastIndex(text, " is PROTECTED")]
+				name := last[strings.LastIndex(last, " ")+1:]
+				require.Contains(t, []string{queue, fn}, name, "only the runbook's targets are asked for:\n%s", text)
+				typed[name]++
+				_, err := tty.Write([]byte(name + "\n"))
+				require.NoError(t, err)
+				prompts = n
+			}
+			continue
+		}
+		break
+	}
+	_ = tty.Close()
+	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
+	assert.Contains(t, tm.text(), "Runbook dlq-redrive complete")
+	assert.Positive(t, typed[queue], "the queue's name was asked for and typed")
+	assert.Positive(t, typed[fn], "the function's name was asked for and typed")
+	assert.Equal(t, 4, count(t, db, processed), "the consumer processed every record (read back)")
+}
