@@ -71,6 +71,8 @@ const (
 	ActImportFindings = "import-findings"
 	// ActRunbookChangeParam is a runbook parameter changed on resume (old and new value).
 	ActRunbookChangeParam = "runbook.change-param"
+	// ActRunbookDecide is a decision step's choice and how it was made (--decide, typed, or the default).
+	ActRunbookDecide = "runbook.decide"
 	// ActRunbookRestartFrom is a runbook run restarted at a step (--restart-from): the steps to run again.
 	ActRunbookRestartFrom = "runbook.restart-from"
 	// ActResumeBackfill is a backfill resumed from its state file.

@@ -45,8 +45,19 @@ type Step struct {
 	// invoke: the --confirm values of `run` that name one of them are
 	// passed to the step.
 	Confirm []string `json:"confirm,omitempty"`
-	Line    int      `json:"line"`
+	// Choices make the step a decision (no run): the path the runbook
+	// takes from here, asked on a terminal even with --yes, given with
+	// --decide STEP=CHOICE, else Default.
+	Choices []string `json:"choices,omitempty"`
+	Default string   `json:"default,omitempty"`
+	// When runs the step only on one choice of an earlier decision:
+	// "DECISION=CHOICE".
+	When string `json:"when,omitempty"`
+	Line int    `json:"line"`
 }
+
+// IsDecision reports whether the step is a choice, not a command.
+func (s Step) IsDecision() bool { return len(s.Choices) > 0 }
 
 // Output names a value of the step's JSON output (-o json) for later steps.
 type Output struct {
@@ -159,7 +170,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 		k, v, ok := strings.Cut(l, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok {
-			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, confirm, output, check, allow-exit)", i+1, l)
+			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, confirm, output, check, allow-exit, choose, default, when)", i+1, l)
 		}
 		switch k {
 		case "step":
@@ -191,6 +202,16 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				return fmt.Errorf("step line %d: %w", i+1, err)
 			}
 			st.Checks = append(st.Checks, c)
+		case "choose":
+			for _, c := range strings.Split(v, ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					st.Choices = append(st.Choices, c)
+				}
+			}
+		case "default":
+			st.Default = v
+		case "when":
+			st.When = v
 		case "allow-exit":
 			for _, s := range strings.Split(v, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -200,7 +221,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				st.AllowExit = append(st.AllowExit, n)
 			}
 		default:
-			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, confirm, output, check, allow-exit)", i+1, k)
+			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, confirm, output, check, allow-exit, choose, default, when)", i+1, k)
 		}
 	}
 	rb.Steps = append(rb.Steps, st)
@@ -248,6 +269,7 @@ func (rb *Runbook) validate() error {
 		known[p.Name] = "param"
 	}
 	ids := map[string]bool{}
+	decisions := map[string][]string{}
 	for _, st := range rb.Steps {
 		where := fmt.Sprintf("runbook %s step %q (line %d)", rb.Name, st.ID, st.Line)
 		if !stepIDRe.MatchString(st.ID) {
@@ -257,6 +279,30 @@ func (rb *Runbook) validate() error {
 			return fmt.Errorf("%s: the step id is used twice", where)
 		}
 		ids[st.ID] = true
+		if st.IsDecision() {
+			if st.Run != "" || len(st.Choices) < 2 {
+				return fmt.Errorf("%s: a decision (`choose: a, b`) has two or more choices and no `run`", where)
+			}
+			for _, c := range st.Choices {
+				if !stepIDRe.MatchString(c) {
+					return fmt.Errorf("%s: choice %q is not a-z, 0-9, -", where, c)
+				}
+			}
+			if st.Default != "" && !contains(st.Choices, st.Default) {
+				return fmt.Errorf("%s: default %q is not one of its choices (%s)", where, st.Default, strings.Join(st.Choices, ", "))
+			}
+			decisions[st.ID] = st.Choices
+			continue
+		}
+		if st.Default != "" {
+			return fmt.Errorf("%s: `default` belongs to a decision (`choose: a, b`)", where)
+		}
+		if st.When != "" {
+			d, c, ok := strings.Cut(st.When, "=")
+			if !ok || !contains(decisions[strings.TrimSpace(d)], strings.TrimSpace(c)) {
+				return fmt.Errorf("%s: when %q: write `when: DECISION=CHOICE` naming an earlier decision and one of its choices", where, st.When)
+			}
+		}
 		if st.Run == "" {
 			return fmt.Errorf("%s: `run: dynops ...` is missing", where)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ type Runner struct {
 	// RestartFrom STEP runs that step and every later one again, even if
 	// they finished (--restart-from).
 	RestartFrom string
+	// Decide are the choices of decision steps given on the command line
+	// (--decide STEP=CHOICE); Decided is told each decision and how it was
+	// made (the audit records it).
+	Decide  map[string]string
+	Decided func(step, choice, how string)
 	// Changed is told each parameter changed on resume, Restarted the
 	// finished steps --restart-from runs again (the audit records both).
 	Changed   func(ParamChange)
@@ -119,6 +125,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err := checkConfirms(rb, r.Confirm, targets); err != nil {
 		return nil, err
 	}
+	if err := checkDecide(rb, r.Decide); err != nil {
+		return nil, err
+	}
 	if r.Begin != nil {
 		if err := r.Begin(); err != nil {
 			return nil, err
@@ -140,6 +149,35 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		if ctx.Err() != nil {
 			return sum, ctx.Err()
+		}
+		if step.IsDecision() {
+			choice, how, err := r.decide(step)
+			if err != nil {
+				return sum, err
+			}
+			if st.Decisions == nil {
+				st.Decisions = map[string]string{}
+			}
+			st.Decisions[step.ID] = choice
+			st.Done = append(st.Done, step.ID)
+			if err := r.Store.Save(st); err != nil {
+				return sum, err
+			}
+			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: decided %s (%s)\n", i+1, len(rb.Steps), step.ID, choice, how)
+			if r.Decided != nil {
+				r.Decided(step.ID, choice, how)
+			}
+			sum.Ran = append(sum.Ran, step.ID)
+			continue
+		}
+		if d, c, ok := strings.Cut(step.When, "="); ok && st.Decisions[d] != c {
+			st.Done = append(st.Done, step.ID)
+			if err := r.Store.Save(st); err != nil {
+				return sum, err
+			}
+			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: not on this path (%s=%s), skipped\n", i+1, len(rb.Steps), step.ID, d, st.Decisions[d])
+			sum.Skipped = append(sum.Skipped, step.ID)
+			continue
 		}
 		vars := map[string]string{"incident": r.Incident, "state_dir": workDir, "started": st.Started}
 		for k, v := range st.Params {
@@ -541,4 +579,63 @@ func (rb *Runbook) StepIDs() []string {
 		ids[i] = s.ID
 	}
 	return ids
+}
+
+// checkDecide refuses a --decide that names no decision of the runbook or
+// none of its choices, before any step.
+func checkDecide(rb *Runbook, decide map[string]string) error {
+	choices := map[string][]string{}
+	var names []string
+	for _, st := range rb.Steps {
+		if st.IsDecision() {
+			choices[st.ID] = st.Choices
+			names = append(names, st.ID+"="+strings.Join(st.Choices, "|"))
+		}
+	}
+	for k, v := range decide {
+		cs, ok := choices[k]
+		if !ok || !slices.Contains(cs, v) {
+			if len(names) == 0 {
+				return &ParamError{fmt.Errorf("--decide %s=%s: runbook %s has no decision", k, v, rb.Name)}
+			}
+			return &ParamError{fmt.Errorf("--decide %s=%s: runbook %s decides %s", k, v, rb.Name, strings.Join(names, ", "))}
+		}
+	}
+	return nil
+}
+
+// decide makes a decision step's choice: --decide, else a person on a
+// terminal (even with --yes: a decision is not a confirmation), else the
+// step's default; with none of them the run stops (ErrStopped).
+func (r *Runner) decide(step Step) (choice, how string, err error) {
+	if v := r.Decide[step.ID]; v != "" {
+		return v, "--decide", nil
+	}
+	options := strings.Join(step.Choices, "/")
+	if r.Ask != nil {
+		for range 3 {
+			q := fmt.Sprintf("Decision %s: choose %s", step.ID, options)
+			if step.Default != "" {
+				q += " [" + step.Default + "]"
+			}
+			answer, err := r.Ask(q + ": ")
+			if err != nil {
+				return "", "", err
+			}
+			a := strings.ToLower(strings.TrimSpace(answer))
+			if a == "" && step.Default != "" {
+				return step.Default, "the default, on a terminal", nil
+			}
+			if slices.Contains(step.Choices, a) {
+				return a, "typed", nil
+			}
+			fmt.Fprintf(r.ErrOut, "%q is not one of %s.\n", answer, options)
+		}
+		return "", "", ErrStopped
+	}
+	if step.Default != "" {
+		return step.Default, fmt.Sprintf("the default: no terminal and no --decide %s=%s", step.ID, options), nil
+	}
+	fmt.Fprintf(r.ErrOut, "\nStopped at decision %s: nothing more was changed. Choose with --decide %s=%s and run the same command again.\n", step.ID, step.ID, strings.Replace(options, "/", "|", -1))
+	return "", "", ErrStopped
 }

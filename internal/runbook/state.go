@@ -25,6 +25,8 @@ type State struct {
 	Refused string `json:"refused,omitempty"`
 	// Changes are the parameters changed on resume, in order.
 	Changes []ParamChange `json:"param_changes,omitempty"`
+	// Decisions are the choices made at decision steps (step -> choice).
+	Decisions map[string]string `json:"decisions,omitempty"`
 	// Results are each finished step's full JSON output (a run on a
 	// terminal shows one summary line per step).
 	Results map[string]json.RawMessage `json:"results,omitempty"`

@@ -40,3 +40,30 @@ func TestRunbookWithoutYesStopsBeforeItsFirstChange(t *testing.T) {
 		})
 	}
 }
+
+// TestRunbookDecision_DDB_PITR_02: pitr-restore's path decision, given with
+// --decide path=cutover, ends the run after the diff (the cutover is by
+// hand): repair and verify are skipped as not on this path, the choice is in
+// the audit; a --decide naming no choice is bad input before any step.
+func TestRunbookDecision_DDB_PITR_02(t *testing.T) {
+	_, table := prodTable(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	base := []string{"runbook", "run", "pitr-restore", "--param", "table=" + table, "--yes", "--confirm", table}
+
+	_, errOut, code := target.Dynops(t, log, append(base, "--incident", "INC-"+harness.UniqueID(), "--decide", "path=rollback")...)
+	require.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "path=repair|cutover", "the refusal names the decision and its choices")
+
+	incident := "INC-" + harness.UniqueID()
+	_, errOut, code = target.Dynops(t, log, append(base, "--incident", incident, "--decide", "path=cutover")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "path: decided cutover (--decide)")
+	assert.Contains(t, errOut, "repair: not on this path (path=cutover), skipped")
+	assert.Contains(t, errOut, "verify: not on this path (path=cutover), skipped")
+	rec := runbookRun(t, log, incident)
+	found := false
+	for _, a := range rec.Actions {
+		found = found || a.What == audit.ActRunbookDecide && a.Target == "path"
+	}
+	assert.True(t, found, "the decision is in the run's audit record: %+v", rec.Actions)
+}

@@ -29,6 +29,8 @@ type Options struct {
 	Until   string
 	// RestartFrom runs this step and the later ones again.
 	RestartFrom string
+	// Decide are the choices of decision steps, STEP=CHOICE.
+	Decide []string
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -48,7 +50,11 @@ is saved after every step: running the same command again resumes after the
 last finished step. On resume, --param may give a new value to a parameter
 no step that changes things has used yet (e.g. a --time the restore refused);
 the change is recorded, and the finished steps that read it run again.
---restart-from STEP runs STEP and every later step again.`,
+--restart-from STEP runs STEP and every later step again.
+
+A decision step (e.g. pitr-restore's path: repair or cutover) is asked on a
+terminal even with --yes; --decide STEP=CHOICE gives it, and without a
+terminal and without --decide its default is taken (said, and audited).`,
 		Example: `  dynops runbook run pitr-restore --incident INC-1234 --param table=prod-hoge-user
   dynops runbook run pitr-restore --incident INC-1234 --yes --confirm prod-hoge-user
   dynops audit timeline --incident INC-1234`,
@@ -64,6 +70,7 @@ the change is recorded, and the finished steps that read it run again.
 	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
+	cmd.Flags().StringSliceVar(&opts.Decide, "decide", nil, "the choice of a decision step, STEP=CHOICE (repeatable or comma-separated), e.g. --decide path=repair")
 	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
@@ -87,6 +94,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		params[k] = v
 	}
+	decide := map[string]string{}
+	for _, d := range opts.Decide {
+		k, v, ok := strings.Cut(d, "=")
+		if !ok || k == "" || v == "" {
+			return factory.UsageErrorf("--decide %q: write STEP=CHOICE, e.g. --decide path=repair", d)
+		}
+		decide[k] = v
+	}
 	incident := f.Flags.Incident
 	if incident == "" {
 		incident = rb.Name + "-" + f.Now().UTC().Format("20060102t150405z")
@@ -105,7 +120,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	globals := globalArgs(f, incident)
 	r := &runbook.Runner{
 		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
-		RestartFrom: opts.RestartFrom,
+		RestartFrom: opts.RestartFrom, Decide: decide,
+		Decided: func(step, choice, how string) {
+			f.Audit.Act(audit.ActRunbookDecide, step, map[string]string{"choice": choice, "how": how})
+		},
 		Changed: func(c runbook.ParamChange) {
 			f.Audit.Act(audit.ActRunbookChangeParam, c.Name, map[string]string{"old": c.Old, "new": c.New})
 		},
