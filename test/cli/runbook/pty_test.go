@@ -142,3 +142,26 @@ func TestRunbookDLQRedriveTypedNamesOnATerminal_DDB_PROT_01(t *testing.T) {
 	assert.Positive(t, typed[fn], "the function's name was asked for and typed")
 	assert.Equal(t, 4, count(t, db, processed), "the consumer processed every record (read back)")
 }
+
+// TestRunbookDecisionAskedOnATerminal_DDB_PITR_02: on a terminal, even with
+// --yes, pitr-restore stops after the diff to ask repair or cut over; the
+// answer "cutover" ends the run there with nothing repaired.
+func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
+	_, table := prodTable(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
+		"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--confirm", table)
+	tty, err := pty.Start(cmd)
+	require.NoError(t, err)
+	tm := &terminal{tty: tty}
+	go tm.read()
+	tm.waitFor(t, "Decision path: choose repair/cutover [repair]: ")
+	assert.Contains(t, tm.text(), "result: ", "the diff's counts are shown before the question")
+	_, err = tty.Write([]byte("cutover\n"))
+	require.NoError(t, err)
+	_ = cmd.Wait()
+	_ = tty.Close()
+	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
+	assert.Contains(t, tm.text(), "path: decided cutover (typed)")
+	assert.Contains(t, tm.text(), "repair: not on this path (path=cutover), skipped")
+}
