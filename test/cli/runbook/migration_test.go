@@ -23,27 +23,8 @@ import (
 // catch-up, verify and the cutover, whose pointer is read back. Without the
 // destinations confirmed, the backfill is refused and nothing is written.
 func TestRunbookMigrationOnProd_DDB_PROT_01(t *testing.T) {
-	// The runbook keeps the migration's state at its default path: a
-	// folder of this test's own, not the machine's.
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	db, src, dests := migrationFixture(t)
 	ctx := context.Background()
-	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	src := migrationexample.Source
-	migrationexample.CreateTable(t, db, src, migrationexample.SourceSpec(), false)
-	var dests []string
-	for usage, spec := range migrationexample.Destinations(t) {
-		name := "dev-" + migrationexample.Product + "-" + usage
-		migrationexample.CreateTable(t, db, name, spec, false)
-		dests = append(dests, name)
-	}
-	sort.Strings(dests)
-	for _, name := range append([]string{src}, dests...) {
-		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-		require.NoError(t, err)
-		_, err = db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: d.Table.TableArn, Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("prod")}}})
-		require.NoError(t, err)
-	}
-	migrationexample.Populate(t, db, 60)
 	params := map[string]string{"source": src, "routes": migrationexample.RoutesFile(), "destinations": joinComma(dests), "unmatched": "--allow-unmatched"}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 
@@ -85,4 +66,32 @@ func joinComma(s []string) string {
 		out += v
 	}
 	return out
+}
+
+// migrationFixture is the aiagent source (60 items, its stream on) and its
+// twelve destinations, every one tagged env=prod (protected, read from the
+// service), with the migration's state in a folder of the test's own.
+func migrationFixture(t *testing.T) (db *dynamodb.Client, src string, dests []string) {
+	t.Helper()
+	// The runbook keeps the migration's state at its default path: a
+	// folder of this test's own, not the machine's.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	db = dynamodb.NewFromConfig(target.AWSConfig(t))
+	src = migrationexample.Source
+	migrationexample.CreateTable(t, db, src, migrationexample.SourceSpec(), false)
+	for usage, spec := range migrationexample.Destinations(t) {
+		name := "dev-" + migrationexample.Product + "-" + usage
+		migrationexample.CreateTable(t, db, name, spec, false)
+		dests = append(dests, name)
+	}
+	sort.Strings(dests)
+	for _, name := range append([]string{src}, dests...) {
+		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		require.NoError(t, err)
+		_, err = db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: d.Table.TableArn, Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("prod")}}})
+		require.NoError(t, err)
+	}
+	migrationexample.Populate(t, db, 60)
+	return db, src, dests
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/cmd/exitcode"
+	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
+	"github.com/dynops/dynops/test/helpers/migrationexample"
 )
 
 // terminal is the built binary running on a pseudo-terminal (stdin,
@@ -164,4 +167,117 @@ func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
 	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
 	assert.Contains(t, tm.text(), "path: decided cutover (typed)")
 	assert.Contains(t, tm.text(), "repair: not on this path (path=cutover), skipped")
+}
+
+// promptRe finds the questions a runbook run asks on a terminal: a
+// protected target's name, a decision, a parameter left out (with its
+// default in brackets).
+var promptRe = regexp.MustCompile(`Type its name to continue: |(?m)^Decision [^\n]*\]: |(?m)^[a-z_]+ \([^\n]*\) \[[^\n]*\]: `)
+
+// runOnTerminal runs a runbook on a pseudo-terminal with --yes and no
+// --confirm, as a person at a shell: every protected target's name is typed
+// when asked (the name the prompt declares PROTECTED), every prompt with a
+// default (a parameter left out, a decision) is answered with it. It
+// requires the run to finish and returns the names typed.
+func runOnTerminal(t *testing.T, log, name string, params map[string]string) map[string]int {
+	t.Helper()
+	args := []string{"runbook", "run", name, "--incident", "INC-" + harness.UniqueID(), "--yes"}
+	for k, v := range params {
+		args = append(args, "--param", k+"="+v)
+	}
+	cmd := command(t, log, args...)
+	tty, err := pty.Start(cmd)
+	require.NoError(t, err)
+	tm := &terminal{tty: tty}
+	go tm.read()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	typed := map[string]int{}
+	pos := 0 // the terminal's text up to pos is answered
+	deadline := time.After(3 * time.Minute)
+	for done := false; !done; {
+		select {
+		case <-exited:
+			done = true
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("runbook %s did not finish on the terminal:\n%s", name, tm.text())
+		case <-time.After(50 * time.Millisecond):
+			text := tm.text()
+			m := promptRe.FindStringIndex(text[pos:])
+			if m == nil {
+				continue
+			}
+			prompt := text[pos+m[0] : pos+m[1]]
+			answer := ""
+			if strings.HasPrefix(prompt, "Type its name") {
+				last := text[:strings.LastIndex(text[:pos+m[0]], " is PROTECTED")]
+				answer = last[strings.LastIndex(last, " ")+1:]
+				typed[answer]++
+			}
+			_, err := tty.Write([]byte(answer + "\n"))
+			require.NoError(t, err)
+			pos += m[1]
+		}
+	}
+	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
+	// The process has ended; its last lines may still be on their way
+	// through the terminal.
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(tm.text(), "Runbook "+name+" complete") && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = tty.Close()
+	require.Contains(t, tm.text(), "Runbook "+name+" complete", tm.text())
+	return typed
+}
+
+// TestEveryRunbookOnATerminal_DDB_PROT_01: the runbooks that change
+// protected targets run to the end on a terminal, their targets' names
+// typed when asked (pitr-restore and dlq-redrive have tests of their own).
+func TestEveryRunbookOnATerminal_DDB_PROT_01(t *testing.T) {
+	t.Run("dr-failover", func(t *testing.T) {
+		p := drpair.New(t, target, drpair.Options{Prod: true})
+		p.PublishLatency(t, drpair.Home, drpair.Away, 250, 750)
+		typed := runOnTerminal(t, filepath.Join(t.TempDir(), "audit.jsonl"), "dr-failover", map[string]string{"table": p.Table, "to": drpair.Away,
+			"dr_flags": "--regions " + drpair.Home + "," + drpair.Away + " --allow-unreplicated"})
+		assert.Positive(t, typed[p.Table], "the table's name was typed")
+		assert.Equal(t, drpair.Away, p.Pointer(t, drpair.Home), "the pointer moved (read back)")
+	})
+	t.Run("export-and-cross-region-restore", func(t *testing.T) {
+		table, bucket, db := exportFixture(t, 10)
+		dr := drDB(t)
+		t.Cleanup(func() { dropTable(dr, table) })
+		typed := runOnTerminal(t, filepath.Join(t.TempDir(), "audit.jsonl"), "export-and-cross-region-restore", map[string]string{"table": table, "bucket": bucket,
+			"prefix": "exports/" + table, "source_region": target.Region, "dr_region": drRegion, "schema": "--schema-from " + table,
+			"verify_flags": "--data-only", "accepted_failing_errors": "99"})
+		assert.Positive(t, typed[table], "the table's name was typed")
+		assert.Equal(t, count(t, db, table), count(t, dr, table), "the DR table holds every item (read back)")
+	})
+	t.Run("dr-restore-in-region", func(t *testing.T) {
+		table, bucket, db := exportFixture(t, 10)
+		dr := drDB(t)
+		t.Cleanup(func() { dropTable(dr, table) })
+		log := filepath.Join(t.TempDir(), "audit.jsonl")
+		prefix := "exports/" + table + "/nightly"
+		_, errOut, code := target.Dynops(t, log, "export", "full", "--table", table, "--bucket", bucket, "--prefix", prefix, "--wait")
+		require.Equal(t, 0, code, errOut)
+		typed := runOnTerminal(t, log, "dr-restore-in-region", map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
+			"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=prod --tag product=t",
+			"accepted_failing_errors": "99"})
+		assert.Positive(t, typed[table], "the table's name was typed")
+		assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
+	})
+}
+
+// TestMigrationRunbookOnATerminal_DDB_PROT_01: the migration runbook on a
+// terminal asks each protected destination's name as the backfill reaches
+// it and the source's at the cutover, and runs to the end.
+func TestMigrationRunbookOnATerminal_DDB_PROT_01(t *testing.T) {
+	_, src, dests := migrationFixture(t)
+	typed := runOnTerminal(t, filepath.Join(t.TempDir(), "audit.jsonl"), "single-to-multi-table-migration", map[string]string{
+		"source": src, "routes": migrationexample.RoutesFile(), "destinations": strings.Join(dests, ","), "unmatched": "--allow-unmatched"})
+	assert.Positive(t, typed[src], "the source's name was typed (cutover)")
+	for _, d := range dests {
+		assert.Positive(t, typed[d], "%s's name was typed", d)
+	}
 }
