@@ -218,3 +218,17 @@ func assertOnlyAlarmsMissing(t *testing.T, log string) {
 	}
 	t.Fatal("no check step in the audit log")
 }
+
+// TestRunbookReadinessAlarm_DDB_PITR_01: the readiness-alarm runbook (read
+// only) runs to the end without a terminal on a prod table: the env's check
+// (findings allowed: the emulator's tables have no alarms) and the restore
+// test table's PITR status.
+func TestRunbookReadinessAlarm_DDB_PITR_01(t *testing.T) {
+	_, table := prodTable(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	_, errOut, code := target.Dynops(t, log, "runbook", "run", "readiness-alarm", "--incident", "INC-"+harness.UniqueID(), "--yes",
+		"--param", "env=prod", "--param", "table="+table)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "Runbook readiness-alarm complete")
+	assert.Contains(t, errOut, "check .[0].status == ENABLED: ok", "the restore test table's PITR is on (read back)")
+}
