@@ -138,6 +138,12 @@ func TestRunbookStepsMatchTheCommandTree(t *testing.T) {
 	for _, rb := range all {
 		for _, st := range rb.Steps {
 			t.Run(rb.Name+"/"+st.ID, func(t *testing.T) {
+				if st.IsDecision() {
+					if len(st.Choices) < 2 || st.Run != "" {
+						t.Fatalf("decision %s: choices %v, run %q", st.ID, st.Choices, st.Run)
+					}
+					return // a choice, no command
+				}
 				vars := map[string]string{}
 				for _, name := range runbook.Placeholders(st.Run) {
 					vars[name] = "x"
@@ -178,7 +184,7 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "tabel=x"}, 2, "runbook pitr-restore has no such parameter (it takes: table, restore_point)"},
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table"}, 2, "--param \"table\": write name=value"},
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "../etc", "--param", "table=x"}, 2, "--incident: incident id \"../etc\""},
-		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, repair, verify)"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, path, repair, verify)"},
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
 		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s is out of range: use 0s or more"},
@@ -218,7 +224,7 @@ func TestRunbookListAndShow(t *testing.T) {
 	var rb struct {
 		Steps []struct{ ID string }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil || len(rb.Steps) != 5 {
+	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil || len(rb.Steps) != 6 {
 		t.Fatalf("show -o json: exit %d\n%s", code, out)
 	}
 }
