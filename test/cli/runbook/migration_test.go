@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,7 +26,7 @@ import (
 func TestRunbookMigrationOnProd_DDB_PROT_01(t *testing.T) {
 	db, src, dests := migrationFixture(t)
 	ctx := context.Background()
-	params := map[string]string{"source": src, "routes": migrationexample.RoutesFile(), "destinations": joinComma(dests), "unmatched": "--allow-unmatched"}
+	params := map[string]string{"source": src, "routes": migrationexample.RoutesFile(), "destinations": strings.Join(dests, ","), "unmatched": "--allow-unmatched"}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 
 	t.Run("destinations not confirmed: refused before a write", func(t *testing.T) {
@@ -55,17 +56,6 @@ func TestRunbookMigrationOnProd_DDB_PROT_01(t *testing.T) {
 	p, err := ssm.NewFromConfig(target.AWSConfig(t)).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/dynops/migrate/" + src + "/active")})
 	require.NoError(t, err, "the cutover wrote the pointer")
 	assert.Equal(t, "multi", aws.ToString(p.Parameter.Value), "the pointer reads back multi")
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ","
-		}
-		out += v
-	}
-	return out
 }
 
 // migrationFixture is the aiagent source (60 items, its stream on) and its
