@@ -8,18 +8,20 @@ provider "aws" {
 module "user_table" {
   source   = "../../../dynamodb-table"
   env      = "dev"
-  product  = "hoge"
+  product  = var.product
   usage    = "user"
   hash_key = "user_id"
   attributes = [
     { name = "user_id", type = "S" },
   ]
+
+  contributor_insights_enabled = var.contributor_insights_enabled
 }
 
 module "order_table" {
   source    = "../../../dynamodb-table"
   env       = "dev"
-  product   = "hoge"
+  product   = var.product
   usage     = "order"
   hash_key  = "tenant_key"
   range_key = "order_key"
@@ -27,6 +29,8 @@ module "order_table" {
     { name = "tenant_key", type = "S" },
     { name = "order_key", type = "S" },
   ]
+
+  contributor_insights_enabled = var.contributor_insights_enabled
 }
 
 # The export alarms' topic, encrypted with a customer managed key that only
@@ -34,7 +38,7 @@ module "order_table" {
 module "alerts" {
   source = "../../../alarm-topic"
 
-  name       = "dev-hoge-export-alerts"
+  name       = "dev-${var.product}-export-alerts"
   account_id = var.account_id
 }
 
@@ -44,7 +48,7 @@ module "export" {
   permissions_boundary_arn = var.permissions_boundary_arn
 
   env     = "dev"
-  product = "hoge"
+  product = var.product
   tables = [
     { name = module.user_table.table_name, arn = module.user_table.table_arn },
     { name = module.order_table.table_name, arn = module.order_table.table_arn },
@@ -53,4 +57,6 @@ module "export" {
   schedule_enabled   = true
   scheduler_zip_path = var.scheduler_zip_path
   alarm_actions      = [module.alerts.topic_arn]
+
+  contributor_insights_enabled = var.contributor_insights_enabled
 }

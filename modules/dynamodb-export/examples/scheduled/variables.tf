@@ -19,3 +19,15 @@ variable "permissions_boundary_arn" {
   type        = string
   default     = null
 }
+
+variable "product" {
+  description = "Product part of the table names (DDB-NAME-01)."
+  type        = string
+  default     = "hoge"
+}
+
+variable "contributor_insights_enabled" {
+  description = "Contributor Insights on the tables (DDB-MON-02). The local emulator cannot apply it: set false there."
+  type        = bool
+  default     = true
+}

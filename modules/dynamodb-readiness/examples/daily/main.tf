@@ -9,12 +9,14 @@ provider "aws" {
 module "user_table" {
   source   = "../../../dynamodb-table"
   env      = "dev"
-  product  = "hoge"
+  product  = var.product
   usage    = "user"
   hash_key = "user_id"
   attributes = [
     { name = "user_id", type = "S" },
   ]
+
+  contributor_insights_enabled = var.contributor_insights_enabled
 }
 
 # The readiness alarms' topic, encrypted with a customer managed key that
@@ -22,7 +24,7 @@ module "user_table" {
 module "alerts" {
   source = "../../../alarm-topic"
 
-  name       = "dev-readiness-alerts"
+  name       = "dev-${var.product}-readiness-alerts"
   account_id = var.account_id
 }
 

@@ -12,7 +12,9 @@ module "stack" {
   permissions_boundary_arn = var.permissions_boundary_arn
 
   env        = var.env
-  product    = "aiagent"
+  product    = var.product
   tables     = yamldecode(file("${path.module}/tables.yaml"))
   account_id = var.account_id
+
+  contributor_insights_enabled = var.contributor_insights_enabled
 }
