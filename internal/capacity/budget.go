@@ -48,6 +48,15 @@ type Budget struct {
 	Source string `json:"source"`
 }
 
+// Use is a budget as -o json reports it: the budget, the estimate made
+// before the run (when one was) and what the run used of it (when it had a
+// bucket to count in).
+type Use struct {
+	Budget
+	Estimate *Estimate `json:"estimate,omitempty"`
+	Used     *Usage    `json:"used,omitempty"`
+}
+
 // String is the budget as the plan shows it.
 func (b Budget) String() string {
 	if b.Bucket == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/test/helpers/fixture"
 )
 
@@ -82,12 +83,23 @@ func TestMigrateCapacityBudgets(t *testing.T) {
 	}
 	assert.Greater(t, used, 0.0, "the catch-up's writes were charged")
 
-	_, errOut, code = target.Dynops(t, log, "migrate", "verify", "--source", source, "--routes", routesFile(), "--state", state, "--max-read-units", "150")
+	out, errOut, code := target.Dynops(t, log, "migrate", "verify", "--source", source, "--routes", routesFile(), "--state", state, "--max-read-units", "150", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	b = budgetsOf(t, log)
 	for _, tbl := range append([]string{source}, dests...) {
 		require.Contains(t, b, tbl, "verify scans every table under its own budget")
 		assert.Greater(t, b[tbl]["used"].(map[string]any)["units_used"].(float64), 0.0, tbl)
+	}
+	// -o json says the same as the audit: each budget and what it used.
+	var doc struct {
+		Capacity []capacity.Use `json:"capacity"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	require.GreaterOrEqual(t, len(doc.Capacity), len(dests)+1, "a budget per scanned table in the JSON (the source and every destination of the routes)")
+	for _, u := range doc.Capacity {
+		assert.Equal(t, 150.0, u.UnitsPerSecond, u.Table)
+		require.NotNil(t, u.Used, "%s: the JSON says what the Scans used", u.Table)
+		assert.Equal(t, b[u.Table]["used"].(map[string]any)["units_used"], u.Used.Used, "%s: the JSON and the audit agree", u.Table)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -214,8 +215,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if f.JSON() {
 		out := struct {
 			*migrate.BackfillResult
-			Adopt []*adopt.Result `json:"adopt,omitempty"`
-		}{res, adopted}
+			Adopt    []*adopt.Result `json:"adopt,omitempty"`
+			Capacity []capacity.Use  `json:"capacity"`
+		}{res, adopted, opts.Budgets.Uses()}
 		if perr := ios.PrintJSON(out); perr != nil {
 			return perr
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -139,7 +140,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if f.JSON() {
-		if err := f.IOStreams.PrintJSON(total); err != nil {
+		if err := f.IOStreams.PrintJSON(struct {
+			migrate.PassResult
+			Capacity []capacity.Use `json:"capacity"`
+		}{total, opts.Budgets.Uses()}); err != nil {
 			return err
 		}
 		return left

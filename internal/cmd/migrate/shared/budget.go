@@ -98,6 +98,20 @@ func (b *Budgets) Record(f *factory.Factory) {
 	}
 }
 
+// Uses lists each budget and what the step used of it, for -o json.
+func (b *Budgets) Uses() []capacity.Use {
+	uses := []capacity.Use{}
+	for _, bu := range b.resolved {
+		use := capacity.Use{Budget: bu}
+		if bu.Bucket != nil {
+			u := bu.Bucket.Usage()
+			use.Used = &u
+		}
+		uses = append(uses, use)
+	}
+	return uses
+}
+
 // budgetedDB holds a migration's Scans and writes to per-table budgets.
 type budgetedDB struct {
 	migrate.DynamoDB

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -84,7 +85,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(res)
+		err = f.IOStreams.PrintJSON(struct {
+			*migrate.VerifyResult
+			Capacity []capacity.Use `json:"capacity"`
+		}{res, opts.Budgets.Uses()})
 	} else {
 		Print(f, res)
 	}

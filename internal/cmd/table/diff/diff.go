@@ -33,17 +33,10 @@ type Options struct {
 	PriceFile string
 }
 
-// budgetUse is a table's read budget and what the diff used of it.
-type budgetUse struct {
-	capacity.Budget
-	Estimate *capacity.Estimate `json:"estimate,omitempty"`
-	Used     *capacity.Usage    `json:"used,omitempty"`
-}
-
 // report is the JSON output: the diff and the read budgets.
 type report struct {
 	*tablediff.Report
-	ReadBudgets []budgetUse `json:"read_budgets"`
+	ReadBudgets []capacity.Use `json:"read_budgets"`
 }
 
 // NewCmdDiff returns `dynops table diff`. runF replaces the run function in tests of flag parsing.
@@ -167,7 +160,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.UsageErrorf("%w", err)
 	}
 	// The read budget of each scanned table (an export side reads none).
-	var budgets []budgetUse
+	budgets := []capacity.Use{} // [] in JSON when both sides are exports
 	buckets := map[string]*capacity.Bucket{}
 	for _, side := range []struct {
 		table    string
@@ -187,7 +180,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		// The diff's Scans are eventually consistent.
 		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
 		est.Finish(b, prices, cfg.Region)
-		budgets = append(budgets, budgetUse{Budget: b, Estimate: est})
+		budgets = append(budgets, capacity.Use{Budget: b, Estimate: est})
 		buckets[side.table] = b.Bucket
 		if !f.JSON() {
 			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
