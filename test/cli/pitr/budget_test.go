@@ -22,17 +22,7 @@ import (
 // record it and what the writes used (moto reports 1 unit a call, so the
 // units here prove the wiring, not DynamoDB's item sizing).
 func TestRepairWriteBudget(t *testing.T) {
-	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	src := "dev-" + harness.UniqueID() + "-budget-src"
-	dst := "dev-" + harness.UniqueID() + "-budget-dst"
-	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id"})
-	fixture.Create(t, db, fixture.Table{Name: dst, HashKey: "user_id"})
-	fixture.Put(t, db, src, fixture.Users(20))
-	fixture.Put(t, db, dst, fixture.Users(12))
-	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	keys := filepath.Join(t.TempDir(), "keys.jsonl")
-	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--keys-out", keys)
-	require.Equal(t, 0, code, errOut)
+	src, dst, log, keys := diffedUsers(t, "budget", 20, 12)
 	unrelated := []string{"--allow-unrelated-source", "test: two fixture tables"}
 
 	out, errOut, code := target.Dynops(t, log, append([]string{"pitr", "repair", "--from", src, "--to", dst, "--keys", keys}, unrelated...)...)
@@ -126,18 +116,7 @@ func TestDiffReadBudget(t *testing.T) {
 // a put (the developer guide's sizing) and moto reports one a call: the two
 // agree by the sizing, not by the emulator's shortcut alone.
 func TestRepairEstimateMatchesWhatTheRunUsed(t *testing.T) {
-	db := dynamodb.NewFromConfig(target.AWSConfig(t))
-	src := "dev-" + harness.UniqueID() + "-est-src"
-	dst := "dev-" + harness.UniqueID() + "-est-dst"
-	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id"})
-	fixture.Create(t, db, fixture.Table{Name: dst, HashKey: "user_id"})
-	users := fixture.Users(2000)
-	fixture.Put(t, db, src, users)
-	fixture.Put(t, db, dst, users[:1000])
-	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	keys := filepath.Join(t.TempDir(), "keys.jsonl")
-	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--keys-out", keys)
-	require.Equal(t, 0, code, errOut)
+	src, dst, log, keys := diffedUsers(t, "est", 2000, 1000)
 	args := []string{"pitr", "repair", "--from", src, "--to", dst, "--keys", keys, "--allow-unrelated-source", "test: two fixture tables",
 		"--max-write-units", "100000", "-o", "json"}
 
@@ -161,4 +140,24 @@ func TestRepairEstimateMatchesWhatTheRunUsed(t *testing.T) {
 	used, est := run.Result.WriteCapacity.Used, dry.WriteEstimate.Units
 	t.Logf("estimated %.0f write units, the run used %.0f", est, used)
 	assert.InEpsilon(t, used, est, 0.10, "the dry run's estimate is within 10 %% of what the run used")
+}
+
+// diffedUsers makes two user tables, n users in the source and the first
+// m of them in the target, and writes the keys to copy with table diff
+// --keys-out. It returns the tables, the audit log and the keys file.
+func diffedUsers(t *testing.T, name string, n, m int) (src, dst, log, keys string) {
+	t.Helper()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	src = "dev-" + harness.UniqueID() + "-" + name + "-src"
+	dst = "dev-" + harness.UniqueID() + "-" + name + "-dst"
+	fixture.Create(t, db, fixture.Table{Name: src, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: dst, HashKey: "user_id"})
+	users := fixture.Users(n)
+	fixture.Put(t, db, src, users)
+	fixture.Put(t, db, dst, users[:m])
+	log = filepath.Join(t.TempDir(), "audit.jsonl")
+	keys = filepath.Join(t.TempDir(), "keys.jsonl")
+	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--keys-out", keys)
+	require.Equal(t, 0, code, errOut)
+	return src, dst, log, keys
 }
