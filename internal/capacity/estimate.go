@@ -152,3 +152,18 @@ func LoadPrices(path string) (*Prices, error) {
 func AddPriceFlag(fl *pflag.FlagSet, path *string) {
 	fl.StringVar(path, "price-file", "", "on-demand prices for the estimate (JSON: source, date, USD per read/write request unit per region; docs/capacity.md); default: the estimate shows units and time, no price")
 }
+
+// ItemWrites estimates writing puts whole items of table's average size
+// and deleting deletes items (one unit each), finished at b and priced with
+// prices. It returns nil when the table's size cannot be read: the plan
+// then says no estimate rather than a wrong one.
+func ItemWrites(ctx context.Context, db Describer, table string, puts, deletes int64, b Budget, prices *Prices, region string) *Estimate {
+	_, _, avg, err := TableSize(ctx, db, table)
+	if err != nil {
+		return nil
+	}
+	est := &Estimate{Table: table, Kind: Write, Items: puts + deletes, Bytes: puts * avg,
+		Units: WriteUnits(puts, avg) + float64(deletes)}
+	est.Finish(b, prices, region)
+	return est
+}

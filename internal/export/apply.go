@@ -189,6 +189,8 @@ type ApplyReport struct {
 	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`
 	// WriteBudget is the budget the run holds to and where it came from.
 	WriteBudget *capacity.Budget `json:"write_budget,omitempty"`
+	// WriteEstimate is what a dry run expects the writes to take.
+	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
 }
 
 // Baseline says where the table's history starts: its checkpoint tag, else

@@ -58,14 +58,7 @@ func backfillCase() *benchCase {
 		}
 		routed = routeUsers(items)
 		routesFile = filepath.Join(e.tmp, "routes.yaml")
-		return os.WriteFile(routesFile, []byte(fmt.Sprintf(`version: 1
-source_key: [PK, SK]
-routes:
-  - name: users
-    table: %s
-    match: { PK: "TENANT#*", SK: "USER#*" }
-    rename: { GSI1PK: user_list_key, GSI1SK: user_list_sort }
-`, dst)), 0o644)
+		return writeRoutes(routesFile, dst)
 	}
 	c.round = func(e *env) (measure, measure, error) {
 		round++
@@ -229,7 +222,11 @@ func deletesPKSK(items []map[string]types.AttributeValue) []types.WriteRequest {
 // with a NEW_AND_OLD_IMAGES stream when stream is set, and deletes it when
 // the bench ends.
 func (e *env) createPKSK(suffix string, stream bool) (string, error) {
-	name := "dev-" + e.id + "-" + suffix
+	return e.createPKSKNamed("dev-"+e.id+"-"+suffix, stream)
+}
+
+// createPKSKNamed is createPKSK with the whole table name.
+func (e *env) createPKSKNamed(name string, stream bool) (string, error) {
 	in := &dynamodb.CreateTableInput{TableName: &name,
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},

@@ -7,6 +7,11 @@
 //	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
 //	export verify                vs `gzip -t` of the same files (same number of processes)
 //
+// then two tables of their own (budgets.go): each bulk command at a
+// capacity budget (items/s and the units/s used beside the budget), and
+// each migration path (scan, export, export+import) beside migrate plan's
+// estimate of it.
+//
 // dynops runs as the built binary (bin/dynops), the way an operator runs it,
 // so its max RSS is measured too; the raw client runs in this process with the
 // same AWS configuration loader (internal/awsconfig). Rounds alternate the two
@@ -209,6 +214,16 @@ func run() error {
 	}
 	if missed > 0 {
 		fmt.Printf("%d goal(s) missed (see docs/performance.md: what bounds each ratio)\n", missed)
+	}
+	for _, s := range []struct {
+		name string
+		run  func(*env) error
+	}{{"budget", budgetSection}, {"path", pathSection}} {
+		if selected(s.name, *only) {
+			if err := timed(s.name, s.run, e); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
 	}
 	return nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/export"
@@ -254,23 +253,12 @@ func (e *env) export(suffix string, n int, table string) (string, []map[string]t
 	if _, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150, Table: table}); err != nil {
 		return "", nil, err
 	}
-	bucket := "dev-" + e.id + "-" + suffix
+	bucket, err := e.bucket(suffix)
+	if err != nil {
+		return "", nil, err
+	}
 	s3c := export.NewS3(e.cfg)
-	in := &s3.CreateBucketInput{Bucket: &bucket}
-	if e.region != "us-east-1" {
-		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(e.region)}
-	}
-	if _, err := s3c.CreateBucket(e.ctx, in); err != nil {
-		return "", nil, fmt.Errorf("creating bucket %s: %w", bucket, err)
-	}
-	var keys []string
-	e.cleanup = append(e.cleanup, func() {
-		for _, k := range keys {
-			_, _ = s3c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &k})
-		}
-		_, _ = s3c.DeleteBucket(context.Background(), &s3.DeleteBucketInput{Bucket: &bucket})
-	})
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -280,7 +268,6 @@ func (e *env) export(suffix string, n int, table string) (string, []map[string]t
 		}
 		rel, _ := filepath.Rel(root, p)
 		key := filepath.ToSlash(rel)
-		keys = append(keys, key)
 		_, err = s3c.PutObject(e.ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(body)})
 		return err
 	})

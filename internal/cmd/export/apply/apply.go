@@ -33,6 +33,8 @@ type Options struct {
 	// MaxWriteUnits is the write budget on Table in capacity units per
 	// second (0: none).
 	MaxWriteUnits float64
+	// PriceFile holds on-demand prices for the estimate.
+	PriceFile string
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -86,6 +88,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
@@ -131,6 +134,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return err
+	}
 	budget := wb.Bucket
 	if !ok {
 		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb})
@@ -157,6 +164,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Done()
 	rep.WriteBudget = &wb
 	rep.SinceFrom = baseFrom
+	if !ok && err == nil {
+		// The estimate: each put a whole item of the table's average size,
+		// each delete one unit, over the exports not yet applied.
+		var puts, deletes int64
+		for _, r := range rep.Increments {
+			if !r.Skipped {
+				puts, deletes = puts+int64(r.Puts), deletes+int64(r.Deletes)
+			}
+		}
+		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, puts, deletes, wb, prices, cfg.Region)
+	}
 	if err != nil {
 		_ = print(f, rep)
 		return err
@@ -187,6 +205,9 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	}
 	if b := rep.WriteBudget; b != nil {
 		fmt.Fprintln(out, b.String())
+	}
+	if e := rep.WriteEstimate; e != nil {
+		fmt.Fprintln(out, e.String())
 	}
 	if c := rep.WriteCapacity; c != nil {
 		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)

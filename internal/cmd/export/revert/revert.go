@@ -153,12 +153,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !apply && err == nil {
 		// The estimate: each restore a whole item of the table's average
 		// size, each delete one unit.
-		if _, _, avg, serr := capacity.TableSize(ctx, db, opts.Table); serr == nil {
-			est := &capacity.Estimate{Table: opts.Table, Kind: capacity.Write, Items: rep.Restores + rep.Deletes, Bytes: rep.Restores * avg,
-				Units: capacity.WriteUnits(rep.Restores, avg) + float64(rep.Deletes)}
-			est.Finish(wb, prices, cfg.Region)
-			rep.WriteEstimate = est
-		}
+		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, rep.Restores, rep.Deletes, wb, prices, cfg.Region)
 	}
 	if wb.Bucket != nil && apply {
 		u := wb.Bucket.Usage()
