@@ -199,3 +199,47 @@ func TestBackfillImportRefusesExistingDestination(t *testing.T) {
 	assert.Equal(t, 2, code, errOut)
 	assert.True(t, strings.Contains(errOut, "--import-to needs the export"), errOut)
 }
+
+// On AWS, the whole path inside DynamoDB's own services: dynops starts the
+// point-in-time export (--export-to), routes its files into per-destination
+// DynamoDB JSON under --import-to, creates each destination with
+// ImportTable, applies and reads back the settings an import cannot set;
+// the catch-up from the export's time and verify then find 0 differences.
+func TestBackfillExportToImportToOnAWS(t *testing.T) {
+	target.RequireAWS(t, "writes no manifests with its exports (the export path reads them), so the export must come from AWS itself")
+	ctx := context.Background()
+	d := setup(t, false)
+	dropImported(t, d.db)
+	d.populate(t, 300)
+	_, err := d.db.UpdateContinuousBackups(ctx, &dynamodb.UpdateContinuousBackupsInput{TableName: new(source),
+		PointInTimeRecoverySpecification: &dbtypes.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: new(true)}})
+	require.NoError(t, err)
+	bucket := makeBucket(t)
+	tmp := t.TempDir()
+	state, auditLog := filepath.Join(tmp, "state.json"), filepath.Join(tmp, "audit.jsonl")
+	common := []string{"--source", source, "--routes", routesFile(), "--state", state, "--allow-unmatched"}
+	out, errOut, code := target.Dynops(t, auditLog, append([]string{"migrate", "backfill", "--export-to", "s3://" + bucket + "/export",
+		"--import-to", "s3://" + bucket + "/import", "--wait-timeout", "60m"}, common...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "# envs/tables.yaml entry for")
+	st := readState(t, state)
+	require.NotNil(t, st.Backfill.Export)
+	assert.NotEmpty(t, st.Backfill.Export.Arn, "the export dynops started")
+	is := st.Backfill.Export.Import
+	require.NotNil(t, is)
+	for table, n := range backfillWritten(st) {
+		it := is.Tables[table]
+		require.NotNil(t, it, "%s created by import", table)
+		assert.Equal(t, "COMPLETED", it.Status, table)
+		assert.Equal(t, n, it.Imported, "%s: every staged item imported (DescribeImport)", table)
+		require.NotNil(t, it.ReadBack, table)
+		assert.True(t, it.ReadBack.PITR, table)
+		assert.True(t, it.ReadBack.DeletionProtection, table)
+		assert.Equal(t, "NEW_AND_OLD_IMAGES", it.ReadBack.StreamViewType, table)
+	}
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "catch-up"}, common...)...)
+	require.Equal(t, 0, code, out)
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "verify"}, common[:6]...)...)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "0 differences")
+}
