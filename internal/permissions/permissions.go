@@ -50,7 +50,9 @@ func Commands() []Command {
 		{"dr status", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "ssm:GetParameter", "cloudwatch:GetMetricData", "route53:GetHealthCheck"}},
 		{"dr failover", drActions()},
 		{"dr failback", drActions()},
-		{"dr drill", drActions()},
+		// --pause-replication starts, watches and stops the AWS FIS experiment of
+		// modules/dr's template (the module scopes fis to the env's template IDs).
+		{"dr drill", append(drActions(), "cloudwatch:DescribeAlarms", "fis:GetExperimentTemplate", "fis:StartExperiment", "fis:GetExperiment", "fis:StopExperiment")},
 		// runbook run runs other commands (their own entries); itself it only
 		// writes the audit trail: the central copy (--audit-log-group), which
 		// any command may write. (sts:GetCallerIdentity, called by every run

@@ -32,3 +32,13 @@ output "backup_replica_plan_id" {
   description = "AWS Backup plan in the secondary region (the global tables' replicas); null when there is none."
   value       = try(aws_backup_plan.secondary[0].id, null)
 }
+
+output "fis_pause_replication_template_id" {
+  description = "AWS FIS experiment template (in the secondary region) that pauses replication into it: `dynops dr drill --pause-replication ID --to SECONDARY`; give it to modules/dynamodb-access `fis_experiment_template_ids`. null when off."
+  value       = try(aws_fis_experiment_template.pause_replication[0].id, null)
+}
+
+output "fis_role_arn" {
+  description = "The role the FIS experiment runs as (the resource-policy actions on the secondary replicas only); null when off."
+  value       = try(aws_iam_role.fis[0].arn, null)
+}

@@ -101,6 +101,40 @@ variable "route53" {
   }
 }
 
+variable "fis_pause_replication" {
+  description = <<-EOT
+    An AWS FIS experiment template that pauses replication into the secondary region's replicas of `tables`
+    (action aws:dynamodb:global-table-pause-replication), for `dynops dr drill --pause-replication` (DDB-DR-01).
+    duration: ISO 8601, 1 minute to 12 hours (e.g. "PT10M"); stop_alarm_arns: CloudWatch alarms that stop the
+    experiment early (none: it runs its duration unless stopped). The experiment's role may change those
+    replicas' resource policies and nothing else.
+  EOT
+  type = object({
+    enabled         = optional(bool, false)
+    duration        = optional(string, "PT10M")
+    stop_alarm_arns = optional(list(string), [])
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition = can(regex("^PT([0-9]+H)?([0-9]+M)?([0-9]+S)?$", var.fis_pause_replication.duration)) && (
+      try(tonumber(regex("([0-9]+)H", var.fis_pause_replication.duration)[0]), 0) * 3600 +
+      try(tonumber(regex("([0-9]+)M", var.fis_pause_replication.duration)[0]), 0) * 60 +
+      try(tonumber(regex("([0-9]+)S", var.fis_pause_replication.duration)[0]), 0)
+      ) >= 60 && (
+      try(tonumber(regex("([0-9]+)H", var.fis_pause_replication.duration)[0]), 0) * 3600 +
+      try(tonumber(regex("([0-9]+)M", var.fis_pause_replication.duration)[0]), 0) * 60 +
+      try(tonumber(regex("([0-9]+)S", var.fis_pause_replication.duration)[0]), 0)
+    ) <= 43200
+    error_message = "DDB-DR-01: fis_pause_replication.duration must be an ISO 8601 duration such as \"PT10M\" or \"PT1H30M\" (1 minute to 12 hours)."
+  }
+  validation {
+    condition     = alltrue([for a in var.fis_pause_replication.stop_alarm_arns : can(regex("^arn:[^:]+:cloudwatch:[^:]+:[0-9]{12}:alarm:.+$", a))])
+    error_message = "DDB-DR-01: fis_pause_replication.stop_alarm_arns must be CloudWatch alarm ARNs (arn:aws:cloudwatch:REGION:ACCOUNT:alarm:NAME)."
+  }
+}
+
 variable "backup" {
   description = <<-EOF
     AWS Backup for every table (Security Hub DynamoDB.4 in both regions): `tables` (not global, DDB-DR-01

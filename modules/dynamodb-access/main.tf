@@ -166,7 +166,13 @@ locals {
     dynamodb = [local.env_tables_any_region]
     ssm      = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${local.scope}*", "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${local.scope}*"]
     # Health check ARNs hold only an ID: the env's are the ones modules/dr created for it.
-    route53    = [for id in var.health_check_ids : "arn:${local.partition}:route53:::healthcheck/${id}"]
+    route53 = [for id in var.health_check_ids : "arn:${local.partition}:route53:::healthcheck/${id}"]
+    # The env's experiment templates only (any region: modules/dr makes the pause template in the DR region),
+    # and the experiments they run (StartExperiment names both; GetExperiment and StopExperiment the experiment).
+    fis = length(var.fis_experiment_template_ids) == 0 ? [] : concat(
+      [for id in var.fis_experiment_template_ids : "arn:${local.partition}:fis:*:${var.account_id}:experiment-template/${id}"],
+      ["arn:${local.partition}:fis:*:${var.account_id}:experiment/*"],
+    )
     logs       = ["arn:${local.partition}:logs:${local.region}:${var.account_id}:log-group:/aws-dynamodb/imports:*"]
     s3         = ["arn:${local.partition}:s3:::${local.scope}*", "arn:${local.partition}:s3:::${local.scope}*/*"]
     sqs        = ["arn:${local.partition}:sqs:${local.region}:${var.account_id}:${local.scope}*"]

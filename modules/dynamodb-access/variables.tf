@@ -55,6 +55,17 @@ variable "health_check_ids" {
   }
 }
 
+variable "fis_experiment_template_ids" {
+  description = "AWS FIS experiment template IDs of this env (modules/dr output `fis_pause_replication_template_id`) that the operator may start (`dynops dr drill --pause-replication`); it may read and stop the experiments they run. Template ARNs hold only an ID, so the operator starts exactly these; empty: it starts none."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for id in var.fis_experiment_template_ids : can(regex("^[A-Za-z0-9]+$", id))])
+    error_message = "DDB-SEC-03: fis_experiment_template_ids must be experiment template IDs (e.g. \"EXT1a2b3c4d5e6f7\"), not ARNs or wildcards."
+  }
+}
+
 ################################################################################
 # Policies (DDB-SEC-01, DDB-SEC-02)
 ################################################################################

@@ -35,6 +35,7 @@ module "access" {
   account_root_trust_reason   = local.access.account_root_trust_reason
   permissions_boundary_arn    = local.access.permissions_boundary_arn != null ? local.access.permissions_boundary_arn : var.permissions_boundary_arn
   health_check_ids            = local.access.health_check_ids
+  fis_experiment_template_ids = local.access.fis_experiment_template_ids
 
   tags = var.tags
 }
@@ -43,7 +44,7 @@ module "access" {
 # here). One list per level; the tenant table keys are the attributes of
 # modules/dynamodb-access's tenant_tables.
 locals {
-  access_keys       = ["account_id", "tenant_tables", "product_scope", "tenant_tag_key", "max_session_duration", "create_roles", "trusted_principal_arns", "role_trusted_principal_arns", "account_root_trust_reason", "permissions_boundary_arn", "health_check_ids"]
+  access_keys       = ["account_id", "tenant_tables", "product_scope", "tenant_tag_key", "max_session_duration", "create_roles", "trusted_principal_arns", "role_trusted_principal_arns", "account_root_trust_reason", "permissions_boundary_arn", "health_check_ids", "fis_experiment_template_ids"]
   tenant_table_keys = ["key_prefix", "index_key_delimiter", "cross_tenant_indexes"]
   access = var.access == null ? null : {
     account_id                  = var.access.account_id
@@ -57,5 +58,6 @@ locals {
     account_root_trust_reason   = try(var.access.account_root_trust_reason, null)
     permissions_boundary_arn    = try(var.access.permissions_boundary_arn, null)
     health_check_ids            = try(var.access.health_check_ids, [])
+    fis_experiment_template_ids = try(var.access.fis_experiment_template_ids, [])
   }
 }

@@ -61,11 +61,12 @@ variable "access" {
   description = <<-EOT
     IAM policies (and optionally roles) for the tables (modules/dynamodb-access, DDB-SEC-01..03); null: none.
     tenant_tables is keyed by usage, e.g. `{ order = { key_prefix = "TENANT#", index_key_delimiter = "#" } }` (DDB-SEC-02).
-    health_check_ids: this env's Route 53 health checks (modules/dr output), the only ones the operator may read and invert.
+    health_check_ids: this env's Route 53 health checks (modules/dr output), the only ones the operator may read and invert;
+    fis_experiment_template_ids: this env's FIS templates (modules/dr output), the only ones the operator may start.
     Keys (an unknown one is refused): account_id (required), tenant_tables ({}; each with key_prefix "", index_key_delimiter,
     cross_tenant_indexes {}), product_scope (false), tenant_tag_key ("tenant_id"), max_session_duration (3600),
     create_roles (false), trusted_principal_arns ([]), role_trusted_principal_arns ({}), account_root_trust_reason,
-    permissions_boundary_arn, health_check_ids ([]); each as in modules/dynamodb-access.
+    permissions_boundary_arn, health_check_ids ([]), fis_experiment_template_ids ([]); each as in modules/dynamodb-access.
   EOT
   # any, not an object type: Terraform would drop a misspelt attribute in
   # conversion (a permissions_boundary_arn typo would create roles without

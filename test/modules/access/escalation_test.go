@@ -128,12 +128,14 @@ var exampleBoundary = "arn:aws:iam::" + accountID + ":policy/dev-boundary"
 // plans is not logged: the matrices are the output.
 var plans = func() *harness.PlanGroup {
 	g := harness.NewPlanGroup(append([]harness.PlanCase{
-		{Name: "example", Dir: example, Vars: func(testing.TB) map[string]any { return nil }},
+		{Name: "example", Dir: example, Vars: func(testing.TB) map[string]any {
+			return map[string]any{"fis_experiment_template_ids": []string{fisTemplateID}}
+		}},
 		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
 			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}}
 		}},
 		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
-			return map[string]any{"account_id": accountID, "route53_enabled": false}
+			return map[string]any{"account_id": accountID, "route53_enabled": false, "fis_pause_replication_enabled": true}
 		}},
 	}, append(moduleCases, indexKeyPlanCases()...)...)...)
 	g.Quiet = true
@@ -249,6 +251,9 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		{name: "export-schedule", documented: []string{"lambda:InvokeFunction"}},
 		// modules/dr: AWS Backup's service role, with AWS's two managed
 		// policies (what AWS Backup needs to back up and restore DynamoDB).
+		// modules/dr: the role AWS FIS runs the pause drill as: the resource
+		// policies of the secondary replicas (the pause statement), nothing else.
+		{name: "fis-pause-replication", serviceOnly: true, documented: []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}},
 		{name: "backup", serviceOnly: true, documented: []string{
 			"dynamodb:CreateBackup", "dynamodb:DeleteBackup", "dynamodb:DescribeBackup", "dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:StartAwsBackupJob",
 			"dynamodb:RestoreTableFromAwsBackup", "dynamodb:RestoreTableFromBackup", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem",
@@ -273,6 +278,9 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		case "ci-created-role":
 			r.policies = []any{admin}
 			r.boundary = policyOf(t, ci, "aws_iam_policy.boundary")
+		case "fis-pause-replication":
+			r.policies = []any{policyOf(t, dr, "module.dr.aws_iam_role_policy.fis[0]")}
+			r.planCase, r.roleAddr = "dr example", "module.dr.aws_iam_role.fis[0]"
 		case "failover":
 			r.policies = []any{policyOf(t, dr, "module.dr.aws_iam_role_policy.failover[0]")}
 			r.planCase, r.roleAddr = "dr example", "module.dr.aws_iam_role.failover[0]"

@@ -230,6 +230,13 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 			m.add("dynops-operator", "BatchImportFindings another product", denied, "securityhub:BatchImportFindings", shub+"product/"+accountID+"/other", nil)
 			m.add("dynops-operator", "GetFindings hub", allowed, "securityhub:GetFindings", shub+"hub/default", nil)
 			m.add("dynops-operator", "BatchUpdateFindings hub", allowed, "securityhub:BatchUpdateFindings", shub+"hub/default", nil)
+			// dr drill --pause-replication: the env's FIS template only (modules/dr's), in any region.
+			fisARN := "arn:aws:fis:eu-central-1:" + accountID + ":"
+			m.add("dynops-operator", "StartExperiment env template", allowed, "fis:StartExperiment", fisARN+"experiment-template/"+fisTemplateID, nil)
+			m.add("dynops-operator", "StartExperiment another template", denied, "fis:StartExperiment", fisARN+"experiment-template/EXTother0001", nil)
+			m.add("dynops-operator", "StopExperiment", allowed, "fis:StopExperiment", fisARN+"experiment/EXPabc123", nil)
+			m.add("dynops-operator", "CreateExperimentTemplate", denied, "fis:CreateExperimentTemplate", fisARN+"experiment-template/EXTnew0001", nil)
+			m.add("dynops-operator", "UpdateExperimentTemplate env template", denied, "fis:UpdateExperimentTemplate", fisARN+"experiment-template/"+fisTemplateID, nil)
 			m.add("dynops-operator", "BatchImportFindings in another account", denied, "securityhub:BatchImportFindings", "arn:aws:securityhub:"+region+":210987654321:product/210987654321/default", nil)
 		}},
 	} {

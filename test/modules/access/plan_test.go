@@ -26,6 +26,8 @@ const (
 	accountID = "123456789012"
 	// healthCheckID is the env's Route 53 health check the example gives the operator.
 	healthCheckID = "abcdef12-3456-7890-abcd-ef1234567890"
+	// fisTemplateID is the env's FIS template (modules/dr's pause drill) the example gives the operator.
+	fisTemplateID = "EXTpause1234"
 	region        = harness.DefaultRegion
 )
 
@@ -116,6 +118,8 @@ func TestPlanExample(t *testing.T) {
 					case strings.HasPrefix(role, "dynops-"):
 						// Other services: named by the env prefix, except Route 53 health checks (exactly the env's IDs) and Security Hub (account-scoped).
 						ok := strings.Contains(r, "dev-") || r == "arn:aws:route53:::healthcheck/"+healthCheckID ||
+							// dr drill --pause-replication: exactly the env's template, and the experiments templates run.
+							r == "arn:aws:fis:*:"+accountID+":experiment-template/"+fisTemplateID || r == "arn:aws:fis:*:"+accountID+":experiment/*" ||
 							strings.Contains(r, ":event-source-mapping:") || strings.Contains(r, ":recovery-point:") || strings.Contains(r, "/aws-dynamodb/imports") ||
 							// check --to-security-hub: the account's one hub and its own product (no env in either).
 							r == "arn:aws:securityhub:"+region+":"+accountID+":hub/default" || r == "arn:aws:securityhub:"+region+":"+accountID+":product/"+accountID+"/default"

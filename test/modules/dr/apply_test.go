@@ -226,3 +226,33 @@ func TestApplyGlobalTableDrill_DDB_DR_01(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, target.Region, aws.ToString(pointer.Parameter.Value))
 }
+
+// TestApplyPauseReplicationDrill_DDB_DR_01 breaks replication on purpose on
+// AWS: modules/dr's FIS template pauses replication into the secondary
+// region of a real global table, `dynops dr drill --pause-replication` sees
+// the pause in the replica's resource policy, has the failover preflight
+// into that region refuse it, stops the experiment and sees the pause gone.
+func TestApplyPauseReplicationDrill_DDB_DR_01(t *testing.T) {
+	target.RequireAWS(t, "has no AWS FIS (StartExperiment answers 404) and no global tables")
+	t.Parallel()
+	tbl := target.Options(t, "modules/dynamodb-table/examples/global-table", map[string]any{"env": "dev", "product": harness.UniqueID()})
+	target.Teardown(t, tbl, true)
+	terraform.InitAndApply(t, tbl)
+	name := terraform.Output(t, tbl, "table_name")
+	dr := applyDR(t, map[string]any{"global_tables": []string{name}, "regional_tables": []string{}, "route53_enabled": false, "fis_pause_replication_enabled": true})
+	template := terraform.Output(t, dr, "fis_pause_replication_template_id")
+	require.NotEmpty(t, template)
+
+	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, errOut, code := target.Dynops(t, auditLog, "dr", "drill", "--table", name, "--regions", target.Region+","+drpair.Away, "--to", drpair.Away,
+		"--pause-replication", template, "--pause-timeout", "10m", "--yes", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var res failover.PauseDrillResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	assert.True(t, res.OK)
+	assert.NotEmpty(t, res.Experiment)
+	assert.Contains(t, strings.Join(res.Refused, "\n"), "replication-paused", "the failover preflight refused while paused")
+	for _, st := range res.Steps {
+		assert.Equal(t, failover.StepDone, st.Status, st.Name)
+	}
+}

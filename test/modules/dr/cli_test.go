@@ -96,6 +96,9 @@ func TestCLIRefusals(t *testing.T) {
 		{"bad --health-check", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--health-check", "eu-west-1="}, 2, "--health-check takes REGION=ID"},
 		{"break-glass must be an ARN", []string{"dr", "failover", "--table", "dev-hoge-session", "--to", "eu-central-1", "--break-glass-role-arn", "admin"}, 2, "is not one IAM role ARN"},
 		{"prod needs the typed name", []string{"dr", "failover", "--table", "prod-hoge-session", "--to", "eu-central-1", "--yes"}, 2, "--confirm prod-hoge-session"},
+		{"--alarm without a pause drill", []string{"dr", "drill", "--table", "dev-hoge-session", "--alarm", "dev-hoge-session-replication-latency-eu-central-1"}, 2, "--alarm and --keep-running belong to a pause drill"},
+		{"--pause-timeout under its bound", []string{"dr", "drill", "--table", "dev-hoge-session", "--pause-replication", "EXT1", "--pause-timeout", "1s"}, 2, "--pause-timeout"},
+		{"a pause drill refuses prod", []string{"dr", "drill", "--table", "prod-hoge-session", "--pause-replication", "EXT1", "--yes"}, 2, "drill refuses table prod-hoge-session (protected"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,4 +231,18 @@ func TestCLIDryRunsChangeNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCLIPauseDrillNeedsItsTemplate: a pause drill reads its FIS template
+// before anything else; where it cannot (here: the emulator has no FIS) it
+// stops there, naming the template and the region, and changes nothing.
+func TestCLIPauseDrillNeedsItsTemplate(t *testing.T) {
+	t.Parallel()
+	p := drpair.New(t, target, drpair.Options{})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	before := fmt.Sprint(p.Pointer(t, drpair.Home), p.Pointer(t, drpair.Away), p.Fenced(t, drpair.Home), p.Fenced(t, drpair.Away))
+	_, errOut, code := target.Dynops(t, log, append([]string{"dr", "drill", "--to", drpair.Away, "--pause-replication", "EXTnotthere1", "--yes"}, pairFlags(p)...)...)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "reading experiment template EXTnotthere1 in "+drpair.Away)
+	assert.Equal(t, before, fmt.Sprint(p.Pointer(t, drpair.Home), p.Pointer(t, drpair.Away), p.Fenced(t, drpair.Home), p.Fenced(t, drpair.Away)), "nothing changed")
 }

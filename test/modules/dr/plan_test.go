@@ -223,6 +223,10 @@ func TestPlanModuleValidations(t *testing.T) {
 		{"DDB-DR-01 vault lock min above retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 36}}}, []string{"DDB-DR-01: backup.vault_lock: min_retention_days must be at least 1 and at most retention_days"}},
 		{"DDB-DR-01 vault lock min 0", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 0}}}, []string{"DDB-DR-01: backup.vault_lock"}},
 		{"DDB-DR-01 vault lock max below copy retention", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "copy_retention_days": 90, "vault_lock": map[string]any{"min_retention_days": 7, "max_retention_days": 60}}}, []string{"DDB-DR-01: backup.vault_lock", "max_retention_days (when set) at least both"}},
+		{"DDB-DR-01 FIS duration not ISO 8601", map[string]any{"fis_pause_replication": map[string]any{"enabled": true, "duration": "10m"}}, []string{`DDB-DR-01: fis_pause_replication.duration must be an ISO 8601 duration such as "PT10M"`, "(1 minute to 12 hours)"}},
+		{"DDB-DR-01 FIS duration under a minute", map[string]any{"fis_pause_replication": map[string]any{"duration": "PT30S"}}, []string{"DDB-DR-01: fis_pause_replication.duration must be an ISO 8601 duration"}},
+		{"DDB-DR-01 FIS duration over 12 hours", map[string]any{"fis_pause_replication": map[string]any{"duration": "PT12H1M"}}, []string{"DDB-DR-01: fis_pause_replication.duration must be an ISO 8601 duration"}},
+		{"DDB-DR-01 FIS stop alarm not an ARN", map[string]any{"fis_pause_replication": map[string]any{"stop_alarm_arns": []string{"my-alarm"}}}, []string{"DDB-DR-01: fis_pause_replication.stop_alarm_arns must be CloudWatch alarm ARNs"}},
 		{"DDB-DR-01 vault lock changeable 2 days", map[string]any{"backup": map[string]any{"tables": []string{"prod-hoge-user"}, "vault_lock": map[string]any{"min_retention_days": 7, "changeable_for_days": 2}}}, []string{"DDB-DR-01: backup.vault_lock", "changeable_for_days (when set) at least 3"}},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))
@@ -234,4 +238,51 @@ func TestPlanModuleValidations(t *testing.T) {
 		refusals = append(refusals, harness.Refusal{Name: tc.name, Vars: vars, Want: tc.want})
 	}
 	harness.ExpectRefusals(t, "modules/dr", refusals)
+}
+
+// TestPlanPauseReplicationTemplate_DDB_DR_01: fis_pause_replication plans
+// one FIS experiment template in the secondary region whose only action is
+// aws:dynamodb:global-table-pause-replication on the secondary replicas of
+// the env's global tables (by ARN), for the duration given; its role is
+// assumable by FIS for this account only and may change those replicas'
+// resource policies and nothing else. Off by default; a bad duration is
+// refused with the rule ID.
+func TestPlanPauseReplicationTemplate_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	tables := []string{"prod-hoge-session", "prod-hoge-cart"}
+	p := planOn(t, example, map[string]any{"env": "prod", "global_tables": tables, "regional_tables": []string{},
+		"secondary_region": "eu-central-1", "fis_pause_replication_enabled": true})
+	arns := []string{"arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-session", "arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-cart"}
+
+	tpl := values(t, p, "module.dr.aws_fis_experiment_template.pause_replication[0]")
+	actions := tpl["action"].([]any)
+	require.Len(t, actions, 1, "one action, nothing else broken")
+	a := actions[0].(map[string]any)
+	assert.Equal(t, "aws:dynamodb:global-table-pause-replication", a["action_id"])
+	assert.Equal(t, []any{map[string]any{"key": "duration", "value": "PT10M"}}, a["parameter"])
+	assert.Equal(t, []any{map[string]any{"key": "Tables", "value": "Tables"}}, a["target"])
+	targets := tpl["target"].([]any)
+	require.Len(t, targets, 1)
+	tg := targets[0].(map[string]any)
+	assert.Equal(t, "aws:dynamodb:global-table", tg["resource_type"])
+	assert.Equal(t, "Tables", tg["name"])
+	assert.Equal(t, "ALL", tg["selection_mode"])
+	assert.ElementsMatch(t, arns, list(tg["resource_arns"]), "the secondary replicas, by ARN")
+	assert.Empty(t, tg["resource_tag"], "no tag search")
+	require.Len(t, tpl["stop_condition"], 1)
+	assert.Equal(t, "none", tpl["stop_condition"].([]any)[0].(map[string]any)["source"], "no stop alarm given: FIS runs the duration unless stopped")
+
+	var policy struct{ Statement []statement }
+	require.NoError(t, json.Unmarshal([]byte(values(t, p, "module.dr.aws_iam_role_policy.fis[0]")["policy"].(string)), &policy))
+	require.Len(t, policy.Statement, 1)
+	assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(policy.Statement[0].Action))
+	assert.ElementsMatch(t, arns, list(policy.Statement[0].Resource))
+	var trust struct{ Statement []statement }
+	require.NoError(t, json.Unmarshal([]byte(values(t, p, "module.dr.aws_iam_role.fis[0]")["assume_role_policy"].(string)), &trust))
+	require.Len(t, trust.Statement, 1)
+	assert.Equal(t, "123456789012", trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"], "this account's experiments only")
+
+	off := planOn(t, example, map[string]any{"env": "prod", "global_tables": tables, "regional_tables": []string{}})
+	_, has := off.ResourcePlannedValuesMap["module.dr.aws_fis_experiment_template.pause_replication[0]"]
+	assert.False(t, has, "off by default")
 }

@@ -42,6 +42,9 @@ module "dr" {
     secondary_endpoint = "api.${var.secondary_region}.example.com"
   } : null
 
+  # The pause-replication drill's FIS template (dynops dr drill --pause-replication); AWS only.
+  fis_pause_replication = { enabled = var.fis_pause_replication_enabled }
+
   backup = {
     enabled              = length(var.regional_tables) > 0 || var.backup_global_tables
     tables               = var.regional_tables

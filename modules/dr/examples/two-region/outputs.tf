@@ -22,3 +22,8 @@ output "backup_copy_vault_arn" {
   description = "Copy vault in the secondary region."
   value       = module.dr.backup_copy_vault_arn
 }
+
+output "fis_pause_replication_template_id" {
+  description = "The FIS template of `dynops dr drill --pause-replication`; null when off."
+  value       = module.dr.fis_pause_replication_template_id
+}

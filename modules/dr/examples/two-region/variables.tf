@@ -84,3 +84,9 @@ variable "permissions_boundary_arn" {
   type        = string
   default     = null
 }
+
+variable "fis_pause_replication_enabled" {
+  description = "Create the AWS FIS template that pauses replication into the secondary region (the local emulator has no FIS)."
+  type        = bool
+  default     = false
+}

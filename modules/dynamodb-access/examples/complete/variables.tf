@@ -27,3 +27,9 @@ variable "health_check_ids" {
   type        = list(string)
   default     = []
 }
+
+variable "fis_experiment_template_ids" {
+  description = "AWS FIS experiment template IDs of the env (modules/dr output fis_pause_replication_template_id) the operator may start."
+  type        = list(string)
+  default     = []
+}

@@ -1,0 +1,315 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/fis"
+	fistypes "github.com/aws/aws-sdk-go-v2/service/fis/types"
+
+	"github.com/dynops/dynops/internal/audit"
+)
+
+// FIS is the part of the AWS FIS API the pause drill uses, in the region
+// of the experiment template (modules/dr output
+// fis_pause_replication_template_id).
+type FIS interface {
+	GetExperimentTemplate(context.Context, *fis.GetExperimentTemplateInput, ...func(*fis.Options)) (*fis.GetExperimentTemplateOutput, error)
+	StartExperiment(context.Context, *fis.StartExperimentInput, ...func(*fis.Options)) (*fis.StartExperimentOutput, error)
+	GetExperiment(context.Context, *fis.GetExperimentInput, ...func(*fis.Options)) (*fis.GetExperimentOutput, error)
+	StopExperiment(context.Context, *fis.StopExperimentInput, ...func(*fis.Options)) (*fis.StopExperimentOutput, error)
+}
+
+// Alarms reads the state of the replication-latency alarm.
+type Alarms interface {
+	DescribeAlarms(context.Context, *cloudwatch.DescribeAlarmsInput, ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error)
+}
+
+// PauseActionID is the AWS FIS action that pauses a global table's
+// replication into the replica it targets (resource type
+// aws:dynamodb:global-table, target key Tables, parameter duration).
+const PauseActionID = "aws:dynamodb:global-table-pause-replication"
+
+// PauseDrillRequest is a drill that breaks replication on purpose: an AWS
+// FIS experiment pauses replication into Region for the template's
+// duration, and the drill checks that dynops sees it.
+type PauseDrillRequest struct {
+	Target Target
+	// Template is the experiment template's ID; Region is its region (the
+	// replica whose replication it pauses).
+	Template, Region string
+	// Alarm is the ReplicationLatency alarm that must fire ("": not checked).
+	Alarm string
+	// Rules are the failover preflight's (its mode and regions are the
+	// drill's: a failover into Region).
+	Rules Rules
+	// Execute starts the experiment; false: the plan only.
+	Execute bool
+	// KeepRunning leaves the experiment to its own end instead of
+	// stopping it once every check has its answer.
+	KeepRunning bool
+	// Timeout bounds each wait (the experiment's start, the pause, the
+	// alarm, the end); Poll is how often they ask.
+	Timeout, Poll time.Duration
+}
+
+// PauseDrillResult is what the drill saw, step by step.
+type PauseDrillResult struct {
+	Table      string `json:"table"`
+	Region     string `json:"region"`
+	Template   string `json:"experiment_template"`
+	Experiment string `json:"experiment,omitempty"`
+	DryRun     bool   `json:"dry_run"`
+	OK         bool   `json:"ok"`
+	Steps      []Step `json:"steps"`
+	// Refused is what the failover preflight said while replication was paused.
+	Refused []string `json:"preflight_refused,omitempty"`
+	// AlarmFired is nil when no alarm was checked.
+	AlarmFired *bool `json:"alarm_fired,omitempty"`
+}
+
+// PauseDrill runs the drill: check the template (it must pause this table
+// in Region and nothing else), start the experiment, wait until the pause
+// shows in the replica's resource policy, run the failover preflight into
+// Region (it must refuse: replication-paused), wait for the alarm, then stop
+// the experiment and wait until the pause is gone. It stops at the first
+// step that fails; the experiment is stopped on every way out once started.
+func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req PauseDrillRequest) (PauseDrillResult, error) {
+	res := PauseDrillResult{Table: req.Target.Table, Region: req.Region, Template: req.Template, DryRun: !req.Execute}
+	poll := req.Poll
+	if poll <= 0 {
+		poll = r.pollInterval()
+	}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	run := func(name, plan string, fn func(st *Step) error) error {
+		st := Step{Name: name, Plan: plan, Status: StepNotRun}
+		if !req.Execute && name != "check-template" {
+			res.Steps = append(res.Steps, st)
+			return nil
+		}
+		start := r.Now()
+		err := fn(&st)
+		st.Duration = r.Now().Sub(start)
+		st.Status = StepDone
+		if err != nil {
+			st.Status, st.Detail = StepFailed, err.Error()
+		}
+		res.Steps = append(res.Steps, st)
+		if r.OnStep != nil {
+			r.OnStep(st)
+		}
+		if r.Record != nil {
+			r.Record(audit.DRStepAction("drill --pause-replication", name), req.Target.Table, st)
+		}
+		return err
+	}
+	// waitFor asks cond every poll until it says done, the timeout or ctx ends.
+	waitFor := func(what string, cond func() (bool, error)) error {
+		deadline := r.Now().Add(timeout)
+		for {
+			done, err := cond()
+			if err != nil || done {
+				return err
+			}
+			if r.Now().After(deadline) {
+				return fmt.Errorf("%s: not seen within %s", what, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(poll):
+			}
+		}
+	}
+
+	err := run("check-template", "read experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
+		return checkTemplate(ctx, f, req)
+	})
+	if err != nil {
+		return res, err
+	}
+	var id string
+	stop := func() {
+		if id == "" {
+			return
+		}
+		// A fresh context: the drill's may be cancelled (Ctrl-C), and a
+		// pause left running is what an interrupted drill must not leave.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_, _ = f.StopExperiment(sctx, &fis.StopExperimentInput{Id: aws.String(id)})
+	}
+	err = run("start-experiment", "start an experiment from "+req.Template+" (replication into "+req.Region+" pauses)", func(st *Step) error {
+		out, err := f.StartExperiment(ctx, &fis.StartExperimentInput{ExperimentTemplateId: aws.String(req.Template),
+			ClientToken: aws.String(fmt.Sprintf("dynops-drill-%d", r.Now().UnixNano())),
+			Tags:        map[string]string{"dynops": "dr-drill", "table": req.Target.Table}})
+		if err != nil {
+			return fmt.Errorf("starting the experiment from template %s in %s: %w", req.Template, req.Region, err)
+		}
+		id = aws.ToString(out.Experiment.Id)
+		res.Experiment = id
+		st.Detail = "experiment " + id
+		st.Undo = []string{"aws fis stop-experiment --region " + req.Region + " --id " + id}
+		return waitFor("the experiment running", func() (bool, error) { return experimentIs(ctx, f, id, fistypes.ExperimentStatusRunning) })
+	})
+	if err != nil {
+		stop()
+		return res, err
+	}
+	defer func() {
+		if !req.KeepRunning {
+			stop()
+		}
+	}()
+	var paused State
+	err = run("pause-seen", "read "+req.Target.Table+"'s resource policy in "+req.Region+" until the pause statement shows", func(st *Step) error {
+		return waitFor("the pause statement on "+req.Target.Table+" in "+req.Region, func() (bool, error) {
+			paused = Inspect(ctx, r.Clients, req.Target, time.Hour, r.Now())
+			rs, ok := paused.Region(req.Region)
+			if !ok {
+				return false, fmt.Errorf("%s is not a region of %s", req.Region, req.Target.Table)
+			}
+			ps := ReplicationPauses(rs.Policy)
+			if len(ps) > 0 {
+				st.Detail = fmt.Sprintf("statement %s until %s", ps[0].Sid, ps[0].Until)
+			}
+			return len(ps) > 0, nil
+		})
+	})
+	if err != nil {
+		return res, err
+	}
+	err = run("preflight-refuses", "a failover into "+req.Region+" now: the preflight must refuse it (replication-paused)", func(st *Step) error {
+		rules := req.Rules
+		rules.Mode, rules.From, rules.To, rules.FromGiven = Failover, paused.Active, req.Region, true
+		if rules.From == req.Region || rules.From == "" {
+			rules.From = otherRegion(req.Target.Regions, req.Region)
+		}
+		checks := Preflight(paused, rules)
+		res.Refused = Refused(checks)
+		for _, c := range checks {
+			if c.Name == "replication-paused" && c.Status == CheckFail {
+				st.Detail = c.Detail
+				return nil
+			}
+		}
+		return fmt.Errorf("the failover preflight into %s did not refuse while replication was paused: %s", req.Region, strings.Join(res.Refused, "; "))
+	})
+	if err != nil {
+		return res, err
+	}
+	if req.Alarm != "" {
+		fired := false
+		res.AlarmFired = &fired
+		err = run("alarm-fires", "wait for alarm "+req.Alarm+" to be in ALARM", func(st *Step) error {
+			return waitFor("alarm "+req.Alarm+" in ALARM", func() (bool, error) {
+				out, err := alarms.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: []string{req.Alarm}})
+				if err != nil {
+					return false, fmt.Errorf("reading alarm %s: %w", req.Alarm, err)
+				}
+				if len(out.MetricAlarms) == 0 {
+					return false, fmt.Errorf("no alarm named %s in %s (modules/dynamodb-alarms names it TABLE-replication-latency-REGION)", req.Alarm, req.Region)
+				}
+				fired = out.MetricAlarms[0].StateValue == cwtypes.StateValueAlarm
+				return fired, nil
+			})
+		})
+		if err != nil {
+			return res, err
+		}
+	}
+	if req.KeepRunning {
+		res.OK = true
+		return res, nil
+	}
+	err = run("stop-experiment", "stop the experiment and wait until the pause statement is gone", func(st *Step) error {
+		stop()
+		if err := waitFor("the experiment ended", func() (bool, error) {
+			return experimentIs(ctx, f, id, fistypes.ExperimentStatusStopped, fistypes.ExperimentStatusCompleted)
+		}); err != nil {
+			return err
+		}
+		return waitFor("the pause statement removed", func() (bool, error) {
+			s := Inspect(ctx, r.Clients, req.Target, time.Hour, r.Now())
+			rs, _ := s.Region(req.Region)
+			return len(ReplicationPauses(rs.Policy)) == 0, nil
+		})
+	})
+	res.OK = err == nil
+	return res, err
+}
+
+// checkTemplate refuses a template that does anything but pause this
+// table's replication in the drill's region: a drill must break exactly
+// what it says.
+func checkTemplate(ctx context.Context, f FIS, req PauseDrillRequest) error {
+	out, err := f.GetExperimentTemplate(ctx, &fis.GetExperimentTemplateInput{Id: aws.String(req.Template)})
+	if err != nil {
+		return fmt.Errorf("reading experiment template %s in %s: %w", req.Template, req.Region, err)
+	}
+	t := out.ExperimentTemplate
+	if t == nil || len(t.Actions) == 0 {
+		return fmt.Errorf("experiment template %s has no actions", req.Template)
+	}
+	for name, a := range t.Actions {
+		if aws.ToString(a.ActionId) != PauseActionID {
+			return fmt.Errorf("experiment template %s action %s is %s: a pause drill runs only %s (modules/dr output fis_pause_replication_template_id)", req.Template, name, aws.ToString(a.ActionId), PauseActionID)
+		}
+	}
+	want := ":" + req.Region + ":"
+	for name, tg := range t.Targets {
+		if len(tg.ResourceArns) == 0 {
+			return fmt.Errorf("experiment template %s target %s selects tables by tag or filter: a drill needs the table's ARN named", req.Template, name)
+		}
+		for _, arn := range tg.ResourceArns {
+			if !strings.HasSuffix(arn, ":table/"+req.Target.Table) || !strings.Contains(arn, want) {
+				return fmt.Errorf("experiment template %s targets %s: the drill is of %s in %s", req.Template, arn, req.Target.Table, req.Region)
+			}
+		}
+	}
+	return nil
+}
+
+// experimentIs tells whether the experiment is in one of want; a failed or
+// cancelled experiment is an error naming its reason.
+func experimentIs(ctx context.Context, f FIS, id string, want ...fistypes.ExperimentStatus) (bool, error) {
+	out, err := f.GetExperiment(ctx, &fis.GetExperimentInput{Id: aws.String(id)})
+	if err != nil {
+		return false, fmt.Errorf("reading experiment %s: %w", id, err)
+	}
+	if out.Experiment == nil || out.Experiment.State == nil {
+		return false, errors.New("experiment " + id + " has no state")
+	}
+	st := out.Experiment.State.Status
+	for _, w := range want {
+		if st == w {
+			return true, nil
+		}
+	}
+	switch st {
+	case fistypes.ExperimentStatusFailed, fistypes.ExperimentStatusCancelled:
+		return false, fmt.Errorf("experiment %s %s: %s", id, st, aws.ToString(out.Experiment.State.Reason))
+	case fistypes.ExperimentStatusStopped, fistypes.ExperimentStatusCompleted:
+		return false, fmt.Errorf("experiment %s ended (%s) before the drill saw what it checks: %s", id, st, aws.ToString(out.Experiment.State.Reason))
+	}
+	return false, nil
+}
+
+// otherRegion is a region of regions that is not r.
+func otherRegion(regions []string, r string) string {
+	for _, x := range regions {
+		if x != r {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,222 @@
+package failover_test
+
+// The pause drill on the local emulator. moto has no AWS FIS (its
+// StartExperiment answers 404), so fakeFIS (a fake at the SDK interface,
+// named so) stands in for the service: starting an experiment does what the
+// aws:dynamodb:global-table-pause-replication action does to the replica
+// (its Deny statement for the replication role, written into the table's
+// resource policy on the emulator) and, as the latency a pause makes would,
+// sets the ReplicationLatency alarm to ALARM; stopping removes the
+// statement. The tables, their resource policies, the pointers and the
+// alarm are the emulator's, over HTTP, through the production code paths.
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/fis"
+	fistypes "github.com/aws/aws-sdk-go-v2/service/fis/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/failover"
+)
+
+type fakeFIS struct {
+	mu       sync.Mutex
+	template fistypes.ExperimentTemplate
+	db       *dynamodb.Client // the paused region's
+	cw       *cloudwatch.Client
+	alarm    string
+	tableARN string
+	// noPause: the experiment runs but writes no statement (a template
+	// that does not reach the table).
+	noPause bool
+	status  fistypes.ExperimentStatus
+	started int
+	stopped int
+}
+
+func (f *fakeFIS) GetExperimentTemplate(_ context.Context, in *fis.GetExperimentTemplateInput, _ ...func(*fis.Options)) (*fis.GetExperimentTemplateOutput, error) {
+	if aws.ToString(in.Id) != aws.ToString(f.template.Id) {
+		return nil, &fistypes.ResourceNotFoundException{Message: aws.String("experiment template not found")}
+	}
+	t := f.template
+	return &fis.GetExperimentTemplateOutput{ExperimentTemplate: &t}, nil
+}
+
+func (f *fakeFIS) StartExperiment(ctx context.Context, in *fis.StartExperimentInput, _ ...func(*fis.Options)) (*fis.StartExperimentOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started++
+	f.status = fistypes.ExperimentStatusRunning
+	if !f.noPause {
+		doc := `{"Version":"2012-10-17","Statement":[{"Sid":"DoNotModifyFisDynamoDbPauseReplicationEXPfake","Effect":"Deny","Principal":{"AWS":"*"},` +
+			`"Action":["dynamodb:GetItem","dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:DeleteItem"],"Resource":"` + f.tableARN + `",` +
+			`"Condition":{"DateLessThan":{"aws:CurrentTime":"` + time.Now().Add(10*time.Minute).UTC().Format(time.RFC3339) + `"},` +
+			`"ArnEquals":{"aws:PrincipalArn":"arn:aws:iam::123456789012:role/aws-service-role/replication.dynamodb.amazonaws.com/AWSServiceRoleForDynamoDBReplication"}}}]}`
+		if _, err := f.db.PutResourcePolicy(ctx, &dynamodb.PutResourcePolicyInput{ResourceArn: &f.tableARN, Policy: &doc}); err != nil {
+			return nil, err
+		}
+	}
+	if f.alarm != "" {
+		if _, err := f.cw.SetAlarmState(ctx, &cloudwatch.SetAlarmStateInput{AlarmName: &f.alarm, StateValue: cwtypes.StateValueAlarm,
+			StateReason: aws.String("replication paused: latency grows")}); err != nil {
+			return nil, err
+		}
+	}
+	return &fis.StartExperimentOutput{Experiment: &fistypes.Experiment{Id: aws.String("EXPfake")}}, nil
+}
+
+func (f *fakeFIS) GetExperiment(_ context.Context, in *fis.GetExperimentInput, _ ...func(*fis.Options)) (*fis.GetExperimentOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &fis.GetExperimentOutput{Experiment: &fistypes.Experiment{Id: in.Id, State: &fistypes.ExperimentState{Status: f.status}}}, nil
+}
+
+func (f *fakeFIS) StopExperiment(ctx context.Context, in *fis.StopExperimentInput, _ ...func(*fis.Options)) (*fis.StopExperimentOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped++
+	f.status = fistypes.ExperimentStatusStopped
+	if !f.noPause {
+		if _, err := f.db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &f.tableARN}); err != nil {
+			return nil, err
+		}
+	}
+	return &fis.StopExperimentOutput{}, nil
+}
+
+// pauseFixture is a pair, the paused region's alarm and a fake FIS whose
+// template pauses the pair's table in away.
+func pauseFixture(t *testing.T, action string, targetARN func(arn string) string) (pair, *fakeFIS, failover.PauseDrillRequest) {
+	t.Helper()
+	ctx := context.Background()
+	p := newPair(t, false)
+	_, arn := policyOf(t, p, away)
+	cw := cloudwatch.NewFromConfig(awsconfig.ForRegion(p.Config, away), awsconfig.CloudWatchQueryProtocol)
+	alarm := p.Table + "-replication-latency-" + away
+	_, err := cw.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{AlarmName: &alarm, Namespace: aws.String("AWS/DynamoDB"),
+		MetricName: aws.String("ReplicationLatency"), Statistic: cwtypes.StatisticMaximum, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1),
+		Threshold: aws.Float64(60000), ComparisonOperator: cwtypes.ComparisonOperatorGreaterThanThreshold,
+		Dimensions: []cwtypes.Dimension{{Name: aws.String("TableName"), Value: &p.Table}, {Name: aws.String("ReceivingRegion"), Value: aws.String(away)}}})
+	require.NoError(t, err)
+	f := &fakeFIS{db: p.DynamoDB(away), cw: cw, alarm: alarm, tableARN: arn, template: fistypes.ExperimentTemplate{
+		Id: aws.String("EXTfake"),
+		Actions: map[string]fistypes.ExperimentTemplateAction{"pause": {ActionId: aws.String(action),
+			Parameters: map[string]string{"duration": "PT10M"}, Targets: map[string]string{"Tables": "Tables"}}},
+		Targets: map[string]fistypes.ExperimentTemplateTarget{"Tables": {ResourceType: aws.String("aws:dynamodb:global-table"),
+			ResourceArns: []string{targetARN(arn)}, SelectionMode: aws.String("ALL")}},
+	}}
+	req := failover.PauseDrillRequest{Target: p.Target, Template: "EXTfake", Region: away, Alarm: alarm, Execute: true,
+		Rules:   p.request(failover.Failover, "", away, true).Rules,
+		Timeout: 5 * time.Second, Poll: 50 * time.Millisecond}
+	return p, f, req
+}
+
+// TestPauseDrill_DDB_DR_01: the drill starts the experiment, sees the pause
+// in the replica's resource policy, has the failover preflight into that
+// region refuse (replication-paused), sees the alarm fire, stops the
+// experiment and sees the pause gone; every step is audited.
+func TestPauseDrill_DDB_DR_01(t *testing.T) {
+	t.Parallel()
+	p, f, req := pauseFixture(t, failover.PauseActionID, func(arn string) string { return arn })
+	var record []string
+	res, err := p.runner(&record).PauseDrill(context.Background(), f, f.cw, req)
+	require.NoError(t, err, "%+v", res.Steps)
+	assert.True(t, res.OK)
+	var names []string
+	for _, s := range res.Steps {
+		names = append(names, s.Name)
+		assert.Equal(t, failover.StepDone, s.Status, s.Name)
+	}
+	assert.Equal(t, []string{"check-template", "start-experiment", "pause-seen", "preflight-refuses", "alarm-fires", "stop-experiment"}, names)
+	require.Len(t, res.Refused, 1, "only the pause refuses the switch: %v", res.Refused)
+	assert.Contains(t, res.Refused[0], "replication-paused: replication is paused ("+away+": an AWS FIS experiment")
+	require.NotNil(t, res.AlarmFired)
+	assert.True(t, *res.AlarmFired)
+	assert.Equal(t, 1, f.started)
+	assert.GreaterOrEqual(t, f.stopped, 1)
+	doc, _ := policyOf(t, p, away)
+	assert.Empty(t, failover.ReplicationPauses(doc), "the pause is gone at the end")
+	assert.Contains(t, record, "dr drill --pause-replication: preflight-refuses", "each step is audited")
+}
+
+// TestPauseDrillRefusesOtherTemplates: a template that targets another
+// table or region, or runs another action, is refused before any
+// experiment starts; a dry run reads the template and starts nothing.
+func TestPauseDrillRefusesOtherTemplates(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		action string
+		arn    func(string) string
+		want   string
+	}{
+		{"another table", failover.PauseActionID, func(a string) string { return a + "-other" }, "targets"},
+		{"another region", failover.PauseActionID, func(a string) string { return "arn:aws:dynamodb:us-west-2:123456789012:table/x" }, "targets"},
+		{"another action", "aws:fis:inject-api-internal-error", func(a string) string { return a }, "a pause drill runs only " + failover.PauseActionID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, f, req := pauseFixture(t, c.action, c.arn)
+			res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Zero(t, f.started, "nothing started")
+			assert.False(t, res.OK)
+		})
+	}
+	t.Run("dry run", func(t *testing.T) {
+		p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+		req.Execute = false
+		res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+		require.NoError(t, err)
+		assert.True(t, res.DryRun)
+		assert.Zero(t, f.started, "a dry run starts no experiment")
+		assert.Equal(t, failover.StepDone, res.Steps[0].Status, "the template is checked")
+		for _, s := range res.Steps[1:] {
+			assert.Equal(t, failover.StepNotRun, s.Status, s.Name)
+		}
+	})
+}
+
+// TestPauseDrillStopsTheExperimentOnEveryWayOut: when the pause never
+// shows (a template that does not reach the table) the drill fails at that
+// step and stops the experiment; when the drill is interrupted (Ctrl-C) the
+// experiment is stopped too.
+func TestPauseDrillStopsTheExperimentOnEveryWayOut(t *testing.T) {
+	t.Parallel()
+	t.Run("no pause seen", func(t *testing.T) {
+		p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+		f.noPause = true
+		req.Timeout = 300 * time.Millisecond
+		res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the pause statement on "+p.Table+" in "+away+": not seen within")
+		assert.Equal(t, failover.StepFailed, res.Steps[len(res.Steps)-1].Status)
+		assert.Equal(t, 1, f.stopped, "the experiment is stopped")
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+		f.alarm = "" // the alarm never fires: the drill waits until cancelled
+		ctx, cancel := context.WithCancel(context.Background())
+		r := p.runner(new([]string))
+		r.OnStep = func(s failover.Step) {
+			if s.Name == "preflight-refuses" {
+				cancel()
+			}
+		}
+		_, err := r.PauseDrill(ctx, f, f.cw, req)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.GreaterOrEqual(t, f.stopped, 1, "an interrupted drill stops its experiment")
+		doc, _ := policyOf(t, p, away)
+		assert.Empty(t, failover.ReplicationPauses(doc), "and the pause is gone")
+	})
+}
