@@ -106,7 +106,15 @@ func budgetSection(e *env) error {
 	rows = append(rows, budgetRow{command: "pitr repair", table: to, items: rep.Result.Copied, seconds: m.seconds,
 		use: capacity.Use{Budget: rep.WriteBudget, Used: rep.Result.WriteCapacity}})
 
-	// migrate backfill (scan path) and verify, a budget on each table.
+	// export apply: an incremental export of the half the target lacks
+	// (AWS's layout, exporttest) applied onto it at the write budget.
+	applied, err := e.applyAtBudget(to, items[n/2:], writeBudget)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, applied)
+
+	// migrate backfill (scan path), catch-up and verify, a budget on each table.
 	src, routes, dsts, err := e.migrationSource("budget", n, true)
 	if err != nil {
 		return err
@@ -121,9 +129,21 @@ func budgetSection(e *env) error {
 	}{
 		{"migrate backfill", []string{"migrate", "backfill", "--source", src, "--routes", routes, "--state", state,
 			"--max-read-units", ftoa(readBudget), "--max-write-units", ftoa(batchWriteBudget)}},
+		{"migrate catch-up", []string{"migrate", "catch-up", "--source", src, "--routes", routes, "--state", state,
+			"--max-write-units", ftoa(writeBudget)}},
 		{"migrate verify", []string{"migrate", "verify", "--source", src, "--routes", routes, "--state", state,
 			"--max-read-units", ftoa(readBudget)}},
 	} {
+		if step.name == "migrate catch-up" {
+			// Changes for the catch-up: every source item written again, changed.
+			changed := singleTableUsers(n)
+			for _, it := range changed {
+				it["note"] = &types.AttributeValueMemberS{Value: "changed after the backfill"}
+			}
+			if err := e.batchWrite(src, puts(changed)); err != nil {
+				return err
+			}
+		}
 		out, m, err := e.runDynops(step.args...)
 		if err != nil {
 			return err
@@ -169,6 +189,77 @@ func budgetSection(e *env) error {
 		fmt.Printf("%d budget(s) exceeded\n", over)
 	}
 	return nil
+}
+
+// applyAtBudget writes an incremental export (AWS's layout) whose window
+// inserts items, uploads it and runs export apply onto table at budget.
+func (e *env) applyAtBudget(table string, items []map[string]types.AttributeValue, budget float64) (budgetRow, error) {
+	recs, err := records(items, 4, "user_id")
+	if err != nil {
+		return budgetRow{}, err
+	}
+	root := filepath.Join(e.tmp, "apply-export")
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	_, err = exporttest.Write(root, exporttest.Spec{Prefix: "inc", ExportID: "01772323200000-" + e.id[len(e.id)-8:], Incremental: true,
+		From: from, To: from.Add(time.Hour), Records: recs, Table: table})
+	if err != nil {
+		return budgetRow{}, err
+	}
+	bucket, err := e.bucket("budget-apply")
+	if err != nil {
+		return budgetRow{}, err
+	}
+	if err := e.upload(bucket, root); err != nil {
+		return budgetRow{}, err
+	}
+	out, m, err := e.runDynops("export", "apply", "--bucket", bucket, "--prefix", "inc", "--table", table,
+		"--since", from.Format(time.RFC3339), "--max-write-units", ftoa(budget), "--yes")
+	if err != nil {
+		return budgetRow{}, err
+	}
+	var rep struct {
+		Increments []struct {
+			Puts    int64 `json:"puts"`
+			Deletes int64 `json:"deletes"`
+		} `json:"increments"`
+		WriteCapacity *capacity.Usage  `json:"write_capacity"`
+		WriteBudget   *capacity.Budget `json:"write_budget"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.WriteBudget == nil {
+		return budgetRow{}, fmt.Errorf("export apply -o json: %v: %s", err, out)
+	}
+	var changes int64
+	for _, i := range rep.Increments {
+		changes += i.Puts + i.Deletes
+	}
+	return budgetRow{command: "export apply", table: table, items: changes, seconds: m.seconds,
+		use: capacity.Use{Budget: *rep.WriteBudget, Used: rep.WriteCapacity}}, nil
+}
+
+// records spreads items over files data files as export records (their
+// new images in DynamoDB JSON): a full export's items, or, with the key
+// attributes named, an incremental window's inserts.
+func records(items []map[string]types.AttributeValue, files int, keys ...string) ([][]exporttest.Record, error) {
+	recs := make([][]exporttest.Record, files)
+	for i, it := range items {
+		b, err := ddbjson.EncodeItem(it)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+		r := exporttest.Record{New: m}
+		if len(keys) > 0 {
+			r.Keys = map[string]any{}
+			for _, k := range keys {
+				r.Keys[k] = m[k]
+			}
+		}
+		recs[i%files] = append(recs[i%files], r)
+	}
+	return recs, nil
 }
 
 // pathSection migrates one source by each backfill path and prints what
@@ -424,17 +515,9 @@ func (e *env) sourceExport(src, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	recs := make([][]exporttest.Record, 4)
-	for i, it := range items {
-		b, err := ddbjson.EncodeItem(it)
-		if err != nil {
-			return "", err
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			return "", err
-		}
-		recs[i%4] = append(recs[i%4], exporttest.Record{New: m})
+	recs, err := records(items, 4)
+	if err != nil {
+		return "", err
 	}
 	root := filepath.Join(e.tmp, "source-export-"+prefix)
 	now := time.Now()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/export"
@@ -243,6 +241,15 @@ func (e *env) rawScan(segments int, tables ...string) (int64, error) {
 	return n.Load(), err
 }
 
+// upload puts every file under root into bucket as an export's files are
+// uploaded (multipart, so the ETags are the ones the manifests list).
+func (e *env) upload(bucket, root string) error {
+	if err := exporttest.Upload(e.ctx, export.NewS3(e.cfg), bucket, root); err != nil {
+		return fmt.Errorf("uploading %s to %s: %w", root, bucket, err)
+	}
+	return nil
+}
+
 // export writes a full export of table with n items in AWS's layout
 // (exporttest) to a bucket on the target and returns its URI and its items.
 func (e *env) export(suffix string, n int, table string) (string, []map[string]types.AttributeValue, error) {
@@ -257,22 +264,8 @@ func (e *env) export(suffix string, n int, table string) (string, []map[string]t
 	if err != nil {
 		return "", nil, err
 	}
-	s3c := export.NewS3(e.cfg)
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		key := filepath.ToSlash(rel)
-		_, err = s3c.PutObject(e.ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(body)})
-		return err
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("uploading the export: %w", err)
+	if err := e.upload(bucket, root); err != nil {
+		return "", nil, err
 	}
 	var items []map[string]types.AttributeValue
 	_, err = exportverify.Export{Store: exportverify.DirStore{Root: root}, Prefix: prefix, URI: root}.EachItem(e.ctx, 1,
