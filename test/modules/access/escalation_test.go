@@ -132,7 +132,7 @@ var plans = func() *harness.PlanGroup {
 			return map[string]any{"fis_experiment_template_ids": []string{fisTemplateID}}
 		}},
 		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
-			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}}
+			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}, "fis_experiment_template_ids": []string{fisTemplateID}}
 		}},
 		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
 			return map[string]any{"account_id": accountID, "route53_enabled": false, "fis_pause_replication_enabled": true}
@@ -242,8 +242,11 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		// internal/permissions: every dynops command; the protection switches only with break-glass.
 		{name: "dynops-operator", documented: commandActions(nil, false)},
 		{name: "dynops-break-glass", documented: commandActions(nil, true)},
-		// modules/dr: what `dynops dr` calls (no Route 53 in this plan).
-		{name: "failover", documented: slices.DeleteFunc(commandActions(drCommands, true), func(a string) bool { return strings.HasPrefix(a, "route53:") })},
+		// modules/dr: what `dynops dr` calls (no Route 53 in this plan); the pause
+		// drill (FIS, its alarm) runs as the operator, not the failover role.
+		{name: "failover", documented: slices.DeleteFunc(commandActions(drCommands, true), func(a string) bool {
+			return strings.HasPrefix(a, "route53:") || strings.HasPrefix(a, "fis:") || a == "cloudwatch:DescribeAlarms"
+		})},
 		// modules/stream-consumer: the stream, the DLQ (and its key), its logs, the handler's statements.
 		{name: "stream-consumer", documented: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "sqs:SendMessage", "kms:GenerateDataKey", "kms:Decrypt", "logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:PutItem"}},
 		// modules/dynamodb-export: exports of the named tables, the checkpoint, the objects (and their key), metrics, logs.
@@ -487,4 +490,29 @@ func evaluateEscalation(t *testing.T, cells []cell) {
 			}
 		}
 	}
+}
+
+// TestFISRoleReachesOnlyTheSecondaryReplicas_DDB_SEC_01: the role AWS FIS
+// runs modules/dr's pause drill as (the escalation matrix asks the primary
+// region's tables, where it has nothing) may read and change the resource
+// policy of the secondary replicas of the env's global tables, and nothing
+// else there or anywhere: not the primary replica, not another table, not
+// an item.
+func TestFISRoleReachesOnlyTheSecondaryReplicas_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	dr := planCasePolicies(t, "dr example")
+	m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/dev-dynamodb-fis-pause-replication/fis", policy: policyOf(t, dr, "module.dr.aws_iam_role_policy.fis[0]")}
+	replica := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/dev-example-session"
+	primary := "arn:aws:dynamodb:" + region + ":" + accountID + ":table/dev-example-session"
+	other := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/dev-example-user"
+	for _, a := range []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"} {
+		m.add("fis-pause-replication", a+" secondary replica", allowed, a, replica, nil)
+		m.add("fis-pause-replication", a+" primary replica", denied, a, primary, nil)
+		m.add("fis-pause-replication", a+" another table", denied, a, other, nil)
+	}
+	for _, a := range []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:Scan"} {
+		m.add("fis-pause-replication", a+" secondary replica", denied, a, replica, nil)
+	}
+	evaluate(t, m.cells)
+	report(t, "fis-pause-replication", m.cells)
 }
