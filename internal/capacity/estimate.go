@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,6 +41,8 @@ type Estimate struct {
 	// price for the region (nil: no price file).
 	PriceUSD  *float64 `json:"price_usd,omitempty"`
 	PriceFrom string   `json:"price_from,omitempty"`
+	// NoPrice says why there is no price ("" when there is one).
+	NoPrice string `json:"no_price,omitempty"`
 }
 
 // ScanUnits: reading bytes of items with a Scan (eventually consistent
@@ -76,17 +81,20 @@ func (e *Estimate) Finish(b Budget, prices *Prices, region string) {
 		e.Seconds = e.Units / b.UnitsPerSecond
 	}
 	if prices == nil {
+		prices = BuiltInPrices()
+	}
+	p, ok := prices.Regions[region]
+	if !ok {
+		e.NoPrice = prices.Missing(region)
 		return
 	}
-	if p, ok := prices.Regions[region]; ok {
-		per := p.ReadRequestUnit
-		if e.Kind == Write {
-			per = p.WriteRequestUnit
-		}
-		usd := e.Units * per
-		e.PriceUSD = &usd
-		e.PriceFrom = fmt.Sprintf("%s (%s), %s", prices.Source, prices.Date, region)
+	per := p.ReadRequestUnit
+	if e.Kind == Write {
+		per = p.WriteRequestUnit
 	}
+	usd := e.Units * per
+	e.PriceUSD = &usd
+	e.PriceFrom = fmt.Sprintf("%s (%s), %s", prices.Name(), prices.Date, region)
 }
 
 // String is the estimate as a plan line.
@@ -97,8 +105,8 @@ func (e Estimate) String() string {
 	}
 	if e.PriceUSD != nil {
 		s += fmt.Sprintf(", about $%.4f on demand (%s)", *e.PriceUSD, e.PriceFrom)
-	} else {
-		s += " (no price: dynops carries no price list; give --price-file, see docs/capacity.md)"
+	} else if e.NoPrice != "" {
+		s += " (" + e.NoPrice + ")"
 	}
 	return s
 }
@@ -109,6 +117,7 @@ type Prices struct {
 	Source  string                  `json:"source"`
 	Date    string                  `json:"date"`
 	Regions map[string]RegionPrices `json:"regions"`
+	builtIn bool
 }
 
 // RegionPrices are one region's on-demand prices in USD per request unit.
@@ -121,11 +130,47 @@ type RegionPrices struct {
 	ImportPerGB float64 `json:"import_per_gb,omitempty"`
 }
 
-// LoadPrices reads a price file ("" is none). Errors name the file, what
-// is wrong and the format.
+// Name is the price list as an estimate cites it: the built-in list by
+// name, a price file by its source.
+func (p *Prices) Name() string {
+	if p.builtIn {
+		return "dynops built-in list, from " + p.Source
+	}
+	return p.Source
+}
+
+// Missing says why the list has no price for region, and the fix.
+func (p *Prices) Missing(region string) string {
+	if p.builtIn {
+		return "no price: the built-in list has " + strings.Join(slices.Sorted(maps.Keys(p.Regions)), ", ") + " only; give --price-file for " + region + ", see docs/capacity.md"
+	}
+	return "no price: --price-file (" + p.Source + ") has no " + region
+}
+
+// BuiltInPrices is the list dynops carries: DynamoDB's public on-demand
+// rates for the Standard table class in us-east-1, as AWS's own DynamoDB
+// cost calculator carries them (USD 0.125 per million read request units,
+// 0.625 per million write request units), read on the date given. Other
+// regions have other rates: they get no price without --price-file. The
+// export and import per-GB rates are not in that source, so paths priced
+// per GB get none either.
+func BuiltInPrices() *Prices {
+	return &Prices{
+		Source: "github.com/aws/agent-toolkit-for-aws, skills/specialized-skills/database-skills/amazon-dynamodb/scripts/calculate_costs.py " +
+			"(Standard table class, on-demand public rates; confirm at https://aws.amazon.com/dynamodb/pricing/on-demand/)",
+		Date: "2026-11-27",
+		Regions: map[string]RegionPrices{
+			"us-east-1": {ReadRequestUnit: 0.125 / 1e6, WriteRequestUnit: 0.625 / 1e6},
+		},
+		builtIn: true,
+	}
+}
+
+// LoadPrices reads a price file; "" is the built-in list (BuiltInPrices).
+// Errors name the file, what is wrong and the format.
 func LoadPrices(path string) (*Prices, error) {
 	if path == "" {
-		return nil, nil
+		return BuiltInPrices(), nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -150,7 +195,7 @@ func LoadPrices(path string) (*Prices, error) {
 // AddPriceFlag registers --price-file: the one way a bulk command takes
 // on-demand prices for its estimate.
 func AddPriceFlag(fl *pflag.FlagSet, path *string) {
-	fl.StringVar(path, "price-file", "", "on-demand prices for the estimate (JSON: source, date, USD per read/write request unit per region; docs/capacity.md); default: the estimate shows units and time, no price")
+	fl.StringVar(path, "price-file", "", "on-demand prices for the estimate (JSON: source, date, USD per read/write request unit per region; docs/capacity.md); default: the built-in list (us-east-1 only)")
 }
 
 // ItemWrites estimates writing puts whole items of table's average size

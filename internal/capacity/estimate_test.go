@@ -59,8 +59,8 @@ func TestLoadPricesRefusesBadFiles(t *testing.T) {
 		}
 		return p
 	}
-	if p, err := LoadPrices(""); p != nil || err != nil {
-		t.Errorf("no file: no prices, no error; got %v, %v", p, err)
+	if p, err := LoadPrices(""); err != nil || p == nil || !p.builtIn {
+		t.Errorf("no file: the built-in list, no error; got %v, %v", p, err)
 	}
 	for _, c := range []struct{ name, body, want string }{
 		{"not-json", "{", "not JSON"},
@@ -74,5 +74,30 @@ func TestLoadPricesRefusesBadFiles(t *testing.T) {
 	}
 	if _, err := LoadPrices(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "--price-file") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestBuiltInPrices: without --price-file the estimate is priced from the
+// built-in list where it has the region (us-east-1: USD 0.125 per million
+// read request units, 0.625 per million write request units, as AWS's own
+// DynamoDB cost calculator carries them) and says why not elsewhere.
+func TestBuiltInPrices(t *testing.T) {
+	w := Estimate{Table: "dev-x", Kind: Write, Units: 2_000_000}
+	w.Finish(Budget{}, nil, "us-east-1")
+	if w.PriceUSD == nil || *w.PriceUSD != 1.25 {
+		t.Errorf("2M write units in us-east-1: %v, want 1.25 USD", w.PriceUSD)
+	}
+	r := Estimate{Table: "dev-x", Kind: Read, Units: 8_000_000}
+	r.Finish(Budget{}, nil, "us-east-1")
+	if r.PriceUSD == nil || *r.PriceUSD != 1.0 {
+		t.Errorf("8M read units in us-east-1: %v, want 1 USD", r.PriceUSD)
+	}
+	if s := w.String(); !strings.Contains(s, "dynops built-in list, from github.com/aws/agent-toolkit-for-aws") || !strings.Contains(s, "2026-11-27") {
+		t.Errorf("the price names the built-in list, its source and date: %s", s)
+	}
+	o := Estimate{Table: "dev-x", Kind: Write, Units: 10}
+	o.Finish(Budget{}, nil, "eu-west-1")
+	if o.PriceUSD != nil || !strings.Contains(o.String(), "the built-in list has us-east-1 only; give --price-file for eu-west-1") {
+		t.Errorf("another region: no price, and why: %+v %s", o.PriceUSD, o.String())
 	}
 }

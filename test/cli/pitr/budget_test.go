@@ -72,7 +72,7 @@ func TestDiffReadBudget(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "read budget on "+src+": none (on-demand table", "the plan says there is no budget, and why")
 	assert.Contains(t, errOut, "estimate on "+src+": ", "the plan estimates the units before the scan")
-	assert.Contains(t, errOut, "no price: dynops carries no price list; give --price-file", "no price without a price file")
+	assert.Contains(t, errOut, "no price: the built-in list has us-east-1 only; give --price-file for "+target.Region, "no price for a region the built-in list lacks, and the fix")
 
 	prices := filepath.Join(t.TempDir(), "prices.json")
 	require.NoError(t, os.WriteFile(prices, []byte(`{"source":"test list","date":"2026-11-01","regions":{"`+target.Region+`":{"read_request_unit":0.00000025,"write_request_unit":0.00000125}}}`), 0o644))

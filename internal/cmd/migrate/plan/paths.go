@@ -88,7 +88,8 @@ func paths(ctx context.Context, db capacity.Describer, res *migrate.PlanResult, 
 		}
 	}
 	price := func(r, w, exportGB, importGB float64) *float64 {
-		if p == nil {
+		// No price rather than a low one: a path that moves GB needs the GB rates.
+		if p == nil || (exportGB > 0 && p.ExportPerGB == 0) || (importGB > 0 && p.ImportPerGB == 0) {
 			return nil
 		}
 		usd := r*p.ReadRequestUnit + w*p.WriteRequestUnit + exportGB*p.ExportPerGB + importGB*p.ImportPerGB
@@ -123,7 +124,10 @@ func printPaths(out io.Writer, ps []Path, prices *capacity.Prices) {
 		}
 		fmt.Fprintf(out, "\n                 %s\n                 %s\n", p.Note, p.How)
 	}
-	if prices == nil {
-		fmt.Fprintf(out, "  (no prices: give --price-file, docs/capacity.md)\n")
+	for _, p := range ps {
+		if p.PriceUSD == nil {
+			fmt.Fprintf(out, "  (a path without a price: its region or its GB rates are not in %s; give --price-file, docs/capacity.md)\n", prices.Name())
+			break
+		}
 	}
 }
