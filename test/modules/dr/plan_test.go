@@ -44,6 +44,8 @@ func TestPlanBackupVaultLockAndNoCopy_DDB_DR_01(t *testing.T) {
 		assert.Empty(t, rules[0].(map[string]any)["copy_action"], "%s: copy_to_other_region = false", plan)
 	}
 	assert.Equal(t, []string{"arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-session"}, list(values(t, p, "module.dr.aws_backup_selection.secondary[0]")["resources"]))
+	_, fis := p.ResourcePlannedValuesMap["module.dr.aws_fis_experiment_template.pause_replication[0]"]
+	assert.False(t, fis, "no FIS template unless fis_pause_replication.enabled (TestPlanPauseReplicationTemplate_DDB_DR_01)")
 }
 
 func values(t *testing.T, p *terraform.PlanStruct, addr string) map[string]any {
@@ -245,8 +247,9 @@ func TestPlanModuleValidations(t *testing.T) {
 // aws:dynamodb:global-table-pause-replication on the secondary replicas of
 // the env's global tables (by ARN), for the duration given; its role is
 // assumable by FIS for this account only and may change those replicas'
-// resource policies and nothing else. Off by default; a bad duration is
-// refused with the rule ID.
+// resource policies and nothing else. Off by default
+// (TestPlanBackupVaultLockAndNoCopy_DDB_DR_01 plans it off); a bad duration
+// is refused with the rule ID (TestPlanModuleValidations).
 func TestPlanPauseReplicationTemplate_DDB_DR_01(t *testing.T) {
 	t.Parallel()
 	tables := []string{"prod-hoge-session", "prod-hoge-cart"}
@@ -281,8 +284,4 @@ func TestPlanPauseReplicationTemplate_DDB_DR_01(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(values(t, p, "module.dr.aws_iam_role.fis[0]")["assume_role_policy"].(string)), &trust))
 	require.Len(t, trust.Statement, 1)
 	assert.Equal(t, "123456789012", trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"], "this account's experiments only")
-
-	off := planOn(t, example, map[string]any{"env": "prod", "global_tables": tables, "regional_tables": []string{}})
-	_, has := off.ResourcePlannedValuesMap["module.dr.aws_fis_experiment_template.pause_replication[0]"]
-	assert.False(t, has, "off by default")
 }
