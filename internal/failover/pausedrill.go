@@ -14,6 +14,7 @@ import (
 	fistypes "github.com/aws/aws-sdk-go-v2/service/fis/types"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/poll"
 )
 
 // FIS is the part of the AWS FIS API the pause drill uses, in the region
@@ -82,9 +83,9 @@ type PauseDrillResult struct {
 // step that fails; the experiment is stopped on every way out once started.
 func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req PauseDrillRequest) (PauseDrillResult, error) {
 	res := PauseDrillResult{Table: req.Target.Table, Region: req.Region, Template: req.Template, DryRun: !req.Execute}
-	poll := req.Poll
-	if poll <= 0 {
-		poll = r.pollInterval()
+	every := req.Poll
+	if every <= 0 {
+		every = r.pollInterval()
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -112,23 +113,14 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 		}
 		return err
 	}
-	// waitFor asks cond every poll until it says done, the timeout or ctx ends.
+	// waitFor asks cond every poll (the one poller) until it says done,
+	// the timeout passes or ctx ends.
 	waitFor := func(what string, cond func() (bool, error)) error {
-		deadline := r.Now().Add(timeout)
-		for {
-			done, err := cond()
-			if err != nil || done {
-				return err
-			}
-			if r.Now().After(deadline) {
-				return fmt.Errorf("%s: not seen within %s", what, timeout)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(poll):
-			}
-		}
+		return poll.Until(ctx, poll.Options{Interval: every, Timeout: timeout, What: what, Flag: "--pause-timeout", Now: r.Now},
+			func(context.Context) (bool, string, error) {
+				done, err := cond()
+				return done, "", err
+			})
 	}
 
 	err := run("check-template", "read experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {

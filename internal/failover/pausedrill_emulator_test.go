@@ -199,7 +199,8 @@ func TestPauseDrillStopsTheExperimentOnEveryWayOut(t *testing.T) {
 		req.Timeout = 300 * time.Millisecond
 		res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "the pause statement on "+p.Table+" in "+away+": not seen within")
+		assert.Contains(t, err.Error(), "the pause statement on "+p.Table+" in "+away+": not done after")
+		assert.Contains(t, err.Error(), "(--pause-timeout)", "the timeout names the flag that bounds it")
 		assert.Equal(t, failover.StepFailed, res.Steps[len(res.Steps)-1].Status)
 		assert.Equal(t, 1, f.stopped, "the experiment is stopped")
 	})

@@ -26,6 +26,9 @@ type Options struct {
 	What string
 	// Resume says how to continue after a timeout (e.g. "run `dynops export wait ARN`").
 	Resume string
+	// Flag is the flag that sets Timeout, named in a timeout error
+	// (default --wait-timeout).
+	Flag string
 	// Progress is called after each successful check with the time waited so far.
 	Progress func(waited time.Duration)
 	// Now and After replace the clock in tests (defaults: time.Now, time.After).
@@ -39,10 +42,15 @@ type TimeoutError struct {
 	After  time.Duration
 	Last   string // the last state seen, if the check reported one
 	Resume string
+	Flag   string // the flag that bounds the wait ("": --wait-timeout)
 }
 
 func (e *TimeoutError) Error() string {
-	msg := fmt.Sprintf("%s: not done after %s (--wait-timeout)", e.What, e.After.Round(time.Second))
+	flag := e.Flag
+	if flag == "" {
+		flag = "--wait-timeout"
+	}
+	msg := fmt.Sprintf("%s: not done after %s (%s)", e.What, e.After.Round(time.Second), flag)
 	if e.Last != "" {
 		msg += ", last state " + e.Last
 	}
@@ -94,7 +102,7 @@ func Until(ctx context.Context, o Options, check Check) error {
 		if o.Timeout > 0 {
 			left := o.Timeout - waited
 			if left <= 0 {
-				return &TimeoutError{What: o.What, After: waited, Last: state, Resume: o.Resume}
+				return &TimeoutError{What: o.What, After: waited, Last: state, Resume: o.Resume, Flag: o.Flag}
 			}
 			wait = min(wait, left)
 		}

@@ -108,22 +108,7 @@ func TestBackfillImportCreatesDestinations(t *testing.T) {
 	assert.Contains(t, out, "# envs/tables.yaml entry for")
 	assert.Contains(t, out, "import {")
 	st := readState(t, state)
-	is := st.Backfill.Export.Import
-	require.NotNil(t, is)
-	for table, n := range backfillWritten(st) {
-		it := is.Tables[table]
-		require.NotNil(t, it, "%s created by import", table)
-		assert.Equal(t, "COMPLETED", it.Status, table)
-		assert.Equal(t, n, it.Imported, "%s: every staged item imported (read back with DescribeImport)", table)
-		require.NotNil(t, it.ReadBack, table)
-		assert.True(t, it.ReadBack.PITR, table)
-		assert.True(t, it.ReadBack.DeletionProtection, table)
-		assert.Equal(t, "NEW_AND_OLD_IMAGES", it.ReadBack.StreamViewType, table)
-		assert.Contains(t, it.ReadBack.Tags, export.TagImportedFrom, table)
-		got, err := export.CountTableItems(context.Background(), d.db, table)
-		require.NoError(t, err)
-		assert.Equal(t, n, got, "%s holds what was staged for it", table)
-	}
+	assertCreatedByImport(t, d, st)
 	// Every staged object is DynamoDB JSON lines {"Item": {...}}, gzip.
 	objs, err := export.NewS3(target.AWSConfig(t)).ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: new("imp/")})
 	require.NoError(t, err)
@@ -225,21 +210,35 @@ func TestBackfillExportToImportToOnAWS(t *testing.T) {
 	st := readState(t, state)
 	require.NotNil(t, st.Backfill.Export)
 	assert.NotEmpty(t, st.Backfill.Export.Arn, "the export dynops started")
+	assertCreatedByImport(t, d, st)
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "catch-up"}, common...)...)
+	require.Equal(t, 0, code, out)
+	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "verify"}, common[:6]...)...)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "0 differences")
+}
+
+// assertCreatedByImport checks each destination of a backfill with
+// --import-to: created by an import that COMPLETED with every staged item
+// (DescribeImport), the guideline settings read back, the imported-from
+// tag, and the items it holds counted.
+func assertCreatedByImport(t *testing.T, d *domain, st *migrate.State) {
+	t.Helper()
+	require.NotNil(t, st.Backfill.Export)
 	is := st.Backfill.Export.Import
 	require.NotNil(t, is)
 	for table, n := range backfillWritten(st) {
 		it := is.Tables[table]
 		require.NotNil(t, it, "%s created by import", table)
 		assert.Equal(t, "COMPLETED", it.Status, table)
-		assert.Equal(t, n, it.Imported, "%s: every staged item imported (DescribeImport)", table)
+		assert.Equal(t, n, it.Imported, "%s: every staged item imported (read back with DescribeImport)", table)
 		require.NotNil(t, it.ReadBack, table)
 		assert.True(t, it.ReadBack.PITR, table)
 		assert.True(t, it.ReadBack.DeletionProtection, table)
 		assert.Equal(t, "NEW_AND_OLD_IMAGES", it.ReadBack.StreamViewType, table)
+		assert.Contains(t, it.ReadBack.Tags, export.TagImportedFrom, table)
+		got, err := export.CountTableItems(context.Background(), d.db, table)
+		require.NoError(t, err)
+		assert.Equal(t, n, got, "%s holds what was staged for it", table)
 	}
-	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "catch-up"}, common...)...)
-	require.Equal(t, 0, code, out)
-	out, _, code = target.Dynops(t, auditLog, append([]string{"migrate", "verify"}, common[:6]...)...)
-	require.Equal(t, 0, code, out)
-	assert.Contains(t, out, "0 differences")
 }

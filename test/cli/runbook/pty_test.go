@@ -3,6 +3,7 @@ package runbook
 import (
 	"bytes"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,6 +28,24 @@ type terminal struct {
 	mu  sync.Mutex
 	out bytes.Buffer
 	tty io.ReadWriteCloser
+}
+
+// startTerminal starts cmd on a pseudo-terminal and reads everything it
+// prints; the caller closes tm.tty once cmd has ended.
+func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+	t.Helper()
+	tty, err := pty.Start(cmd)
+	require.NoError(t, err)
+	tm := &terminal{tty: tty}
+	go tm.read()
+	return tm
+}
+
+// answer types line and Enter on the terminal.
+func (tm *terminal) answer(t *testing.T, line string) {
+	t.Helper()
+	_, err := tm.tty.Write([]byte(line + "\n"))
+	require.NoError(t, err)
 }
 
 func (tm *terminal) read() {
@@ -85,16 +104,12 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
 			cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
 				"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--until", "restore")
-			tty, err := pty.Start(cmd)
-			require.NoError(t, err)
-			tm := &terminal{tty: tty}
-			go tm.read()
+			tm := startTerminal(t, cmd)
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")
-			_, err = tty.Write([]byte(c.typed + "\n"))
-			require.NoError(t, err)
+			tm.answer(t, c.typed)
 			_ = cmd.Wait()
-			_ = tty.Close()
+			_ = tm.tty.Close()
 			require.Equal(t, c.wantCode, cmd.ProcessState.ExitCode(), tm.text())
 			assert.Equal(t, c.restores, restored(), "restored tables (read back)")
 		})
@@ -109,38 +124,10 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 func TestRunbookDLQRedriveTypedNamesOnATerminal_DDB_PROT_01(t *testing.T) {
 	db, dlq, fn, processed := dlqFixture(t)
 	queue := dlq[strings.LastIndex(dlq, "/")+1:]
-	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmd := command(t, log, "runbook", "run", "dlq-redrive", "--incident", "INC-"+harness.UniqueID(),
-		"--param", "queue="+dlq, "--param", "function="+fn, "--yes")
-	tty, err := pty.Start(cmd)
-	require.NoError(t, err)
-	tm := &terminal{tty: tty}
-	go tm.read()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	typed := map[string]int{}
-	for prompts := 0; ; {
-		select {
-		case <-exited:
-		case <-time.After(50 * time.Millisecond):
-			text := tm.text()
-			if n := strings.Count(text, "Type its name to continue: "); n > prompts {
-				// The name is the one the last prompt declares PROTECTED.
-				last := text[:strings.LastIndex(text, " is PROTECTED")]
-				name := last[strings.LastIndex(last, " ")+1:]
-				require.Contains(t, []string{queue, fn}, name, "only the runbook's targets are asked for:\n%s", text)
-				typed[name]++
-				_, err := tty.Write([]byte(name + "\n"))
-				require.NoError(t, err)
-				prompts = n
-			}
-			continue
-		}
-		break
+	typed := runOnTerminal(t, filepath.Join(t.TempDir(), "audit.jsonl"), "dlq-redrive", map[string]string{"queue": dlq, "function": fn})
+	for name := range typed {
+		assert.Contains(t, []string{queue, fn}, name, "only the runbook's targets are asked for")
 	}
-	_ = tty.Close()
-	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
-	assert.Contains(t, tm.text(), "Runbook dlq-redrive complete")
 	assert.Positive(t, typed[queue], "the queue's name was asked for and typed")
 	assert.Positive(t, typed[fn], "the function's name was asked for and typed")
 	assert.Equal(t, 4, count(t, db, processed), "the consumer processed every record (read back)")
@@ -154,16 +141,12 @@ func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
 		"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--confirm", table)
-	tty, err := pty.Start(cmd)
-	require.NoError(t, err)
-	tm := &terminal{tty: tty}
-	go tm.read()
+	tm := startTerminal(t, cmd)
 	tm.waitFor(t, "Decision path: choose repair/cutover [repair]: ")
 	assert.Contains(t, tm.text(), "result: ", "the diff's counts are shown before the question")
-	_, err = tty.Write([]byte("cutover\n"))
-	require.NoError(t, err)
+	tm.answer(t, "cutover")
 	_ = cmd.Wait()
-	_ = tty.Close()
+	_ = tm.tty.Close()
 	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
 	assert.Contains(t, tm.text(), "path: decided cutover (typed)")
 	assert.Contains(t, tm.text(), "repair: not on this path (path=cutover), skipped")
@@ -186,10 +169,7 @@ func runOnTerminal(t *testing.T, log, name string, params map[string]string) map
 		args = append(args, "--param", k+"="+v)
 	}
 	cmd := command(t, log, args...)
-	tty, err := pty.Start(cmd)
-	require.NoError(t, err)
-	tm := &terminal{tty: tty}
-	go tm.read()
+	tm := startTerminal(t, cmd)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	typed := map[string]int{}
@@ -215,8 +195,7 @@ func runOnTerminal(t *testing.T, log, name string, params map[string]string) map
 				answer = last[strings.LastIndex(last, " ")+1:]
 				typed[answer]++
 			}
-			_, err := tty.Write([]byte(answer + "\n"))
-			require.NoError(t, err)
+			tm.answer(t, answer)
 			pos += m[1]
 		}
 	}
@@ -226,7 +205,7 @@ func runOnTerminal(t *testing.T, log, name string, params map[string]string) map
 	for end := time.Now().Add(10 * time.Second); !strings.Contains(tm.text(), "Runbook "+name+" complete") && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	_ = tty.Close()
+	_ = tm.tty.Close()
 	require.Contains(t, tm.text(), "Runbook "+name+" complete", tm.text())
 	return typed
 }
