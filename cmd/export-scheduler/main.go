@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/export"
 )
 
@@ -63,6 +64,7 @@ func main() {
 	if table == "" {
 		log.Fatal("CHECKPOINT_TABLE is not set")
 	}
-	h := handler{db: dynamodb.NewFromConfig(cfg), cw: cloudwatch.NewFromConfig(cfg), checkpointTable: table}
+	clients := awsclients.New(cfg)
+	h := handler{db: clients.DynamoDB(), cw: clients.CloudWatch(), checkpointTable: table}
 	lambda.Start(h.handle)
 }

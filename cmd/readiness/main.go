@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/readiness"
 )
 
@@ -31,7 +32,7 @@ func main() {
 			log.Fatalf("READINESS_LEFTOVER_AGE=%q: %v (e.g. 30m)", v, err)
 		}
 	}
-	h := readiness.Handler{Clients: readiness.NewClients(cfg), Env: os.Getenv("READINESS_ENV"),
+	h := readiness.Handler{Clients: readiness.NewClients(awsclients.New(cfg)), Env: os.Getenv("READINESS_ENV"),
 		RestoreTable: os.Getenv("READINESS_RESTORE_TABLE"), LeftoverAge: age}
 	lambda.Start(h.Handle)
 }

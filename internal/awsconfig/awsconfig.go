@@ -19,12 +19,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
-	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/dynops/dynops/internal/awsclients"
 )
 
 // Options select the configuration; empty fields fall back to the SDK's
@@ -140,7 +139,7 @@ func accountLookup(cfg aws.Config, timeout time.Duration) func(context.Context) 
 		once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(timeout, 5*time.Second))
 			defer cancel()
-			out, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			out, err := awsclients.New(cfg).STS(0).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 			if err == nil {
 				account = aws.ToString(out.Account)
 			}
@@ -226,13 +225,6 @@ func ServiceEndpoint(service, flag, raw string, allowInsecure bool) (*string, er
 	return &raw, nil
 }
 
-// ForRegion returns a copy of cfg that talks to region.
-func ForRegion(cfg aws.Config, region string) aws.Config {
-	c := cfg.Copy()
-	c.Region = region
-	return c
-}
-
 // fallbackCredentials uses the environment's credentials when present and
 // static test credentials otherwise (only ever used for loopback endpoints).
 type fallbackCredentials struct{}
@@ -243,12 +235,4 @@ func (fallbackCredentials) Retrieve(context.Context) (aws.Credentials, error) {
 		return env.Credentials, nil
 	}
 	return aws.Credentials{AccessKeyID: "testing", SecretAccessKey: "testing", Source: "dynops-emulator"}, nil
-}
-
-// CloudWatchQueryProtocol makes a CloudWatch client speak awsQuery instead of
-// the SDK's default (Smithy RPC v2 CBOR): AWS accepts both, the local emulator
-// (moto 5.2.1) only awsQuery, so one code path serves both. Use it as
-// cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol).
-func CloudWatchQueryProtocol(o *cloudwatch.Options) {
-	o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
 }

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go"
 )
 
@@ -150,13 +149,13 @@ func stringField(params any, name string) string {
 	return f.Elem().String()
 }
 
-// ForQueueURL returns cfg for the region an SQS queue URL names: a queue
+// QueueRegion returns the region to call for an SQS queue URL: a queue
 // lives in one region, and asking another for it only answers "no such
 // queue". note says what was switched ("" when nothing was).
-func ForQueueURL(cfg aws.Config, queueURL string) (aws.Config, string) {
+func QueueRegion(region, queueURL string) (string, string) {
 	r := QueueURLRegion(queueURL)
-	if r == "" || r == cfg.Region {
-		return cfg, ""
+	if r == "" || r == region {
+		return region, ""
 	}
-	return ForRegion(cfg, r), fmt.Sprintf("note: the queue URL is in %s, not %s: using %s for it\n", r, cfg.Region, r)
+	return r, fmt.Sprintf("note: the queue URL is in %s, not %s: using %s for it\n", r, region, r)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/dynops/dynops/internal/exportwindow"
 	"github.com/dynops/dynops/internal/poll"
@@ -222,15 +221,4 @@ func decodeJSON(r io.Reader, v any) error {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
 	return nil
-}
-
-// NewS3 returns an S3 client for cfg; path-style addressing when an endpoint
-// is set (a local emulator has no per-bucket host names). Checksums are
-// validated when S3 sends them; their absence is not logged (verify computes
-// its own MD5s).
-func NewS3(cfg aws.Config) *s3.Client {
-	return s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = cfg.BaseEndpoint != nil
-		o.DisableLogOutputChecksumValidationSkipped = true
-	})
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/dynops/dynops/internal/awsclients"
 )
 
 // DynamoDB is the part of the DynamoDB API failover uses in one region.
@@ -52,5 +54,14 @@ type Clients struct {
 	CloudWatch CloudWatch
 }
 
-// Regional returns the clients of a region (built with awsconfig.ForRegion).
+// Regional returns the clients of a region.
 type Regional func(region string) Clients
+
+// RegionalFrom returns the clients of each region from one set (its config
+// in that region).
+func RegionalFrom(s awsclients.Set) Regional {
+	return func(region string) Clients {
+		r := s.In(region)
+		return Clients{DynamoDB: r.DynamoDB(), SSM: r.SSM(), CloudWatch: r.CloudWatch()}
+	}
+}

@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/failover"
 )
 
@@ -101,7 +101,7 @@ func pauseFixture(t *testing.T, action string, targetARN func(arn string) string
 	ctx := context.Background()
 	p := newPair(t, false)
 	_, arn := policyOf(t, p, away)
-	cw := cloudwatch.NewFromConfig(awsconfig.ForRegion(p.Config, away), awsconfig.CloudWatchQueryProtocol)
+	cw := cloudwatch.NewFromConfig(awsclients.ForRegion(p.Config, away), awsclients.CloudWatchQueryProtocol)
 	alarm := p.Table + "-replication-latency-" + away
 	_, err := cw.PutMetricAlarm(ctx, &cloudwatch.PutMetricAlarmInput{AlarmName: &alarm, Namespace: aws.String("AWS/DynamoDB"),
 		MetricName: aws.String("ReplicationLatency"), Statistic: cwtypes.StatisticMaximum, Period: aws.Int32(60), EvaluationPeriods: aws.Int32(1),

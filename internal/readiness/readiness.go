@@ -22,9 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/restore"
@@ -96,19 +95,12 @@ type Clients struct {
 	DR failover.Regional
 }
 
-// NewClients builds the clients from cfg (CloudWatch over awsQuery, which
-// AWS and the emulator both accept).
-func NewClients(cfg aws.Config) Clients {
+// NewClients builds the clients from one set.
+func NewClients(s awsclients.Set) Clients {
 	return Clients{
-		DB: dynamodb.NewFromConfig(cfg), CW: cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol),
-		Lambda: lambda.NewFromConfig(cfg), Region: cfg.Region,
-		Regional: func(region string) *dynamodb.Client {
-			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
-		},
-		DR: func(region string) failover.Clients {
-			c := awsconfig.ForRegion(cfg, region)
-			return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
-		},
+		DB: s.DynamoDB(), CW: s.CloudWatch(), Lambda: s.Lambda(nil), Region: s.Region(),
+		Regional: func(region string) *dynamodb.Client { return s.In(region).DynamoDB() },
+		DR:       failover.RegionalFrom(s),
 	}
 }
 

@@ -9,14 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	sh "github.com/aws/aws-sdk-go-v2/service/securityhub"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -118,11 +114,11 @@ Exit status 1 when an error-level rule fails, 0 otherwise.`,
 
 // Run checks the tables and prints the report; it returns ExitError{1} when an error-level rule fails.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	tables := opts.Tables
 	if opts.Env != "" {
 		tables, err = guideline.TablesWithPrefix(ctx, db, opts.Env+"-")
@@ -130,7 +126,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 		if len(tables) == 0 {
-			return fmt.Errorf("no tables named %s-* in %s; check --env and --region", opts.Env, cfg.Region)
+			return fmt.Errorf("no tables named %s-* in %s; check --env and --region", opts.Env, clients.Region())
 		}
 	}
 	sort.Strings(tables)
@@ -139,12 +135,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	bar := f.IOStreams.StartProgress("check: tables", int64(len(tables)))
 	defer bar.Done()
 	rep.Findings, err = guideline.CheckTables(ctx, guideline.Clients{
-		DB: db, Home: cfg.Region,
+		DB: db, Home: clients.Region(),
 		Regional: func(region string) guideline.DynamoDB {
-			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.Region = region })
+			return clients.In(region).DynamoDB()
 		},
-		CW:     cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol),
-		Lambda: lambda.NewFromConfig(cfg),
+		CW:     clients.CloudWatch(),
+		Lambda: clients.Lambda(nil),
 	}, tables, opts.AllowedEnvs, func(i int, t string) {
 		bar.Set(int64(i))
 		bar.Status("checking %s", t)
@@ -164,7 +160,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	if opts.ToSecurityHub {
-		r, err := toSecurityHub(ctx, f, cfg, rep)
+		r, err := toSecurityHub(ctx, f, clients, rep)
 		if err != nil {
 			return err
 		}
@@ -193,7 +189,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 // toSecurityHub imports the report's findings into Security Hub in the
 // caller's account and the configured region.
-func toSecurityHub(ctx context.Context, f *factory.Factory, cfg aws.Config, rep Report) (securityhub.Result, error) {
+func toSecurityHub(ctx context.Context, f *factory.Factory, clients awsclients.Set, rep Report) (securityhub.Result, error) {
 	if err := f.Audit.Start(ctx, audit.Plan{Targets: rep.Tables, Counts: map[string]int64{"findings_to_import": int64(len(rep.Findings))}}); err != nil {
 		return securityhub.Result{}, err
 	}
@@ -202,16 +198,12 @@ func toSecurityHub(ctx context.Context, f *factory.Factory, cfg aws.Config, rep 
 	if p := strings.SplitN(callerARN, ":", 3); len(p) == 3 && p[1] != "" {
 		partition = p[1]
 	}
-	t := securityhub.Target{Partition: partition, Region: cfg.Region, Account: account}
+	t := securityhub.Target{Partition: partition, Region: clients.Region(), Account: account}
 	endpoint, err := awsconfig.ServiceEndpoint("SECURITYHUB", "", "", f.Flags.AllowInsecureEndpoint)
 	if err != nil {
 		return securityhub.Result{}, err
 	}
-	hub := sh.NewFromConfig(cfg, func(o *sh.Options) {
-		if endpoint != nil {
-			o.BaseEndpoint = endpoint
-		}
-	})
+	hub := clients.SecurityHub(endpoint)
 	bar := f.IOStreams.StartProgress("security hub: findings", int64(len(rep.Findings)))
 	defer bar.Done()
 	r, err := securityhub.Import(ctx, hub, t, rep.Tables, rep.Findings, f.Now(), func(done, _ int) { bar.Set(int64(done)) })

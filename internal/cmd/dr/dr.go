@@ -5,9 +5,9 @@ package dr
 import (
 	"time"
 
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	drillCmd "github.com/dynops/dynops/internal/cmd/dr/drill"
 	failbackCmd "github.com/dynops/dynops/internal/cmd/dr/failback"
 	failoverCmd "github.com/dynops/dynops/internal/cmd/dr/failover"

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -91,7 +92,7 @@ type Factory struct {
 	Getenv func(string) string
 
 	in *bufio.Reader // stdin, shared by the prompts of one run
-	// awsCfg is the run's AWS configuration, loaded once (AWSConfig).
+	// awsCfg is the run's AWS configuration, loaded once (awsConfig).
 	awsMu   sync.Mutex
 	awsCfg  aws.Config
 	awsDone bool
@@ -121,11 +122,11 @@ type ExecStreams struct {
 	Tags      audit.Tags
 }
 
-// AWSConfig returns the run's AWS configuration, loaded from the global flags
+// awsConfig returns the run's AWS configuration, loaded from the global flags
 // the first time a command asks and shared by every later call of the run (a
 // failed load is not kept: the next call tries again). Each caller gets its
 // own copy, so a per-Region override does not leak into the others.
-func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
+func (f *Factory) awsConfig(ctx context.Context) (aws.Config, error) {
 	f.awsMu.Lock()
 	defer f.awsMu.Unlock()
 	if f.awsDone {
@@ -137,6 +138,29 @@ func (f *Factory) AWSConfig(ctx context.Context) (aws.Config, error) {
 	}
 	f.awsCfg, f.awsDone = cfg, true
 	return cfg.Copy(), nil
+}
+
+// AWS returns the clients of the run's AWS configuration (loaded once): the
+// one way a command gets an AWS client.
+func (f *Factory) AWS(ctx context.Context) (awsclients.Set, error) {
+	cfg, err := f.awsConfig(ctx)
+	if err != nil {
+		return awsclients.Set{}, err
+	}
+	return awsclients.New(cfg), nil
+}
+
+// AWSForQueue returns the run's clients in the region of an SQS queue URL
+// (a queue lives in one region: asking another only answers "no such
+// queue"), saying on stderr when that is not the run's region.
+func (f *Factory) AWSForQueue(ctx context.Context, queueURL string) (awsclients.Set, error) {
+	c, err := f.AWS(ctx)
+	if err != nil {
+		return c, err
+	}
+	region, note := awsconfig.QueueRegion(c.Region(), queueURL)
+	f.IOStreams.Infof("%s", note)
+	return c.In(region), nil
 }
 
 // AWSLoaded reports whether this run loaded its AWS config, the step

@@ -123,10 +123,10 @@ func TestUsageError(t *testing.T) {
 	}
 }
 
-// TestAWSConfigLoadedOncePerRun: every command of a run shares one loaded
+// TestAWSLoadedOncePerRun: every command of a run shares one loaded
 // configuration (a backfill used to load it three times); a failed load is
 // not kept, and a caller's change to its copy does not reach the next caller.
-func TestAWSConfigLoadedOncePerRun(t *testing.T) {
+func TestAWSLoadedOncePerRun(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	f := New(ios)
 	loads := 0
@@ -138,24 +138,30 @@ func TestAWSConfigLoadedOncePerRun(t *testing.T) {
 		}
 		return aws.Config{Region: "eu-west-1"}, nil
 	}
-	if _, err := f.AWSConfig(context.Background()); err == nil {
+	if _, err := f.AWS(context.Background()); err == nil {
 		t.Fatal("a failed load must fail the call")
 	}
 	fail = false
-	first, err := f.AWSConfig(context.Background())
+	first, err := f.AWS(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.Region = "us-east-1"
-	second, err := f.AWSConfig(context.Background())
+	if other := first.In("us-east-1"); other.Region() != "us-east-1" {
+		t.Fatalf("In(us-east-1): %s", other.Region())
+	}
+	queue, err := f.AWSForQueue(context.Background(), "https://sqs.us-east-1.amazonaws.com/123456789012/q")
+	if err != nil || queue.Region() != "us-east-1" {
+		t.Fatalf("the queue's region: %s, %v", queue.Region(), err)
+	}
+	second, err := f.AWS(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if loads != 2 {
 		t.Errorf("loads = %d, want 2 (one failed, then one kept for the run)", loads)
 	}
-	if second.Region != "eu-west-1" {
-		t.Errorf("second caller got Region %q: one caller's override leaked into the shared configuration", second.Region)
+	if second.Region() != "eu-west-1" {
+		t.Errorf("second caller got Region %q: one caller's override leaked into the shared configuration", second.Region())
 	}
 }
 

@@ -58,16 +58,16 @@ type table struct {
 }
 
 func openTable(ctx context.Context, f *factory.Factory, name string) (*table, error) {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &name})
 	if err != nil {
 		var nf *types.ResourceNotFoundException
 		if errors.As(err, &nf) {
-			return nil, fmt.Errorf("table %q not found in %s: check --table and --region: %w", name, cfg.Region, err)
+			return nil, fmt.Errorf("table %q not found in %s: check --table and --region: %w", name, clients.Region(), err)
 		}
 		return nil, fmt.Errorf("describing table %q: %w", name, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -66,16 +65,16 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 	var rec *audit.Recorder
 	o := audit.Options{Path: path, Now: f.Now, ClearKeys: fl.AuditClearKeys, Identity: id, Tags: tags,
 		Caller: func(ctx context.Context) (audit.Caller, error) {
-			cfg, err := f.AWSConfig(ctx)
+			clients, err := f.AWS(ctx)
 			if err != nil {
 				return audit.Caller{}, err
 			}
-			rec.AddRegion(cfg.Region)
+			rec.AddRegion(clients.Region())
 			// The identity is best effort (the record says why it is missing):
 			// one retry, not the data path's patience.
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer cancel()
-			out, err := sts.NewFromConfig(cfg, func(o *sts.Options) { o.RetryMaxAttempts = 2 }).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+			out, err := clients.STS(2).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 			if err != nil {
 				return audit.Caller{}, fmt.Errorf("sts GetCallerIdentity: %w", err)
 			}
@@ -121,11 +120,11 @@ func (s *lazyLogsSink) Name() string { return "CloudWatch Logs group " + s.group
 
 func (s *lazyLogsSink) Put(ctx context.Context, rec audit.Record) error {
 	if s.sink == nil {
-		cfg, err := s.f.AWSConfig(ctx)
+		clients, err := s.f.AWS(ctx)
 		if err != nil {
 			return err
 		}
-		s.sink = &audit.CloudWatchLogs{Client: cloudwatchlogs.NewFromConfig(cfg), Group: s.group}
+		s.sink = &audit.CloudWatchLogs{Client: clients.CloudWatchLogs(), Group: s.group}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()

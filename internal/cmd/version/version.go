@@ -3,12 +3,12 @@ package version
 
 import (
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 )
 

@@ -34,11 +34,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/migrate"
@@ -92,8 +91,8 @@ func newWorld(t *testing.T) *world {
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
 	id := harness.UniqueID()
-	w := &world{db: dynamodb.NewFromConfig(cfg), dr: dynamodb.NewFromConfig(awsconfig.ForRegion(cfg, "eu-central-1")),
-		sqs: sqs.NewFromConfig(cfg), s3: export.NewS3(cfg), table: "dev-" + id + "-user", corrupt: "dev-" + id + "-copy",
+	w := &world{db: dynamodb.NewFromConfig(cfg), dr: dynamodb.NewFromConfig(awsclients.ForRegion(cfg, "eu-central-1")),
+		sqs: sqs.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), table: "dev-" + id + "-user", corrupt: "dev-" + id + "-copy",
 		restored: "dev-" + id + "-user-restored", bucket: "dev-" + id + "-exports"}
 	fixture.Create(t, w.db, fixture.Table{Name: w.table, HashKey: "user_id", PITR: true})
 	fixture.Put(t, w.db, w.table, fixture.Users(10))

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
@@ -46,7 +46,7 @@ func newFixture(t *testing.T, items int) fixture {
 	cfg := target.AWSConfig(t)
 	id := harness.UniqueID()
 	fx := fixture{table: "dev-" + id + "-user", bucket: "dev-" + id + "-exports", items: items,
-		db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), audit: filepath.Join(t.TempDir(), "audit.jsonl")}
+		db: dynamodb.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 	_, err := fx.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &fx.bucket,
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
 	require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 }
 
 func drDB(t *testing.T) *dynamodb.Client {
-	return dynamodb.NewFromConfig(awsconfig.ForRegion(target.AWSConfig(t), drRegion))
+	return dynamodb.NewFromConfig(awsclients.ForRegion(target.AWSConfig(t), drRegion))
 }
 
 func deleteProtected(db *dynamodb.Client, table string) {

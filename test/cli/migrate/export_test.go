@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/ddbjson"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -203,7 +203,7 @@ func TestBackfillExportToOnAWS(t *testing.T) {
 	require.NoError(t, err)
 	cfg := target.AWSConfig(t)
 	bucket := "dev-" + harness.UniqueID() + "-migrate"
-	s3c := export.NewS3(cfg)
+	s3c := awsclients.New(cfg).S3()
 	_, err = s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
 	require.NoError(t, err)

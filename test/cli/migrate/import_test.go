@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -30,7 +31,7 @@ func makeBucket(t *testing.T) string {
 	if cfg.Region != "us-east-1" {
 		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}
 	}
-	_, err := export.NewS3(cfg).CreateBucket(context.Background(), in)
+	_, err := awsclients.New(cfg).S3().CreateBucket(context.Background(), in)
 	require.NoError(t, err)
 	return bucket
 }
@@ -110,7 +111,7 @@ func TestBackfillImportCreatesDestinations(t *testing.T) {
 	st := readState(t, state)
 	assertCreatedByImport(t, d, st)
 	// Every staged object is DynamoDB JSON lines {"Item": {...}}, gzip.
-	objs, err := export.NewS3(target.AWSConfig(t)).ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: new("imp/")})
+	objs, err := awsclients.New(target.AWSConfig(t)).S3().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: new("imp/")})
 	require.NoError(t, err)
 	require.NotEmpty(t, objs.Contents)
 	for _, o := range objs.Contents {
@@ -166,7 +167,7 @@ func TestBackfillImportRefusesExistingDestination(t *testing.T) {
 	assert.Contains(t, errOut, "nothing was written")
 	_, err := os.Stat(state)
 	assert.True(t, os.IsNotExist(err), "no state file")
-	objs, err := export.NewS3(target.AWSConfig(t)).ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket})
+	objs, err := awsclients.New(target.AWSConfig(t)).S3().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket})
 	require.NoError(t, err)
 	assert.Empty(t, objs.Contents, "no file written")
 	for usage := range destinations(t) {

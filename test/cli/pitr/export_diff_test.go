@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/repair"
@@ -108,7 +108,7 @@ func userKey(it map[string]types.AttributeValue) string {
 // without a restored table; a second diff finds only the gained items.
 func TestDiffAndRepairFromExport(t *testing.T) {
 	cfg := target.AWSConfig(t)
-	db, s3c := dynamodb.NewFromConfig(cfg), export.NewS3(cfg)
+	db, s3c := dynamodb.NewFromConfig(cfg), awsclients.New(cfg).S3()
 	bucket := createBucket(t, s3c)
 	table := "dev-" + harness.UniqueID() + "-user"
 	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", table, []int{120, 0, 90, 150})
@@ -201,7 +201,7 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 func TestDiffTwoExports(t *testing.T) {
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
-	s3c := export.NewS3(cfg)
+	s3c := awsclients.New(cfg).S3()
 	bucket := createBucket(t, s3c)
 	a := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-aaaaaaaa", "", []int{60, 60})
 	b := uploadExport(t, s3c, bucket, "full/dev-user", "01763790000000-bbbbbbbb", "", []int{60, 61})

@@ -19,8 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/modules/stream-consumer/examples/go-consumer/handler"
 	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/esm"
@@ -77,7 +76,7 @@ func exportFixture(t *testing.T, items int) (table, bucket string, db *dynamodb.
 	id := harness.UniqueID()
 	table, bucket = "prod-"+id+"-user", "prod-"+id+"-exports"
 	db = dynamodb.NewFromConfig(cfg)
-	_, err := export.NewS3(cfg).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
+	_, err := awsclients.New(cfg).S3().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket,
 		CreateBucketConfiguration: &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(cfg.Region)}})
 	require.NoError(t, err)
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
@@ -88,7 +87,7 @@ func exportFixture(t *testing.T, items int) (table, bucket string, db *dynamodb.
 const drRegion = "eu-central-1"
 
 func drDB(t *testing.T) *dynamodb.Client {
-	return dynamodb.NewFromConfig(awsconfig.ForRegion(target.AWSConfig(t), drRegion))
+	return dynamodb.NewFromConfig(awsclients.ForRegion(target.AWSConfig(t), drRegion))
 }
 
 func count(t *testing.T, db *dynamodb.Client, table string) int {

@@ -18,7 +18,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -84,7 +84,7 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 		if o.NoPointer {
 			break
 		}
-		_, err := ssm.NewFromConfig(awsconfig.ForRegion(cfg, r)).PutParameter(ctx, &ssm.PutParameterInput{
+		_, err := ssm.NewFromConfig(awsclients.ForRegion(cfg, r)).PutParameter(ctx, &ssm.PutParameterInput{
 			Name: &p.Target.Pointer, Value: aws.String(Home), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true),
 		})
 		require.NoError(t, err)
@@ -94,16 +94,12 @@ func New(t *testing.T, tg *harness.Target, o Options) Pair {
 
 // Clients returns the per-region clients dynops builds, from cfg.
 func Clients(cfg aws.Config) failover.Regional {
-	return func(region string) failover.Clients {
-		c := awsconfig.ForRegion(cfg, region)
-		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c),
-			CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
-	}
+	return failover.RegionalFrom(awsclients.New(cfg))
 }
 
 // DynamoDB is a full DynamoDB client in region.
 func (p Pair) DynamoDB(region string) *dynamodb.Client {
-	return dynamodb.NewFromConfig(awsconfig.ForRegion(p.Config, region))
+	return awsclients.New(p.Config).In(region).DynamoDB()
 }
 
 // PublishLatency puts ReplicationLatency datapoints (milliseconds) as source
@@ -117,7 +113,7 @@ func (p Pair) PublishLatency(t *testing.T, source, receiving string, ms ...float
 			Dimensions: []cwtypes.Dimension{{Name: aws.String("TableName"), Value: &p.Table}, {Name: aws.String("ReceivingRegion"), Value: aws.String(receiving)}},
 		})
 	}
-	_, err := cloudwatch.NewFromConfig(awsconfig.ForRegion(p.Config, source), awsconfig.CloudWatchQueryProtocol).PutMetricData(context.Background(),
+	_, err := awsclients.New(p.Config).In(source).CloudWatch().PutMetricData(context.Background(),
 		&cloudwatch.PutMetricDataInput{Namespace: aws.String("AWS/DynamoDB"), MetricData: data})
 	require.NoError(t, err)
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/test/helpers/faults"
 )
 
@@ -68,7 +68,7 @@ func TestErrorShapesPerService(t *testing.T) {
 			return err
 		},
 		"s3": func(c aws.Config) error {
-			_, err := export.NewS3(c).ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("b")})
+			_, err := awsclients.New(c).S3().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("b")})
 			return err
 		},
 		"lambda": func(c aws.Config) error {

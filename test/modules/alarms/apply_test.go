@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -55,7 +55,7 @@ func TestApplyBasicExample(t *testing.T) {
 	opts := target.ApplyProtected(t, "modules/dynamodb-alarms/examples/basic", vars)
 	table := terraform.Output(t, opts, "table_name")
 	topic := terraform.Output(t, opts, "sns_topic_arn")
-	cw := cloudwatch.NewFromConfig(target.AWSConfig(t), awsconfig.CloudWatchQueryProtocol)
+	cw := cloudwatch.NewFromConfig(target.AWSConfig(t), awsclients.CloudWatchQueryProtocol)
 
 	byName := map[string]cwtypes.MetricAlarm{}
 	for _, prefix := range []string{table + "-", "dev-" + product + "-dynamodb-account-"} {

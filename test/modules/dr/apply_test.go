@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/audit"
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -222,7 +222,7 @@ func TestApplyGlobalTableDrill_DDB_DR_01(t *testing.T) {
 			}
 		}
 	}
-	pointer, err := ssm.NewFromConfig(awsconfig.ForRegion(target.AWSConfig(t), drpair.Away)).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(failover.DefaultPointer(name))})
+	pointer, err := ssm.NewFromConfig(awsclients.ForRegion(target.AWSConfig(t), drpair.Away)).GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(failover.DefaultPointer(name))})
 	require.NoError(t, err)
 	assert.Equal(t, target.Region, aws.ToString(pointer.Parameter.Value))
 }

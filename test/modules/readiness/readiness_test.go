@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/readiness"
 	"github.com/dynops/dynops/test/helpers/fixture"
@@ -44,7 +44,7 @@ func TestReadinessRun(t *testing.T) {
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
 	db := dynamodb.NewFromConfig(cfg)
-	cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
+	cw := cloudwatch.NewFromConfig(cfg, awsclients.CloudWatchQueryProtocol)
 	env := harness.UniqueID() // not an allowed env: DDB-NAME-01 fails on every table
 	source := env + "-orders"
 	fixture.Create(t, db, fixture.Table{Name: source, HashKey: "user_id", RangeKey: "score", GSI: "email", PITR: true})
@@ -57,7 +57,7 @@ func TestReadinessRun(t *testing.T) {
 	ep, err := lambdaendpoint.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
-	h := readiness.Handler{Clients: readiness.NewClients(cfg), LeftoverAge: 10 * time.Millisecond}
+	h := readiness.Handler{Clients: readiness.NewClients(awsclients.New(cfg)), LeftoverAge: 10 * time.Millisecond}
 	ep.Register(fn, func() awslambda.Handler { return awslambda.NewHandler(h.Handle) })
 	lm := lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.BaseEndpoint = &ep.URL })
 	start := time.Now()
@@ -128,7 +128,7 @@ func TestReadinessRestoreOfMissingTableFails(t *testing.T) {
 	ep, err := lambdaendpoint.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
-	h := readiness.Handler{Clients: readiness.NewClients(cfg)}
+	h := readiness.Handler{Clients: readiness.NewClients(awsclients.New(cfg))}
 	ep.Register(fn, func() awslambda.Handler { return awslambda.NewHandler(h.Handle) })
 	lm := lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.BaseEndpoint = &ep.URL })
 	payload, _ := json.Marshal(readiness.Event{Env: env, RestoreTable: env + "-missing"})
@@ -137,7 +137,7 @@ func TestReadinessRestoreOfMissingTableFails(t *testing.T) {
 	require.NotNil(t, out.FunctionError)
 	require.Contains(t, string(out.Payload), env+"-missing")
 
-	cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
+	cw := cloudwatch.NewFromConfig(cfg, awsclients.CloudWatchQueryProtocol)
 	lst, err := cw.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(readiness.MetricNamespace), MetricName: aws.String(readiness.MetricRestoreFail),
 		Dimensions: []cwtypes.DimensionFilter{{Name: aws.String(readiness.DimensionEnv), Value: aws.String(env)}}})
 	require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestReadinessRestoreOfMissingTableFails(t *testing.T) {
 func TestReadinessPublishesDRReady(t *testing.T) {
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
-	cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
+	cw := cloudwatch.NewFromConfig(cfg, awsclients.CloudWatchQueryProtocol)
 	env := harness.UniqueID()
 	now := time.Now()
 	rep := readiness.Report{Env: env, FailingRules: map[string]int{}, DR: []readiness.DRResult{

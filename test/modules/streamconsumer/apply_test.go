@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/lambdazip"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -106,7 +106,7 @@ func TestApplyGoConsumerExample(t *testing.T) {
 		assert.Equal(t, "false", c.Environment.Variables["ACCEPT_POISON"])
 	})
 	t.Run("DDB-STREAM-05 alarms", func(t *testing.T) {
-		cw := cloudwatch.NewFromConfig(cfg, awsconfig.CloudWatchQueryProtocol)
+		cw := cloudwatch.NewFromConfig(cfg, awsclients.CloudWatchQueryProtocol)
 		names := terraform.OutputMap(t, opts, "alarm_names")
 		require.Len(t, names, 5)
 		list := make([]string, 0, len(names))

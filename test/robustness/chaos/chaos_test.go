@@ -29,10 +29,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -275,7 +275,7 @@ func drain(t *testing.T, c *sqs.Client, urls []string) string {
 
 func TestCommandsUnderFaults(t *testing.T) {
 	cfg := target.AWSConfig(t)
-	e := &env{db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), sqs: sqs.NewFromConfig(cfg)}
+	e := &env{db: dynamodb.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), sqs: sqs.NewFromConfig(cfg)}
 	if !target.OnEmulator() {
 		t.Skip("the fault proxy sits in front of the emulator")
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -48,7 +48,7 @@ func TestKilledAndRerun(t *testing.T) {
 		t.Skip("kill points are timed against the emulator")
 	}
 	cfg := target.AWSConfig(t)
-	e := &env{db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), sqs: sqs.NewFromConfig(cfg)}
+	e := &env{db: dynamodb.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), sqs: sqs.NewFromConfig(cfg)}
 	families := map[string]bool{"pitr repair --unconditional": true, "pitr repair (conditional)": true, "export import + apply": true, "dlq move (receive/send/delete)": true,
 		"dlq redrive (--to-queue)": true}
 	for _, sc := range scenarios {

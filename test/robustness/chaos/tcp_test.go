@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/test/helpers/faults"
 )
 
@@ -28,7 +28,7 @@ func TestCommandsUnderTCPFaults(t *testing.T) {
 		t.Skip("the TCP fault proxy sits in front of the emulator")
 	}
 	cfg := target.AWSConfig(t)
-	e := &env{db: dynamodb.NewFromConfig(cfg), s3: export.NewS3(cfg), sqs: sqs.NewFromConfig(cfg)}
+	e := &env{db: dynamodb.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), sqs: sqs.NewFromConfig(cfg)}
 	rates := []float64{0.3}
 	if os.Getenv("DYNOPS_CHAOS") == "full" {
 		rates = []float64{0.1, 0.3}

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/ddbjson"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 )
 
@@ -483,7 +483,7 @@ func (e *env) dropAtEnd(names []string) {
 // bucket creates an empty bucket, emptied and deleted when the bench ends.
 func (e *env) bucket(suffix string) (string, error) {
 	name := "dev-" + e.id + "-" + suffix
-	s3c := export.NewS3(e.cfg)
+	s3c := awsclients.New(e.cfg).S3()
 	in := &s3.CreateBucketInput{Bucket: &name}
 	if e.region != "us-east-1" {
 		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(e.region)}

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/restore"
@@ -244,7 +244,7 @@ func (e *env) rawScan(segments int, tables ...string) (int64, error) {
 // upload puts every file under root into bucket as an export's files are
 // uploaded (multipart, so the ETags are the ones the manifests list).
 func (e *env) upload(bucket, root string) error {
-	if err := exporttest.Upload(e.ctx, export.NewS3(e.cfg), bucket, root); err != nil {
+	if err := exporttest.Upload(e.ctx, awsclients.New(e.cfg).S3(), bucket, root); err != nil {
 		return fmt.Errorf("uploading %s to %s: %w", root, bucket, err)
 	}
 	return nil

@@ -4,7 +4,6 @@ package log
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"os"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 )
 

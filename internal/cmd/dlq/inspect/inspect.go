@@ -4,13 +4,12 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+
 	"github.com/spf13/cobra"
 
-	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -85,13 +84,11 @@ body; --show-body prints the body of every message.`,
 
 // Run lists the DLQ and prints it.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWSForQueue(ctx, opts.Queue)
 	if err != nil {
 		return err
 	}
-	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
-	f.IOStreams.Infof("%s", note)
-	q := redrive.Queue{Client: sqs.NewFromConfig(cfg), URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
+	q := redrive.Queue{Client: clients.SQS(), URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	f.IOStreams.Progress("reading %s", opts.Queue)
 	entries, err := redrive.Inspect(ctx, q, opts.Max, f.Now(), opts.Critical)
 	f.IOStreams.Done()

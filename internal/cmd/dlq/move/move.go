@@ -4,8 +4,9 @@ package move
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
+
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
@@ -101,13 +102,11 @@ func destinations(ctx context.Context, client *sqs.Client, opts *Options) ([]pro
 
 // Run moves the messages and prints the outcome.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWSForQueue(ctx, opts.Queue)
 	if err != nil {
 		return err
 	}
-	cfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
-	f.IOStreams.Infof("%s", note)
-	client := sqs.NewFromConfig(cfg)
+	client := clients.SQS()
 	dests, err := destinations(ctx, client, opts)
 	if err != nil {
 		return err

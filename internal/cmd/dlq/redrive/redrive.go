@@ -4,16 +4,14 @@ package redrive
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/dynops/dynops/internal/awsclients"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/awsconfig"
@@ -117,31 +115,29 @@ a re-run takes them.`,
 
 // Run redrives the DLQ and prints the outcome; exit status 1 when messages were kept.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	sqsCfg, note := awsconfig.ForQueueURL(cfg, opts.Queue)
-	f.IOStreams.Infof("%s", note)
-	sqsClient := sqs.NewFromConfig(sqsCfg)
+	queueClients, err := f.AWSForQueue(ctx, opts.Queue)
+	if err != nil {
+		return err
+	}
+	sqsClient := queueClients.SQS()
 	q := redrive.Queue{Client: sqsClient, URL: opts.Queue, VisibilityTimeout: opts.VisibilityTimeout}
 	if opts.ToQueue != "" {
 		g, err := opts.Apply(ctx, f, sqsClient, protect.ReadQueue(ctx, sqsClient, opts.ToQueue))
 		if err != nil {
 			return err
 		}
-		return run(ctx, f, opts, q, sqsClient, cfg, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
+		return run(ctx, f, opts, q, sqsClient, clients, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
 	}
 
 	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint)
 	if err != nil {
 		return factory.UsageErrorf("%v", err)
 	}
-	lc := lambda.NewFromConfig(cfg, func(o *lambda.Options) {
-		if endpoint != nil {
-			o.BaseEndpoint = endpoint
-		}
-	})
+	lc := clients.Lambda(endpoint)
 	// The functions this run invokes go through the same protection rule as
 	// the DLQ: --function, or (with --yes or --confirm) every function the
 	// messages name.
@@ -167,7 +163,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			g.allowed[d.ARN] = true // not protected, or confirmed by f.Confirm
 		}
 	}
-	return run(ctx, f, opts, q, sqsClient, cfg, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
+	return run(ctx, f, opts, q, sqsClient, clients, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
 }
 
 // functionsIn lists the functions the DLQ's messages name (without consuming them).
@@ -234,7 +230,7 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 	return nil
 }
 
-func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, cfg aws.Config, target redrive.Target, g *guard.Confirmed) error {
+func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, depthOf redrive.QueueAttributes, clients awsclients.Set, target redrive.Target, g *guard.Confirmed) error {
 	apply := !g.DryRun()
 	d, err := redrive.ReadDepth(ctx, depthOf, opts.Queue)
 	if err != nil {
@@ -242,7 +238,7 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 	}
 	depth := d.Upto(opts.Max)
 	bar := f.IOStreams.StartProgress("redrive "+opts.Name()+": messages", int64(depth))
-	rep, err := redrive.Run(ctx, q, dynamodbstreams.NewFromConfig(cfg), target, redrive.Options{
+	rep, err := redrive.Run(ctx, q, clients.Streams(), target, redrive.Options{
 		Apply: apply, Max: opts.Max, Concurrency: opts.Concurrency, DiscardExpired: opts.DiscardExpired,
 		Now: f.Now, Act: f.Audit.Act,
 		Progress: func(done int, o redrive.Outcome) {

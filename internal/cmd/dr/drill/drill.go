@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/fis"
 	"github.com/spf13/cobra"
 
-	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/dr/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -167,7 +164,7 @@ func printDrill(ios *iostreams.IOStreams, d failover.DrillResult, g *guard.Confi
 
 // runPause runs (or plans) the pause drill in the --to region.
 func runPause(ctx context.Context, f *factory.Factory, opts *Options, target failover.Target, runner *failover.Runner, g *guard.Confirmed) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,19 +174,19 @@ func runPause(ctx context.Context, f *factory.Factory, opts *Options, target fai
 			return factory.UsageErrorf("--pause-replication needs --to REGION: %s has %d regions (%v)", target.Table, len(target.Regions), target.Regions)
 		}
 		for _, r := range target.Regions {
-			if r != cfg.Region {
+			if r != clients.Region() {
 				region = r
 			}
 		}
 	}
-	rc := awsconfig.ForRegion(cfg, region)
+	rc := clients.In(region)
 	req := failover.PauseDrillRequest{Target: target, Template: opts.PauseTemplate, Region: region, Alarm: opts.Alarm,
 		Rules:   opts.Switch.Request(failover.Failover, target, &opts.Target, false).Rules,
 		Execute: !g.DryRun(), KeepRunning: opts.KeepRunning, Timeout: opts.PauseTimeout}
 	runner.OnStep = func(s failover.Step) {
 		f.IOStreams.Infof("%-18s %-7s %s %s\n", s.Name, s.Status, s.Duration.Round(time.Millisecond), s.Detail)
 	}
-	res, runErr := runner.PauseDrill(ctx, fis.NewFromConfig(rc), cloudwatch.NewFromConfig(rc, awsconfig.CloudWatchQueryProtocol), req)
+	res, runErr := runner.PauseDrill(ctx, rc.FIS(), rc.CloudWatch(), req)
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(res)
 	} else {

@@ -9,14 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/route53"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
-	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
@@ -96,22 +91,19 @@ func (t *TargetFlags) Target() failover.Target {
 
 // Resolve loads AWS configuration, builds clients per region and returns the target.
 func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.Target, *failover.Runner, error) {
-	cfg, err := f.AWSConfig(ctx)
+	set, err := f.AWS(ctx)
 	if err != nil {
 		return failover.Target{}, nil, err
 	}
-	clients := func(region string) failover.Clients {
-		c := awsconfig.ForRegion(cfg, region)
-		return failover.Clients{DynamoDB: dynamodb.NewFromConfig(c), SSM: ssm.NewFromConfig(c), CloudWatch: cloudwatch.NewFromConfig(c, awsconfig.CloudWatchQueryProtocol)}
-	}
+	clients := failover.RegionalFrom(set)
 	target := t.Target()
 	if len(target.Regions) == 0 {
-		target.Regions, err = failover.DiscoverRegions(ctx, clients(cfg.Region).DynamoDB, t.Table, cfg.Region)
+		target.Regions, err = failover.DiscoverRegions(ctx, set.DynamoDB(), t.Table, set.Region())
 		if err != nil {
-			return target, nil, fmt.Errorf("%w; if %s is down, pass --regions with the table's regions", err, cfg.Region)
+			return target, nil, fmt.Errorf("%w; if %s is down, pass --regions with the table's regions", err, set.Region())
 		}
 		if len(target.Regions) < 2 {
-			return target, nil, fmt.Errorf("%s in %s lists no replicas: it is not a global table (see runbooks/dr-restore-in-region.md), or pass --regions to name same-name tables", t.Table, cfg.Region)
+			return target, nil, fmt.Errorf("%s in %s lists no replicas: it is not a global table (see runbooks/dr-restore-in-region.md), or pass --regions to name same-name tables", t.Table, set.Region())
 		}
 	}
 	for r := range target.HealthChecks {
@@ -121,7 +113,7 @@ func Resolve(ctx context.Context, f *factory.Factory, t *TargetFlags) (failover.
 	}
 	runner := &failover.Runner{
 		Clients: clients,
-		Route53: route53.NewFromConfig(cfg),
+		Route53: set.Route53(),
 		Now:     f.Now,
 		Record:  f.Audit.Act,
 	}
@@ -218,11 +210,11 @@ func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protec
 }
 
 func decide(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Decided, error) {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return guard.Decide(f, protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), t.Table))
+	return guard.Decide(f, protect.ReadTable(ctx, clients.DynamoDB(), t.Table))
 }
 
 // ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a

@@ -5,7 +5,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/dr/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/failover"

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -100,12 +99,12 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 
 // Run plans the apply; with --yes (and the prod confirmation) it applies.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	store := shared.BucketStore(cfg, opts.Bucket, opts.BucketRegion)
-	db := dynamodb.NewFromConfig(cfg)
+	store := shared.BucketStore(clients, opts.Bucket, opts.BucketRegion)
+	db := clients.DynamoDB()
 	var since time.Time
 	if opts.Since != "" {
 		since, _ = time.Parse(time.RFC3339Nano, opts.Since)
@@ -173,7 +172,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				puts, deletes = puts+int64(r.Puts), deletes+int64(r.Deletes)
 			}
 		}
-		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, puts, deletes, wb, prices, cfg.Region)
+		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, puts, deletes, wb, prices, clients.Region())
 	}
 	if err != nil {
 		_ = print(f, rep)

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
@@ -132,13 +132,13 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 // Run plans the import; with --yes (and the prod confirmation) it imports,
 // waits, applies the settings and counts the items.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	sourceRegion := shared.FirstOf(opts.SourceRegion, cfg.Region)
-	bucketRegion := shared.FirstOf(opts.BucketRegion, opts.SourceRegion, cfg.Region)
-	store := exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, bucketRegion)), Bucket: opts.Bucket}
+	sourceRegion := shared.FirstOf(opts.SourceRegion, clients.Region())
+	bucketRegion := shared.FirstOf(opts.BucketRegion, opts.SourceRegion, clients.Region())
+	store := exportverify.S3Store{Client: clients.In(bucketRegion).S3(), Bucket: opts.Bucket}
 	src, err := export.FindSource(ctx, store, opts.Bucket, opts.Prefix)
 	if err != nil {
 		return err
@@ -151,8 +151,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
 		return err
 	}
-	res := Result{Source: src, Table: opts.Table, Region: cfg.Region, SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
-	if res.Schema, err = schema(ctx, cfg, sourceRegion, opts); err != nil {
+	res := Result{Source: src, Table: opts.Table, Region: clients.Region(), SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
+	if res.Schema, err = schema(ctx, clients, sourceRegion, opts); err != nil {
 		return err
 	}
 	tags := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
@@ -171,13 +171,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
-	if err := targetAbsent(ctx, db, opts.Table, cfg.Region); err != nil {
+	db := clients.DynamoDB()
+	if err := targetAbsent(ctx, db, opts.Table, clients.Region()); err != nil {
 		return err
 	}
 	if g.DryRun() {
 		res.DryRun = true
-		f.Audit.Act(audit.ActPlanImport, opts.Table, map[string]any{"source": src, "region": cfg.Region})
+		f.Audit.Act(audit.ActPlanImport, opts.Table, map[string]any{"source": src, "region": clients.Region()})
 		if err := printResult(f, res); err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": cfg.Region}
+	detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": clients.Region()}
 	if adopted {
 		// ImportTable's answer was lost (or it failed) after it landed:
 		// the import it started, found by ListImports, is this run's.
@@ -202,7 +202,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
 	}
 	f.Audit.Act(audit.ActImportTable, opts.Table, detail)
-	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+cfg.Region+"): items", src.Items)
+	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+clients.Region()+"): items", src.Items)
 	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
 		bar.Set(i.Imported)
 		bar.Status("%s after %s", i.Status, waited.Round(time.Second))
@@ -263,9 +263,9 @@ func targetAbsent(ctx context.Context, db *dynamodb.Client, table, region string
 	return fmt.Errorf("checking that --table %s does not exist yet: %w", table, err)
 }
 
-func schema(ctx context.Context, cfg aws.Config, sourceRegion string, opts *Options) (export.Schema, error) {
+func schema(ctx context.Context, clients awsclients.Set, sourceRegion string, opts *Options) (export.Schema, error) {
 	if opts.SchemaFrom != "" {
-		return export.SchemaOf(ctx, dynamodb.NewFromConfig(awsconfig.ForRegion(cfg, sourceRegion)), opts.SchemaFrom)
+		return export.SchemaOf(ctx, clients.In(sourceRegion).DynamoDB(), opts.SchemaFrom)
 	}
 	hash, err := export.ParseKey(opts.HashKey)
 	if err != nil {

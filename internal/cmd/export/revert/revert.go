@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -98,15 +97,15 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 
 // Run plans the revert; with --yes (and the confirmation of a protected table) it reverts.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
 	if opts.Workers < 1 || opts.Workers > 64 {
 		return factory.UsageErrorf("--workers %d: use 1 to 64", opts.Workers)
 	}
-	store := shared.BucketStore(cfg, opts.Bucket, opts.BucketRegion)
-	db := dynamodb.NewFromConfig(cfg)
+	store := shared.BucketStore(clients, opts.Bucket, opts.BucketRegion)
+	db := clients.DynamoDB()
 	// Protection first, from the table's tags read from the service
 	// (unreadable tags leave it protected).
 	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
@@ -153,7 +152,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !apply && err == nil {
 		// The estimate: each restore a whole item of the table's average
 		// size, each delete one unit.
-		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, rep.Restores, rep.Deletes, wb, prices, cfg.Region)
+		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, rep.Restores, rep.Deletes, wb, prices, clients.Region())
 	}
 	if wb.Bucket != nil && apply {
 		u := wb.Bucket.Usage()

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
-	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -19,11 +18,11 @@ import (
 
 // DynamoDB returns a DynamoDB client from the global flags.
 func DynamoDB(ctx context.Context, f *factory.Factory) (*dynamodb.Client, error) {
-	cfg, err := f.AWSConfig(ctx)
+	c, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return dynamodb.NewFromConfig(cfg), nil
+	return c.DynamoDB(), nil
 }
 
 // FirstOf is the first non-empty string: a flag, then its fallbacks.
@@ -38,8 +37,8 @@ func FirstOf(s ...string) string {
 
 // BucketStore reads the export bucket in its region (--bucket-region, else
 // the command's region).
-func BucketStore(cfg aws.Config, bucket, bucketRegion string) exportverify.S3Store {
-	return exportverify.S3Store{Client: export.NewS3(awsconfig.ForRegion(cfg, FirstOf(bucketRegion, cfg.Region))), Bucket: bucket}
+func BucketStore(c awsclients.Set, bucket, bucketRegion string) exportverify.S3Store {
+	return exportverify.S3Store{Client: c.In(bucketRegion).S3(), Bucket: bucket}
 }
 
 // Wait waits for an export, with progress on a terminal.

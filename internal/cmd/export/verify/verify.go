@@ -4,13 +4,13 @@ package verify
 import (
 	"context"
 	"fmt"
+
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -80,11 +80,11 @@ func boolCount(b bool) int64 {
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	var store exportverify.Store = exportverify.DirStore{Root: opts.Dir}
 	if opts.Bucket != "" {
-		cfg, err := f.AWSConfig(ctx)
+		clients, err := f.AWS(ctx)
 		if err != nil {
 			return err
 		}
-		store = exportverify.S3Store{Client: export.NewS3(cfg), Bucket: opts.Bucket}
+		store = exportverify.S3Store{Client: clients.S3(), Bucket: opts.Bucket}
 	}
 	rep, err := exportverify.Verify(ctx, store, opts.Prefix, exportverify.Options{
 		DataOnly: opts.DataOnly, Parallel: opts.Parallel,

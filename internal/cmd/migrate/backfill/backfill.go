@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -237,7 +236,7 @@ func adoptImported(ctx context.Context, f *factory.Factory, res *migrate.Backfil
 	if res.Export == nil || res.Export.Import == nil {
 		return nil, nil
 	}
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +248,7 @@ func adoptImported(ctx context.Context, f *factory.Factory, res *migrate.Backfil
 	g.SetLimit(8)
 	for i, table := range tables {
 		g.Go(func() error {
-			r, err := tableadopt.Read(gctx, cfg, adopt.Options{Table: table})
+			r, err := tableadopt.Read(gctx, clients, adopt.Options{Table: table})
 			if err != nil {
 				return fmt.Errorf("the destinations were created, but the Terraform entry of %s could not be built: %w; run `dynops table adopt --table TABLE` for each", table, err)
 			}
@@ -343,12 +342,12 @@ func print(f *factory.Factory, res *migrate.BackfillResult) {
 // exportOptions are the export a backfill reads, when it reads one; a
 // backfill that reads an export resumes with the export it recorded.
 func exportOptions(ctx context.Context, f *factory.Factory, opts *Options) (*migrate.ExportOptions, error) {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s3 := func() (exportverify.S3API, error) { return export.NewS3(cfg), nil }
-	o := &migrate.ExportOptions{URI: opts.FromExport, Parallel: opts.ExportParallel, Exports: dynamodb.NewFromConfig(cfg),
+	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
+	o := &migrate.ExportOptions{URI: opts.FromExport, Parallel: opts.ExportParallel, Exports: clients.DynamoDB(),
 		Open: func(uri string) (*exportverify.Export, error) { return exportverify.OpenExport(uri, s3) },
 		Waiting: func(e export.Export, waited time.Duration) {
 			f.IOStreams.Progress("waiting for the export %s of %s: %s for %s", e.Arn, opts.Source, e.Status, waited.Round(time.Second))
@@ -365,8 +364,7 @@ func exportOptions(ctx context.Context, f *factory.Factory, opts *Options) (*mig
 		if err != nil {
 			return nil, err
 		}
-		db := dynamodb.NewFromConfig(cfg)
-		o.Import = &migrate.ImportOptions{To: to, DB: db, S3: export.NewS3(cfg),
+		o.Import = &migrate.ImportOptions{To: to, DB: clients.DynamoDB(), S3: clients.S3(),
 			Started: func(table string, i export.Import) {
 				f.Audit.Act(audit.ActImportTable, table, map[string]any{"import_arn": i.Arn, "status": i.Status, "source": "s3://" + to.Bucket + "/" + to.Prefix + "/" + table + "/data/"})
 			},

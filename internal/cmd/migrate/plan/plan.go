@@ -4,8 +4,9 @@ package plan
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"strings"
+
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 
 	"github.com/spf13/cobra"
 
@@ -84,11 +85,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	ps, err := paths(ctx, c.DB, res, prices, cfg.Region)
+	ps, err := paths(ctx, c.DB, res, prices, clients.Region())
 	if err != nil {
 		return err
 	}

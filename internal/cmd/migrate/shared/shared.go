@@ -9,10 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -108,11 +105,11 @@ func (l *Loaded) RequireState(fl *Flags) error {
 
 // Clients builds the API clients from the global flags.
 func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
-	cfg, err := f.AWSConfig(ctx)
+	c, err := f.AWS(ctx)
 	if err != nil {
 		return migrate.Clients{}, err
 	}
-	return migrate.Clients{DB: dynamodb.NewFromConfig(cfg), Streams: dynamodbstreams.NewFromConfig(cfg), SSM: ssm.NewFromConfig(cfg)}, nil
+	return migrate.Clients{DB: c.DynamoDB(), Streams: c.Streams(), SSM: c.SSM()}, nil
 }
 
 // Confirm applies the one confirmation rule (factory.Confirm) to a switch of
@@ -122,11 +119,11 @@ func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
 // ahead, the run's `started` audit record is written first, and when that
 // fails nothing goes ahead.
 func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, yes bool, confirm []string) (*guard.Confirmed, error) {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	decided, err := guard.Decide(f, protect.ReadTable(ctx, dynamodb.NewFromConfig(cfg), source))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, clients.DynamoDB(), source))
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +151,11 @@ func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, ye
 // tags: a new prod-looking table, or one dynops cannot show is not prod,
 // needs its name typed.
 func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string, creates bool) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	tables := l.Input.Routes.Tables()
 	targets := make([]protect.Target, 0, len(tables))
 	for _, t := range tables {

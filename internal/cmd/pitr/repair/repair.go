@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -19,7 +18,6 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
@@ -141,11 +139,11 @@ Exit status 1 when some keys were left alone as conflicts.`,
 
 // Run plans the repair, and with --yes (and the prod confirmation) runs it.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	ro := opts.Repair
 	rep := Report{}
 	// The target's protection and the source's relation come first: both read
@@ -160,7 +158,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err // a --confirm naming another table: refused before anything is read
 	}
 	if opts.FromExport != "" {
-		ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return export.NewS3(cfg), nil })
+		ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return clients.S3(), nil })
 		if err != nil {
 			return factory.UsageErrorf("--from-export: %w", err)
 		}
@@ -246,7 +244,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	est := &capacity.Estimate{Table: ro.To, Kind: capacity.Write, Items: rep.Plan.Copies() + deletes, Bytes: rep.Plan.Copies() * avg,
 		Units: capacity.WriteUnits(rep.Plan.Copies(), avg) + float64(deletes)}
-	est.Finish(wb, prices, cfg.Region)
+	est.Finish(wb, prices, clients.Region())
 	rep.WriteEstimate = est
 	// The counts are shown before the question.
 	if !f.JSON() {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -118,11 +117,11 @@ func usage(err error) error {
 
 // Run plans the restore, and with --yes (and the prod confirmation) runs it.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	// The guard comes first: a protected source is refused before its
 	// settings are read (a refusal must not depend on reads that may fail).
 	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))

@@ -4,10 +4,10 @@ package status
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -50,11 +50,11 @@ its recovery period, and the earliest and latest time it can be restored to.`,
 
 // Run prints the PITR state of each table.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	windows := make([]restore.Window, 0, len(opts.Tables))
 	for _, t := range opts.Tables {
 		w, err := restore.Status(ctx, db, t)

@@ -4,14 +4,14 @@ package adopt
 import (
 	"context"
 	"fmt"
-	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/dynops/dynops/internal/awsclients"
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
-	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -79,11 +79,11 @@ DDB-NAME-01 is kept through name_override with that exception; give --env,
 
 // Run reads the table and prints the entry and the import blocks.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := Read(ctx, cfg, opts.Adopt)
+	res, err := Read(ctx, clients, opts.Adopt)
 	if err != nil {
 		return err
 	}
@@ -118,16 +118,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// Read reads table o.Table in cfg's region and account (from STS, for the
+// Read reads table o.Table in the clients' region and account (from STS, for the
 // import IDs) and builds its entry and import blocks.
-func Read(ctx context.Context, cfg aws.Config, o adopt.Options) (*adopt.Result, error) {
-	o.Region = cfg.Region
-	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+func Read(ctx context.Context, clients awsclients.Set, o adopt.Options) (*adopt.Result, error) {
+	o.Region = clients.Region()
+	id, err := clients.STS(0).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 	if err != nil {
-		return nil, fmt.Errorf("reading the account ID (for import IDs) in %s: %w", cfg.Region, err)
+		return nil, fmt.Errorf("reading the account ID (for import IDs) in %s: %w", clients.Region(), err)
 	}
 	o.AccountID = aws.ToString(id.Account)
-	return adopt.Read(ctx, dynamodb.NewFromConfig(cfg), aas.NewFromConfig(cfg), o)
+	return adopt.Read(ctx, clients.DynamoDB(), clients.AutoScaling(), o)
 }
 
 // Entry renders the tables.yaml entry (keyed by the usage).

@@ -8,14 +8,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
-	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -125,13 +123,13 @@ second; the report and the audit record what was used.`,
 
 // Run compares the tables and prints the report.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	cfg, err := f.AWSConfig(ctx)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
 	d := opts.Diff
 	d.Now = f.Now
-	s3 := func() (exportverify.S3API, error) { return export.NewS3(cfg), nil }
+	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
 	if opts.SourceExport != "" {
 		if d.SourceExport, err = exportverify.OpenExport(opts.SourceExport, s3); err != nil {
 			return factory.UsageErrorf("--source-export: %w", err)
@@ -144,7 +142,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		d.Target = opts.TargetExport
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := clients.DynamoDB()
 	// The total: both tables' ItemCount (approximate, refreshed every ~6 h);
 	// unknown (0) when a side is an export.
 	var total int64
@@ -179,7 +177,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		// The diff's Scans are eventually consistent.
 		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
-		est.Finish(b, prices, cfg.Region)
+		est.Finish(b, prices, clients.Region())
 		budgets = append(budgets, capacity.Use{Budget: b, Estimate: est})
 		buckets[side.table] = b.Bucket
 		if !f.JSON() {
