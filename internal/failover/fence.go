@@ -516,60 +516,70 @@ func setPolicy(ctx context.Context, db DynamoDB, tableARN, doc, expected string,
 	if len(doc) > MaxPolicyBytes {
 		return "", fmt.Errorf("the resource policy for %s would be %d bytes, over DynamoDB's %d-byte limit: shorten the table's own statements", tableARN, len(doc), MaxPolicyBytes)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var err error
-		var rev string
-		switch {
-		case doc == "" && expected == "":
-			return "", nil // no policy before, none wanted
-		case doc == "":
-			_, err = db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &tableARN, ExpectedRevisionId: &expected})
-			err = permissions.Explain(err, "dynamodb:DeleteResourcePolicy")
-		default:
-			want := expected
-			if want == "" {
-				want = "NO_POLICY"
+	var rev string
+	var busy error // the last refusal that a later attempt may not meet
+	err := poll.Until(ctx, poll.Options{Interval: 3 * time.Second, Timeout: time.Minute, What: "DynamoDB to accept a change of the resource policy of " + tableARN},
+		func(ctx context.Context) (bool, string, error) {
+			r, err := writePolicy(ctx, db, tableARN, doc, expected, confirmSelf)
+			switch apiCode(err) {
+			case "ResourceInUseException", "LimitExceededException", "ThrottlingException":
+				busy = err
+				return false, apiCode(err), nil
 			}
-			in := &dynamodb.PutResourcePolicyInput{ResourceArn: &tableARN, Policy: &doc, ExpectedRevisionId: &want}
-			if confirmSelf {
-				in.ConfirmRemoveSelfResourceAccess = true
+			if err != nil && !errors.Is(err, ErrPolicyChanged) {
+				return false, "", fmt.Errorf("writing the resource policy of %s: %w", tableARN, err)
 			}
-			var out *dynamodb.PutResourcePolicyOutput
-			if out, err = db.PutResourcePolicy(ctx, in); err == nil {
-				rev = aws.ToString(out.RevisionId)
-			}
-			err = permissions.Explain(err, "dynamodb:PutResourcePolicy")
-		}
-		if err == nil {
-			return rev, nil
-		}
-		switch apiCode(err) {
-		case "PolicyNotFoundException", "ResourceNotFoundException":
-			// The SDK retries a change whose answer was lost; when the first
-			// attempt had landed, the retry is refused (the revision moved on,
-			// or the policy is gone). The change took when the policy now is
-			// the one wanted (read back).
-			if cur, curRev, rerr := ResourcePolicy(ctx, db, tableARN); rerr == nil && samePolicy(cur, doc) {
-				return curRev, nil
-			}
-		}
-		if apiCode(err) == "PolicyNotFoundException" {
-			return "", fmt.Errorf("%w: %s is no longer at revision %q (someone changed it): run the command again to work on the current policy: %v", ErrPolicyChanged, tableARN, expected, err)
-		}
-		switch apiCode(err) {
-		case "ResourceInUseException", "LimitExceededException", "ThrottlingException":
-			if time.Now().Before(deadline) {
-				select {
-				case <-ctx.Done():
-					return "", ctx.Err()
-				case <-time.After(3 * time.Second):
-					continue
-				}
-			}
-		}
-		return "", fmt.Errorf("writing the resource policy of %s: %w", tableARN, err)
+			rev = r
+			return err == nil, "", err
+		})
+	if errors.Is(err, poll.ErrTimeout) && busy != nil {
+		return "", fmt.Errorf("writing the resource policy of %s: %w", tableARN, busy)
 	}
+	return rev, err
+}
+
+// writePolicy is one attempt of setPolicy.
+func writePolicy(ctx context.Context, db DynamoDB, tableARN, doc, expected string, confirmSelf bool) (string, error) {
+	var err error
+	var rev string
+	switch {
+	case doc == "" && expected == "":
+		return "", nil // no policy before, none wanted
+	case doc == "":
+		_, err = db.DeleteResourcePolicy(ctx, &dynamodb.DeleteResourcePolicyInput{ResourceArn: &tableARN, ExpectedRevisionId: &expected})
+		err = permissions.Explain(err, "dynamodb:DeleteResourcePolicy")
+	default:
+		want := expected
+		if want == "" {
+			want = "NO_POLICY"
+		}
+		in := &dynamodb.PutResourcePolicyInput{ResourceArn: &tableARN, Policy: &doc, ExpectedRevisionId: &want}
+		if confirmSelf {
+			in.ConfirmRemoveSelfResourceAccess = true
+		}
+		var out *dynamodb.PutResourcePolicyOutput
+		if out, err = db.PutResourcePolicy(ctx, in); err == nil {
+			rev = aws.ToString(out.RevisionId)
+		}
+		err = permissions.Explain(err, "dynamodb:PutResourcePolicy")
+	}
+	if err == nil {
+		return rev, nil
+	}
+	switch apiCode(err) {
+	case "PolicyNotFoundException", "ResourceNotFoundException":
+		// The SDK retries a change whose answer was lost; when the first
+		// attempt had landed, the retry is refused (the revision moved on,
+		// or the policy is gone). The change took when the policy now is
+		// the one wanted (read back).
+		if cur, curRev, rerr := ResourcePolicy(ctx, db, tableARN); rerr == nil && samePolicy(cur, doc) {
+			return curRev, nil
+		}
+	}
+	if apiCode(err) == "PolicyNotFoundException" {
+		return "", fmt.Errorf("%w: %s is no longer at revision %q (someone changed it): run the command again to work on the current policy: %v", ErrPolicyChanged, tableARN, expected, err)
+	}
+	return "", err
 }
 
 // samePolicy compares two policy documents ("" is none), whitespace aside.

@@ -67,6 +67,71 @@ type CatchUpOptions struct {
 	// Retention of stream records (24 h on AWS).
 	Retention time.Duration
 	Now       func() time.Time
+	// Follow makes CatchUp run pass after pass until its context ends,
+	// pausing Interval (default 1 s) whenever a pass caught up.
+	Follow   bool
+	Interval time.Duration
+	// OnPass is called after each pass with its number (from 1) and result.
+	OnPass func(pass int, p *PassResult)
+}
+
+// CatchUp applies the stream: one pass, or with o.Follow pass after pass
+// until ctx ends (the end of a follow is not an error). It returns the sum
+// of the passes and how many ran. A pass that left items behind
+// (LeftBehind: unmatched, untransformable) ends the run with its error,
+// after the pass is counted in the sum.
+func CatchUp(ctx context.Context, c Clients, o CatchUpOptions, st *State) (PassResult, int, error) {
+	var total PassResult
+	passes := 0
+	for {
+		p, err := CatchUpPass(ctx, c, o, st)
+		if err != nil && !LeftBehind(err) {
+			if o.Follow && ctx.Err() != nil {
+				return total, passes, nil
+			}
+			return total, passes, err
+		}
+		passes++
+		total.add(p)
+		if o.OnPass != nil {
+			o.OnPass(passes, p)
+		}
+		if err != nil || !o.Follow {
+			return total, passes, err
+		}
+		if p.CaughtUp {
+			interval := o.Interval
+			if interval <= 0 {
+				interval = time.Second
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(interval):
+			}
+		}
+		if ctx.Err() != nil {
+			return total, passes, nil
+		}
+	}
+}
+
+// add sums pass p into t (the lag and caught-up state are p's).
+func (t *PassResult) add(p *PassResult) {
+	t.Records += p.Records
+	t.BeforeBackfill += p.BeforeBackfill
+	t.Keys += p.Keys
+	t.Put += p.Put
+	t.Deleted += p.Deleted
+	t.MovedAway += p.MovedAway
+	t.Stale += p.Stale
+	t.Unmatched += p.Unmatched
+	t.UnmatchedSample = append(t.UnmatchedSample, p.UnmatchedSample...)
+	t.Untransformable += p.Untransformable
+	t.UntransformableSample = append(t.UntransformableSample, p.UntransformableSample...)
+	t.CaughtUp, t.Lag, t.Seconds = p.CaughtUp, p.Lag, t.Seconds+p.Seconds
+	if p.NewestRecord != nil {
+		t.NewestRecord = p.NewestRecord
+	}
 }
 
 func (o *CatchUpOptions) defaults() {

@@ -258,3 +258,47 @@ func TestStateCheck(t *testing.T) {
 	_, err := LoadState(filepath.Join(t.TempDir(), "none.json"))
 	assert.ErrorIs(t, err, ErrNoState)
 }
+
+// TestCatchUpFollowsUntilCancelled: with Follow, CatchUp runs pass after
+// pass (summing them, each reported), and the end of its context ends the
+// follow without an error; without Follow it runs one pass.
+func TestCatchUpFollowsUntilCancelled(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	at := t0.Add(time.Minute)
+	shard := "shardId-1"
+	newStream := func() *fakeStream {
+		return &fakeStream{
+			shards:  []stypes.Shard{{ShardId: aws.String(shard), SequenceNumberRange: &stypes.SequenceNumberRange{StartingSequenceNumber: aws.String("100")}}},
+			records: map[string][]stypes.Record{shard: {rec(100, stypes.OperationTypeInsert, "TENANT#1", "TASK#1", "v1", at)}},
+		}
+	}
+	newState := func() *State {
+		done := t0.Add(time.Minute)
+		st := NewState(filepath.Join(t.TempDir(), "s.json"), "src", "x")
+		st.Position = &Position{StreamARN: "arn", Time: t0, Shards: []string{shard}}
+		st.Backfill = &BackfillState{Finished: &done}
+		return st
+	}
+	o := CatchUpOptions{Input: Input{Source: "src", Routes: testRoutes(t)}, Now: func() time.Time { return at.Add(time.Second) }}
+
+	total, passes, err := CatchUp(testctx.Bounded(t), Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: newStream()}, o, newState())
+	require.NoError(t, err)
+	assert.Equal(t, 1, passes, "without --follow: one pass")
+	assert.EqualValues(t, 1, total.Put)
+
+	ctx, cancel := context.WithCancel(testctx.Bounded(t))
+	var seen []int
+	o.Follow, o.Interval = true, time.Millisecond
+	o.OnPass = func(n int, p *PassResult) {
+		seen = append(seen, n)
+		if n == 3 {
+			cancel()
+		}
+	}
+	total, passes, err = CatchUp(ctx, Clients{DB: &fakeDB{tables: map[string]map[string]map[string]types.AttributeValue{}}, Streams: newStream()}, o, newState())
+	require.NoError(t, err, "the end of a follow is not an error")
+	assert.Equal(t, 3, passes)
+	assert.Equal(t, []int{1, 2, 3}, seen)
+	assert.EqualValues(t, 1, total.Put, "the record is applied once; later passes read nothing new")
+	assert.True(t, total.CaughtUp)
+}

@@ -99,45 +99,22 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	defer opts.Budgets.Record(f)
-	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Now: f.Now}
-	var total migrate.PassResult
-	passes := 0
+	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Now: f.Now,
+		Follow: opts.Follow, Interval: opts.Interval,
+		OnPass: func(n int, p *migrate.PassResult) {
+			if p.Put+p.Deleted+p.MovedAway > 0 {
+				f.Audit.Act(audit.ActApplyStreamChanges, opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
+			}
+			if opts.Follow && !f.JSON() {
+				f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
+					n, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched+p.Untransformable, p.LagString(), caught(p))
+			}
+		}}
 	// left says that items were left behind (unmatched, untransformable):
 	// the pass finished, so its result is printed before the error.
-	var left error
-	for {
-		p, err := migrate.CatchUpPass(ctx, c, o, l.State)
-		if err != nil && !migrate.LeftBehind(err) {
-			if opts.Follow && ctx.Err() != nil {
-				break
-			}
-			return err
-		}
-		passes++
-		add(&total, p)
-		if p.Put+p.Deleted+p.MovedAway > 0 {
-			f.Audit.Act(audit.ActApplyStreamChanges, opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
-		}
-		if opts.Follow && !f.JSON() {
-			f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
-				passes, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched+p.Untransformable, p.LagString(), caught(p))
-		}
-		if err != nil {
-			left = err
-			break
-		}
-		if !opts.Follow {
-			break
-		}
-		if p.CaughtUp {
-			select {
-			case <-ctx.Done():
-			case <-time.After(opts.Interval):
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	total, passes, left := migrate.CatchUp(ctx, c, o, l.State)
+	if left != nil && !migrate.LeftBehind(left) {
+		return left
 	}
 	if f.JSON() {
 		if err := f.IOStreams.PrintJSON(struct {
@@ -164,22 +141,4 @@ func caught(p *migrate.PassResult) string {
 		return " (caught up with the stream's tip)"
 	}
 	return ""
-}
-
-func add(t *migrate.PassResult, p *migrate.PassResult) {
-	t.Records += p.Records
-	t.BeforeBackfill += p.BeforeBackfill
-	t.Keys += p.Keys
-	t.Put += p.Put
-	t.Deleted += p.Deleted
-	t.MovedAway += p.MovedAway
-	t.Stale += p.Stale
-	t.Unmatched += p.Unmatched
-	t.UnmatchedSample = append(t.UnmatchedSample, p.UnmatchedSample...)
-	t.Untransformable += p.Untransformable
-	t.UntransformableSample = append(t.UntransformableSample, p.UntransformableSample...)
-	t.CaughtUp, t.Lag, t.Seconds = p.CaughtUp, p.Lag, t.Seconds+p.Seconds
-	if p.NewestRecord != nil {
-		t.NewestRecord = p.NewestRecord
-	}
 }
