@@ -279,57 +279,47 @@ func destinationTags(ctx context.Context, db ImportAPI, src *SourceInfo) (map[st
 func (b *backfiller) importOne(ctx context.Context, table string, schema export.Schema, tags map[string]string) error {
 	is := b.st.Backfill.Export.Import
 	src := export.Source{Bucket: is.Bucket, DataPrefix: is.dataPrefix(table), Items: -1}
-	db := b.o.Export.Import.DB
-	imp, _, err := export.StartImport(ctx, db, src, table, schema, export.Token(src.Bucket, src.DataPrefix, table))
-	if err != nil {
-		return err
-	}
-	if err := b.st.Update(func(s *State) {
-		if s.Backfill.Export.Import.Tables == nil {
-			s.Backfill.Export.Import.Tables = map[string]*ImportedTableState{}
-		}
-		s.Backfill.Export.Import.Tables[table] = &ImportedTableState{ImportArn: imp.Arn, Status: imp.Status}
-	}); err != nil {
-		return err
-	}
-	if b.o.Export.Import.Started != nil {
-		b.o.Export.Import.Started(table, imp)
-	}
-	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, _ time.Duration) {
-		if b.o.Export.Import.Progress != nil {
-			b.o.Export.Import.Progress(table, i)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("creating destination %s: %w", table, err)
-	}
-	if err := tablesettings.WaitActive(ctx, db, table, nil); err != nil {
-		return err
-	}
 	want := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
 	for k, v := range tags {
 		want[k] = v
 	}
-	have, err := tablesettings.Capture(ctx, db, table)
-	if err != nil {
+	io := b.o.Export.Import
+	out, err := export.RunImport(ctx, io.DB, export.ImportJob{Source: src, Table: table, Schema: schema, Want: tablesettings.Guideline(want),
+		Started: func(imp export.Import, _ bool) error {
+			if err := b.st.Update(func(s *State) {
+				if s.Backfill.Export.Import.Tables == nil {
+					s.Backfill.Export.Import.Tables = map[string]*ImportedTableState{}
+				}
+				s.Backfill.Export.Import.Tables[table] = &ImportedTableState{ImportArn: imp.Arn, Status: imp.Status}
+			}); err != nil {
+				return err
+			}
+			if io.Started != nil {
+				io.Started(table, imp)
+			}
+			return nil
+		},
+		Waiting: func(i export.Import, _ time.Duration) {
+			if io.Progress != nil {
+				io.Progress(table, i)
+			}
+		},
+		Applied: func(c tablesettings.Change) {
+			if io.Applied != nil {
+				io.Applied(table, c)
+			}
+		}})
+	switch {
+	case err != nil && !out.Imported && out.Import.Arn != "":
+		return fmt.Errorf("creating destination %s: %w", table, err)
+	case err != nil && out.Imported:
+		return fmt.Errorf("%s was imported (%s) but a setting failed: %w; run the backfill again with the same --state to apply the rest", table, out.Import.Arn, err)
+	case err != nil:
 		return err
 	}
-	var applied []tablesettings.Change
-	err = tablesettings.Apply(ctx, db, table, tablesettings.Plan(have, tablesettings.Guideline(want)), func(c tablesettings.Change) {
-		applied = append(applied, c)
-		if b.o.Export.Import.Applied != nil {
-			b.o.Export.Import.Applied(table, c)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("%s was imported (%s) but a setting failed: %w; run the backfill again with the same --state to apply the rest", table, imp.Arn, err)
-	}
-	back, err := tablesettings.Capture(ctx, db, table)
-	if err != nil {
-		return fmt.Errorf("reading back the settings of %s: %w", table, err)
-	}
+	done := out.Import
 	return b.st.Update(func(s *State) {
 		s.Backfill.Export.Import.Tables[table] = &ImportedTableState{ImportArn: done.Arn, Status: done.Status, Imported: done.Imported,
-			Errors: done.Errors, Settings: applied, ReadBack: &back, Done: true}
+			Errors: done.Errors, Settings: out.Applied, ReadBack: out.ReadBack, Done: true}
 	})
 }

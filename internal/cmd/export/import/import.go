@@ -190,55 +190,53 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
-	imp, adopted, err := export.StartImport(ctx, db, src, opts.Table, res.Schema, export.Token(src.Bucket, src.DataPrefix, opts.Table))
-	if err != nil {
-		return err
-	}
-	detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": clients.Region()}
-	if adopted {
-		// ImportTable's answer was lost (or it failed) after it landed:
-		// the import it started, found by ListImports, is this run's.
-		detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
-		f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
-	}
-	f.Audit.Act(audit.ActImportTable, opts.Table, detail)
 	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+clients.Region()+"): items", src.Items)
-	done, err := export.WaitImport(ctx, db, imp.Arn, func(i export.Import, waited time.Duration) {
-		bar.Set(i.Imported)
-		bar.Status("%s after %s", i.Status, waited.Round(time.Second))
-	})
+	out, err := export.RunImport(ctx, db, export.ImportJob{Source: src, Table: opts.Table, Schema: res.Schema, Want: want,
+		Started: func(imp export.Import, tookOver bool) error {
+			detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": clients.Region()}
+			if tookOver {
+				// ImportTable's answer was lost (or it failed) after it landed:
+				// the import it started, found by ListImports, is this run's.
+				detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
+				f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
+			}
+			f.Audit.Act(audit.ActImportTable, opts.Table, detail)
+			return nil
+		},
+		Waiting: func(i export.Import, waited time.Duration) {
+			bar.Set(i.Imported)
+			bar.Status("%s after %s", i.Status, waited.Round(time.Second))
+		},
+		Applied: func(c tablesettings.Change) {
+			bar.Done() // the import is over: its bar ends before the settings' lines
+			f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
+			f.Audit.Act(audit.ActApplySetting, opts.Table, c)
+		}})
 	bar.Done()
-	res.Import = &done
-	if err != nil {
-		_ = printResult(f, res)
-		return err
-	}
-	if err := tablesettings.WaitActive(ctx, db, opts.Table, nil); err != nil {
-		return err
-	}
-	// Re-plan against what the new table has: only what is missing is applied.
-	have, err := tablesettings.Capture(ctx, db, opts.Table)
-	if err != nil {
-		return err
-	}
-	res.Settings = tablesettings.Plan(have, want)
-	err = tablesettings.Apply(ctx, db, opts.Table, res.Settings, func(c tablesettings.Change) {
-		res.Applied = append(res.Applied, c)
-		f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
-		f.Audit.Act(audit.ActApplySetting, opts.Table, c)
-	})
 	f.IOStreams.Done()
-	// Read back what the table has, whether or not every step succeeded.
-	if back, rerr := tablesettings.Capture(ctx, db, opts.Table); rerr == nil {
-		res.ReadBack = &back
-	} else if err == nil {
-		err = fmt.Errorf("reading back the settings of %s: %w", opts.Table, rerr)
+	if out.Import.Arn != "" {
+		res.Import = &out.Import
 	}
-	if err != nil {
+	if out.Imported {
+		// Planned again against what the new table has: only what was missing is applied.
+		if out.Settings != nil {
+			res.Settings = out.Settings
+		}
+		res.ReadBack = out.ReadBack
+		res.Applied = append(res.Applied, out.Applied...)
+	}
+	switch {
+	case err != nil && !out.Imported:
+		if res.Import != nil {
+			_ = printResult(f, res)
+		}
+		return err
+	case err != nil:
 		res.SettingsError = err.Error()
 		_ = printResult(f, res)
 		return fmt.Errorf("%w; the table exists with the data: re-run the settings with the runbook's step", err)
 	}
+	done := out.Import
 	n, err := export.CountTableItems(ctx, db, opts.Table)
 	if err != nil {
 		_ = printResult(f, res)
