@@ -165,7 +165,7 @@ deny contains msg if {
 	some r in tables
 	not pitr_35_days(r)
 	not has_exception(r, "DDB-PITR-01")
-	msg := sprintf("DDB-PITR-01: %s: point-in-time recovery must be on with 35 days; turn it on, or give the module's point_in_time_recovery.reason (tag dynops:exception:DDB-PITR-01)%s", [r.address, see("DDB-PITR-01")])
+	msg := sprintf("DDB-PITR-01: %s: point-in-time recovery must be on with 35 days; turn it on, or give the module's point_in_time_recovery_reason (tag dynops:exception:DDB-PITR-01)%s", [r.address, see("DDB-PITR-01")])
 }
 
 pitr_35_days(r) if {

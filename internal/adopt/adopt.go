@@ -225,10 +225,11 @@ func Read(ctx context.Context, db DynamoDB, as AutoScaling, o Options) (*Result,
 	// DDB-PITR-01
 	switch p := st.PITR; {
 	case p == nil || p.PointInTimeRecoveryStatus != types.PointInTimeRecoveryStatusEnabled:
-		e["point_in_time_recovery"] = map[string]any{"enabled": false, "reason": reason(guideline.Pitr01, "PITR off; or take the fix: delete point_in_time_recovery")}
+		e["point_in_time_recovery"] = map[string]any{"enabled": false}
+		e["point_in_time_recovery_reason"] = reason(guideline.Pitr01, "PITR off; or take the fix: delete these two lines")
 	case p.RecoveryPeriodInDays != nil && *p.RecoveryPeriodInDays != 35:
-		e["point_in_time_recovery"] = map[string]any{"recovery_period_in_days": *p.RecoveryPeriodInDays,
-			"reason": reason(guideline.Pitr01, fmt.Sprintf("PITR period %d days", *p.RecoveryPeriodInDays))}
+		e["point_in_time_recovery"] = map[string]any{"recovery_period_in_days": *p.RecoveryPeriodInDays}
+		e["point_in_time_recovery_reason"] = reason(guideline.Pitr01, fmt.Sprintf("PITR period %d days", *p.RecoveryPeriodInDays))
 	}
 	// DDB-STREAM-01
 	if ss := t.StreamSpecification; ss == nil || !aws.ToBool(ss.StreamEnabled) {

@@ -113,8 +113,8 @@ func TestReadDeviations(t *testing.T) {
 	}{
 		{"legacy name", Options{Table: "Users", Env: "prod", Product: "hoge", Usage: "user"}, func(f *fakeDB) {}, fakeAAS{}, "DDB-NAME-01", []string{"name_override", "name_override_reason"}},
 		{"deletion protection off", Options{}, func(f *fakeDB) { f.t.DeletionProtectionEnabled = aws.Bool(false) }, fakeAAS{}, "DDB-PROT-01", []string{"deletion_protection_enabled", "deletion_protection_disabled_reason"}},
-		{"PITR off", Options{}, func(f *fakeDB) { f.pitr = nil }, fakeAAS{}, "DDB-PITR-01", []string{"point_in_time_recovery"}},
-		{"PITR 7 days", Options{}, func(f *fakeDB) { f.pitr.RecoveryPeriodInDays = aws.Int32(7) }, fakeAAS{}, "DDB-PITR-01", []string{"point_in_time_recovery"}},
+		{"PITR off", Options{}, func(f *fakeDB) { f.pitr = nil }, fakeAAS{}, "DDB-PITR-01", []string{"point_in_time_recovery", "point_in_time_recovery_reason"}},
+		{"PITR 7 days", Options{}, func(f *fakeDB) { f.pitr.RecoveryPeriodInDays = aws.Int32(7) }, fakeAAS{}, "DDB-PITR-01", []string{"point_in_time_recovery", "point_in_time_recovery_reason"}},
 		{"stream KEYS_ONLY", Options{}, func(f *fakeDB) { f.t.StreamSpecification.StreamViewType = types.StreamViewTypeKeysOnly }, fakeAAS{}, "DDB-STREAM-01", []string{"stream_view_type", "stream_view_type_reason"}},
 		{"TTL off", Options{}, func(f *fakeDB) { f.ttl = nil }, fakeAAS{}, "DDB-NAME-03", []string{"ttl_enabled", "ttl_reason"}},
 		{"TTL on expires_at", Options{}, func(f *fakeDB) { f.ttl.AttributeName = aws.String("expires_at") }, fakeAAS{}, "DDB-NAME-03", []string{"ttl_attribute_name", "ttl_reason"}},
@@ -195,7 +195,7 @@ func TestReadLegacyNameNeedsEnvProductUsage(t *testing.T) {
 // TestPlaceholderIsRefused: every reason adopt writes is one the guardrails
 // refuse until a person rewrites it (one definition: guideline.ReasonSaysWhy).
 func TestPlaceholderIsRefused(t *testing.T) {
-	for _, r := range []string{Placeholder, Placeholder + " (PITR off; or take the fix: delete point_in_time_recovery)"} {
+	for _, r := range []string{Placeholder, Placeholder + " (PITR off; or take the fix: delete these two lines)"} {
 		if guideline.ReasonSaysWhy(r) {
 			t.Errorf("%q counts as a reason; adopt's placeholder must be refused", r)
 		}

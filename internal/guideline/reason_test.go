@@ -14,7 +14,7 @@ import (
 
 func TestReasonSaysWhy(t *testing.T) {
 	for reason, want := range map[string]bool{
-		"TODO adopt: say why (PITR off; or take the fix: delete point_in_time_recovery)": false,
+		"TODO adopt: say why (PITR off; or take the fix: delete these two lines)": false,
 		"todo":                              false,
 		"FIXME later":                       false,
 		"TBD":                               false,

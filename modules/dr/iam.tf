@@ -132,7 +132,11 @@ resource "aws_iam_role" "failover" {
   description          = "dynops dr: fail the ${var.env} global tables over between ${local.primary} and ${local.secondary} (DDB-DR-01)."
   assume_role_policy   = data.aws_iam_policy_document.assume[0].json
   permissions_boundary = var.permissions_boundary_arn
-  tags                 = local.tags
+  # A role that may lift the fence without MFA carries its exception where
+  # the plan and a reader of the role see it (DDB-EXC-01).
+  tags = merge(local.tags, var.failover_role.require_mfa ? {} : {
+    "dynops:exception:DDB-SEC-01" = substr(trimspace(replace(var.failover_role_no_mfa_reason, "/[^\\p{L}\\p{N}\\s_.:/=+@-]/", " ")), 0, 256)
+  })
 }
 
 resource "aws_iam_role_policy" "failover" {

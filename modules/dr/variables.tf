@@ -51,21 +51,15 @@ variable "failover_role" {
     trusted_principal_arns: who may assume it (required when enabled).
     require_mfa (default true): the role changes resource policies (the fence), which can switch protection off, so it is
     assumed with MFA only and denies PutResourcePolicy/DeleteResourcePolicy in a session without MFA (DDB-SEC-01 break-glass).
-    no_mfa_reason: why the role may lift the fence without MFA; required when require_mfa = false.
+    require_mfa = false needs failover_role_no_mfa_reason.
   EOF
   type = object({
     enabled                = optional(bool, true)
     name                   = optional(string)
     trusted_principal_arns = optional(list(string), [])
     require_mfa            = optional(bool, true)
-    no_mfa_reason          = optional(string)
   })
   default = {}
-
-  validation {
-    condition     = var.failover_role.require_mfa || length(trimspace(coalesce(var.failover_role.no_mfa_reason, " "))) > 0
-    error_message = "DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence (break-glass): set failover_role.no_mfa_reason to say why, or keep require_mfa = true."
-  }
 
   validation {
     condition     = !var.failover_role.enabled || length(var.failover_role.trusted_principal_arns) > 0
@@ -75,6 +69,18 @@ variable "failover_role" {
   validation {
     condition     = alltrue([for a in var.failover_role.trusted_principal_arns : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:", a))])
     error_message = "DDB-SEC-01: failover_role.trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME)."
+  }
+}
+
+variable "failover_role_no_mfa_reason" {
+  description = "Why the failover role may lift the fence without MFA (DDB-SEC-01 exception). Required when failover_role.require_mfa = false. (Before v2.0.0 it was failover_role.no_mfa_reason.)"
+  type        = string
+  default     = ""
+  nullable    = false
+
+  validation {
+    condition     = try(var.failover_role.require_mfa, true) != false || length(regexall("[\\p{L}\\p{N}]", var.failover_role_no_mfa_reason)) >= 3
+    error_message = "DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence (break-glass): set failover_role_no_mfa_reason to say why (three letters or digits at least; before v2.0.0 it was failover_role.no_mfa_reason), or keep require_mfa = true."
   }
 }
 

@@ -7,13 +7,13 @@ variable "table_name" {
   type        = string
 
   validation {
-    condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+){2,}$", var.table_name)) || (trimspace(var.table_name_exception_reason) != "" && can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.table_name)))
-    error_message = "DDB-NAME-01: table_name must be {env}-{product}-{usage} in lower case (e.g. \"prod-hoge-user\"); pass module.table.table_name (an adopted legacy name also needs table_name_exception_reason: module.table.exceptions[\"DDB-NAME-01\"])."
+    condition     = can(regex("^[a-z0-9]+(-[a-z0-9]+){2,}$", var.table_name)) || (trimspace(var.table_name_reason) != "" && can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.table_name)))
+    error_message = "DDB-NAME-01: table_name must be {env}-{product}-{usage} in lower case (e.g. \"prod-hoge-user\"); pass module.table.table_name (an adopted legacy name also needs table_name_reason: module.table.exceptions[\"DDB-NAME-01\"])."
   }
 }
 
-variable "table_name_exception_reason" {
-  description = "The table's DDB-NAME-01 exception (modules/dynamodb-table's exceptions[\"DDB-NAME-01\"]) when it keeps a legacy name through name_override; empty otherwise."
+variable "table_name_reason" {
+  description = "The table's DDB-NAME-01 exception (modules/dynamodb-table's exceptions[\"DDB-NAME-01\"]) when it keeps a legacy name through name_override; empty otherwise. (Before v2.0.0 it was table_name_exception_reason.)"
   type        = string
   default     = ""
   nullable    = false

@@ -38,6 +38,7 @@ module "table" {
   deletion_protection_enabled         = try(each.value.deletion_protection_enabled, null)
   deletion_protection_disabled_reason = try(each.value.deletion_protection_disabled_reason, null)
   point_in_time_recovery              = try(each.value.point_in_time_recovery, null)
+  point_in_time_recovery_reason       = try(each.value.point_in_time_recovery_reason, null)
 
   stream_enabled          = try(each.value.stream_enabled, null)
   stream_view_type        = try(each.value.stream_view_type, null)

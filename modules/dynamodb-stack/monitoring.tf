@@ -32,10 +32,10 @@ module "alarms" {
 
   table_name = module.table[each.key].table_name
   # An adopted table keeps its legacy name with the DDB-NAME-01 exception.
-  table_name_exception_reason = lookup(module.table[each.key].exceptions, "DDB-NAME-01", "")
-  gsi_names                   = module.table[each.key].gsi_names
-  replica_regions             = try(local.tables[each.key].replica_regions, [])
-  billing_mode                = module.table[each.key].billing_mode
+  table_name_reason = lookup(module.table[each.key].exceptions, "DDB-NAME-01", "")
+  gsi_names         = module.table[each.key].gsi_names
+  replica_regions   = try(local.tables[each.key].replica_regions, [])
+  billing_mode      = module.table[each.key].billing_mode
   stream_consumers = [for usage, c in module.consumer : {
     function_name = c.function_name
     dlq_name      = c.dlq_name

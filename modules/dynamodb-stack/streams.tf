@@ -16,14 +16,12 @@ module "processed" {
   product = var.product
   usage   = "stream-processed"
 
-  hash_key       = "event_id"
-  attributes     = [{ name = "event_id", type = "S" }]
-  stream_enabled = false
-  point_in_time_recovery = {
-    enabled = false
-    reason  = "work table: idempotency keys of stream consumers rebuilt by replay"
-  }
-  contributor_insights_enabled = var.contributor_insights_enabled
+  hash_key                      = "event_id"
+  attributes                    = [{ name = "event_id", type = "S" }]
+  stream_enabled                = false
+  point_in_time_recovery        = { enabled = false }
+  point_in_time_recovery_reason = "work table: idempotency keys of stream consumers rebuilt by replay"
+  contributor_insights_enabled  = var.contributor_insights_enabled
 
   tags = var.tags
 }

@@ -9,7 +9,7 @@ locals {
     "allow_projection_all", "projection_all_reason",
     "billing_mode", "provisioned_reason", "read_capacity", "write_capacity", "autoscaling", "autoscaling_disabled_reason",
     "on_demand_throughput", "table_class",
-    "deletion_protection_enabled", "deletion_protection_disabled_reason", "point_in_time_recovery",
+    "deletion_protection_enabled", "deletion_protection_disabled_reason", "point_in_time_recovery", "point_in_time_recovery_reason",
     "stream_enabled", "stream_view_type", "stream_view_type_reason",
     "ttl_enabled", "ttl_attribute_name", "ttl_reason",
     "kms_key_arn", "aws_managed_key_enabled", "contributor_insights_enabled", "resource_policy", "timeouts",
@@ -21,10 +21,15 @@ locals {
     local_secondary_indexes  = ["name", "range_key", "projection_type", "non_key_attributes"]
   }
   object_keys = {
-    point_in_time_recovery = ["enabled", "recovery_period_in_days", "reason"]
+    point_in_time_recovery = ["enabled", "recovery_period_in_days"]
     autoscaling            = ["enabled", "max_capacity_ratio", "target_utilization", "read_max_capacity", "write_max_capacity", "scale_in_cooldown", "scale_out_cooldown"]
     on_demand_throughput   = ["max_read_request_units", "max_write_request_units"]
     timeouts               = ["create", "update", "delete"]
+  }
+  # Keys that moved in v2.0.0 (one shape for exception reasons: a flat
+  # <input>_reason beside its input), named in the refusal.
+  moved_keys = {
+    "point_in_time_recovery.reason" = "point_in_time_recovery_reason"
   }
 
   # Usage to settings, as given (modules/dynamodb-table applies the defaults),

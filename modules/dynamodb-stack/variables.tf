@@ -12,7 +12,7 @@ variable "tables" {
   description = <<-EOT
     The product's tables (envs/tables.yaml), keyed by usage (the last part of the name, DDB-NAME-01). Each entry takes
     every input of modules/dynamodb-table (hash_key, attributes, global_secondary_indexes, billing_mode with
-    provisioned_reason, local_secondary_indexes, point_in_time_recovery with its reason, stream_view_type with its
+    provisioned_reason, local_secondary_indexes, point_in_time_recovery with point_in_time_recovery_reason, stream_view_type with its
     reason, ttl_enabled with ttl_reason, deletion_protection_enabled with its reason, name_override with its reason,
     ...) and replica_regions (created with modules/dynamodb-table-replica in the env root). Unset keys take the
     guideline defaults; an unknown key (also inside an index, point_in_time_recovery, autoscaling, ...) is refused,
@@ -37,7 +37,7 @@ variable "tables" {
         for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj}" if !contains(allowed, k)
       ]]]),
     )) == 0
-    error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\" (known keys: ${join(", ", local.table_keys)})" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
+    error_message = "DDB-EXC-01: envs/tables.yaml: ${join("; ", !can(keys(var.tables)) ? [] : concat(flatten([for u, t in var.tables : [for k in try(keys(t), []) : "table \"${u}\": unknown key \"${k}\" (known keys: ${join(", ", local.table_keys)})" if !contains(local.table_keys, k)]]), flatten([for u, t in var.tables : [for list, allowed in local.nested_keys : [for i, item in try(t[list], []) : [for k in try(keys(item), ["(not a map)"]) : "table \"${u}\": unknown key \"${k}\" in ${list}[${i}]${try(" (${item.name})", "")} (known keys: ${join(", ", allowed)})" if !contains(allowed, k)]]]]), flatten([for u, t in var.tables : [for obj, allowed in local.object_keys : [for k in try(keys(t[obj]), []) : "table \"${u}\": unknown key \"${k}\" in ${obj} (known keys: ${join(", ", allowed)})${lookup(local.moved_keys, "${obj}.${k}", "") == "" ? "" : "; since v2.0.0 it is ${local.moved_keys["${obj}.${k}"]}, beside ${obj}"}" if !contains(allowed, k)]]]), ))}. Every setting must be one modules/dynamodb-table knows (see docs/tables-yaml.md); a misspelt key would otherwise be dropped and the guideline default used silently."
   }
   validation {
     condition     = !can(keys(var.tables)) || alltrue([for u, t in var.tables : !can(t.envs) || can([for e in t.envs : regex("^[a-z][a-z0-9]*$", e)]) && length(try(t.envs, [])) > 0])

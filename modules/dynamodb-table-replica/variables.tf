@@ -37,13 +37,12 @@ variable "point_in_time_recovery" {
   type = object({
     enabled                 = optional(bool, true)
     recovery_period_in_days = optional(number, 35)
-    reason                  = optional(string, "")
   })
   default = {}
 
   validation {
     condition     = !var.point_in_time_recovery.enabled || var.point_in_time_recovery.recovery_period_in_days == 35
-    error_message = "DDB-PITR-01: table ${var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]}: its PITR period is ${var.point_in_time_recovery.recovery_period_in_days} days, but a replica cannot be given a period (provider 5.100; AWS uses 35 days), so the replica would keep recovery data longer than the table's reason (\"${var.point_in_time_recovery.reason}\") allows. Keep the table at 35 days, or keep it regional (no replica) and copy backups instead (modules/dr backup, docs/guideline.md#ddb-pitr-01)."
+    error_message = "DDB-PITR-01: table ${var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]}: its PITR period is ${var.point_in_time_recovery.recovery_period_in_days} days, but a replica cannot be given a period (provider 5.100; AWS uses 35 days), so the replica would keep recovery data longer than the table's DDB-PITR-01 exception allows. Keep the table at 35 days, or keep it regional (no replica) and copy backups instead (modules/dr backup, docs/guideline.md#ddb-pitr-01)."
   }
 }
 

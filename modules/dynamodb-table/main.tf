@@ -30,7 +30,7 @@ locals {
       var.key_naming_reason == null ? "" : var.key_naming_reason,
       var.ttl_enabled && var.ttl_attribute_name == "ttl" ? "" : var.ttl_reason,
     ]))
-    "DDB-PITR-01"   = var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35 ? "" : var.point_in_time_recovery.reason
+    "DDB-PITR-01"   = var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35 ? "" : var.point_in_time_recovery_reason
     "DDB-PROT-01"   = var.deletion_protection_enabled ? "" : var.deletion_protection_disabled_reason
     "DDB-STREAM-01" = var.stream_enabled && var.stream_view_type != "NEW_AND_OLD_IMAGES" ? var.stream_view_type_reason : ""
   }

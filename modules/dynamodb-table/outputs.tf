@@ -54,7 +54,7 @@ output "billing_mode" {
 }
 
 output "point_in_time_recovery" {
-  description = "The table's PITR setting (enabled, recovery_period_in_days, reason), for modules/dynamodb-table-replica."
+  description = "The table's PITR setting (enabled, recovery_period_in_days), for modules/dynamodb-table-replica."
   value       = var.point_in_time_recovery
 }
 

@@ -361,12 +361,11 @@ variable "deletion_protection_disabled_reason" {
 variable "point_in_time_recovery" {
   description = <<-EOT
     PITR (DDB-PITR-01): on with a 35-day recovery period by default (the maximum; the cost does not depend on the period).
-    A shorter period or enabled = false needs a reason (e.g. a compliance rule that user data be gone in 7 days, or a work table).
+    A shorter period or enabled = false needs point_in_time_recovery_reason (e.g. a compliance rule that user data be gone in 7 days, or a work table).
   EOT
   type = object({
     enabled                 = optional(bool, true)
     recovery_period_in_days = optional(number, 35)
-    reason                  = optional(string, "")
   })
   default  = {}
   nullable = false
@@ -375,10 +374,17 @@ variable "point_in_time_recovery" {
     condition     = var.point_in_time_recovery.recovery_period_in_days >= 1 && var.point_in_time_recovery.recovery_period_in_days <= 35 && floor(var.point_in_time_recovery.recovery_period_in_days) == var.point_in_time_recovery.recovery_period_in_days
     error_message = "DDB-PITR-01: table ${local.name}: point_in_time_recovery.recovery_period_in_days must be a whole number from 1 to 35 (35 is the guideline default)."
   }
+}
+
+variable "point_in_time_recovery_reason" {
+  description = "Why PITR is off or keeps fewer than 35 days (DDB-PITR-01 exception). Required then. (Before v2.0.0 it was point_in_time_recovery.reason.)"
+  type        = string
+  default     = ""
+  nullable    = false
 
   validation {
-    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || (can(regex(local.reason_substance, var.point_in_time_recovery.reason)) && !can(regex(local.reason_placeholder, var.point_in_time_recovery.reason)))
-    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery.reason (e.g. \"compliance: user data gone in 7 days\"); otherwise keep enabled = true and 35 days. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
+    condition     = (var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35) || (can(regex(local.reason_substance, var.point_in_time_recovery_reason)) && !can(regex(local.reason_placeholder, var.point_in_time_recovery_reason)))
+    error_message = "DDB-PITR-01: table ${local.name}: PITR off or a recovery period under 35 days needs point_in_time_recovery_reason (e.g. \"compliance: user data gone in 7 days\"; before v2.0.0 it was point_in_time_recovery.reason); otherwise keep enabled = true and 35 days. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder (dynops table adopt writes one for a person to replace); the exception tag keeps only letters, digits, spaces and _ . : / = + @ -."
   }
 }
 
@@ -545,7 +551,7 @@ variable "tags" {
   # dynops:cross-tenant:<gsi>. Any other is refused as forged.
   validation {
     condition     = length([for k in keys(var.tags) : k if startswith(lower(k), "dynops:") && k != "dynops:tenant-key" && !startswith(k, "dynops:cross-tenant:")]) == 0
-    error_message = "DDB-EXC-01: table ${local.name}: tags must not set ${join(", ", [for k in keys(var.tags) : k if startswith(lower(k), "dynops:") && k != "dynops:tenant-key" && !startswith(k, "dynops:cross-tenant:")])}: exception tags are written by the module from the matching *_reason input (e.g. point_in_time_recovery.reason), so they are reviewed in the plan; remove the tag and give the reason input instead. Only dynops:tenant-key and dynops:cross-tenant:<gsi> (DDB-SEC-02) are set through tags."
+    error_message = "DDB-EXC-01: table ${local.name}: tags must not set ${join(", ", [for k in keys(var.tags) : k if startswith(lower(k), "dynops:") && k != "dynops:tenant-key" && !startswith(k, "dynops:cross-tenant:")])}: exception tags are written by the module from the matching *_reason input (e.g. point_in_time_recovery_reason), so they are reviewed in the plan; remove the tag and give the reason input instead. Only dynops:tenant-key and dynops:cross-tenant:<gsi> (DDB-SEC-02) are set through tags."
   }
 }
 

@@ -3,6 +3,9 @@ package dr
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
@@ -211,8 +214,10 @@ func TestPlanModuleValidations(t *testing.T) {
 		{"DDB-DR-01 pointer prefix without leading slash", map[string]any{"pointer_prefix": "dynops/dr"}, []string{"DDB-DR-01: pointer_prefix must be an SSM path such as \"/dynops/dr\"", "(leading slash, no trailing slash)"}},
 		{"DDB-SEC-01 failover role without principals", map[string]any{"failover_role": map[string]any{}}, []string{"DDB-SEC-01: failover_role.trusted_principal_arns must name who may assume the failover role", "or set failover_role.enabled = false"}},
 		{"DDB-SEC-01 principal that is not an ARN", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"*"}}}, []string{"DDB-SEC-01: failover_role.trusted_principal_arns must be IAM ARNs (arn:aws:iam::ACCOUNT:role/NAME)"}},
-		{"DDB-SEC-01 no MFA without a reason", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "require_mfa": false}}, []string{"DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence", "set failover_role.no_mfa_reason"}},
-		{"DDB-SEC-01 no MFA with a blank reason", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "require_mfa": false, "no_mfa_reason": "  "}}, []string{"DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence"}},
+		{"DDB-SEC-01 no MFA without a reason", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "require_mfa": false}}, []string{"DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence", "set failover_role_no_mfa_reason"}},
+		{"DDB-SEC-01 no MFA with a blank reason", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "require_mfa": false}, "failover_role_no_mfa_reason": " - "}, []string{"DDB-SEC-01: failover_role.require_mfa = false lets a session without MFA lift the DR fence"}},
+		// The reason moved out of the object in v2.0.0: the old place is dropped by type conversion and refused.
+		{"DDB-SEC-01 no MFA with the reason in its pre-v2 place", map[string]any{"failover_role": map[string]any{"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "require_mfa": false, "no_mfa_reason": "break-glass for region loss"}}, []string{"DDB-SEC-01: failover_role.require_mfa = false", "before v2.0.0 it was failover_role.no_mfa_reason"}},
 		{"DDB-DR-01 route53 port", map[string]any{"route53": route53(map[string]any{"port": 70000})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
 		{"DDB-DR-01 route53 path", map[string]any{"route53": route53(map[string]any{"path": "health"})}, []string{`DDB-DR-01: route53.port must be a TCP port and route53.path an HTTP path starting with "/"`}},
 		{"DDB-SEC-03 backup table of another env", map[string]any{"backup": map[string]any{"tables": []string{"dev-hoge-user"}}}, []string{`DDB-SEC-03: every backup.tables entry must be one of this env's tables (name starting with "<env>-")`}},
@@ -253,8 +258,19 @@ func TestPlanModuleValidations(t *testing.T) {
 func TestPlanPauseReplicationTemplate_DDB_DR_01(t *testing.T) {
 	t.Parallel()
 	tables := []string{"prod-hoge-session", "prod-hoge-cart"}
-	p := planOn(t, example, map[string]any{"env": "prod", "global_tables": tables, "regional_tables": []string{},
+	opts := harness.PlanOptions(t, example, map[string]any{"account_id": "123456789012", "env": "prod", "global_tables": tables, "regional_tables": []string{},
 		"secondary_region": "eu-central-1", "fis_pause_replication_enabled": true})
+	// The same plan has the failover role without MFA (a break-glass role):
+	// its reason is the role's exception tag (DDB-EXC-01).
+	main := filepath.Join(opts.TerraformDir, "main.tf")
+	src, err := os.ReadFile(main)
+	require.NoError(t, err)
+	withoutMFA := strings.Replace(string(src), "  failover_role = {\n", "  failover_role_no_mfa_reason = \"break-glass: region loss <runbook dr.md>\"\n  failover_role = {\n    require_mfa = false\n", 1)
+	require.NotEqual(t, string(src), withoutMFA, "the example's failover_role block moved: update this test")
+	require.NoError(t, os.WriteFile(main, []byte(withoutMFA), 0o644))
+	p := terraform.InitAndPlanAndShowWithStruct(t, opts)
+	role := values(t, p, "module.dr.aws_iam_role.failover[0]")
+	assert.Equal(t, "break-glass: region loss  runbook dr.md", role["tags"].(map[string]any)["dynops:exception:DDB-SEC-01"], "the reason, cleaned for a tag")
 	arns := []string{"arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-session", "arn:aws:dynamodb:eu-central-1:123456789012:table/prod-hoge-cart"}
 
 	tpl := values(t, p, "module.dr.aws_fis_experiment_template.pause_replication[0]")

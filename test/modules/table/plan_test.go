@@ -49,7 +49,7 @@ var plans = harness.NewPlanGroup(
 	}},
 	harness.PlanCase{Name: "exceptions", Dir: module, Vars: func(testing.TB) map[string]any {
 		return with(map[string]any{
-			"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"},
+			"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}, "point_in_time_recovery_reason": "compliance: user data gone in 7 days",
 			"global_secondary_indexes": []map[string]any{
 				{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"},
 			},
@@ -59,7 +59,7 @@ var plans = harness.NewPlanGroup(
 	}},
 	harness.PlanCase{Name: "pitr opt-out", Dir: module, Vars: func(testing.TB) map[string]any {
 		return with(map[string]any{
-			"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table rebuilt nightly"},
+			"point_in_time_recovery": map[string]any{"enabled": false}, "point_in_time_recovery_reason": "work table rebuilt nightly",
 		})
 	}},
 	harness.PlanCase{Name: "lsi projection all", Dir: module, Vars: func(testing.TB) map[string]any {
@@ -82,7 +82,7 @@ var plans = harness.NewPlanGroup(
 		return map[string]any{
 			"global_table_arn":       tableARN,
 			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
-			"point_in_time_recovery": map[string]any{"enabled": false, "reason": "work table"},
+			"point_in_time_recovery": map[string]any{"enabled": false}, "point_in_time_recovery_reason": "work table",
 		}
 	}},
 	harness.PlanCase{Name: "replica protection off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
@@ -306,9 +306,9 @@ func TestPlanValidations(t *testing.T) {
 		{"camelCase hash key", with(map[string]any{"hash_key": "userId"}), "DDB-NAME-03", "snake_case", ""},
 		{"PK/SK keys without key_naming_reason", with(map[string]any{"hash_key": "PK", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "email", "type": "S"}}}), "DDB-NAME-03", "key_naming_reason", ""},
 		{"key_naming_reason does not cover non-key attributes", with(map[string]any{"hash_key": "PK", "key_naming_reason": "single-table keys", "attributes": []map[string]any{{"name": "PK", "type": "S"}, {"name": "Email", "type": "S"}}}), "DDB-IDX-04", "must be listed in attributes", ""}, // key_naming_reason excepts key attributes only: attributes holds no other (a non-key attribute is refused here, and by the provider: "all attributes must be indexed")
-		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
-		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery.reason", ""},
-		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40, "reason": "x"}}), "DDB-PITR-01", "1 to 35", ""},
+		{"PITR off without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"enabled": false}}), "DDB-PITR-01", "point_in_time_recovery_reason", ""},
+		{"PITR 7 days without reason", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}}), "DDB-PITR-01", "point_in_time_recovery_reason", ""},
+		{"PITR 40 days", with(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 40}, "point_in_time_recovery_reason": "x"}), "DDB-PITR-01", "1 to 35", ""},
 		{"deletion protection off without reason", with(map[string]any{"deletion_protection_enabled": false}), "DDB-PROT-01", "deletion_protection_disabled_reason", ""},
 		{"PROVISIONED without reason", with(map[string]any{"billing_mode": "PROVISIONED", "read_capacity": 5, "write_capacity": 5}), "DDB-CAP-01", "provisioned_reason", ""},
 		{"PROVISIONED without capacity", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady"}), "DDB-CAP-01", "read_capacity", ""},
@@ -323,7 +323,7 @@ func TestPlanValidations(t *testing.T) {
 		{"LSI projection ALL without approval (bug 5)", with(map[string]any{"range_key": "email", "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "allow_projection_all", ""},
 		{"LSI projection ALL approved without reason (bug 5)", with(map[string]any{"range_key": "email", "allow_projection_all": true, "local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection_type": "ALL"}}}), "DDB-IDX-02", "projection_all_reason", ""},
 		{"inline replicas (bug 4)", with(map[string]any{"replicas": []map[string]any{{"region": "us-west-2"}}}), "DDB-PROT-01", "modules/dynamodb-table-replica", ""},
-		{"forged PITR exception tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:exception:DDB-PITR-01": "x"}}), "DDB-EXC-01", "point_in_time_recovery.reason", ""},
+		{"forged PITR exception tag (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:exception:DDB-PITR-01": "x"}}), "DDB-EXC-01", "point_in_time_recovery_reason", ""},
 		{"forged exception tag in other case (bug 7)", with(map[string]any{"tags": map[string]any{"Dynops:Exception:DDB-PROT-01": "x"}}), "DDB-EXC-01", "Dynops:Exception:DDB-PROT-01", ""},
 		{"forged tag beside the tenant tags (bug 7)", with(map[string]any{"tags": map[string]any{"dynops:tenant-key": "user_id", "dynops:exception:DDB-CAP-01": "x"}}), "DDB-EXC-01", "dynops:exception:DDB-CAP-01", ""},
 		{"tenant key tag in other case (bug 7)", with(map[string]any{"tags": map[string]any{"Dynops:Tenant-Key": "user_id"}}), "DDB-EXC-01", "Dynops:Tenant-Key", ""},
@@ -364,7 +364,7 @@ func TestPlanValidations(t *testing.T) {
 		{"provisioned_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "!!!", "read_capacity": 5, "write_capacity": 5}, "DDB-CAP-01", "letters or digits", ""},
 		{"autoscaling_disabled_reason", map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"enabled": false}, "autoscaling_disabled_reason": "()"}, "DDB-CAP-01", "letters or digits", ""},
 		{"projection_all_reason", map[string]any{"allow_projection_all": true, "projection_all_reason": "#?", "global_secondary_indexes": gsi(map[string]any{"name": "gsi1", "hash_key": "email", "projection_type": "ALL"})}, "DDB-IDX-02", "letters or digits", ""},
-		{"point_in_time_recovery.reason", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "<>"}}, "DDB-PITR-01", "letters or digits", ""},
+		{"point_in_time_recovery_reason", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}, "point_in_time_recovery_reason": "<>"}, "DDB-PITR-01", "letters or digits", ""},
 		{"deletion_protection_disabled_reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "*"}, "DDB-PROT-01", "letters or digits", ""},
 		{"stream_view_type_reason", map[string]any{"stream_view_type": "KEYS_ONLY", "stream_view_type_reason": "!?"}, "DDB-STREAM-01", "letters or digits", ""},
 		{"ttl_reason", map[string]any{"ttl_enabled": false, "ttl_reason": "  "}, "DDB-NAME-03", "ttl_reason", ""},

@@ -67,8 +67,8 @@ func TestPlanReplicaRefusals(t *testing.T) {
 		rule  string
 		wants []string
 	}{
-		{"DDB-PITR-01 table PITR 7 days", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "compliance: user data gone in 7 days"}}, "DDB-PITR-01", []string{"table dev-fuga-session:", "7 days", "35 days", "compliance: user data gone in 7 days"}},
-		{"DDB-PITR-01 table PITR 1 day", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 1, "reason": "x1"}}, "DDB-PITR-01", []string{"1 days", "modules/dr"}},
+		{"DDB-PITR-01 table PITR 7 days", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}, "point_in_time_recovery_reason": "compliance: user data gone in 7 days"}, "DDB-PITR-01", []string{"table dev-fuga-session:", "7 days", "35 days", "DDB-PITR-01 exception allows"}},
+		{"DDB-PITR-01 table PITR 1 day", map[string]any{"point_in_time_recovery": map[string]any{"recovery_period_in_days": 1}, "point_in_time_recovery_reason": "x1"}, "DDB-PITR-01", []string{"1 days", "modules/dr"}},
 		{"deletion protection off without reason", map[string]any{"deletion_protection_enabled": false}, "DDB-PROT-01", []string{"dev-fuga-session", "deletion_protection_disabled_reason"}},
 		{"deletion protection off, punctuation reason", map[string]any{"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "--"}, "DDB-PROT-01", []string{"letters or digits"}},
 		{"not a table ARN", map[string]any{"global_table_arn": "dev-fuga-session"}, "DDB-DR-01", []string{"module.TABLE.table_arn"}},
@@ -103,7 +103,8 @@ func TestPlanReplicaOfNewTableRefusals(t *testing.T) {
 		name, table, replica, rule string
 		wants                      []string
 	}{
-		{"PITR period under 35 days", `point_in_time_recovery = { recovery_period_in_days = 7, reason = "compliance: gone in 7 days" }`, "",
+		{"PITR period under 35 days", `point_in_time_recovery = { recovery_period_in_days = 7 }
+  point_in_time_recovery_reason = "compliance: gone in 7 days"`, "",
 			"DDB-PITR-01", []string{"table dev-neu-session:", "7 days"}},
 		{"stream NEW_IMAGE", `stream_view_type = "NEW_IMAGE"
   stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu-session:", "is NEW_IMAGE"}},
@@ -219,7 +220,7 @@ func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 	t.Parallel()
 	tables := map[string]any{
 		"user": user(map[string]any{"billing": "PROVISIONED", "global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attribute": []string{"x"}}}}),
-		"order": user(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period": 7}, "autoscaling": map[string]any{"max": 3},
+		"order": user(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period": 7, "reason": "compliance"}, "autoscaling": map[string]any{"max": 3},
 			"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection": "ALL"}}}),
 	}
 	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-EXC-01",
@@ -227,12 +228,14 @@ func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 		`table "user": unknown key "non_key_attribute" in global_secondary_indexes[0] (gsi1)`,
 		`table "order": unknown key "recovery_period" in point_in_time_recovery`,
 		`table "order": unknown key "max" in autoscaling`,
+		// A key that moved says where it went.
+		`unknown key "reason" in point_in_time_recovery (known keys: enabled, recovery_period_in_days); since v2.0.0 it is point_in_time_recovery_reason, beside point_in_time_recovery`,
 		`table "order": unknown key "projection" in local_secondary_indexes[0] (lsi1)`,
 		// Each names the keys it could have been (the fix), where it was found.
 		`unknown key "billing" (known keys: hash_key, range_key, key_naming_reason, index_naming_reason, attributes,`,
 		`billing_mode, provisioned_reason`,
 		`in global_secondary_indexes[0] (gsi1) (known keys: name, hash_key, range_key, projection_type, non_key_attributes,`,
-		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days, reason)`,
+		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days)`,
 		`in autoscaling (known keys: enabled, max_capacity_ratio,`,
 		`in local_secondary_indexes[0] (lsi1) (known keys: name, range_key, projection_type, non_key_attributes)`,
 	)
@@ -264,8 +267,8 @@ func everyException() map[string]any {
 		"stream_view_type": "NEW_IMAGE", "stream_view_type_reason": "consumer needs new images only",
 		"ttl_enabled": false, "ttl_reason": "items never expire",
 		"deletion_protection_enabled": false, "deletion_protection_disabled_reason": "two-step delete OPS-5",
-		"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7, "reason": "user data gone in 7 days"},
-		"name_override":          "LegacyUsers", "name_override_reason": "legacy name OPS-77",
+		"point_in_time_recovery": map[string]any{"recovery_period_in_days": 7}, "point_in_time_recovery_reason": "user data gone in 7 days",
+		"name_override": "LegacyUsers", "name_override_reason": "legacy name OPS-77",
 		"table_class": "STANDARD_INFREQUENT_ACCESS",
 		"timeouts":    map[string]any{"update": "2h"},
 	})

@@ -27,13 +27,11 @@ module "processed" {
   product = var.product
   usage   = "stream-processed"
 
-  hash_key       = "event_id"
-  attributes     = [{ name = "event_id", type = "S" }]
-  stream_enabled = false
-  point_in_time_recovery = {
-    enabled = false
-    reason  = "work table: idempotency keys of stream consumers rebuilt by replay"
-  }
+  hash_key                      = "event_id"
+  attributes                    = [{ name = "event_id", type = "S" }]
+  stream_enabled                = false
+  point_in_time_recovery        = { enabled = false }
+  point_in_time_recovery_reason = "work table: idempotency keys of stream consumers rebuilt by replay"
 
   deletion_protection_enabled         = var.deletion_protection_enabled
   deletion_protection_disabled_reason = var.deletion_protection_disabled_reason
