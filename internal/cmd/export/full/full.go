@@ -69,10 +69,11 @@ no read capacity is used (DDB-EXP-01). With --wait it waits for the export.`,
 
 // Run starts the export and prints it.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	db, err := shared.DynamoDB(ctx, f)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
+	db := clients.DynamoDB()
 	tbl, err := export.DescribeTable(ctx, db, opts.Table)
 	if err != nil {
 		return err

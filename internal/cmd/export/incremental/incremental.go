@@ -109,10 +109,11 @@ func parseTime(flag, v string) (time.Time, error) {
 
 // Run exports the range, or steps the checkpointed series.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	db, err := shared.DynamoDB(ctx, f)
+	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
 	}
+	db := clients.DynamoDB()
 	if opts.SinceCheckpoint {
 		return runSeries(ctx, f, db, opts)
 	}

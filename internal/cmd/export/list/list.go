@@ -20,10 +20,11 @@ func NewCmdList(f *factory.Factory) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			db, err := shared.DynamoDB(ctx, f)
+			clients, err := f.AWS(ctx)
 			if err != nil {
 				return err
 			}
+			db := clients.DynamoDB()
 			arn := ""
 			if table != "" {
 				if arn, err = export.TableArn(ctx, db, table); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/awsclients"
@@ -15,15 +14,6 @@ import (
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
 )
-
-// DynamoDB returns a DynamoDB client from the global flags.
-func DynamoDB(ctx context.Context, f *factory.Factory) (*dynamodb.Client, error) {
-	c, err := f.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.DynamoDB(), nil
-}
 
 // FirstOf is the first non-empty string: a flag, then its fallbacks.
 func FirstOf(s ...string) string {

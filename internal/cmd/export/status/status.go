@@ -18,10 +18,11 @@ func NewCmdStatus(f *factory.Factory) *cobra.Command {
 		Example: `  dynops export status arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user/export/01700000000000-abcd1234`,
 		Args:    shared.OneExportArn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := shared.DynamoDB(cmd.Context(), f)
+			clients, err := f.AWS(cmd.Context())
 			if err != nil {
 				return err
 			}
+			db := clients.DynamoDB()
 			e, err := export.Describe(cmd.Context(), db, args[0])
 			if err != nil {
 				return err

@@ -17,10 +17,11 @@ func NewCmdWait(f *factory.Factory) *cobra.Command {
 		Short: "Wait until an export completes (progress on a terminal); exit 1 if it fails",
 		Args:  shared.OneExportArn,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := shared.DynamoDB(cmd.Context(), f)
+			clients, err := f.AWS(cmd.Context())
 			if err != nil {
 				return err
 			}
+			db := clients.DynamoDB()
 			e, err := shared.Wait(cmd.Context(), f, db, args[0])
 			if perr := shared.PrintExports(f, []export.Export{e}); err == nil {
 				err = perr
