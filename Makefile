@@ -14,7 +14,7 @@ GO_PACKAGES ?= $$( (go list $(SLOW_PACKAGES); go list ./...) | awk '!seen[$$0]++
 TEST_TIMEOUT ?= 30m
 CHAOS_TIMEOUT ?= 150m
 
-.PHONY: help demo test test-long test-cpu setup build consumer-zip export-scheduler-zip readiness-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
+.PHONY: help demo plan test test-long test-cpu setup build consumer-zip export-scheduler-zip readiness-zip lint vulncheck docs generate policy test-go test-unit test-badinput bench bench-memory bench-go chaos release mutate clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ readiness-zip: ## build bin/readiness.zip, the readiness Lambda (guideline check
 
 consumer-zip: ## build bin/consumer.zip: the example stream consumer (Go, provided.al2023, arm64)
 	go run ./cmd/lambdazip -o bin/consumer.zip ./modules/stream-consumer/examples/go-consumer
+
+plan: ## terraform plan of envs/$(ENV) on a fresh machine: ENV=local against the emulator (the sandbox's, or a fresh one), dev/stg/prod against your account (BACKEND_CONFIG=bucket=NAME)
+	scripts/plan-env.sh "$(ENV)"
 
 lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to date
 	$(SETUP) && scripts/lint.sh

@@ -270,8 +270,6 @@ var network = map[string]any{"vpc_id": "vpc-0123456789abcdef0", "route_table_ids
 func rootVars(t testing.TB, dir string) map[string]any {
 	var vars map[string]any
 	switch {
-	case dir == "envs/local":
-		vars = map[string]any{"endpoint": "http://127.0.0.1:1"}
 	case dir == "envs/prod":
 		vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "network": network}
 	case strings.HasPrefix(dir, "envs/"):

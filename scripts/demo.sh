@@ -50,7 +50,7 @@ step "1. Apply envs/local on the emulator at $AWS_ENDPOINT_URL"
 run terraform -chdir=envs/local init -input=false -no-color >/dev/null
 # The apply's progress: one line per tenth of its resources, then its result.
 run terraform -chdir=envs/local apply -input=false -no-color -auto-approve \
-  -state="$DEMO_STATE" -var endpoint="$AWS_ENDPOINT_URL" -var consumer_zip="$PWD/bin/consumer.zip" |
+  -state="$DEMO_STATE" -var consumer_zip="$PWD/bin/consumer.zip" |
   awk '/^Plan: / { total = $2 } /: Creation complete/ { n++; if (total && n % (int(total / 10) + 1) == 0) printf "  created %d of %d resources\n", n, total; fflush() }
        /^(Apply complete|Error)/ { print; fflush() }'
 run terraform -chdir=envs/local output -state="$DEMO_STATE" table_names

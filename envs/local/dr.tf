@@ -12,14 +12,6 @@ provider "aws" {
   skip_credentials_validation = true
   skip_metadata_api_check     = true
   max_retries                 = 3
-
-  endpoints {
-    backup   = var.endpoint
-    dynamodb = var.endpoint
-    iam      = var.endpoint
-    ssm      = var.endpoint
-    sts      = var.endpoint
-  }
 }
 
 locals {
@@ -61,11 +53,11 @@ module "dr" {
   }
 
   env        = "local"
-  account_id = "123456789012" # the emulator's fixed account
+  account_id = local.emulator_account_id
   tables     = module.stack.global_table_names
 
   failover_role = {
-    trusted_principal_arns = ["arn:aws:iam::123456789012:root"]
+    trusted_principal_arns = ["arn:aws:iam::${local.emulator_account_id}:root"]
   }
 
   route53 = {

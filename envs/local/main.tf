@@ -1,6 +1,11 @@
 # The local environment: the hoge tables on the local emulator (moto_server),
 # started by `make demo` or the tests. Features the emulator cannot apply
 # (global-table replicas, Contributor Insights) are switched off here only.
+#
+# The emulator's URL comes from the environment, AWS_ENDPOINT_URL (`make plan
+# ENV=local` and `make demo` set it), not from an endpoints {} block: the
+# provider spends about 4.5 CPU-s validating such a block at every plan and
+# apply. Its static test credentials keep this root off any real account.
 provider "aws" {
   region = var.region
 
@@ -12,23 +17,11 @@ provider "aws" {
   # Few retries: unsupported calls fail in seconds instead of minutes of
   # retried 500s, while a dropped connection is still retried.
   max_retries = 3
+}
 
-  endpoints {
-    applicationautoscaling = var.endpoint
-    backup                 = var.endpoint
-    cloudwatch             = var.endpoint
-    dynamodb               = var.endpoint
-    iam                    = var.endpoint
-    kms                    = var.endpoint
-    lambda                 = var.endpoint
-    route53                = var.endpoint
-    logs                   = var.endpoint
-    s3                     = var.endpoint
-    sns                    = var.endpoint
-    sqs                    = var.endpoint
-    ssm                    = var.endpoint
-    sts                    = var.endpoint
-  }
+locals {
+  # moto's account: every emulator answers with it.
+  emulator_account_id = "123456789012"
 }
 
 module "stack" {
@@ -41,7 +34,7 @@ module "stack" {
   tables  = yamldecode(file("${path.module}/../tables.yaml"))
 
   # The emulator's account (the alarm topic's key policy names it, DDB-SEC-04).
-  account_id = "123456789012"
+  account_id = local.emulator_account_id
 
   # Stream consumers (DDB-STREAM-04) when the zip is given: `make consumer-zip`.
   stream_consumer = var.consumer_zip == null ? null : { filename = var.consumer_zip }

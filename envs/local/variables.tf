@@ -1,13 +1,3 @@
-variable "endpoint" {
-  description = "URL of the local AWS emulator, e.g. http://127.0.0.1:5000 (make demo passes the one it started)."
-  type        = string
-
-  validation {
-    condition     = can(regex("^https?://(127\\.[0-9.]+|localhost|\\[::1\\])(:[0-9]+)?/?$", var.endpoint))
-    error_message = "endpoint must be a loopback URL such as http://127.0.0.1:5000: envs/local only ever talks to a local emulator."
-  }
-}
-
 variable "region" {
   description = "Region the emulator stands in for."
   type        = string
