@@ -13,6 +13,7 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/item"
 )
 
@@ -74,9 +75,6 @@ func newCmdQuery(f *factory.Factory) *cobra.Command {
 			if tableName == "" {
 				return factory.UsageErrorf("item query needs --table TABLE and --key JSON (the partition key)")
 			}
-			if limit < 1 || limit > 1000 {
-				return factory.UsageErrorf("--limit %d: give 1 to 1000 items", limit)
-			}
 			k, err := parseUsage("--key", key)
 			if err != nil {
 				return err
@@ -125,7 +123,8 @@ func newCmdQuery(f *factory.Factory) *cobra.Command {
 	fl.StringVar(&tableName, "table", "", "table name")
 	fl.StringVar(&key, "key", "", "the partition key: a JSON object (DynamoDB JSON or plain JSON)")
 	fl.StringVar(&index, "index", "", "query this index instead of the table")
-	fl.Int32Var(&limit, "limit", 25, "at most this many items (1-1000)")
+	fl.Int32Var(&limit, "limit", 25, "at most this many items")
+	flagcheck.Range(fl, "limit", "1", "1000", "items per query")
 	fl.BoolVar(&consistent, "consistent", false, "strongly consistent read (not on a GSI)")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTargets(cmd, "table")

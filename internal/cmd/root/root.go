@@ -81,6 +81,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see docs/exit-codes.md)")
 	flagcheck.Range(pf, "timeout", "", "24h", "")
 	pf.DurationVar(&waitTimeout, "wait-timeout", 0, "bound on waits for AWS jobs (restore, import, export, DR steps); 0: no limit")
+	flagcheck.Range(pf, "wait-timeout", "0s", "", "0: no limit")
 	pf.BoolVar(&f.Flags.Debug, "debug", false, "log AWS requests and responses to stderr and keep raw SDK errors")
 	cmd.SetVersionTemplate("{{.Version}}\n")
 

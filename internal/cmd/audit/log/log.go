@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 )
 
 // Options are the flags of `dynops audit log`.
@@ -39,6 +40,7 @@ func NewCmdLog(f *factory.Factory, runF func(context.Context, *Options) error) *
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the runs started in this last period, e.g. 2h")
+	flagcheck.Range(cmd.Flags(), "since", "0s", "", "0: every run")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SkipAudit(cmd)
 	return cmd

@@ -71,6 +71,7 @@ body; --show-body prints the body of every message.`,
 	}
 	cmd.Flags().StringVarP(&opts.Queue, "queue", "q", "", "URL of the DLQ")
 	cmd.Flags().IntVar(&opts.Max, "max", 0, "list at most N messages (0: all)")
+	flagcheck.Range(cmd.Flags(), "max", "0", "", "0: all")
 	cmd.Flags().DurationVar(&opts.Critical, "critical", 4*time.Hour, "a batch with less time left than this before it leaves the stream is critical")
 	flagcheck.Range(cmd.Flags(), "critical", "1s", "24h", "a stream keeps records 24 h")
 	cmd.Flags().BoolVar(&opts.ShowBody, "show-body", false, "print every message's body (valid records too)")

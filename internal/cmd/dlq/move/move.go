@@ -70,6 +70,7 @@ the wait ends, it says how many and exits 1; a re-run moves them.`,
 	opts.AddFlags(fl)
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "queue URL to move to (default: each message's source queue; needs a message move task)")
 	fl.IntVar(&opts.Max, "max", 0, "move at most N messages (0: all; N > 0 moves with receive/send/delete)")
+	flagcheck.Range(fl, "max", "0", "", "0: all")
 	fl.DurationVar(&opts.VisibilityTimeout, "visibility-timeout", 60*time.Second, "how long a message being moved stays hidden")
 	flagcheck.Range(fl, "visibility-timeout", "10s", "12h", "SQS takes up to 12 h; under 10 s a message reappears while this run still handles it")
 	cmdfacts.Writes(cmd)

@@ -101,6 +101,7 @@ a re-run takes them.`,
 	fl.StringVar(&opts.ToQueue, "to-queue", "", "send the rebuilt events to this queue URL instead of invoking a function")
 	fl.StringVar(&opts.LambdaEndpointURL, "lambda-endpoint-url", "", "Lambda endpoint URL, when it differs from --endpoint-url (default: AWS_ENDPOINT_URL_LAMBDA, which also wins over --endpoint-url)")
 	fl.IntVar(&opts.Max, "max", 0, "take at most N messages (0: all)")
+	flagcheck.Range(fl, "max", "0", "", "0: all")
 	fl.IntVar(&opts.Concurrency, "concurrency", 1, "messages redriven at once")
 	flagcheck.Range(fl, "concurrency", "1", "64", "Lambda invocations at once")
 	fl.BoolVar(&opts.DiscardExpired, "discard-expired", false, "delete messages whose records are no longer in the stream")

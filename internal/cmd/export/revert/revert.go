@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/protect"
@@ -84,6 +85,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of the window's incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
+	flagcheck.Range(fl, "workers", "1", "64", "keys handled at once")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	capacity.AddPriceFlag(fl, &opts.PriceFile)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
@@ -100,9 +102,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
-	}
-	if opts.Workers < 1 || opts.Workers > 64 {
-		return factory.UsageErrorf("--workers %d: use 1 to 64", opts.Workers)
 	}
 	store := shared.BucketStore(clients, opts.Bucket, opts.BucketRegion)
 	db := clients.DynamoDB()

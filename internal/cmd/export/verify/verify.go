@@ -48,9 +48,6 @@ nothing can be compared with a manifest. --dir verifies a local copy
 			if (opts.Bucket == "") == (opts.Dir == "") {
 				return factory.UsageErrorf("export verify needs --bucket BUCKET (or --dir DIR for a local copy), not both")
 			}
-			if opts.Parallel < 1 {
-				return factory.UsageErrorf("--parallel %d: use 1 or more", opts.Parallel)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

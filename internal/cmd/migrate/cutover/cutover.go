@@ -82,6 +82,7 @@ also needs the source's name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Value, "value", migrate.PointerMulti, "the pointer's value after the cutover")
 	fl.StringVar(&opts.BreakGlassRole, "break-glass-role", "", "role ARN the fence exempts")
 	fl.DurationVar(&opts.Settle, "settle", 2*time.Second, "wait after the fence for writes in flight to reach the stream")
+	flagcheck.Range(fl, "settle", "0s", "", "")
 	fl.DurationVar(&opts.DrainTimeout, "drain-timeout", 5*time.Minute, "give up draining the stream after this long")
 	flagcheck.Range(fl, "drain-timeout", "1s", "", "the drain needs time to read the stream")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches while draining (default: as the backfill was run)")

@@ -57,6 +57,7 @@ Exit status 1 when the migration could not start (problems listed).`,
 	shared.AddFlags(cmd, &opts.Flags)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Sample, "sample", 0, "read only the first N source items (0: the whole table)")
+	flagcheck.Range(fl, "sample", "0", "", "0: the whole table")
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments")
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")

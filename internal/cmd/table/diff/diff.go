@@ -85,9 +85,6 @@ second; the report and the audit record what was used.`,
 			if d.Source != "" && d.Source == d.Target || opts.SourceExport != "" && opts.SourceExport == opts.TargetExport {
 				return factory.UsageErrorf("--source and --target are both %s: compare two different tables or exports", d.Source+opts.SourceExport)
 			}
-			if d.Buckets < 0 || d.Buckets > 4096 {
-				return factory.UsageErrorf("--buckets %d: use 0 (sized from the item count) to 4096", d.Buckets)
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -100,6 +97,7 @@ second; the report and the audit record what was used.`,
 	fl.IntVar(&d.Segments, "segments", 4, "parallel Scan segments per table")
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&d.Buckets, "buckets", 0, "on-disk spill buckets (0: one per 250,000 items, 16 to 512)")
+	flagcheck.Range(fl, "buckets", "0", "4096", "0: sized from the item count")
 	fl.StringSliceVar(&d.Attributes, "attributes", nil, "compare only these attributes (plus the key): names or document paths (profile.name, tags[0]); one no item has is an error; default: whole items")
 	fl.IntVar(&d.SampleSize, "sample", 10, "keys of each kind to list")
 	flagcheck.Range(fl, "sample", "1", "", "at least 1 key of each kind")

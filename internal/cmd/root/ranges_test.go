@@ -1,0 +1,88 @@
+package root
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+)
+
+// numeric reports whether a flag takes a number or a duration.
+func numeric(f *pflag.Flag) bool {
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "duration":
+		return true
+	}
+	return false
+}
+
+// unranged lists the number and duration flags of the tree (local and
+// persistent, each once) that declare no range with flagcheck.Range.
+func unranged(root *cobra.Command) []string {
+	seen := map[*pflag.Flag]bool{}
+	var out []string
+	walk(root, func(c *cobra.Command) {
+		visit := func(f *pflag.Flag) {
+			if seen[f] || !numeric(f) {
+				return
+			}
+			seen[f] = true
+			if flagcheck.BoundOf(f) == (flagcheck.Bound{}) {
+				out = append(out, fmt.Sprintf("%s --%s (%s)", c.CommandPath(), f.Name, f.Value.Type()))
+			}
+		}
+		c.LocalFlags().VisitAll(visit)
+		c.PersistentFlags().VisitAll(visit)
+	})
+	sort.Strings(out)
+	return out
+}
+
+// TestEveryNumberFlagDeclaresItsRange walks the whole command tree: every
+// int, float and duration flag declares its range where it is registered
+// (flagcheck.Range), so root checks it before the command runs, --help shows
+// it, and no command checks a range by hand.
+func TestEveryNumberFlagDeclaresItsRange(t *testing.T) {
+	if missing := unranged(newTree(t)); len(missing) > 0 {
+		t.Errorf("number and duration flags without a declared range: add flagcheck.Range(cmd.Flags(), NAME, MIN, MAX, WHY) where each is registered:\n\t%s", strings.Join(missing, "\n\t"))
+	}
+}
+
+// TestNoRangeCheckedByHand reads the command sources: a range refused by hand
+// (`UsageErrorf("--workers %d: use 1 to 64", ...)`) drifts from --help and from
+// every other refusal's wording; flagcheck.Range declares it once.
+func TestNoRangeCheckedByHand(t *testing.T) {
+	byHand := regexp.MustCompile(`UsageErrorf\("--[a-z-]+ %d`)
+	files, err := filepath.Glob("../*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../*/*/*.go")
+	files = append(files, more...)
+	more, _ = filepath.Glob("../*/*/*/*.go")
+	files = append(files, more...)
+	if len(files) < 50 {
+		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loc := range byHand.FindAllIndex(src, -1) {
+			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
+			t.Errorf("%s:%d checks a flag's range by hand: declare it with flagcheck.Range where the flag is registered", strings.TrimPrefix(f, "../"), line)
+		}
+	}
+}
