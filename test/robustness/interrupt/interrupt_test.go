@@ -113,7 +113,11 @@ func ctrlC(t *testing.T, bin, hold, tmp, work string, args []string, wants ...st
 	}
 	// One line for the command (a runbook's step prints its own before it).
 	var lines []string
-	prefix := "interrupted: dynops " + strings.Join(args[:2], " ") + " "
+	words := 0 // the command's path: up to two words before the first flag
+	for words < 2 && words < len(args) && !strings.HasPrefix(args[words], "-") {
+		words++
+	}
+	prefix := "interrupted: dynops " + strings.Join(args[:words], " ") + " "
 	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
 		if strings.HasPrefix(l, prefix) {
 			lines = append(lines, l)

@@ -11,17 +11,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/failover"
+	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/migrationexample"
 )
 
 // TestCtrlCOfEveryWritingCommand interrupts each command that changes
-// something (TestEveryCommandDeclaresItsFacts in internal/cmd/root lists them)
-// while a request of the named kind is held: the one line must name what is
-// left and how to continue or undo it. Where the emulator cannot carry the
+// something (read from the command tree: a new writing command without a row
+// fails here) while a request of the named kind is held: the one line must
+// carry the command's declared state, what is left and how to continue or
+// undo it. Where the emulator cannot carry the
 // command to its writing step (no global tables, no message move tasks, no
 // export manifests), the hold is on the first read of the target, named so.
 func TestCtrlCOfEveryWritingCommand(t *testing.T) {
@@ -63,47 +69,77 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 	}
 	exported, _, _ := strings.Cut(aws.ToString(objs.Contents[0].Key), "/data/")
 
-	cases := []struct {
-		name  string
-		hold  string
-		args  []string
-		wants []string
+	// One row per writing command of the tree (cmdfacts.Writes), keyed by its
+	// path; the line a Ctrl-C prints must carry the command's declared
+	// interrupt state (cmdfacts.SetInterrupt), read from the tree.
+	rows := map[string]struct {
+		hold string
+		args []string
 	}{
-		{"pitr restore while restoring", "RestoreTableToPointInTime", []string{"pitr", "restore", "--table", tbl, "--latest", "--yes"},
-			[]string{"a restore already started goes on in AWS", "delete the new table"}},
-		{"pitr repair while scanning", "Scan", []string{"pitr", "repair", "--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--yes"},
-			[]string{"items written so far stay written", "run the same repair again"}},
-		{"export full while starting the export", "ExportTableToPointInTime", []string{"export", "full", "--table", tbl, "--bucket", bucket, "--prefix", "full"},
-			[]string{"an export already started goes on in AWS", "dynops export wait ARN"}},
-		{"export incremental while reading the PITR window", "DescribeContinuousBackups", []string{"export", "incremental", "--table", tbl, "--bucket", bucket,
-			"--from", "2026-03-01T00:00:00Z", "--to", "2026-03-01T06:00:00Z"},
-			[]string{"an export already started goes on in AWS", "continues from the checkpoint"}},
-		{"export import while starting the import", "ImportTable", []string{"export", "import", "--bucket", bucket, "--prefix", exported,
-			"--table", tbl + "-imported", "--schema-from", tbl, "--yes"},
-			[]string{"an import already started goes on in AWS", "aws dynamodb list-imports"}},
-		{"export apply while reading the table's protection", "ListTagsOfResource", []string{"export", "apply", "--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"},
-			[]string{"exports applied so far stay applied", "dynops:applied-through", "run the same apply again"}},
-		{"export revert while reading the table's protection", "ListTagsOfResource", []string{"export", "revert", "--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"},
-			[]string{"keys reverted so far stay reverted", "run the same revert again"}},
-		{"dlq redrive while receiving", "ReceiveMessage", []string{"dlq", "redrive", "--queue", dlq, "--yes"},
-			[]string{"messages replayed so far are deleted from the DLQ", "run the redrive again"}},
-		{"dlq move while reading the queue", "GetQueueAttributes", []string{"dlq", "move", "--queue", dlq, "--to-queue", mainQ, "--yes"},
-			[]string{"a message move task goes on in SQS", "run the move again"}},
-		{"dr failover while reading the table", "DescribeTable", []string{"dr", "failover", "--table", tbl, "--to", "eu-central-1", "--regions", target.Region + ",eu-central-1", "--yes"},
-			[]string{"the failover stopped between steps", "dynops dr status", "rollback"}},
-		{"dr failback while reading the table", "DescribeTable", []string{"dr", "failback", "--table", tbl, "--to", target.Region, "--regions", target.Region + ",eu-central-1", "--yes"},
-			[]string{"the failback stopped between steps", "dynops dr status"}},
-		{"dr drill while reading the table", "DescribeTable", []string{"dr", "drill", "--table", tbl, "--regions", target.Region + ",eu-central-1", "--yes"},
-			[]string{"the drill stopped between steps", "delete any canary item"}},
-		{"runbook run while its first step reads", "DescribeContinuousBackups", []string{"runbook", "run", "pitr-restore", "--incident", "INC-" + id,
-			"--param", "table=" + tbl, "--param", "restore_point=--latest", "--yes"},
-			[]string{"the step that was running stopped", "same --incident again"}},
+		"pitr restore": {"RestoreTableToPointInTime", []string{"--table", tbl, "--latest", "--yes"}},
+		"pitr repair":  {"Scan", []string{"--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--yes"}},
+		"export full":  {"ExportTableToPointInTime", []string{"--table", tbl, "--bucket", bucket, "--prefix", "full"}},
+		// The window's PITR read: the emulator writes no incremental exports.
+		"export incremental": {"DescribeContinuousBackups", []string{"--table", tbl, "--bucket", bucket, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-01T06:00:00Z"}},
+		"export import":      {"ImportTable", []string{"--bucket", bucket, "--prefix", exported, "--table", tbl + "-imported", "--schema-from", tbl, "--yes"}},
+		// The table's protection read: the emulator writes no export manifests.
+		"export apply":  {"ListTagsOfResource", []string{"--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"}},
+		"export revert": {"ListTagsOfResource", []string{"--bucket", bucket, "--prefix", "inc", "--table", tbl, "--yes"}},
+		"dlq redrive":   {"ReceiveMessage", []string{"--queue", dlq, "--yes"}},
+		// The queue's first read: the emulator has no message move tasks.
+		"dlq move": {"GetQueueAttributes", []string{"--queue", dlq, "--to-queue", mainQ, "--yes"}},
+		// The table's first read: the emulator has no global tables.
+		"dr failover": {"DescribeTable", []string{"--table", tbl, "--to", "eu-central-1", "--regions", target.Region + ",eu-central-1", "--yes"}},
+		"dr failback": {"DescribeTable", []string{"--table", tbl, "--to", target.Region, "--regions", target.Region + ",eu-central-1", "--yes"}},
+		"dr drill":    {"DescribeTable", []string{"--table", tbl, "--regions", target.Region + ",eu-central-1", "--yes"}},
+		"runbook run": {"DescribeContinuousBackups", []string{"pitr-restore", "--incident", "INC-" + id, "--param", "table=" + tbl, "--param", "restore_point=--latest", "--yes"}},
+		"item put":    {"PutItem", []string{"--table", tbl, "--item", `{"user_id": "u-ctrl-c", "status": "new"}`, "--yes"}},
+		"item update": {"UpdateItem", []string{"--table", tbl, "--key", `{"user_id": "user_00001"}`, "--set", `{"status": "held"}`, "--yes"}},
+		"item delete": {"DeleteItem", []string{"--table", tbl, "--key", `{"user_id": "user_00002"}`, "--yes"}},
+		// The tables' first read (Security Hub's REST calls cannot be held by target).
+		"check": {"DescribeTable", []string{"--table", tbl, "--to-security-hub"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctrlC(t, bin, tc.hold, t.TempDir(), t.TempDir(), tc.args, tc.wants...)
+	states := writingCommands(t)
+	for path := range states {
+		if _, ok := rows[path]; !ok && !migrationSteps[path] {
+			t.Errorf("dynops %s writes (cmdfacts.Writes) but has no Ctrl-C row here or in TestCtrlCOfAMigration", path)
+		}
+	}
+	for path, row := range rows {
+		t.Run(path, func(t *testing.T) {
+			state, ok := states[path]
+			if !ok {
+				t.Fatalf("dynops %s is not a writing command of the tree: remove its row", path)
+			}
+			ctrlC(t, bin, row.hold, t.TempDir(), t.TempDir(), append(strings.Fields(path), row.args...), state)
 		})
 	}
+}
+
+// migrationSteps are the writing commands TestCtrlCOfAMigration interrupts,
+// one migration of the example domain carried through them.
+var migrationSteps = map[string]bool{"migrate backfill": true, "migrate catch-up": true, "migrate cutover": true, "migrate rollback": true}
+
+// writingCommands is every command of dynops's tree that declares it changes
+// something, by path without "dynops ", with its declared interrupt state.
+func writingCommands(t *testing.T) map[string]string {
+	t.Helper()
+	ios, _, _, _ := iostreams.Test()
+	out := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if changes, _ := cmdfacts.Changes(c); changes {
+			out[strings.TrimPrefix(c.CommandPath(), "dynops ")] = cmdfacts.Interrupt(c)
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root.NewCmdRoot(factory.New(ios), "test"))
+	if len(out) < 15 {
+		t.Fatalf("found only %d writing commands in the tree: the walk is broken", len(out))
+	}
+	return out
 }
 
 // TestCtrlCOfAMigration interrupts each writing step of a migration of the
