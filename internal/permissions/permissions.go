@@ -29,7 +29,7 @@ func Commands() []Command {
 	return []Command{
 		// --to-security-hub imports into and resolves in this account's Security Hub
 		// (the module scopes them to the account's hub and its own product/ACCOUNT/default).
-		{"check", []string{"dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "securityhub:BatchImportFindings", "securityhub:GetFindings", "securityhub:BatchUpdateFindings"}},
+		{"check", []string{"dynamodb:ListTables", "dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "securityhub:BatchImportFindings", "securityhub:GetFindings"}},
 		{"pitr status", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
 		// A restore writes the new table's items: AWS checks the item actions on the target too.
 		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},

@@ -4,12 +4,20 @@
 //
 // Every evaluated finding is imported, passing ones too, under an Id that is
 // stable across runs (rule and resource ARN): a failing rule is
-// Compliance FAILED; a fixed one is re-imported as PASSED and its workflow
-// set to RESOLVED (BatchUpdateFindings: BatchImportFindings cannot change the
-// workflow of an existing finding); an exception is WARNING with its reason.
-// A finding of a checked table that no longer exists in this run (a dropped
-// index or replica) is ARCHIVED and RESOLVED. Imports go in batches of 100,
-// and the result is read back with GetFindings before it is reported.
+// Compliance FAILED; a fixed one is closed: re-imported as PASSED and
+// ARCHIVED; an exception is WARNING with its reason. A finding of a checked
+// table that no longer exists in this run (a dropped index or replica) is
+// ARCHIVED. A rule that passes at its first import is created PASSED with
+// its workflow RESOLVED (honoured on creation).
+//
+// dynops writes only through BatchImportFindings, which IAM binds to its
+// own product (product/ACCOUNT/default): it never calls BatchUpdateFindings,
+// whose only resource is the hub, so the role that runs `check
+// --to-security-hub` needs no right that could suppress or downgrade another
+// product's findings (GuardDuty's, Config's, the DynamoDB.* controls'). A
+// failing rule archived earlier comes back ACTIVE, which Security Hub answers
+// by setting its workflow to NEW again. Imports go in batches of 100, and
+// the result is read back with GetFindings before it is reported.
 package securityhub
 
 import (
@@ -26,8 +34,7 @@ import (
 	"github.com/dynops/dynops/internal/guideline"
 )
 
-// BatchSize is the most findings one BatchImportFindings (and identifiers one
-// BatchUpdateFindings) call takes.
+// BatchSize is the most findings one BatchImportFindings call takes.
 const BatchSize = 100
 
 // SchemaVersion of ASFF.
@@ -46,7 +53,6 @@ const (
 // API is the part of the Security Hub client the import uses.
 type API interface {
 	BatchImportFindings(context.Context, *sh.BatchImportFindingsInput, ...func(*sh.Options)) (*sh.BatchImportFindingsOutput, error)
-	BatchUpdateFindings(context.Context, *sh.BatchUpdateFindingsInput, ...func(*sh.Options)) (*sh.BatchUpdateFindingsOutput, error)
 	GetFindings(context.Context, *sh.GetFindingsInput, ...func(*sh.Options)) (*sh.GetFindingsOutput, error)
 }
 
@@ -67,7 +73,7 @@ type Result struct {
 	Failed     int    `json:"failed"`    // Compliance FAILED
 	Passed     int    `json:"passed"`    // Compliance PASSED
 	Warning    int    `json:"exception"` // Compliance WARNING (an exception)
-	Resolved   int    `json:"resolved"`  // workflow set to RESOLVED this run
+	Resolved   int    `json:"resolved"`  // fixed findings closed this run: PASSED and ARCHIVED
 	Archived   int    `json:"archived"`  // findings of resources gone from a checked table
 }
 
@@ -168,7 +174,7 @@ func ASFF(t Target, f guideline.Finding, now, createdAt time.Time) (types.AwsSec
 		RecordState: types.RecordStateActive,
 	}
 	if f.Status == guideline.Pass {
-		// Honoured on creation only; an existing finding is resolved by BatchUpdateFindings.
+		// Honoured on creation only; an existing fixed finding is archived (Import).
 		out.Workflow = &types.Workflow{Status: types.WorkflowStatusResolved}
 	} else {
 		out.Workflow = &types.Workflow{Status: types.WorkflowStatusNew}
@@ -213,8 +219,8 @@ func Existing(ctx context.Context, api API, t Target) (map[string]types.AwsSecur
 // Progress is told how many findings were sent so far.
 type Progress func(done, total int)
 
-// Import sends findings (of the tables checked) to t and resolves what was
-// fixed; it reads the result back before returning it.
+// Import sends findings (of the tables checked) to t and closes what was
+// fixed (archived); it reads the result back before returning it.
 func Import(ctx context.Context, api API, t Target, tables []string, findings []guideline.Finding, now time.Time, progress Progress) (Result, error) {
 	res := Result{ProductARN: t.ProductARN()}
 	before, err := Existing(ctx, api, t)
@@ -222,7 +228,7 @@ func Import(ctx context.Context, api API, t Target, tables []string, findings []
 		return res, err
 	}
 	var batch []types.AwsSecurityFinding
-	var resolve []string
+	var closed []string
 	want := map[string]types.ComplianceStatus{}
 	for _, f := range findings {
 		id := FindingID(f)
@@ -239,10 +245,15 @@ func Import(ctx context.Context, api API, t Target, tables []string, findings []
 			return res, fmt.Errorf("two findings of %s on %s share the Security Hub Id %s", f.Rule, f.Resource, id)
 		}
 		want[id] = a.Compliance.Status
-		batch = append(batch, a)
-		if had && a.Compliance.Status == types.ComplianceStatusPassed && !isResolved(prev) {
-			resolve = append(resolve, id)
+		// Fixed since the last import, or closed before and passing still:
+		// ARCHIVED, so that it leaves Security Hub's active findings.
+		if had && a.Compliance.Status == types.ComplianceStatusPassed && (!isResolved(prev) || prev.RecordState == types.RecordStateArchived) {
+			a.RecordState = types.RecordStateArchived
+			if prev.RecordState != types.RecordStateArchived {
+				closed = append(closed, id)
+			}
 		}
+		batch = append(batch, a)
 	}
 	checked := map[string]bool{}
 	for _, tb := range tables {
@@ -257,11 +268,7 @@ func Import(ctx context.Context, api API, t Target, tables []string, findings []
 	}
 	sort.Strings(gone)
 	for _, id := range gone {
-		prev := before[id]
-		batch = append(batch, archived(prev, now))
-		if !isResolved(prev) {
-			resolve = append(resolve, id)
-		}
+		batch = append(batch, archived(before[id], now))
 	}
 	for i := 0; i < len(batch); i += BatchSize {
 		part := batch[i:min(i+BatchSize, len(batch))]
@@ -282,26 +289,7 @@ func Import(ctx context.Context, api API, t Target, tables []string, findings []
 	}
 	res.Imported = len(findings)
 	res.Archived = len(gone)
-	for i := 0; i < len(resolve); i += BatchSize {
-		part := resolve[i:min(i+BatchSize, len(resolve))]
-		ids := make([]types.AwsSecurityFindingIdentifier, len(part))
-		for j, id := range part {
-			ids[j] = types.AwsSecurityFindingIdentifier{Id: aws.String(id), ProductArn: aws.String(t.ProductARN())}
-		}
-		out, err := api.BatchUpdateFindings(ctx, &sh.BatchUpdateFindingsInput{
-			FindingIdentifiers: ids,
-			Workflow:           &types.WorkflowUpdate{Status: types.WorkflowStatusResolved},
-			Note:               &types.NoteUpdate{Text: aws.String("dynops check: the rule passes now (or the resource is gone)"), UpdatedBy: aws.String("dynops")},
-		})
-		if err != nil {
-			return res, fmt.Errorf("set %d fixed finding(s) to RESOLVED (BatchUpdateFindings): %w; they are imported as PASSED, re-run to resolve them", len(part), err)
-		}
-		if len(out.UnprocessedFindings) > 0 {
-			u := out.UnprocessedFindings[0]
-			return res, fmt.Errorf("Security Hub did not resolve %d finding(s), e.g. %s: %s", len(out.UnprocessedFindings), aws.ToString(u.FindingIdentifier.Id), aws.ToString(u.ErrorMessage))
-		}
-	}
-	res.Resolved = len(resolve)
+	res.Resolved = len(closed)
 
 	// Read back: every finding is there with the compliance status sent.
 	after, err := Existing(ctx, api, t)
@@ -322,9 +310,9 @@ func Import(ctx context.Context, api API, t Target, tables []string, findings []
 			res.Failed++
 		}
 	}
-	for _, id := range gone {
+	for _, id := range append(gone, closed...) {
 		if after[id].RecordState != types.RecordStateArchived {
-			return res, fmt.Errorf("Security Hub does not show finding %s as ARCHIVED after the import", id)
+			return res, fmt.Errorf("Security Hub does not show finding %s as ARCHIVED after the import (read back with GetFindings)", id)
 		}
 	}
 	return res, nil

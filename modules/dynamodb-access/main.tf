@@ -178,8 +178,9 @@ locals {
     sqs        = ["arn:${local.partition}:sqs:${local.region}:${var.account_id}:${local.scope}*"]
     lambda     = ["arn:${local.partition}:lambda:${local.region}:${var.account_id}:function:${local.scope}*", "arn:${local.partition}:lambda:${local.region}:${var.account_id}:event-source-mapping:*"]
     cloudwatch = ["arn:${local.partition}:cloudwatch:${local.region}:${var.account_id}:alarm:${local.scope}*"]
-    # check --to-security-hub: this account's hub (GetFindings, BatchUpdateFindings) and its
-    # custom-integration product (BatchImportFindings), in the operator's region.
+    # check --to-security-hub: this account's hub (GetFindings) and its custom-integration
+    # product (BatchImportFindings), in the operator's region. No BatchUpdateFindings: on the
+    # hub it would reach every product's findings (suppress GuardDuty's, lower a control's).
     securityhub = ["arn:${local.partition}:securityhub:${local.region}:${var.account_id}:hub/default", "arn:${local.partition}:securityhub:${local.region}:${var.account_id}:product/${var.account_id}/default"]
     backup      = ["arn:${local.partition}:backup:${local.region}:${var.account_id}:backup-vault:${var.env}-*", "arn:${local.partition}:backup:${local.region}:${var.account_id}:recovery-point:*"]
   }

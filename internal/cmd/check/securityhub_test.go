@@ -3,12 +3,13 @@ package check_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,83 +24,43 @@ import (
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
-// batchUpdateShim forwards every Security Hub call to the emulator, except
-// BatchUpdateFindings (PATCH /findings/batchupdate), which moto 5.2.1 does
-// not implement (404, measured): the shim applies the workflow update to the
-// emulator's stored finding through GetFindings + BatchImportFindings, and
-// records the identifiers it was asked to resolve. Everything else is the
-// emulator's own behaviour over HTTP.
-type batchUpdateShim struct {
-	hub      *sh.Client
-	resolved []string
-}
+// updateWatch forwards every Security Hub call to the emulator and counts
+// BatchUpdateFindings requests (PATCH /findings/batchupdate): dynops must
+// never make one, since its only resource is the hub, where it reaches every
+// product's findings.
+type updateWatch struct{ updates atomic.Int32 }
 
-func (s *batchUpdateShim) handler(t *testing.T, emulator string) http.Handler {
+func (s *updateWatch) handler(t *testing.T, emulator string) http.Handler {
 	u, err := url.Parse(emulator)
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPatch || r.URL.Path != "/findings/batchupdate" {
-			proxy.ServeHTTP(w, r)
-			return
+		if r.URL.Path == "/findings/batchupdate" {
+			s.updates.Add(1)
 		}
-		var in struct {
-			FindingIdentifiers []struct{ Id, ProductArn string }
-			Workflow           struct{ Status string }
-		}
-		body, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(body, &in); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		all, err := s.hub.GetFindings(r.Context(), &sh.GetFindingsInput{})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		byID := map[string]shtypes.AwsSecurityFinding{}
-		for _, f := range all.Findings {
-			byID[aws.ToString(f.Id)] = f
-		}
-		var update []shtypes.AwsSecurityFinding
-		var processed []map[string]string
-		for _, id := range in.FindingIdentifiers {
-			f, ok := byID[id.Id]
-			if !ok {
-				continue
-			}
-			f.Workflow = &shtypes.Workflow{Status: shtypes.WorkflowStatus(in.Workflow.Status)}
-			update = append(update, f)
-			processed = append(processed, map[string]string{"Id": id.Id, "ProductArn": id.ProductArn})
-			s.resolved = append(s.resolved, id.Id)
-		}
-		if len(update) > 0 {
-			if _, err := s.hub.BatchImportFindings(r.Context(), &sh.BatchImportFindingsInput{Findings: update}); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"ProcessedFindings": processed, "UnprocessedFindings": []any{}})
+		proxy.ServeHTTP(w, r)
 	})
 }
 
-// TestCheckToSecurityHubRoundTrip_BatchUpdateShimmed: check --to-security-hub
-// imports every finding in ASFF (read back from the emulator's Security
-// Hub); after the table is fixed, a second run re-imports the same Ids as
-// PASSED and resolves them; a dropped index's finding is archived. Only
-// BatchUpdateFindings goes through the shim above (moto lacks it).
-func TestCheckToSecurityHubRoundTrip_BatchUpdateShimmed(t *testing.T) {
-	if !target.OnEmulator() {
-		t.Skip("the shim stands in for moto's missing BatchUpdateFindings; on AWS, TestCheckToSecurityHub covers the real call")
-	}
+// TestCheckToSecurityHubRoundTrip: check --to-security-hub imports every
+// finding in ASFF (read back from the emulator's Security Hub); after the
+// table is fixed, a second run re-imports the same Ids as PASSED and closes
+// them (ARCHIVED); a dropped index's finding is archived; a closed finding
+// stays closed while it passes and comes back ACTIVE when it fails again.
+// No run calls BatchUpdateFindings.
+func TestCheckToSecurityHubRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
 	hub := sh.NewFromConfig(cfg)
-	shim := &batchUpdateShim{hub: hub}
-	srv := httptest.NewServer(shim.handler(t, target.Endpoint()))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_ENDPOINT_URL_SECURITYHUB", srv.URL)
+	if target.OnEmulator() {
+		watch := &updateWatch{}
+		srv := httptest.NewServer(watch.handler(t, target.Endpoint()))
+		t.Cleanup(srv.Close)
+		t.Setenv("AWS_ENDPOINT_URL_SECURITYHUB", srv.URL)
+		t.Cleanup(func() {
+			assert.Zero(t, watch.updates.Load(), "dynops called BatchUpdateFindings")
+		})
+	}
 
 	db := dynamodb.NewFromConfig(cfg)
 	name := "dev-" + harness.UniqueID() + "-hub"
@@ -171,20 +132,44 @@ func TestCheckToSecurityHubRoundTrip_BatchUpdateShimmed(t *testing.T) {
 		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String("email-index")}}}})
 	require.NoError(t, err)
 
-	_, errOut, _ = target.Dynops(t, audit, "check", "--table", name, "--to-security-hub")
-	assert.Contains(t, errOut, "Security Hub ("+product+")")
+	hubResult := func() securityhub.Result {
+		t.Helper()
+		out, errOut, _ := target.Dynops(t, audit, "check", "--table", name, "--to-security-hub", "-o", "json")
+		assert.Contains(t, errOut, "Security Hub ("+product+")")
+		var rep struct {
+			SecurityHub securityhub.Result `json:"security_hub"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep.SecurityHub
+	}
+	res := hubResult()
 	second := hubFindings()
 	prot = second[protID]
 	assert.Equal(t, shtypes.ComplianceStatusPassed, prot.Compliance.Status, "the fixed rule is PASSED under the same Id")
-	require.NotNil(t, prot.Workflow)
-	assert.Equal(t, shtypes.WorkflowStatusResolved, prot.Workflow.Status, "and RESOLVED")
+	assert.Equal(t, shtypes.RecordStateArchived, prot.RecordState, "and closed: ARCHIVED")
 	assert.Equal(t, aws.ToString(first[protID].CreatedAt), aws.ToString(prot.CreatedAt), "CreatedAt is kept on update")
 	assert.Equal(t, shtypes.RecordStateArchived, second[indexID].RecordState, "the dropped index's finding is archived")
-	assert.Contains(t, shim.resolved, protID)
-	assert.Contains(t, shim.resolved, indexID)
+	onIndex := 0
+	for id := range first {
+		if strings.HasSuffix(id, "/index/email-index") {
+			onIndex++
+		}
+	}
+	assert.Equal(t, onIndex, res.Archived, "every finding of the dropped index is archived")
+	assert.GreaterOrEqual(t, res.Resolved, 1, "the fixed DDB-PROT-01 is closed")
 
-	// A third run changes nothing it does not need to: nothing left to resolve.
-	shim.resolved = nil
-	_, _, _ = target.Dynops(t, audit, "check", "--table", name, "--to-security-hub")
-	assert.Empty(t, shim.resolved, "resolved findings are not resolved again")
+	// A third run changes nothing it does not need to: nothing left to close,
+	// and the closed finding stays ARCHIVED while it passes.
+	res = hubResult()
+	assert.Zero(t, res.Resolved, "closed findings are not closed again")
+	assert.Zero(t, res.Archived, "archived findings are not archived again")
+	assert.Equal(t, shtypes.RecordStateArchived, hubFindings()[protID].RecordState)
+
+	// Broken again: the same Id comes back FAILED and ACTIVE.
+	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(name), DeletionProtectionEnabled: aws.Bool(false)})
+	require.NoError(t, err)
+	hubResult()
+	prot = hubFindings()[protID]
+	assert.Equal(t, shtypes.ComplianceStatusFailed, prot.Compliance.Status)
+	assert.Equal(t, shtypes.RecordStateActive, prot.RecordState, "a failing rule is an active finding again")
 }

@@ -224,12 +224,14 @@ func TestRoleBoundaries_DDB_SEC_01(t *testing.T) {
 			m.add("dynops-operator", "UntagResource any tag (the operator removes none)", denied, "dynamodb:UntagResource", tableARN("dev", "user"), map[string]any{"aws:TagKeys": []string{"dynops:applied-through"}})
 			// check --to-security-hub: resource types from the Service Authorization
 			// Reference (the evaluator's iam-data): BatchImportFindings on a
-			// product, GetFindings and BatchUpdateFindings on the hub.
+			// product, GetFindings on the hub. No BatchUpdateFindings: on the hub it
+			// reaches every product's findings (suppress GuardDuty's, lower a control's).
 			shub := "arn:aws:securityhub:" + region + ":" + accountID + ":"
 			m.add("dynops-operator", "BatchImportFindings own default product", allowed, "securityhub:BatchImportFindings", shub+"product/"+accountID+"/default", nil)
 			m.add("dynops-operator", "BatchImportFindings another product", denied, "securityhub:BatchImportFindings", shub+"product/"+accountID+"/other", nil)
 			m.add("dynops-operator", "GetFindings hub", allowed, "securityhub:GetFindings", shub+"hub/default", nil)
-			m.add("dynops-operator", "BatchUpdateFindings hub", allowed, "securityhub:BatchUpdateFindings", shub+"hub/default", nil)
+			m.add("dynops-operator", "BatchUpdateFindings hub (suppress any product's findings)", denied, "securityhub:BatchUpdateFindings", shub+"hub/default", nil)
+			m.add("dynops-operator", "BatchImportFindings GuardDuty's product", denied, "securityhub:BatchImportFindings", shub+"product/aws/guardduty", nil)
 			// dr drill --pause-replication: the env's FIS template only (modules/dr's), in any region.
 			fisARN := "arn:aws:fis:eu-central-1:" + accountID + ":"
 			m.add("dynops-operator", "StartExperiment env template", allowed, "fis:StartExperiment", fisARN+"experiment-template/"+fisTemplateID, nil)
