@@ -270,6 +270,9 @@ var network = map[string]any{"vpc_id": "vpc-0123456789abcdef0", "route_table_ids
 func rootVars(t testing.TB, dir string) map[string]any {
 	var vars map[string]any
 	switch {
+	case dir == "envs/local":
+		// The emulator's env: its endpoint comes from AWS_ENDPOINT_URL.
+		vars = map[string]any{}
 	case dir == "envs/prod":
 		vars = map[string]any{"account_id": "123456789012", "failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}, "network": network}
 	case strings.HasPrefix(dir, "envs/"):
