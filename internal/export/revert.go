@@ -64,7 +64,7 @@ type RevertReport struct {
 	Exports []string  `json:"exports"`
 	// SourceTable is the table the exports are of (the reverted table), and
 	// Vouched what was established of each export (exportverify.Vouch).
-	SourceTable string                  `json:"source_table,omitempty"`
+	SourceTable string                 `json:"source_table,omitempty"`
 	Vouched     []exportverify.Vouched `json:"vouched,omitempty"`
 	// Unverified is the --unverified-exports reason, when one was given.
 	Unverified string `json:"unverified_exports,omitempty"`
@@ -82,7 +82,7 @@ type RevertReport struct {
 	ConflictSample  []RevertConflict `json:"conflict_sample,omitempty"`
 	// ConflictKeys are every conflict, ordered by key.
 	ConflictKeys []RevertConflict `json:"conflict_keys,omitempty"`
-	WriteBudget     *capacity.Budget `json:"write_budget,omitempty"`
+	WriteBudget  *capacity.Budget `json:"write_budget,omitempty"`
 	// WriteEstimate is what the writes are expected to take (the dry run).
 	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
 	WriteCapacity *capacity.Usage    `json:"write_capacity,omitempty"`
