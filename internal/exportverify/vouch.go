@@ -179,7 +179,14 @@ func describe(ctx context.Context, t Trust, exportArn string) (*types.ExportDesc
 	if t.Describer == nil {
 		return nil, "no DynamoDB client to ask"
 	}
-	out, err := t.Describer(a.Region).DescribeExport(ctx, &dynamodb.DescribeExportInput{ExportArn: &exportArn})
+	var opts []func(*dynamodb.Options)
+	if t.Unverified != "" {
+		// With a reason an export DynamoDB cannot answer for is accepted:
+		// its question is best effort (one retry), not the data path's
+		// patience. Without one, the answer decides and is waited for.
+		opts = append(opts, func(o *dynamodb.Options) { o.RetryMaxAttempts = 2 })
+	}
+	out, err := t.Describer(a.Region).DescribeExport(ctx, &dynamodb.DescribeExportInput{ExportArn: &exportArn}, opts...)
 	if err != nil {
 		return nil, fmt.Sprintf("DescribeExport in %s: %v", a.Region, err)
 	}

@@ -361,3 +361,20 @@ func (s Spec) table() string {
 	}
 	return s.Table
 }
+
+// Rewrite changes a manifest written under root and rewrites its .md5
+// checksum file to match: what someone who can write to the export prefix
+// can do (tests of whom dynops believes).
+func Rewrite(root, key string, change func(string) string) error {
+	p := filepath.Join(root, filepath.FromSlash(key))
+	body, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	changed := []byte(change(string(body)))
+	if err := os.WriteFile(p, changed, 0o644); err != nil {
+		return err
+	}
+	sum := md5.Sum(changed)
+	return put(root, strings.TrimSuffix(key, ".json")+".md5", []byte(base64.StdEncoding.EncodeToString(sum[:])))
+}
