@@ -163,10 +163,10 @@ func Write(root string, s Spec) (Written, error) {
 	}
 	summary := map[string]any{
 		"version":            "2020-06-30",
-		"exportArn":          s.tableArn() + "/export/" + s.ExportID,
+		"exportArn":          s.TableARN() + "/export/" + s.ExportID,
 		"startTime":          stamp(exportTime.Add(time.Minute)),
 		"endTime":            stamp(end),
-		"tableArn":           s.tableArn(),
+		"tableArn":           s.TableARN(),
 		"tableId":            "12345a12-abcd-123a-ab12-1234abc12345",
 		"s3Bucket":           s.bucket(),
 		"s3Prefix":           s.Prefix,
@@ -339,9 +339,10 @@ func put(root, key string, body []byte) error {
 }
 
 // ExportArn is the exportArn the manifest names.
-func (s Spec) ExportArn() string { return s.tableArn() + "/export/" + s.ExportID }
+func (s Spec) ExportArn() string { return s.TableARN() + "/export/" + s.ExportID }
 
-func (s Spec) tableArn() string {
+// TableARN is the tableArn the manifest names.
+func (s Spec) TableARN() string {
 	if s.TableArn != "" {
 		return s.TableArn
 	}

@@ -142,14 +142,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Unverified != "" {
-		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
-			return err
-		}
-	}
 	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
+	}
+	// Unverified exports are read in a dry run (it writes nothing); a run
+	// that writes takes them on a protected table only as the break-glass role.
+	if opts.Unverified != "" && !g.DryRun() {
+		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
+			return err
+		}
 	}
 	ok := !g.DryRun()
 	prices, err := capacity.LoadPrices(opts.PriceFile)
