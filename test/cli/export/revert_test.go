@@ -116,6 +116,30 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	rec := lastRecord(t, fxt.audit)
 	assert.Equal(t, int64(14), rec.Counts["restores"], "the audit records what was done")
 	assert.Equal(t, int64(1), rec.Counts["conflicts"])
+	var act map[string]any
+	for _, a := range rec.Actions {
+		if a.What == audit.ActExportRevert {
+			act, _ = a.Detail.(map[string]any)
+		}
+	}
+	require.NotNil(t, act, "the revert is an audited action")
+	assert.EqualValues(t, 21, act["keys_changed"], "the count is a count, not hashed as a key")
+	assert.Equal(t, rep.KeysDigest, act["keys_digest"], "the keys by their digest")
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, rep.KeysDigest)
+	assert.NotContains(t, act, "keys")
+	assert.Equal(t, fxt.arn, act["source_table"], "the source table is named")
+	assert.Len(t, act["export_arns"], 2, "and every export ARN")
+	assert.Equal(t, "emulator: keeps no export records", act["unverified_exports"], "and the reason they were accepted")
+	recs, err := audit.Read(fxt.audit)
+	require.NoError(t, err)
+	var started *audit.Plan
+	for _, r := range recs {
+		if r.RunID == rec.RunID && r.Event == "started" {
+			started = r.Plan
+		}
+	}
+	require.NotNil(t, started)
+	assert.Contains(t, started.Targets, fxt.arn, "the started record names the source table")
 
 	t.Run("a re-run writes nothing", func(t *testing.T) {
 		out, errOut, code := fxt.dynops(t, append(args, "--yes", "-o", "json")...)
