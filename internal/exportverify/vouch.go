@@ -152,8 +152,16 @@ func Vouch(ctx context.Context, store Store, c Claim, want Expect, t Trust) (Vou
 		v.Unverified = why
 	}
 	v.EndTime = end
-	if bad := writtenAfter(ctx, store, sum, c.SummaryKey, end); len(bad) > 0 {
+	bad, unknown := writtenAfter(ctx, store, sum, c.SummaryKey, end)
+	if len(bad) > 0 {
 		return v, refusal(ErrContradicted, name, bad, "a data file was overwritten after the export ended: export the window again, and find who can write to the prefix")
+	}
+	if len(unknown) > 0 {
+		if t.Unverified == "" {
+			return v, refusal(ErrUnvouched, name, unknown, "read the export from S3, or accept the copy with --unverified-exports \"REASON\"")
+		}
+		v.Verified = false
+		v.Unverified = strings.TrimPrefix(v.Unverified+"; "+strings.Join(unknown, "; "), "; ")
 	}
 	return v, nil
 }
@@ -240,17 +248,17 @@ func contradictions(sum Summary, summaryKey string, d *types.ExportDescription) 
 }
 
 // writtenAfter lists the data files (as the files manifest lists them)
-// that S3 last wrote after end, or whose time the store cannot tell.
-func writtenAfter(ctx context.Context, store Store, sum Summary, summaryKey string, end time.Time) []string {
+// that S3 last wrote after end (bad), and those whose time the store cannot
+// tell (unknown: a local copy).
+func writtenAfter(ctx context.Context, store Store, sum Summary, summaryKey string, end time.Time) (bad, unknown []string) {
 	filesKey, err := resolve(ctx, store, sum, sum.ManifestFilesS3Key, path.Dir(summaryKey)+"/"+FilesName)
 	if err != nil {
-		return []string{fmt.Sprintf("its %s: %v", FilesName, err)}
+		return []string{fmt.Sprintf("its %s: %v", FilesName, err)}, nil
 	}
 	entries, err := readFilesManifest(ctx, store, filesKey)
 	if err != nil {
-		return []string{err.Error()}
+		return []string{err.Error()}, nil
 	}
-	var bad []string
 	for _, en := range entries {
 		key, err := resolve(ctx, store, sum, en.DataFileS3Key, "")
 		if err != nil {
@@ -262,13 +270,13 @@ func writtenAfter(ctx context.Context, store Store, sum Summary, summaryKey stri
 		case err != nil:
 			bad = append(bad, err.Error())
 		case obj.LastModified.IsZero():
-			bad = append(bad, fmt.Sprintf("%s: the store cannot say when it was written (a local copy); read the export from S3", store.Describe(key)))
+			unknown = append(unknown, fmt.Sprintf("%s: a local copy cannot say when S3 wrote it", store.Describe(key)))
 		case obj.LastModified.After(end):
 			bad = append(bad, fmt.Sprintf("%s was last written %s, after the export ended (%s)", store.Describe(key),
 				obj.LastModified.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339Nano)))
 		}
 	}
-	return bad
+	return bad, unknown
 }
 
 func stampOf(s string) (time.Time, error) {

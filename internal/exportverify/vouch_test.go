@@ -159,10 +159,15 @@ func TestVouchAsksDynamoDB_FakeBecauseTheEmulatorKeepsNoExportRecords(t *testing
 		require.ErrorIs(t, err, exportverify.ErrContradicted)
 		assert.Contains(t, err.Error(), "after the export ended")
 	})
-	t.Run("a local copy cannot say when its files were written: refused", func(t *testing.T) {
-		_, err := exportverify.Vouch(ctx, exportverify.DirStore{Root: root}, claim, want, trust(&fakeDescriber{desc: desc}, ""))
-		require.ErrorIs(t, err, exportverify.ErrContradicted)
-		assert.Contains(t, err.Error(), "cannot say when it was written")
+	t.Run("a local copy cannot say when S3 wrote its files: refused without a reason", func(t *testing.T) {
+		local := exportverify.DirStore{Root: root}
+		_, err := exportverify.Vouch(ctx, local, claim, want, trust(&fakeDescriber{desc: desc}, ""))
+		require.ErrorIs(t, err, exportverify.ErrUnvouched)
+		assert.Contains(t, err.Error(), "a local copy cannot say when S3 wrote it")
+		v, err := exportverify.Vouch(ctx, local, claim, want, trust(&fakeDescriber{desc: desc}, "copied with aws s3 sync"))
+		require.NoError(t, err)
+		assert.False(t, v.Verified, "DynamoDB vouched for the manifest, not for the copy's files")
+		assert.Contains(t, v.Unverified, "local copy")
 	})
 }
 
