@@ -139,6 +139,9 @@ func Vouch(ctx context.Context, store Store, c Claim, want Expect, t Trust) (Vou
 		return v, refusal(ErrContradicted, name, []string{"its endTime: " + err.Error()}, "use the exports DynamoDB wrote of this table")
 	}
 	desc, why := describe(ctx, t, sum.ExportArn)
+	if err := ctx.Err(); err != nil {
+		return v, fmt.Errorf("asking DynamoDB about export %s: %w", sum.ExportArn, err) // interrupted: no verdict
+	}
 	switch {
 	case desc != nil:
 		if bad := contradictions(sum, c.SummaryKey, desc); len(bad) > 0 {
@@ -153,6 +156,9 @@ func Vouch(ctx context.Context, store Store, c Claim, want Expect, t Trust) (Vou
 	}
 	v.EndTime = end
 	bad, unknown := writtenAfter(ctx, store, sum, c.SummaryKey, end)
+	if err := ctx.Err(); err != nil {
+		return v, fmt.Errorf("reading when the data files of export %s were written: %w", sum.ExportArn, err)
+	}
 	if len(bad) > 0 {
 		return v, refusal(ErrContradicted, name, bad, "a data file was overwritten after the export ended: export the window again, and find who can write to the prefix")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
@@ -205,6 +206,20 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 		}
 		assert.Equal(t, int64(10), r.Result.KeptExtra, "items written since are kept without --delete-extra")
 	}
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	var vouched map[string]any
+	for _, r := range recs {
+		for _, a := range r.Actions {
+			if a.What == audit.ActExportVouched {
+				vouched, _ = a.Detail.(map[string]any)
+			}
+		}
+	}
+	require.NotNil(t, vouched, "the export read is audited")
+	assert.Equal(t, aws.ToString(d.Table.TableArn), vouched["source_table"])
+	assert.Contains(t, vouched["export_arn"], "/export/01763700000000-a1b2c3d4")
+	assert.Equal(t, "emulator: keeps no export records", vouched["unverified_exports"])
 	for _, it := range append(fx.items[:25:25], fx.items[100:115]...) {
 		assert.Equal(t, it, fixture.Get(t, db, table, map[string]types.AttributeValue{"user_id": it["user_id"]}), "the export's image, read back")
 	}

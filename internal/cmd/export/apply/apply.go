@@ -167,14 +167,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	trust := shared.Trust(clients, opts.Unverified)
 	source, full, err := export.SourceOfApply(ctx, db, store, opts.Bucket, opts.Table, opts.SourceTable, trust)
 	switch {
-	case errors.Is(err, export.ErrNoSource), errors.Is(err, exportverify.ErrContradicted), errors.Is(err, exportverify.ErrUnvouched):
+	case errors.Is(err, export.ErrNoSource):
 		return factory.UsageErrorf("%w", err)
 	case err != nil:
-		return err
+		return shared.Refusal(err)
 	}
 	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: source, Bucket: opts.Bucket}, trust)
 	if err != nil {
-		return factory.UsageErrorf("%w", err)
+		return shared.Refusal(err)
 	}
 	if full != nil {
 		vouched = append([]exportverify.Vouched{*full}, vouched...)

@@ -174,7 +174,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: tableArn, Bucket: opts.Bucket}, shared.Trust(clients, opts.Unverified))
 	if err != nil {
-		return factory.UsageErrorf("%w", err)
+		return shared.Refusal(err)
 	}
 	arns := shared.ExportArns(vouched)
 	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)

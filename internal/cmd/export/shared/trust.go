@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,6 +46,17 @@ func Trust(c awsclients.Set, unverified string) exportverify.Trust {
 		Describer:  func(region string) exportverify.ExportDescriber { return c.In(region).DynamoDB() },
 		Unverified: unverified,
 	}
+}
+
+// Refusal makes a refusal of exportverify.Vouch (an export DynamoDB does
+// not vouch for, or one that is not what it claims) the usage error it is
+// (exit 2, nothing written); any other error (S3 unreachable, Ctrl-C) is
+// returned as it is.
+func Refusal(err error) error {
+	if errors.Is(err, exportverify.ErrContradicted) || errors.Is(err, exportverify.ErrUnvouched) {
+		return factory.UsageErrorf("%w", err)
+	}
+	return err
 }
 
 // ExportArns are the ARNs of the exports read.

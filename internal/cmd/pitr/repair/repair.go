@@ -211,9 +211,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		v, err := exportverify.Vouch(ctx, ro.FromExport.Store, exportverify.Claim{SummaryKey: summaryKey, Summary: sum},
 			exportverify.Expect{TableArn: want, Bucket: bucket}, exportshared.Trust(clients, opts.Unverified))
 		if err != nil {
-			return factory.UsageErrorf("--from-export: %w", err)
+			return exportshared.Refusal(fmt.Errorf("--from-export: %w", err))
 		}
-		f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"from_export": v, "unverified_exports": opts.Unverified})
+		f.Audit.Act(audit.ActExportVouched, ro.To, map[string]any{"export_arn": v.ExportArn, "source_table": v.TableArn, "verified": v.Verified,
+			"unverified": v.Unverified, "unverified_exports": opts.Unverified})
 		exportshared.PrintVouched(f.IOStreams.ErrOut, v.TableArn, []exportverify.Vouched{v}, opts.Unverified)
 	} else {
 		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
