@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,6 +234,27 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, errOut, "gap between")
 		assert.Zero(t, diff().Differences(), "nothing applied")
+	})
+	t.Run("another table's export is refused: exit 2, nothing applied", func(t *testing.T) {
+		dir := t.TempDir()
+		other := strings.Replace(fxt.arn, fxt.table, "dev-"+harness.UniqueID()+"-orders", 1)
+		_, err := exporttest.Write(dir, fxt.spec(exporttest.Spec{Prefix: "rebuild/foreign", ExportID: "01772334000000-i0000005", Incremental: true, From: t2, To: t3,
+			TableArn: other, Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, map[string]types.AttributeValue{"user_id": fx.UserKey(1)["user_id"], "role": &types.AttributeValueMemberS{Value: "admin"}}), Micros: t2.UnixMicro()}}}}))
+		require.NoError(t, err)
+		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, dir))
+		out, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/foreign", "--table", rebuilt, "--yes"}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "its manifest says table "+other+", not "+fxt.arn, "the source is the imported full export's table")
+		assert.Zero(t, diff().Differences(), "nothing applied")
+	})
+	t.Run("a table without an import tag needs --source-table; a bad one is bad input", func(t *testing.T) {
+		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", fxt.table, "--since", t0.Format(time.RFC3339)}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Contains(t, errOut, "pass --source-table ARN")
+		_, errOut, code = fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", fxt.table, "--source-table", fxt.table}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Contains(t, errOut, "is not a DynamoDB table ARN")
 	})
 	t.Run("a full export is refused", func(t *testing.T) {
 		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt}, unverified...)...)
