@@ -17,6 +17,8 @@ const (
 	ActRepairItems = "repair-items"
 	// ActAllowUnrelatedSource is a repair from a source dynops cannot show is a restore of the target, with the given reason.
 	ActAllowUnrelatedSource = "allow-unrelated-source"
+	// ActExportVouched is an export read to write from, with who vouched for it (DynamoDB, or the --unverified-exports reason).
+	ActExportVouched = "export-vouched"
 	// ActExportFull is a full export to S3 started.
 	ActExportFull = "export-full"
 	// ActExportIncremental is an incremental export to S3 started.

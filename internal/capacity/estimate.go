@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -166,15 +167,27 @@ func BuiltInPrices() *Prices {
 	}
 }
 
+// MaxPriceFileBytes bounds --price-file: it is read whole, and every region
+// of AWS at a few hundred bytes each stays far below it.
+const MaxPriceFileBytes = 1 << 20
+
 // LoadPrices reads a price file; "" is the built-in list (BuiltInPrices).
 // Errors name the file, what is wrong and the format.
 func LoadPrices(path string) (*Prices, error) {
 	if path == "" {
 		return BuiltInPrices(), nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--price-file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxPriceFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--price-file %s: %w", path, err)
+	}
+	if len(b) > MaxPriceFileBytes {
+		return nil, fmt.Errorf("--price-file %s is larger than %d KiB: a price file lists a few regions' two prices; give the JSON file written for dynops (see docs/capacity.md)", path, MaxPriceFileBytes>>10)
 	}
 	const format = `{"source": "URL read", "date": "2026-11-01", "regions": {"eu-west-1": {"read_request_unit": 0.0000001, "write_request_unit": 0.0000005}}} (USD per request unit)`
 	var p Prices

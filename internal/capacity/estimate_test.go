@@ -66,6 +66,8 @@ func TestLoadPricesRefusesBadFiles(t *testing.T) {
 		{"not-json", "{", "not JSON"},
 		{"no-source", `{"date":"x","regions":{"eu-west-1":{"read_request_unit":1,"write_request_unit":1}}}`, "needs source, date"},
 		{"zero-price", `{"source":"s","date":"d","regions":{"eu-west-1":{"read_request_unit":0,"write_request_unit":1}}}`, "region eu-west-1 needs"},
+		// Read with a bound, not whole: a huge file (or /dev/zero) is refused.
+		{"too-large", `{"source":"s","date":"d","regions":{}, "pad": "` + strings.Repeat("x", MaxPriceFileBytes) + `"}`, "larger than 1024 KiB"},
 	} {
 		_, err := LoadPrices(write(c.name, c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.name) {

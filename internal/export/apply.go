@@ -184,6 +184,12 @@ type ApplyReport struct {
 	SinceFrom  string            `json:"since_from"` // where that came from
 	Through    time.Time         `json:"through"`    // the table's checkpoint afterwards (read back)
 	Increments []IncrementResult `json:"increments"`
+	// SourceTable is the table the exports are of, and Vouched what was
+	// established of each export read (exportverify.Vouch).
+	SourceTable string                 `json:"source_table,omitempty"`
+	Vouched     []exportverify.Vouched `json:"vouched,omitempty"`
+	// Unverified is the --unverified-exports reason, when one was given.
+	Unverified string `json:"unverified_exports,omitempty"`
 	// WriteCapacity is the budget and what the writes used (as the
 	// responses reported), when a budget was given.
 	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`

@@ -2,10 +2,13 @@ package export
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +39,8 @@ type RevertOptions struct {
 	Apply bool // false: plan only (reads the table, writes nothing)
 	// Workers is how many keys are handled at once (default 8).
 	Workers int
-	// SampleSize is how many conflicts the report lists (default 10).
+	// SampleSize is how many conflicts the report samples for a terminal
+	// (default 10); ConflictKeys lists them all.
 	SampleSize int
 	// WriteBudget holds the writes to --max-write-units (nil: no budget).
 	WriteBudget *capacity.Bucket
@@ -58,7 +62,16 @@ type RevertReport struct {
 	From    time.Time `json:"from"` // the window reverted: the first export's start
 	To      time.Time `json:"to"`   // and the last one's end
 	Exports []string  `json:"exports"`
-	Keys    int64     `json:"keys"` // changed in the window
+	// SourceTable is the table the exports are of (the reverted table), and
+	// Vouched what was established of each export (exportverify.Vouch).
+	SourceTable string                 `json:"source_table,omitempty"`
+	Vouched     []exportverify.Vouched `json:"vouched,omitempty"`
+	// Unverified is the --unverified-exports reason, when one was given.
+	Unverified string `json:"unverified_exports,omitempty"`
+	Keys       int64  `json:"keys"` // changed in the window
+	// KeysDigest is the SHA-256 of the changed keys (sorted, one a line):
+	// two runs over the same keys have the same digest.
+	KeysDigest string `json:"keys_digest,omitempty"`
 	// Restores are keys put back to their image at From (changed or
 	// deleted in the window); Deletes are keys created in the window.
 	Restores int64 `json:"restores"`
@@ -67,7 +80,9 @@ type RevertReport struct {
 	AlreadyReverted int64            `json:"already_reverted"`
 	Conflicts       int64            `json:"conflicts"`
 	ConflictSample  []RevertConflict `json:"conflict_sample,omitempty"`
-	WriteBudget     *capacity.Budget `json:"write_budget,omitempty"`
+	// ConflictKeys are every conflict, ordered by key.
+	ConflictKeys []RevertConflict `json:"conflict_keys,omitempty"`
+	WriteBudget  *capacity.Budget `json:"write_budget,omitempty"`
 	// WriteEstimate is what the writes are expected to take (the dry run).
 	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
 	WriteCapacity *capacity.Usage    `json:"write_capacity,omitempty"`
@@ -88,17 +103,11 @@ type windowChange struct {
 // into each key's net change: the old image of its first change and the
 // new image of its last. Every export must be NEW_AND_OLD_IMAGES.
 func WindowChanges(ctx context.Context, store exportverify.Store, incs []Increment) (map[string]*windowChange, error) {
-	if len(incs) == 0 {
-		return nil, errors.New("no incremental export to revert")
-	}
-	if err := CheckChain(incs, time.Time{}); err != nil {
+	if err := CheckRevertable(store, incs); err != nil {
 		return nil, err
 	}
 	out := map[string]*windowChange{}
 	for _, inc := range incs {
-		if inc.View != "NEW_AND_OLD_IMAGES" {
-			return nil, fmt.Errorf("%w: %s has outputView %q; export the window again with NEW_AND_OLD_IMAGES (dynops export incremental does)", ErrNoOldImages, store.Describe(inc.Dir), inc.View)
-		}
 		if _, err := verifyIncrement(ctx, store, inc); err != nil {
 			return nil, err
 		}
@@ -121,6 +130,29 @@ func WindowChanges(ctx context.Context, store exportverify.Store, incs []Increme
 		}
 	}
 	return out, nil
+}
+
+// ErrNotRevertable: the exports cannot be reverted as given (none, a gap or
+// an overlap, no old images); wraps ErrGap or ErrNoOldImages when one of
+// those is why.
+var ErrNotRevertable = errors.New("cannot revert these exports")
+
+// CheckRevertable checks what a revert needs of the exports before it reads
+// a data file: at least one, a chain without gap or overlap (oldest first),
+// every one NEW_AND_OLD_IMAGES.
+func CheckRevertable(store exportverify.Store, incs []Increment) error {
+	if len(incs) == 0 {
+		return fmt.Errorf("%w: no incremental export to revert", ErrNotRevertable)
+	}
+	if err := CheckChain(incs, time.Time{}); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotRevertable, err)
+	}
+	for _, inc := range incs {
+		if inc.View != "NEW_AND_OLD_IMAGES" {
+			return fmt.Errorf("%w: %w: %s has outputView %q; export the window again with NEW_AND_OLD_IMAGES (dynops export incremental does)", ErrNotRevertable, ErrNoOldImages, store.Describe(inc.Dir), inc.View)
+		}
+	}
+	return nil
 }
 
 // Revert undoes what the window did to the table, key by key: a key whose
@@ -158,18 +190,18 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 	var mu sync.Mutex
 	conflict := func(keys map[string]types.AttributeValue, reason string) {
 		conflicts.Add(1)
+		k, _ := ddbjson.EncodeItem(keys)
 		mu.Lock()
 		defer mu.Unlock()
-		if len(rep.ConflictSample) < o.SampleSize {
-			k, _ := ddbjson.EncodeItem(keys)
-			rep.ConflictSample = append(rep.ConflictSample, RevertConflict{Key: k, Reason: reason})
-		}
+		rep.ConflictKeys = append(rep.ConflictKeys, RevertConflict{Key: k, Reason: reason})
 	}
 	ids := make([]string, 0, len(changes))
 	for id := range changes {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	digest := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	rep.KeysDigest = "sha256:" + hex.EncodeToString(digest[:])
 	work := make(chan *windowChange)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -199,7 +231,8 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 	}
 	err = g.Wait()
 	rep.Restores, rep.Deletes, rep.AlreadyReverted, rep.Conflicts = restores.Load(), deletes.Load(), already.Load(), conflicts.Load()
-	sort.Slice(rep.ConflictSample, func(i, j int) bool { return string(rep.ConflictSample[i].Key) < string(rep.ConflictSample[j].Key) })
+	sort.Slice(rep.ConflictKeys, func(i, j int) bool { return string(rep.ConflictKeys[i].Key) < string(rep.ConflictKeys[j].Key) })
+	rep.ConflictSample = rep.ConflictKeys[:min(len(rep.ConflictKeys), o.SampleSize)]
 	if err != nil {
 		return rep, fmt.Errorf("reverting %s (%d of %d keys handled; run it again: reverted keys count as already reverted): %w", o.Table, done.Load(), rep.Keys, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -21,6 +22,9 @@ type Object struct {
 	Key  string
 	Size int64
 	ETag string // without quotes; "" when the store cannot say
+	// LastModified is when S3 last wrote the object (zero when the store
+	// cannot say: a local copy). S3 sets it; a writer cannot.
+	LastModified time.Time
 }
 
 // ErrNotFound is returned by Stat for a missing object.
@@ -62,7 +66,8 @@ func (s S3Store) List(ctx context.Context, prefix string) ([]Object, error) {
 			return nil, fmt.Errorf("listing s3://%s/%s: %w", s.Bucket, prefix, err)
 		}
 		for _, o := range page.Contents {
-			objs = append(objs, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`)})
+			objs = append(objs, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`),
+				LastModified: aws.ToTime(o.LastModified)})
 		}
 	}
 	return objs, nil
@@ -79,7 +84,8 @@ func (s S3Store) Stat(ctx context.Context, key string) (Object, error) {
 		}
 		return Object{}, fmt.Errorf("reading %s: %w", s.Describe(key), err)
 	}
-	return Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`)}, nil
+	return Object{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`),
+		LastModified: aws.ToTime(out.LastModified)}, nil
 }
 
 // Open gets one object. The body resumes where it stopped when the

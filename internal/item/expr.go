@@ -180,6 +180,21 @@ func Hash(image map[string]types.AttributeValue) string {
 	return "sha256:" + hex.EncodeToString(sum[:8])
 }
 
+// CheckHash checks a hash given back to dynops (--if-hash): "absent", or
+// "sha256:" and 16 lower-case hex digits, as Hash writes it.
+func CheckHash(h string) error {
+	digits, ok := strings.CutPrefix(h, "sha256:")
+	if h == "absent" {
+		return nil
+	}
+	if ok && len(digits) == 16 {
+		if _, err := hex.DecodeString(digits); err == nil && strings.ToLower(digits) == digits {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not an item hash: give \"absent\" or sha256: and 16 lower-case hex digits, as item get and the dry run print it (e.g. sha256:0123456789abcdef)", h)
+}
+
 func sortedNames(m map[string]types.AttributeValue) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {

@@ -114,3 +114,16 @@ func TestHash(t *testing.T) {
 		t.Error("absent item")
 	}
 }
+
+func TestCheckHashTakesWhatHashWrites(t *testing.T) {
+	for _, ok := range []string{"absent", Hash(map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "u1"}})} {
+		if err := CheckHash(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"sha256:nothex!", "sha256:0123", "sha256:0123456789ABCDEF", "0123456789abcdef", "sha256:0123456789abcdef0", "Absent", ""} {
+		if err := CheckHash(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

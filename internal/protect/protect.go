@@ -305,3 +305,24 @@ func keys(m map[string]string) []string {
 }
 
 func sortedTagKeys(m map[string]string) []string { return keys(m) }
+
+// BreakGlassRole is the name (after the modules' {env}-{product}-dynamodb-
+// prefix) of the role that may take an exception on a protected target
+// (modules/dynamodb-access: the operator's set plus the break-glass actions,
+// in a session with MFA).
+const BreakGlassRole = "dynops-break-glass"
+
+// IsBreakGlass reports whether callerArn (sts:GetCallerIdentity) is a
+// session of the break-glass role: arn:PARTITION:sts::ACCOUNT:assumed-role/
+// [PREFIX-]dynops-break-glass/SESSION.
+func IsBreakGlass(callerArn string) bool {
+	a, err := arn.Parse(callerArn)
+	if err != nil || a.Service != "sts" {
+		return false
+	}
+	parts := strings.Split(a.Resource, "/")
+	if len(parts) != 3 || parts[0] != "assumed-role" {
+		return false
+	}
+	return parts[1] == BreakGlassRole || strings.HasSuffix(parts[1], "-"+BreakGlassRole)
+}

@@ -338,3 +338,26 @@ func TestConfigFileDiscipline(t *testing.T) {
 		}
 	})
 }
+
+func TestIsBreakGlassOnlyForTheBreakGlassRolesSessions(t *testing.T) {
+	for _, ok := range []string{
+		"arn:aws:sts::111122223333:assumed-role/prod-hoge-dynamodb-dynops-break-glass/alice",
+		"arn:aws:sts::111122223333:assumed-role/dynops-break-glass/alice",
+	} {
+		if !IsBreakGlass(ok) {
+			t.Errorf("%s: not break-glass", ok)
+		}
+	}
+	for _, bad := range []string{
+		"arn:aws:sts::111122223333:assumed-role/prod-hoge-dynamodb-operator/alice",
+		"arn:aws:sts::111122223333:assumed-role/dynops-break-glass-copy/alice",
+		"arn:aws:iam::111122223333:role/dynops-break-glass",
+		"arn:aws:iam::111122223333:user/dynops-break-glass",
+		"arn:aws:sts::123456789012:user/moto",
+		"",
+	} {
+		if IsBreakGlass(bad) {
+			t.Errorf("%s: taken for break-glass", bad)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/audit"
@@ -355,4 +356,19 @@ func UsageErrorf(format string, args ...any) error {
 func IsUsageError(err error) bool {
 	var u usageError
 	return errors.As(err, &u)
+}
+
+// CallerArn returns the run's AWS identity (sts:GetCallerIdentity, with
+// one retry): for decisions that depend on who runs dynops (the break-glass
+// role), not the best-effort identity of the audit record.
+func (f *Factory) CallerArn(ctx context.Context) (string, error) {
+	clients, err := f.AWS(ctx)
+	if err != nil {
+		return "", err
+	}
+	out, err := clients.STS(2).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return "", fmt.Errorf("sts GetCallerIdentity: %w", err)
+	}
+	return aws.ToString(out.Arn), nil
 }

@@ -113,3 +113,31 @@ func (c *Confirmed) PrintDryRun(verb string) {
 	}
 	fmt.Fprintf(f.IOStreams.Out, "\n%s\n", c.DryRunNotice(verb))
 }
+
+// AllowException decides whether an operator's exception (a flag whose
+// reason accepts what dynops would refuse, e.g. --unverified-exports) may be
+// taken on these targets: on an unprotected target yes; on a protected one
+// only as the break-glass role (protect.IsBreakGlass), read from
+// sts:GetCallerIdentity (unreadable: refused). A refusal is a usage error
+// (exit 2) naming the flag, the target and the fix.
+func (d *Decided) AllowException(ctx context.Context, flag string) error {
+	var protected []string
+	for _, dec := range d.decisions {
+		if dec.Protected {
+			protected = append(protected, fmt.Sprintf("%s %s (%s)", dec.Kind, dec.Name, dec.Reason))
+		}
+	}
+	if len(protected) == 0 {
+		return nil
+	}
+	caller, err := d.f.CallerArn(ctx)
+	if err == nil && protect.IsBreakGlass(caller) {
+		return nil
+	}
+	who := caller
+	if err != nil {
+		who = "unknown (" + err.Error() + ")"
+	}
+	return factory.UsageErrorf("%s is refused on protected %s: only the %s role may take this exception there, and the caller is %s; nothing was changed; run it as the break-glass role (with MFA), or drop %s",
+		flag, strings.Join(protected, ", "), protect.BreakGlassRole, who, flag)
+}

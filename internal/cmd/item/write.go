@@ -52,6 +52,11 @@ type cond struct {
 }
 
 func (w *writeFlags) explicit() (*cond, error) {
+	if w.ifHash != "" {
+		if err := item.CheckHash(w.ifHash); err != nil {
+			return nil, factory.UsageErrorf("--if-hash: %w; nothing was read or written", err)
+		}
+	}
 	if w.condition == "" {
 		if w.condNames != "" || w.condValues != "" {
 			return nil, factory.UsageErrorf("--condition-names and --condition-values go with --condition")

@@ -63,6 +63,15 @@ type Spec struct {
 	// Table is the exported table's name in the manifest's ARNs (default
 	// dev-hoge-user).
 	Table string
+	// TableArn, when set, is the manifest's tableArn (the exportArn lies
+	// under it), instead of an eu-west-1 ARN of Table.
+	TableArn string
+	// Bucket is the manifest's s3Bucket (default export-bucket).
+	Bucket string
+	// EndTime is the manifest's endTime (default: six minutes after the
+	// export time). dynops refuses a data file S3 wrote after it: fixtures
+	// uploaded now need an EndTime after the upload.
+	EndTime time.Time
 }
 
 // Record is one change in an incremental export, in DynamoDB JSON
@@ -148,14 +157,18 @@ func Write(root string, s Spec) (Written, error) {
 	if exportTime.IsZero() {
 		exportTime = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	}
+	end := s.EndTime
+	if end.IsZero() {
+		end = exportTime.Add(6 * time.Minute)
+	}
 	summary := map[string]any{
 		"version":            "2020-06-30",
-		"exportArn":          "arn:aws:dynamodb:eu-west-1:123456789012:table/" + s.table() + "/export/" + s.ExportID,
+		"exportArn":          s.TableARN() + "/export/" + s.ExportID,
 		"startTime":          stamp(exportTime.Add(time.Minute)),
-		"endTime":            stamp(exportTime.Add(6 * time.Minute)),
-		"tableArn":           "arn:aws:dynamodb:eu-west-1:123456789012:table/" + s.table(),
+		"endTime":            stamp(end),
+		"tableArn":           s.TableARN(),
 		"tableId":            "12345a12-abcd-123a-ab12-1234abc12345",
-		"s3Bucket":           "export-bucket",
+		"s3Bucket":           s.bucket(),
 		"s3Prefix":           s.Prefix,
 		"s3SseAlgorithm":     "AES256",
 		"s3SseKmsKeyId":      nil,
@@ -325,9 +338,44 @@ func put(root, key string, body []byte) error {
 	return os.WriteFile(p, body, 0o644)
 }
 
+// ExportArn is the exportArn the manifest names.
+func (s Spec) ExportArn() string { return s.TableARN() + "/export/" + s.ExportID }
+
+// TableARN is the tableArn the manifest names.
+func (s Spec) TableARN() string {
+	if s.TableArn != "" {
+		return s.TableArn
+	}
+	return "arn:aws:dynamodb:eu-west-1:123456789012:table/" + s.table()
+}
+
+func (s Spec) bucket() string {
+	if s.Bucket == "" {
+		return "export-bucket"
+	}
+	return s.Bucket
+}
+
 func (s Spec) table() string {
 	if s.Table == "" {
 		return "dev-hoge-user"
 	}
 	return s.Table
+}
+
+// Rewrite changes a manifest written under root and rewrites its .md5
+// checksum file to match: what someone who can write to the export prefix
+// can do (tests of whom dynops believes).
+func Rewrite(root, key string, change func(string) string) error {
+	p := filepath.Join(root, filepath.FromSlash(key))
+	body, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	changed := []byte(change(string(body)))
+	if err := os.WriteFile(p, changed, 0o644); err != nil {
+		return err
+	}
+	sum := md5.Sum(changed)
+	return put(root, strings.TrimSuffix(key, ".json")+".md5", []byte(base64.StdEncoding.EncodeToString(sum[:])))
 }

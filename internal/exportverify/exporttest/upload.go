@@ -62,3 +62,18 @@ func Upload(ctx context.Context, api S3API, bucket, root string) error {
 		return nil
 	})
 }
+
+// UploadKeys uploads some of the objects written under root (each with
+// PutObject): a manifest rewritten after the data files, for example.
+func UploadKeys(ctx context.Context, api S3API, bucket, root string, keys ...string) error {
+	for _, key := range keys {
+		body, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(key)))
+		if err != nil {
+			return err
+		}
+		if _, err := api.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+			return fmt.Errorf("uploading %s: %w", key, err)
+		}
+	}
+	return nil
+}

@@ -80,6 +80,7 @@ type world struct {
 	corrupt            string // a table whose items differ from table
 	bucket, exportPath string
 	incPrefix          string // an incremental export (export apply)
+	incSpec            exporttest.Spec
 	queue, dest        string
 	pair               drpair.Pair
 	// A migration of table into migrated: its routes file and a state file
@@ -122,7 +123,9 @@ func newWorld(t *testing.T) *world {
 	// An incremental export in AWS's layout, for export apply.
 	w.incPrefix = "exports/" + w.table + "/incremental"
 	root := t.TempDir()
-	_, err = exporttest.Write(root, exporttest.Spec{Prefix: w.incPrefix, ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{3}, Table: w.table})
+	w.incSpec = exporttest.Spec{Prefix: w.incPrefix, ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{3}, Table: w.table,
+		Bucket: w.bucket, EndTime: time.Now().Add(time.Hour)}
+	_, err = exporttest.Write(root, w.incSpec)
 	require.NoError(t, err)
 	require.NoError(t, exporttest.Upload(ctx, w.s3, w.bucket, root))
 
@@ -215,7 +218,7 @@ func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
 		"dr failback":        {"dr", "failback", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--to", drpair.Home, "--yes"},
 		"dr drill":           {"dr", "drill", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--yes"},
 		"runbook run":        {"runbook", "run", "pitr-restore", "--incident", "INC-x", "--param", "table=" + w.table, "--yes"},
-		"export apply":       {"export", "apply", "--bucket", w.bucket, "--prefix", w.incPrefix, "--table", w.corrupt, "--since", "2026-03-01T00:00:00Z", "--yes"},
+		"export apply":       {"export", "apply", "--bucket", w.bucket, "--prefix", w.incPrefix, "--table", w.corrupt, "--since", "2026-03-01T00:00:00Z", "--yes", "--source-table", w.incSpec.TableARN(), "--unverified-exports", "audit test: the emulator keeps no export records"},
 		"migrate backfill":   {"migrate", "backfill", "--source", w.table, "--routes", w.routes, "--state", filepath.Join(t.TempDir(), "backfill.json")},
 		"migrate catch-up":   {"migrate", "catch-up", "--source", w.table, "--routes", w.routes, "--state", w.state},
 		"migrate cutover":    {"migrate", "cutover", "--source", w.table, "--routes", w.routes, "--state", w.state, "--yes"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type history struct {
 	t       *testing.T
 	db      *dynamodb.Client
 	table   string
+	fx      fixture
 	root    string
 	micros  int64
 	records []exporttest.Record
@@ -90,9 +92,29 @@ func (h *history) window(prefix, id string, from, to time.Time, view string) {
 	for i, k := range order {
 		files[(i*7)%2] = append([]exporttest.Record{last[k]}, files[(i*7)%2]...)
 	}
-	_, err := exporttest.Write(h.root, exporttest.Spec{Prefix: prefix, ExportID: id, Incremental: true, View: view, From: from, To: to, Records: files})
+	_, err := exporttest.Write(h.root, h.fx.spec(exporttest.Spec{Prefix: prefix, ExportID: id, Incremental: true, View: view, From: from, To: to, Records: files}))
 	require.NoError(h.t, err)
 	h.records = nil
+}
+
+// unverified accepts the fixtures' exports: the emulator keeps no export
+// records, so DescribeExport cannot vouch for them (exportverify.Vouch).
+var unverified = []string{"--unverified-exports", "emulator: keeps no export records"}
+
+// spec makes an export of the fixture's table in its bucket, as AWS writes
+// one: the manifest names the table's ARN and the bucket, and ends after
+// the upload that follows (dynops refuses data files written after the end).
+func (fx fixture) spec(s exporttest.Spec) exporttest.Spec {
+	if s.TableArn == "" {
+		s.TableArn = fx.arn
+	}
+	if s.Bucket == "" {
+		s.Bucket = fx.bucket
+	}
+	if s.EndTime.IsZero() {
+		s.EndTime = time.Now().Add(10 * time.Minute)
+	}
+	return s
 }
 
 // TestApplyRebuildsTheSource_DDB_EXP_01: full export + two incremental
@@ -103,7 +125,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	fxt := newFixture(t, 0)
 	ctx := context.Background()
 	root := t.TempDir()
-	h := &history{t: t, db: fxt.db, table: fxt.table, root: root, micros: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}
+	h := &history{t: t, db: fxt.db, table: fxt.table, fx: fxt, root: root, micros: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	t1, t2, t3 := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
 
@@ -119,8 +141,8 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	for _, u := range users {
 		full = append(full, exporttest.Record{New: ddb(t, u)})
 	}
-	_, err := exporttest.Write(root, exporttest.Spec{Prefix: "rebuild/full", ExportID: "01772323200000-f0000001", ExportTime: t0,
-		Records: [][]exporttest.Record{full[:25], full[25:]}})
+	_, err := exporttest.Write(root, fxt.spec(exporttest.Spec{Prefix: "rebuild/full", ExportID: "01772323200000-f0000001", ExportTime: t0,
+		Records: [][]exporttest.Record{full[:25], full[25:]}}))
 	require.NoError(t, err)
 
 	// Window 1: inserts, updates, deletes; an item updated twice.
@@ -160,7 +182,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	before := diff()
 	require.NotZero(t, before.Differences(), "the import alone is the table as of the full export")
 
-	args := []string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", rebuilt}
+	args := append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", rebuilt}, unverified...)
 	out, _, code := fxt.dynops(t, args...)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "DRY RUN")
@@ -204,17 +226,38 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	})
 	t.Run("a gap is refused and changes nothing", func(t *testing.T) {
 		gap := t.TempDir()
-		_, err := exporttest.Write(gap, exporttest.Spec{Prefix: "rebuild/gap", ExportID: "01772337600000-i0000004", Incremental: true, From: t3, To: t3.Add(time.Hour),
-			Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), Micros: t3.UnixMicro()}}}})
+		_, err := exporttest.Write(gap, fxt.spec(exporttest.Spec{Prefix: "rebuild/gap", ExportID: "01772337600000-i0000004", Incremental: true, From: t3, To: t3.Add(time.Hour),
+			Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), Micros: t3.UnixMicro()}}}}))
 		require.NoError(t, err)
 		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, gap))
-		_, errOut, code := fxt.dynops(t, "export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/gap", "--table", rebuilt, "--yes")
+		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/gap", "--table", rebuilt, "--yes"}, unverified...)...)
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, errOut, "gap between")
 		assert.Zero(t, diff().Differences(), "nothing applied")
 	})
+	t.Run("another table's export is refused: exit 2, nothing applied", func(t *testing.T) {
+		dir := t.TempDir()
+		other := strings.Replace(fxt.arn, fxt.table, "dev-"+harness.UniqueID()+"-orders", 1)
+		_, err := exporttest.Write(dir, fxt.spec(exporttest.Spec{Prefix: "rebuild/foreign", ExportID: "01772334000000-i0000005", Incremental: true, From: t2, To: t3,
+			TableArn: other, Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, map[string]types.AttributeValue{"user_id": fx.UserKey(1)["user_id"], "role": &types.AttributeValueMemberS{Value: "admin"}}), Micros: t2.UnixMicro()}}}}))
+		require.NoError(t, err)
+		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, dir))
+		out, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/foreign", "--table", rebuilt, "--yes"}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "its manifest says table "+other+", not "+fxt.arn, "the source is the imported full export's table")
+		assert.Zero(t, diff().Differences(), "nothing applied")
+	})
+	t.Run("a table without an import tag needs --source-table; a bad one is bad input", func(t *testing.T) {
+		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", fxt.table, "--since", t0.Format(time.RFC3339)}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Contains(t, errOut, "pass --source-table ARN")
+		_, errOut, code = fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/incremental", "--table", fxt.table, "--source-table", fxt.table}, unverified...)...)
+		assert.Equal(t, 2, code, errOut)
+		assert.Contains(t, errOut, "is not a DynamoDB table ARN")
+	})
 	t.Run("a full export is refused", func(t *testing.T) {
-		_, errOut, code := fxt.dynops(t, "export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt)
+		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt}, unverified...)...)
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, errOut, "is a full export")
 	})

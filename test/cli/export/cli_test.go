@@ -33,6 +33,7 @@ const drRegion = "eu-central-1"
 // fixture is a table with PITR and items, and a bucket, on the target.
 type fixture struct {
 	table  string
+	arn    string // the table's ARN
 	bucket string
 	items  int
 	db     *dynamodb.Client
@@ -55,6 +56,8 @@ func newFixture(t *testing.T, items int) fixture {
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}}})
 	require.NoError(t, err)
 	require.NoError(t, tablesettings.WaitActive(ctx, fx.db, fx.table, nil))
+	fx.arn, err = export.TableArn(ctx, fx.db, fx.table)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		_, _ = fx.db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &fx.table})
 	})

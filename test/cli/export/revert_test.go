@@ -57,7 +57,7 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	root := t.TempDir()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	t1, t2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
-	h := &history{t: t, db: fxt.db, table: fxt.table, root: root, micros: t0.UnixMicro()}
+	h := &history{t: t, db: fxt.db, table: fxt.table, fx: fxt, root: root, micros: t0.UnixMicro()}
 	users := fx.Users(30)
 	fx.Put(t, fxt.db, fxt.table, users)
 	atStart := tableState(t, fxt.db, fxt.table)
@@ -94,7 +94,7 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	want["user_00005"] = tablediff.Checksum(later, nil)
 	beforeRevert := tableState(t, fxt.db, fxt.table)
 
-	args := []string{"export", "revert", "--bucket", fxt.bucket, "--prefix", "incident/INC-7/incremental", "--table", fxt.table}
+	args := append([]string{"export", "revert", "--bucket", fxt.bucket, "--prefix", "incident/INC-7/incremental", "--table", fxt.table}, unverified...)
 	out, errOut, code := fxt.dynops(t, args...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "DRY RUN")
@@ -116,6 +116,30 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	rec := lastRecord(t, fxt.audit)
 	assert.Equal(t, int64(14), rec.Counts["restores"], "the audit records what was done")
 	assert.Equal(t, int64(1), rec.Counts["conflicts"])
+	var act map[string]any
+	for _, a := range rec.Actions {
+		if a.What == audit.ActExportRevert {
+			act, _ = a.Detail.(map[string]any)
+		}
+	}
+	require.NotNil(t, act, "the revert is an audited action")
+	assert.EqualValues(t, 21, act["keys_changed"], "the count is a count, not hashed as a key")
+	assert.Equal(t, rep.KeysDigest, act["keys_digest"], "the keys by their digest")
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}$`, rep.KeysDigest)
+	assert.NotContains(t, act, "keys")
+	assert.Equal(t, fxt.arn, act["source_table"], "the source table is named")
+	assert.Len(t, act["export_arns"], 2, "and every export ARN")
+	assert.Equal(t, "emulator: keeps no export records", act["unverified_exports"], "and the reason they were accepted")
+	recs, err := audit.Read(fxt.audit)
+	require.NoError(t, err)
+	var started *audit.Plan
+	for _, r := range recs {
+		if r.RunID == rec.RunID && r.Event == "started" {
+			started = r.Plan
+		}
+	}
+	require.NotNil(t, started)
+	assert.Contains(t, started.Targets, fxt.arn, "the started record names the source table")
 
 	t.Run("a re-run writes nothing", func(t *testing.T) {
 		out, errOut, code := fxt.dynops(t, append(args, "--yes", "-o", "json")...)
@@ -128,12 +152,13 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	})
 	t.Run("an export without old images is refused, nothing written", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := exporttest.Write(dir, exporttest.Spec{Prefix: "incident/INC-8/incremental", ExportID: "01772334000000-r0000003", Incremental: true, View: "NEW_IMAGE",
-			From: t2, To: t2.Add(time.Hour), Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, with(users[1], "status", "x")), Micros: t2.UnixMicro()}}}})
+		_, err := exporttest.Write(dir, fxt.spec(exporttest.Spec{Prefix: "incident/INC-8/incremental", ExportID: "01772334000000-r0000003", Incremental: true, View: "NEW_IMAGE",
+			From: t2, To: t2.Add(time.Hour), Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, with(users[1], "status", "x")), Micros: t2.UnixMicro()}}}}))
 		require.NoError(t, err)
 		upload(t, fxt, dir)
-		_, errOut, code := fxt.dynops(t, "export", "revert", "--bucket", fxt.bucket, "--prefix", "incident/INC-8/incremental", "--table", fxt.table, "--yes")
-		assert.NotEqual(t, 0, code)
+		out, errOut, code := fxt.dynops(t, append([]string{"export", "revert", "--bucket", fxt.bucket, "--prefix", "incident/INC-8/incremental", "--table", fxt.table, "--yes"}, unverified...)...)
+		assert.Equal(t, 2, code, "a refusal is exit 2")
+		assert.Empty(t, out, "nothing on stdout claims work")
 		assert.Contains(t, errOut, "without old images")
 		assert.Contains(t, errOut, "NEW_AND_OLD_IMAGES", "the error says the fix")
 		assert.Equal(t, want, tableState(t, fxt.db, fxt.table))

@@ -148,6 +148,8 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 		{"bad condition names", []string{"item", "delete", "--table", name, "--key", key, "--condition", "#a = :a", "--condition-names", `x`, "--yes"}, "--condition-names", 2},
 		{"condition placeholder clash", []string{"item", "update", "--table", name, "--key", key, "--set", `{"x": 1}`, "--condition", "#s0 = :c", "--condition-names", `{"#s0": "status"}`, "--condition-values", `{":c": "broken"}`, "--yes"}, "placeholder of the update", 2},
 		{"stale --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:0000000000000000", "--yes"}, "changed", 1},
+		{"malformed --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:nothex!", "--yes"}, "--if-hash", 2},
+		{"--if-hash of the wrong length", []string{"item", "put", "--table", name, "--item", `{"pk": "u9", "sk": 9}`, "--if-hash", "sha256:0123", "--yes"}, "is not an item hash", 2},
 		{"protected without reason", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--confirm", prodName}, "--reason", 2},
 		{"protected without typed name", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--reason", "INC-1"}, prodName, 2},
 		{"protected with the wrong name", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--reason", "INC-1", "--confirm", name}, "--confirm", 2},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
@@ -39,7 +41,13 @@ func uploadExport(t *testing.T, s3c *s3.Client, bucket, prefix, id, table string
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 40, Table: table})
+	// The export names the bucket and ends after its upload, as AWS writes
+	// one; table is a name, or the ARN of a table that exists.
+	spec := exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 40, Table: table, Bucket: bucket, EndTime: time.Now().Add(time.Hour)}
+	if strings.HasPrefix(table, "arn:") {
+		spec.Table, spec.TableArn = "", table
+	}
+	w, err := exporttest.Write(root, spec)
 	require.NoError(t, err)
 	fx := exportFixture{bucket: bucket, keys: w.DataKeys, uri: "s3://" + bucket + "/" + prefix + "/AWSDynamoDB/" + id}
 	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -111,9 +119,10 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	db, s3c := dynamodb.NewFromConfig(cfg), awsclients.New(cfg).S3()
 	bucket := createBucket(t, s3c)
 	table := "dev-" + harness.UniqueID() + "-user"
-	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", table, []int{120, 0, 90, 150})
-
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id"})
+	d, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &table})
+	require.NoError(t, err)
+	fx := uploadExport(t, s3c, bucket, "full/dev-user", "01763700000000-a1b2c3d4", aws.ToString(d.Table.TableArn), []int{120, 0, 90, 150})
 	fixture.Put(t, db, table, fx.items)
 	// Since the export: 25 deleted, 15 changed (a value, a type, a set, a
 	// removed attribute), 10 new.
@@ -166,9 +175,23 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	assert.ElementsMatch(t, changed, got[tablediff.Changed])
 	assert.ElementsMatch(t, gained, got[tablediff.OnlyInTarget])
 
+	t.Run("an export of a same-named table of another account is refused, nothing written", func(t *testing.T) {
+		foreignArn := strings.Replace(aws.ToString(d.Table.TableArn), ":123456789012:", ":999988887777:", 1)
+		require.NotEqual(t, foreignArn, aws.ToString(d.Table.TableArn))
+		foreign := uploadExport(t, s3c, bucket, "copied/dev-user", "01763700000000-f0f0f0f0", foreignArn, []int{5})
+		before := itemsOf(t, db, table)
+		out, errOut, code := target.Dynops(t, log, "pitr", "repair", "--from-export", foreign.uri, "--to", table, "--keys", keys, "--yes",
+			"--unverified-exports", "emulator: keeps no export records")
+		assert.Equal(t, 2, code, errOut)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "its manifest says table "+foreignArn+", not "+aws.ToString(d.Table.TableArn))
+		assert.Equal(t, before, itemsOf(t, db, table), "nothing written (read back)")
+	})
 	for _, mode := range [][]string{{"--unconditional"}, nil} {
 		// Both write modes copy the export's images back; the second run finds them equal.
-		args := append([]string{"pitr", "repair", "--from-export", fx.uri, "--to", table, "--keys", keys, "--yes", "-o", "json"}, mode...)
+		// The emulator keeps no export records: DescribeExport cannot vouch.
+		args := append([]string{"pitr", "repair", "--from-export", fx.uri, "--to", table, "--keys", keys, "--yes", "-o", "json",
+			"--unverified-exports", "emulator: keeps no export records"}, mode...)
 		out, errOut, code = target.Dynops(t, log, args...)
 		require.Equal(t, 0, code, errOut)
 		var r struct {
@@ -183,6 +206,20 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 		}
 		assert.Equal(t, int64(10), r.Result.KeptExtra, "items written since are kept without --delete-extra")
 	}
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	var vouched map[string]any
+	for _, r := range recs {
+		for _, a := range r.Actions {
+			if a.What == audit.ActExportVouched {
+				vouched, _ = a.Detail.(map[string]any)
+			}
+		}
+	}
+	require.NotNil(t, vouched, "the export read is audited")
+	assert.Equal(t, aws.ToString(d.Table.TableArn), vouched["source_table"])
+	assert.Contains(t, vouched["export_arn"], "/export/01763700000000-a1b2c3d4")
+	assert.Equal(t, "emulator: keeps no export records", vouched["unverified_exports"])
 	for _, it := range append(fx.items[:25:25], fx.items[100:115]...) {
 		assert.Equal(t, it, fixture.Get(t, db, table, map[string]types.AttributeValue{"user_id": it["user_id"]}), "the export's image, read back")
 	}
@@ -240,4 +277,22 @@ func TestDiffTwoExports(t *testing.T) {
 	assert.True(t, strings.Contains(errOut, b.keys[1]), "the damaged file is named: %s", errOut)
 	_, err = os.Stat(keys)
 	assert.True(t, os.IsNotExist(err), "no keys file from a damaged export")
+}
+
+// itemsOf is every item of the table by checksum (a consistent Scan).
+func itemsOf(t *testing.T, db *dynamodb.Client, table string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	in := &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true)}
+	for {
+		page, err := db.Scan(context.Background(), in)
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			out[tablediff.Checksum(it, nil)] = true
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
 }

@@ -63,11 +63,17 @@ func TestGuardTable(t *testing.T) {
 			return append([]string{"dr", "drill", "--table", p.name}, regions...)
 		}},
 		// export apply writes the incremental exports' changes into --table.
+		// The emulator keeps no export records: the exports are taken with
+		// --unverified-exports, which a dry run (the control) reads on a
+		// protected table; with --yes only the break-glass role may.
 		{name: "export apply", control: true, args: func(p protectedTarget) []string {
-			return []string{"export", "apply", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name, "--since", x.incSince}
+			return []string{"export", "apply", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name, "--since", x.incSince,
+				"--source-table", x.incTableArn, "--unverified-exports", "guard table test: the emulator keeps no export records"}
 		}},
 		// export revert writes the window's old images back into --table.
-		{name: "export revert", control: true, args: func(p protectedTarget) []string {
+		// No control: the exports must be of the table reverted, and these
+		// are of the dev table (TestRevertWritesOnlyWhatDynamoDBVouchesFor).
+		{name: "export revert", args: func(p protectedTarget) []string {
 			return []string{"export", "revert", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name}
 		}},
 		// The migration's writing steps decide every destination; the

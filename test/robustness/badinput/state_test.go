@@ -49,6 +49,7 @@ type world struct {
 	devFn                                      string
 	bucket, prefix                             string
 	incPrefix, incSince                        string // an incremental export (export apply) and its window's start
+	incTableArn                                string // the table it names
 	param                                      string
 
 	// Protected targets: every way a target is protected.
@@ -234,7 +235,9 @@ func seed(t *testing.T) (*world, error) {
 	}
 
 	// An incremental export in AWS's layout, for export apply.
-	inc := exporttest.Spec{Prefix: "incremental", ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{2}, Table: x.devTable}
+	// It names the bucket and ends after its upload, as AWS writes one.
+	inc := exporttest.Spec{Prefix: "incremental", ExportID: "01772323200000-cccc0003", Incremental: true, FileItems: []int{2}, Table: x.devTable,
+		Bucket: x.bucket, EndTime: time.Now().Add(time.Hour)}
 	root, err := os.MkdirTemp("", "badinput-export")
 	if err != nil {
 		return nil, err
@@ -246,7 +249,7 @@ func seed(t *testing.T) (*world, error) {
 	if err := exporttest.Upload(ctx, x.c.s3, x.bucket, root); err != nil {
 		return nil, fmt.Errorf("uploading the incremental export: %w", err)
 	}
-	x.incPrefix, x.incSince = inc.Prefix, "2026-03-01T00:00:00Z"
+	x.incPrefix, x.incSince, x.incTableArn = inc.Prefix, "2026-03-01T00:00:00Z", inc.TableARN()
 
 	// The DR pointer a failover would flip.
 	x.param = "/dynops/dr/" + x.devTable + "/active-region"

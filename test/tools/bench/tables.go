@@ -257,11 +257,17 @@ func (e *env) export(suffix string, n int, table string) (string, []map[string]t
 	prefix := "full/" + suffix
 	id := "01763700000000-" + e.id[len(e.id)-8:]
 	files := []int{n / 4, n / 4, n / 4, n - 3*(n/4)}
-	if _, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150, Table: table}); err != nil {
-		return "", nil, err
-	}
 	bucket, err := e.bucket(suffix)
 	if err != nil {
+		return "", nil, err
+	}
+	// As AWS writes it: the manifest names the table (an existing table's
+	// ARN when table is one), the bucket, and an end after the upload.
+	spec := exporttest.Spec{Prefix: prefix, ExportID: id, FileItems: files, PadBytes: 150, Table: table, Bucket: bucket, EndTime: time.Now().Add(time.Hour)}
+	if strings.HasPrefix(table, "arn:") {
+		spec.Table, spec.TableArn = "", table
+	}
+	if _, err := exporttest.Write(root, spec); err != nil {
 		return "", nil, err
 	}
 	if err := e.upload(bucket, root); err != nil {

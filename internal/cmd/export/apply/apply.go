@@ -4,6 +4,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 )
 
@@ -34,6 +36,11 @@ type Options struct {
 	MaxWriteUnits float64
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
+	// SourceTable is the ARN of the table the exports are of ("": the
+	// table of the full export Table was imported from).
+	SourceTable string
+	// Unverified is the --unverified-exports reason ("": none).
+	Unverified string
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -56,6 +63,15 @@ refused on any finding. Within an export each key takes its latest change by
 WriteTimestampMicros: a NewImage is put whole, a change without one (a
 delete) deletes the key.
 
+Only exports DynamoDB vouches for are read (as 'dynops export revert'): each
+must be an export of the source table (--source-table ARN, else the table
+of the full export the table was imported from, itself vouched for), in
+--bucket under its own s3Prefix; DescribeExport must say COMPLETED and agree
+with its manifest; no data file may have been written after the export
+ended. Exports DynamoDB cannot answer for (another account; the emulator)
+need --unverified-exports "REASON": printed, audited, refused on a protected
+table unless run as the break-glass role. A refusal exits 2, nothing written.
+
 Resumable and idempotent: after each export the table's
 dynops:applied-through tag moves to the window's end (read back); a re-run
 skips what is applied and applies an interrupted export again whole.
@@ -68,6 +84,14 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Bucket == "" || opts.Table == "" || len(opts.Prefixes) == 0 {
 				return factory.UsageErrorf("export apply needs --bucket BUCKET, --prefix PREFIX (repeatable) and --table TABLE")
+			}
+			if err := shared.CheckExportFlags(cmd, opts.Prefixes, opts.Unverified); err != nil {
+				return err
+			}
+			if opts.SourceTable != "" {
+				if err := export.CheckTableArn(opts.SourceTable); err != nil {
+					return factory.UsageErrorf("--source-table: %w", err)
+				}
 			}
 			if opts.Since != "" {
 				if _, err := time.Parse(time.RFC3339Nano, opts.Since); err != nil {
@@ -88,6 +112,8 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	fl.StringVar(&opts.SourceTable, "source-table", "", "ARN of the table the exports are of (default: the table of the full export --table was imported from)")
+	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
@@ -120,11 +146,40 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// Unverified exports are read in a dry run (it writes nothing); a run
+	// that writes takes them on a protected table only as the break-glass role.
+	if opts.Unverified != "" && !g.DryRun() {
+		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
+			return err
+		}
+	}
 	ok := !g.DryRun()
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
 	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
 	if err != nil {
 		return err
 	}
+	// Whom to believe, before anything is written or the audit started: the
+	// source table, and every export of the chain vouched for against it.
+	trust := shared.Trust(clients, opts.Unverified)
+	source, full, err := export.SourceOfApply(ctx, db, store, opts.Bucket, opts.Table, opts.SourceTable, trust)
+	switch {
+	case errors.Is(err, export.ErrNoSource):
+		return factory.UsageErrorf("%w", err)
+	case err != nil:
+		return shared.Refusal(err)
+	}
+	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: source, Bucket: opts.Bucket}, trust)
+	if err != nil {
+		return shared.Refusal(err)
+	}
+	if full != nil {
+		vouched = append([]exportverify.Vouched{*full}, vouched...)
+	}
+	arns := shared.ExportArns(vouched)
 	arn, base, baseFrom, err := export.Baseline(ctx, db, store, opts.Bucket, opts.Table, since)
 	if err != nil {
 		return err
@@ -133,14 +188,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	prices, err := capacity.LoadPrices(opts.PriceFile)
-	if err != nil {
-		return err
-	}
 	budget := wb.Bucket
 	if !ok {
-		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb})
-	} else if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
+		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb,
+			"source_table": source, "export_arns": arns, "unverified_exports": opts.Unverified})
+	} else if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, source}, arns...),
 		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
 		return err
 	}
@@ -163,6 +215,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Done()
 	rep.WriteBudget = &wb
 	rep.SinceFrom = baseFrom
+	rep.SourceTable, rep.Vouched, rep.Unverified = source, vouched, opts.Unverified
 	if !ok && err == nil {
 		// The estimate: each put a whole item of the table's average size,
 		// each delete one unit, over the exports not yet applied.
@@ -195,6 +248,7 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	} else {
 		fmt.Fprintf(out, "applied onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	}
+	shared.PrintVouched(out, rep.SourceTable, rep.Vouched, rep.Unverified)
 	for _, r := range rep.Increments {
 		state := fmt.Sprintf("%d puts, %d deletes", r.Puts, r.Deletes)
 		if r.Skipped {

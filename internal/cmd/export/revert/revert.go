@@ -4,7 +4,9 @@
 package revert
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,7 +21,9 @@ import (
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
+	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
+	"github.com/dynops/dynops/internal/safefile"
 )
 
 // Options of `dynops export revert`.
@@ -35,6 +39,10 @@ type Options struct {
 	MaxWriteUnits float64
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
+	// Unverified is the --unverified-exports reason ("": none).
+	Unverified string
+	// ConflictsFile receives every conflict, one JSON line each (0600).
+	ConflictsFile string
 }
 
 // NewCmdRevert returns `dynops export revert`. runF replaces Run in tests of flag parsing.
@@ -61,6 +69,19 @@ Each key is read back (a consistent GetItem) and:
   - already as it was at the window's start: counted, not written (a re-run);
   - changed after the window: a conflict, left alone and listed, so a later
     legitimate write is never lost. Exit status 1 when there are conflicts.
+    The terminal shows a sample; -o json and --conflicts-file FILE (mode
+    0600, one JSON line a key) have them all.
+
+Only exports DynamoDB vouches for are read: each manifest must name --table
+and --bucket and lie under its own s3Prefix, DescribeExport must say the
+export is COMPLETED and agree with it (table, bucket, prefix, manifest,
+times, type, view, item count), and no data file may have been written after
+the export ended. The plan prints the source table and every export ARN.
+Exports DynamoDB cannot answer for (copied from another account; the local
+emulator, which keeps no export records) are refused unless
+--unverified-exports "REASON" accepts them: printed, audited, and refused on
+a protected table unless run as the break-glass role. A refusal exits 2 and
+changes nothing.
 
 Writes hold to a budget (--max-write-units; by default 25 % of a provisioned
 table's write capacity, none on an on-demand table). Without --yes it prints
@@ -72,6 +93,9 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Bucket == "" || opts.Table == "" || len(opts.Prefixes) == 0 {
 				return factory.UsageErrorf("export revert needs --bucket BUCKET, --prefix PREFIX (repeatable: the incremental exports of the window) and --table TABLE")
+			}
+			if err := shared.CheckExportFlags(cmd, opts.Prefixes, opts.Unverified); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -88,6 +112,8 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	flagcheck.Range(fl, "workers", "1", "64", "keys handled at once")
 	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	shared.AddUnverifiedFlag(fl, &opts.Unverified)
+	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
 	cmdfacts.Writes(cmd)
@@ -115,21 +141,47 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// Unverified exports are read in a dry run (it writes nothing); a run
+	// that writes takes them on a protected table only as the break-glass role.
+	if opts.Unverified != "" && !g.DryRun() {
+		if err := decided.AllowException(ctx, "--unverified-exports"); err != nil {
+			return err
+		}
+	}
 	apply := !g.DryRun()
 	prices, err := capacity.LoadPrices(opts.PriceFile)
 	if err != nil {
 		return factory.UsageErrorf("%w", err)
 	}
+	if opts.ConflictsFile != "" {
+		if err := safefile.CheckNew(opts.ConflictsFile, "conflicts file", false); err != nil {
+			return factory.UsageErrorf("--conflicts-file: %w", err)
+		}
+	}
+	// Everything that can refuse runs before the first write and before the
+	// audit's started record: the chain, the view, and whom to believe.
 	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
 	if err != nil {
 		return err
 	}
+	if err := export.CheckRevertable(store, incs); err != nil {
+		return factory.UsageErrorf("%w; nothing was changed", err)
+	}
+	tableArn, err := export.TableArn(ctx, db, opts.Table)
+	if err != nil {
+		return err
+	}
+	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: tableArn, Bucket: opts.Bucket}, shared.Trust(clients, opts.Unverified))
+	if err != nil {
+		return shared.Refusal(err)
+	}
+	arns := shared.ExportArns(vouched)
 	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)
 	if err != nil {
 		return err
 	}
 	if apply {
-		if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket},
+		if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, tableArn}, arns...),
 			Counts: map[string]int64{"exports": int64(len(incs))}}); err != nil {
 			return err
 		}
@@ -147,6 +199,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 	})
 	bar.Done()
+	rep.SourceTable, rep.Vouched, rep.Unverified = tableArn, vouched, opts.Unverified
 	rep.WriteBudget = &wb
 	if !apply && err == nil {
 		// The estimate: each restore a whole item of the table's average
@@ -157,7 +210,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		u := wb.Bucket.Usage()
 		rep.WriteCapacity = &u
 	}
-	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "from": rep.From, "to": rep.To, "keys": rep.Keys,
+	// "keys" would be read as a key and hashed: the count and the digest of
+	// the keys have names of their own.
+	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "source_table": tableArn, "export_arns": arns,
+		"unverified_exports": opts.Unverified, "from": rep.From, "to": rep.To, "keys_changed": rep.Keys, "keys_digest": rep.KeysDigest,
 		"restores": rep.Restores, "deletes": rep.Deletes, "already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts,
 		"write_budget": wb, "write_capacity": rep.WriteCapacity}
 	if apply {
@@ -167,8 +223,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	} else {
 		f.Audit.Act(audit.ActPlanExportRevert, opts.Table, detail)
 	}
+	if opts.ConflictsFile != "" {
+		if werr := writeConflicts(opts.ConflictsFile, rep.ConflictKeys); werr != nil && err == nil {
+			err = werr
+		}
+	}
 	if err != nil {
-		if len(rep.Exports) > 0 {
+		if rep.Keys > 0 {
 			_ = print(f, rep)
 		}
 		return err
@@ -186,6 +247,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
+// writeConflicts writes every conflict as a JSON line to a new 0600 file.
+func writeConflicts(path string, cs []export.RevertConflict) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, c := range cs {
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+	}
+	return safefile.WriteFile(path, "conflicts file", b.Bytes(), false)
+}
+
 func print(f *factory.Factory, rep export.RevertReport) error {
 	if f.JSON() {
 		return f.IOStreams.PrintJSON(rep)
@@ -197,6 +270,7 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	}
 	fmt.Fprintf(out, "%s the window %s .. %s on %s (%d export(s), %d key(s) changed in it):\n", verb,
 		rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339), rep.Table, len(rep.Exports), rep.Keys)
+	shared.PrintVouched(out, rep.SourceTable, rep.Vouched, rep.Unverified)
 	rows := [][]string{
 		{"put back to their image at the window's start", fmt.Sprint(rep.Restores)},
 		{"deleted (created in the window)", fmt.Sprint(rep.Deletes)},
@@ -208,6 +282,9 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	}
 	for _, c := range rep.ConflictSample {
 		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
+	}
+	if n := int64(len(rep.ConflictSample)); n < rep.Conflicts {
+		fmt.Fprintf(out, "  ... and %d more: every conflict is in -o json and --conflicts-file FILE\n", rep.Conflicts-n)
 	}
 	if b := rep.WriteBudget; b != nil {
 		fmt.Fprintln(out, b.String())

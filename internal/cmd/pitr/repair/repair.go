@@ -15,9 +15,11 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
@@ -35,6 +37,9 @@ type Options struct {
 	// AllowUnrelated is --allow-unrelated-source REASON: repair from a table
 	// that is not shown to be a restore of --to; the reason goes in the audit.
 	AllowUnrelated string
+	// Unverified is the --unverified-exports reason for a --from-export
+	// DynamoDB cannot vouch for ("": none).
+	Unverified string
 	// MaxWriteUnits is --max-write-units on --to (0: the default).
 	MaxWriteUnits float64
 	// PriceFile holds on-demand prices for the estimate.
@@ -68,7 +73,9 @@ func NewCmdRepair(f *factory.Factory, runF func(context.Context, *Options) error
 or from a fresh diff (--all-differences). With --from-export the items come
 from a full export instead of a restored table (keys from
 ` + "`table diff --source-export`" + `): no restore, no read capacity; the export
-is checked against its manifests as it streams.
+is checked against its manifests as it streams, and must be one DynamoDB
+vouches for (DescribeExport agrees with its manifest; see 'dynops export
+revert'), or be accepted with --unverified-exports "REASON".
 
 Each item is written with a condition that the original still holds what the
 diff saw (its checksum, then a condition on its whole image in the write), so a
@@ -98,6 +105,12 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			}
 			if r.From == r.To {
 				return factory.UsageErrorf("--from and --to are both %s: repair copies from a restored table to the original", r.From)
+			}
+			if err := exportshared.CheckExportFlags(cmd, nil, opts.Unverified); err != nil {
+				return err
+			}
+			if opts.Unverified != "" && opts.FromExport == "" {
+				return factory.UsageErrorf("--unverified-exports goes with --from-export: a table needs no vouching")
 			}
 			if (r.KeysFile == "") == !opts.AllDifferences {
 				return factory.UsageErrorf("pitr repair needs exactly one of --keys FILE (from table diff --keys-out) or --all-differences")
@@ -130,6 +143,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
+	exportshared.AddUnverifiedFlag(fl, &opts.Unverified)
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
 	cmdfacts.SetTimeout(cmd, time.Minute)
@@ -165,10 +179,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		ro.From = opts.FromExport
 		// The export must be of --to (its manifest's tableArn), as a restored
 		// table must be a restore of it.
-		sum, _, err := ro.FromExport.ExportSummary(ctx)
+		sum, summaryKey, err := ro.FromExport.ExportSummary(ctx)
 		if err != nil {
 			return err
 		}
+		toArn, err := export.TableArn(ctx, db, ro.To)
+		if err != nil {
+			return err
+		}
+		want := toArn
 		if name := sum.TableArn[strings.LastIndex(sum.TableArn, "/")+1:]; name != ro.To {
 			why := fmt.Sprintf("the export %s is of table %q (its manifest's tableArn %s), not of --to %s", opts.FromExport, name, sum.TableArn, ro.To)
 			if opts.AllowUnrelated == "" {
@@ -176,7 +195,27 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
 			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
+			want = sum.TableArn // still an export DynamoDB vouches for, of the table it names
 		}
+		// Whom to believe: the export as DynamoDB vouches for it
+		// (exportverify.Vouch), before anything is diffed or written.
+		if opts.Unverified != "" && opts.Yes {
+			if err := decided.AllowException(ctx, "--"+exportshared.UnverifiedFlag); err != nil {
+				return err
+			}
+		}
+		bucket := ""
+		if s3s, ok := ro.FromExport.Store.(exportverify.S3Store); ok {
+			bucket = s3s.Bucket
+		}
+		v, err := exportverify.Vouch(ctx, ro.FromExport.Store, exportverify.Claim{SummaryKey: summaryKey, Summary: sum},
+			exportverify.Expect{TableArn: want, Bucket: bucket}, exportshared.Trust(clients, opts.Unverified))
+		if err != nil {
+			return exportshared.Refusal(fmt.Errorf("--from-export: %w", err))
+		}
+		f.Audit.Act(audit.ActExportVouched, ro.To, map[string]any{"export_arn": v.ExportArn, "source_table": v.TableArn, "verified": v.Verified,
+			"unverified": v.Unverified, "unverified_exports": opts.Unverified})
+		exportshared.PrintVouched(f.IOStreams.ErrOut, v.TableArn, []exportverify.Vouched{v}, opts.Unverified)
 	} else {
 		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
 		rep.Source = &rel
