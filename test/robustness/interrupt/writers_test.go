@@ -71,7 +71,7 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 	}{
 		{"pitr restore while restoring", "RestoreTableToPointInTime", []string{"pitr", "restore", "--table", tbl, "--latest", "--yes"},
 			[]string{"a restore already started goes on in AWS", "delete the new table"}},
-		{"pitr repair while scanning", "Scan", []string{"pitr", "repair", "--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--yes"},
+		{"pitr repair while scanning", "Scan", []string{"pitr", "repair", "--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--unscoped", "test", "--yes"},
 			[]string{"items written so far stay written", "run the same repair again"}},
 		{"export full while starting the export", "ExportTableToPointInTime", []string{"export", "full", "--table", tbl, "--bucket", bucket, "--prefix", "full"},
 			[]string{"an export already started goes on in AWS", "dynops export wait ARN"}},

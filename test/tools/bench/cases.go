@@ -161,7 +161,7 @@ func repairCase() *benchCase {
 			return measure{}, raw, err
 		}
 		out, dyn, err := e.runDynops("pitr", "repair", "--from", from, "--to", to, "--keys", keys,
-			"--unconditional", "--workers", strconv.Itoa(e.workers), "--yes")
+			"--unconditional", "--workers", strconv.Itoa(e.workers), "--unscoped", "bench: every difference is damage", "--yes")
 		if err != nil {
 			return dyn, raw, err
 		}
@@ -221,7 +221,7 @@ func repairExportCase() *benchCase {
 			return measure{}, raw, err
 		}
 		out, dyn, err := e.runDynops("pitr", "repair", "--from-export", uri, "--to", to, "--keys", keys,
-			"--unconditional", "--workers", strconv.Itoa(e.workers), "--yes")
+			"--unconditional", "--workers", strconv.Itoa(e.workers), "--unscoped", "bench: every difference is damage", "--yes")
 		if err != nil {
 			return dyn, raw, err
 		}

@@ -329,7 +329,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	bar.Done()
 	if r := rep.Result; r != nil {
 		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
-			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "conflicts": r.Conflicts})
+			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "left_out_of_scope": r.LeftOutOfScope, "conflicts": r.Conflicts})
 	}
 	if err != nil {
 		return err
@@ -366,8 +366,8 @@ func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 		extra = fmt.Sprintf("delete %d item(s) only in %s and written in the window, keep the other %d", p.Delete, p.To, p.Extra-p.Delete)
 		deletes = p.Delete
 	}
-	fmt.Fprintf(out, "  the diff: %d missing item(s), %d changed item(s), %d only in %s\n", p.Missing, p.Changed, p.Extra, p.To)
 	if s := p.Scope; s != nil {
+		fmt.Fprintf(out, "  the diff: %d missing item(s), %d changed item(s), %d only in %s\n", p.Missing, p.Changed, p.Extra, p.To)
 		fmt.Fprintf(out, "  scope: the keys written in the damage window %s .. %s (%s): %d key(s)\n",
 			s.Since.UTC().Format(time.RFC3339), s.Until.UTC().Format(time.RFC3339), s.Source, s.Damaged)
 		fmt.Fprintf(out, "  copy back %d missing or changed item(s) written in the window\n", p.Copy)
@@ -377,7 +377,7 @@ func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 			fmt.Fprintf(out, "  (a key list cannot show writes after the window: a key changed since the diff is still left alone as a conflict)\n")
 		}
 	} else {
-		fmt.Fprintf(out, "  copy back %d missing or changed item(s)\n", p.Copy)
+		fmt.Fprintf(out, "  copy back %d missing item(s)\n  copy back %d changed item(s)\n", p.Missing, p.Changed)
 		if p.Unscoped != "" {
 			fmt.Fprintf(out, "  not scoped to the damage window (--unscoped %q): %d of them may be good writes made after the restore point, and are reverted\n", p.Unscoped, p.MayBeGoodWrites)
 		} else if p.MayBeGoodWrites > 0 {
