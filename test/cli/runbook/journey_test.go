@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,13 +104,7 @@ func TestRunbookPitrRestoreKeepsGoodWrites_DDB_PITR_02(t *testing.T) {
 	fixture.Put(t, db, table, orig)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	t.Cleanup(func() {
-		for _, n := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(n, table+"-restored-") {
-				dropTable(db, n)
-			}
-		}
-	})
+	dropRestoresAtCleanup(t, db, table)
 	w := startWriter(db, table, 4000)
 	defer func() {
 		select {

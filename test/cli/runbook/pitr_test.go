@@ -56,13 +56,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	fixture.Put(t, db, table, fixture.Users(damaged+20))
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	t.Cleanup(func() {
-		for _, n := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(n, table+"-restored-") {
-				dropTable(db, n)
-			}
-		}
-	})
+	dropRestoresAtCleanup(t, db, table)
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore.
