@@ -204,6 +204,8 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 	p.DiffTime = h.Time
 	if opts.Scope == nil {
 		p.MayBeGoodWrites = p.Copy
+	} else {
+		p.MayBeGoodWrites = int64(opts.Scope.Undated)
 	}
 	return p, h, nil
 }

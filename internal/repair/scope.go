@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -47,6 +50,9 @@ type Scope struct {
 	// Damaged and Later count the keys the source listed.
 	Damaged int `json:"damaged_keys"`
 	Later   int `json:"later_keys"`
+	// Undated are damaged keys the source could not date (deleted items,
+	// with an updated-at attribute): they may be good deletes.
+	Undated int `json:"undated_keys,omitempty"`
 
 	damaged map[string]bool
 	later   map[string]bool
@@ -174,4 +180,126 @@ func ScopeFromKeyList(ctx context.Context, db tablediff.Describer, table, path s
 		return nil, err
 	}
 	return sc, nil
+}
+
+// ScopeFromAttribute is the scope of the window [since, until] read from
+// an updated-at attribute the application writes on every put (attr: an
+// RFC3339 string, or epoch seconds or milliseconds as a number). Each
+// differing key of the keys file is dated by its current item in table:
+// written in the window when the time is in it; a later time is a good
+// write after the window, left alone (the attribute holds only the last
+// write, so it cannot show a key written in the window too); an earlier
+// time is out of the window. An item whose attribute is
+// missing, not a time, or the same as in the restored table (from) was
+// written by something that does not keep the attribute: damage, in
+// scope. A deleted item cannot be dated: in scope, and counted in Undated
+// (they may be good deletes).
+func ScopeFromAttribute(ctx context.Context, db DynamoDB, from, to, keysFile, attr string, since, until time.Time) (*Scope, error) {
+	sc, err := NewScope(since, until, "attribute "+attr+" of "+to, true)
+	if err != nil {
+		return nil, err
+	}
+	bo := DefaultBackoff()
+	var batch []tablediff.KeyRecord
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		keys := make([]map[string]types.AttributeValue, 0, len(batch))
+		for _, r := range batch {
+			k, err := tablediff.DecodeKey(r.Key)
+			if err != nil {
+				return err
+			}
+			keys = append(keys, k)
+		}
+		now, err := getBatch(ctx, db, to, keys, bo)
+		if err != nil {
+			return err
+		}
+		then, err := getBatch(ctx, db, from, keys, bo)
+		if err != nil {
+			return err
+		}
+		keyNames := make([]string, 0, len(keys[0]))
+		for n := range keys[0] {
+			keyNames = append(keyNames, n)
+		}
+		byKey := func(items []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+			m := map[string]types.AttributeValue{}
+			for _, it := range items {
+				k, err := tablediff.EncodeKey(it, keyNames)
+				if err != nil {
+					return nil, err
+				}
+				m[string(k)] = it[attr]
+			}
+			return m, nil
+		}
+		cur, err := byKey(now)
+		if err != nil {
+			return err
+		}
+		old, err := byKey(then)
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			v, present := cur[string(r.Key)]
+			t, ok := attrTime(v)
+			switch {
+			case r.Kind == tablediff.OnlyInSource || !present:
+				sc.AddDamaged(r.Key)
+				sc.Undated++
+			case !ok || sameValue(v, old[string(r.Key)]):
+				sc.AddDamaged(r.Key)
+			default:
+				sc.Add(r.Key, t)
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	_, err = tablediff.ReadKeys(keysFile, func(r tablediff.KeyRecord) error {
+		batch = append(batch, r)
+		if len(batch) == maxBatchGet {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dating the differing keys by %s: %w", attr, err)
+	}
+	return sc, nil
+}
+
+// attrTime reads an updated-at value: an RFC3339 string, or a number of
+// epoch seconds (or milliseconds, above 1e11).
+func attrTime(v types.AttributeValue) (time.Time, bool) {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		t, err := time.Parse(time.RFC3339, v.Value)
+		return t, err == nil
+	case *types.AttributeValueMemberN:
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if err != nil {
+			return time.Time{}, false
+		}
+		if f > 1e11 {
+			return time.UnixMilli(int64(f)), true
+		}
+		return time.Unix(0, int64(f*1e9)), true
+	}
+	return time.Time{}, false
+}
+
+func sameValue(a, b types.AttributeValue) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	k := map[string]types.AttributeValue{"v": a}
+	return tablediff.Checksum(k, nil) == tablediff.Checksum(map[string]types.AttributeValue{"v": b}, nil)
 }

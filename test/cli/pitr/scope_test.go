@@ -185,3 +185,71 @@ func TestRepairStreamScopeRefusesWhatItCannotCover_DDB_PITR_02(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `--damage-until "yesterday" is not an RFC3339 time`)
 }
+
+// TestRepairScopedByAnUpdatedAtAttribute_DDB_PITR_02: dated by the
+// application's updated_at attribute, items written in the window are put
+// back, as are items changed without the attribute moving (a script that
+// does not keep it: damage) and deleted items (undated: counted as possible
+// good deletes); items dated after the window are left alone as good writes
+// (the attribute holds only the last write).
+func TestRepairScopedByAnUpdatedAtAttribute_DDB_PITR_02(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	from, to := "dev-"+id+"-restored", "dev-"+id+"-user"
+	fixture.Create(t, db, fixture.Table{Name: from, HashKey: "user_id"})
+	fixture.Create(t, db, fixture.Table{Name: to, HashKey: "user_id"})
+	at := func(it map[string]types.AttributeValue, status, when string) map[string]types.AttributeValue {
+		c := map[string]types.AttributeValue{}
+		for k, v := range it {
+			c[k] = v
+		}
+		c["status"] = &types.AttributeValueMemberS{Value: status}
+		c["updated_at"] = &types.AttributeValueMemberS{Value: when}
+		return c
+	}
+	const before, inside, after = "2026-11-21T08:00:00Z", "2026-11-21T09:35:00Z", "2026-11-21T10:00:00Z"
+	var orig []map[string]types.AttributeValue
+	for _, it := range fixture.Users(10) {
+		orig = append(orig, at(it, "active", before))
+	}
+	fixture.Put(t, db, from, orig)
+	fixture.Put(t, db, to, orig)
+	fixture.Put(t, db, to, []map[string]types.AttributeValue{
+		at(orig[0], "corrupted", before), at(orig[1], "corrupted", before), at(orig[2], "corrupted", before), // the script kept updated_at
+		at(orig[3], "corrupted", inside),
+		at(orig[5], "upgraded", after), at(orig[6], "upgraded", after), // good writes after the window
+	})
+	fixture.Delete(t, db, to, []map[string]types.AttributeValue{fixture.UserKey(4)})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	keys := filepath.Join(t.TempDir(), "keys.jsonl")
+	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", from, "--target", to, "--keys-out", keys)
+	require.Equal(t, 0, code, errOut)
+	args := []string{"pitr", "repair", "--from", from, "--to", to, "--keys", keys, "--allow-unrelated-source", "test: two fixture tables",
+		"--damage-since", "2026-11-21T09:29:00Z", "--damage-until", "2026-11-21T09:41:00Z", "--damage-attribute", "updated_at"}
+
+	out, errOut, code := target.Dynops(t, log, args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "copy back 5 missing or changed item(s) written in the window")
+	assert.Contains(t, out, "leave alone 2 differing item(s) not written in the window: good writes")
+	assert.Contains(t, out, "1 of the items to copy back were deleted, which attribute updated_at of "+to+" cannot date")
+
+	out, errOut, code = target.Dynops(t, log, append(args, "--yes", "-o", "json")...)
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		MayBeGoodWrites int64         `json:"may_be_good_writes"`
+		Result          repair.Result `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	assert.Equal(t, int64(1), doc.MayBeGoodWrites, "the undated delete")
+	assert.Equal(t, int64(5), doc.Result.Copied)
+	assert.Equal(t, int64(2), doc.Result.LeftOutOfScope)
+	assert.Zero(t, doc.Result.Conflicts)
+	for i := range 5 {
+		assert.Equal(t, orig[i], fixture.Get(t, db, to, fixture.UserKey(i)), "user %d is back", i)
+	}
+	for _, i := range []int{5, 6} {
+		assert.Equal(t, "upgraded", fixture.Get(t, db, to, fixture.UserKey(i))["status"].(*types.AttributeValueMemberS).Value, "user %d's good write is kept", i)
+	}
+	_, errOut, code = target.Dynops(t, log, "pitr", "verify", "--record", keys+".repair.jsonl")
+	assert.Equal(t, 0, code, errOut)
+}

@@ -45,6 +45,7 @@ type Options struct {
 	DamageSince, DamageUntil string
 	DamageStream             bool
 	DamageKeys               string
+	DamageAttribute          string
 }
 
 // Report is the --output json document.
@@ -101,8 +102,10 @@ differ from the restored table. Scope the repair to the keys written in the
 damage window [--damage-since, --damage-until] (--damage-since defaults to
 --from's restore point, its restored-to-time tag), read from the table's stream
 (--damage-stream: records carry their time, rounded down to the second; the
-stream keeps 24 hours) or a list of keys (--damage-keys FILE, one key per line in
-DynamoDB JSON). Differing keys not written in the window are good writes, left
+stream keeps 24 hours), a list of keys (--damage-keys FILE, one key per line in
+DynamoDB JSON), or an updated-at attribute the application writes on every put
+(--damage-attribute NAME: each differing item of --to dated by it; a deleted item
+cannot be dated and is copied back, counted as a possible good write). Differing keys not written in the window are good writes, left
 alone; keys written in the window and again after it are conflicts, left alone
 and listed. Without a scope, --yes is refused when anything would be copied
 back, saying how many changed items may be good writes, unless --unscoped
@@ -166,6 +169,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.StringVar(&opts.DamageUntil, "damage-until", "", "end of the damage window, RFC3339: the last bad write")
 	fl.BoolVar(&opts.DamageStream, "damage-stream", false, "read the keys written in the damage window from --to's stream (24 h)")
 	fl.StringVar(&opts.DamageKeys, "damage-keys", "", "FILE listing the keys written in the damage window (DynamoDB JSON, one per line)")
+	fl.StringVar(&opts.DamageAttribute, "damage-attribute", "", "NAME of an updated-at attribute (RFC3339, or epoch s/ms) dating each differing item of --to")
 	fl.StringVar(&r.Unscoped, "unscoped", "", "REASON: copy back every difference, good writes since the restore point included (recorded in the audit)")
 	fl.StringVar(&r.RecordFile, "record", "", "write every key's outcome here, JSON lines, for `pitr verify` (default: the keys file + .repair.jsonl)")
 	cmdfacts.Writes(cmd)
@@ -254,7 +258,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
-	if ro.Scope, err = buildScope(ctx, f, opts, rep.Source); err != nil {
+	if ro.Scope, err = buildScope(ctx, f, opts, ro, rep.Source); err != nil {
 		return err
 	}
 	if ro.RecordFile == "" && !opts.AllDifferences {
@@ -373,6 +377,9 @@ func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 		fmt.Fprintf(out, "  copy back %d missing or changed item(s) written in the window\n", p.Copy)
 		fmt.Fprintf(out, "  leave alone %d differing item(s) not written in the window: good writes since the restore point\n", p.OutOfScope)
 		fmt.Fprintf(out, "  leave alone %d item(s) written in the window and again after it: conflicts, listed\n", p.WrittenAfter)
+		if s.Undated > 0 {
+			fmt.Fprintf(out, "  %d of the items to copy back were deleted, which %s cannot date: they may be good deletes made after the window\n", s.Undated, s.Source)
+		}
 		if !s.LaterKnown {
 			fmt.Fprintf(out, "  (a key list cannot show writes after the window: a key changed since the diff is still left alone as a conflict)\n")
 		}
@@ -428,18 +435,24 @@ const terminalSample = 10
 // without the window's end, and a scope given with --unscoped.
 func checkScopeFlags(cmd *cobra.Command, opts *Options) error {
 	fl := cmd.Flags()
-	source := opts.DamageStream || opts.DamageKeys != ""
+	sources := 0
+	for _, given := range []bool{opts.DamageStream, opts.DamageKeys != "", opts.DamageAttribute != ""} {
+		if given {
+			sources++
+		}
+	}
+	source := sources > 0
 	switch {
-	case opts.DamageStream && opts.DamageKeys != "":
-		return factory.UsageErrorf("--damage-stream and --damage-keys both name where the damaged keys come from: give one")
+	case sources > 1:
+		return factory.UsageErrorf("--damage-stream, --damage-keys and --damage-attribute each name where the damaged keys come from: give one")
 	case source && opts.DamageUntil == "":
-		return factory.UsageErrorf("--damage-stream and --damage-keys need --damage-until TIME, the end of the damage window (the last bad write), e.g. --damage-until 2026-11-21T09:45:00Z")
+		return factory.UsageErrorf("--damage-stream, --damage-keys and --damage-attribute need --damage-until TIME, the end of the damage window (the last bad write), e.g. --damage-until 2026-11-21T09:45:00Z")
 	case !source && (opts.DamageUntil != "" || opts.DamageSince != ""):
-		return factory.UsageErrorf("a damage window needs its keys: add --damage-stream (the table's stream) or --damage-keys FILE")
+		return factory.UsageErrorf("a damage window needs its keys: add --damage-stream (the table's stream), --damage-keys FILE or --damage-attribute NAME")
 	case fl.Lookup("unscoped").Changed && strings.TrimSpace(opts.Repair.Unscoped) == "":
 		return factory.UsageErrorf("--unscoped needs a REASON (it goes in the audit record), e.g. --unscoped \"INC-123: every change since the restore point is damage\"")
 	case source && opts.Repair.Unscoped != "":
-		return factory.UsageErrorf("--unscoped copies back every difference; with --damage-stream or --damage-keys the repair is scoped: give one or the other")
+		return factory.UsageErrorf("--unscoped copies back every difference; with --damage-stream, --damage-keys or --damage-attribute the repair is scoped: give one or the other")
 	}
 	for _, name := range []string{"damage-since", "damage-until"} {
 		if v := fl.Lookup(name).Value.String(); v != "" {
@@ -454,8 +467,8 @@ func checkScopeFlags(cmd *cobra.Command, opts *Options) error {
 // buildScope reads the damage window's keys (nil without a source): from
 // the stream of --to, or a key list. The window starts at --damage-since,
 // else at --from's restore point.
-func buildScope(ctx context.Context, f *factory.Factory, opts *Options, rel *repair.Relation) (*repair.Scope, error) {
-	if !opts.DamageStream && opts.DamageKeys == "" {
+func buildScope(ctx context.Context, f *factory.Factory, opts *Options, ro repair.Options, rel *repair.Relation) (*repair.Scope, error) {
+	if !opts.DamageStream && opts.DamageKeys == "" && opts.DamageAttribute == "" {
 		return nil, nil
 	}
 	until, _ := time.Parse(time.RFC3339, opts.DamageUntil)
@@ -475,13 +488,19 @@ func buildScope(ctx context.Context, f *factory.Factory, opts *Options, rel *rep
 		return nil, err
 	}
 	var sc *repair.Scope
-	if opts.DamageStream {
+	switch {
+	case opts.DamageStream:
 		if since.IsZero() {
 			return nil, factory.UsageErrorf("--damage-stream needs the window's start: --from has no restored-to-time tag, so give --damage-since TIME")
 		}
-		sc, err = repair.ScopeFromStream(ctx, clients.DynamoDB(), clients.Streams(), opts.Repair.To, since, until, f.Now())
-	} else {
-		sc, err = repair.ScopeFromKeyList(ctx, clients.DynamoDB(), opts.Repair.To, opts.DamageKeys, since, until)
+		sc, err = repair.ScopeFromStream(ctx, clients.DynamoDB(), clients.Streams(), ro.To, since, until, f.Now())
+	case opts.DamageAttribute != "":
+		if ro.FromExport != nil {
+			return nil, factory.UsageErrorf("--damage-attribute reads the restored table's items: with --from-export give --damage-stream or --damage-keys FILE")
+		}
+		sc, err = repair.ScopeFromAttribute(ctx, clients.DynamoDB(), ro.From, ro.To, ro.KeysFile, opts.DamageAttribute, since, until)
+	default:
+		sc, err = repair.ScopeFromKeyList(ctx, clients.DynamoDB(), ro.To, opts.DamageKeys, since, until)
 	}
 	if errors.Is(err, repair.ErrScope) {
 		return nil, factory.UsageErrorf("%w; nothing was changed", err)

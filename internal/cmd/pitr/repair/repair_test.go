@@ -58,7 +58,7 @@ func TestRepairFlagsRefused(t *testing.T) {
 		"--workers 0 is out of range: use 1 to 256":         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
 		"--workers 257 is out of range: use 1 to 256":       {"--from", "b", "--to", "a", "--keys", "k", "--workers", "257"},
 		"--allow-unrelated-source needs a REASON":           {"--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "  "},
-		"--damage-stream and --damage-keys both":            {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--damage-keys", "d"},
+		"each name where the damaged keys come from":        {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--damage-keys", "d"},
 		"need --damage-until TIME":                          {"--from", "b", "--to", "a", "--keys", "k", "--damage-keys", "d"},
 		"a damage window needs its keys":                    {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z"},
 		"--unscoped needs a REASON":                         {"--from", "b", "--to", "a", "--keys", "k", "--unscoped", " "},
