@@ -273,7 +273,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		if opts.FromExport != nil {
 			return r.feedFromExport(gctx, per, work)
 		}
-		return feed(gctx, opts.KeysFile, per, work, nil, r.leaveAlone)
+		return feed(gctx, opts.KeysFile, per, work, nil, func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(gctx, rec) })
 	})
 	if opts.Unconditional {
 		r.pipeline(gctx, g, work)
@@ -355,11 +355,13 @@ func (q *queue) flush() error {
 // feed streams the keys file to the workers: copies and deletes in separate
 // units. With keep set, copies go to keep instead (the export path). Keys
 // skip takes (settled without a write: out of the repair's scope) go nowhere.
-func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord), skip func(tablediff.KeyRecord) bool) error {
+func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord), skip func(tablediff.KeyRecord) (bool, error)) error {
 	puts, dels := &queue{ctx: ctx, per: per, work: work}, &queue{ctx: ctx, per: per, work: work}
 	_, err := tablediff.ReadKeys(keysFile, func(rec tablediff.KeyRecord) error {
-		if skip != nil && skip(rec) {
-			return nil
+		if skip != nil {
+			if done, err := skip(rec); err != nil || done {
+				return err
+			}
 		}
 		if rec.Kind == tablediff.OnlyInTarget {
 			return dels.add(rec, nil)
@@ -384,7 +386,8 @@ func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep 
 // Keys the export does not hold are counted as gone from the source.
 func (r *runner) feedFromExport(ctx context.Context, per int, work chan<- unit) error {
 	want := map[string]tablediff.KeyRecord{}
-	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }, r.leaveAlone); err != nil {
+	skip := func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(ctx, rec) }
+	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }, skip); err != nil {
 		return err
 	}
 	var mu sync.Mutex
@@ -461,11 +464,13 @@ func (r *runner) afterWindow() string {
 	return "written after the damage window (after " + r.opts.Scope.Until.UTC().Format(time.RFC3339) + ", " + r.opts.Scope.Source + "): left alone, a later write would be lost"
 }
 
-// leaveAlone settles, before any read, the keys the scope leaves alone:
-// extras kept, keys out of scope, and (in batch mode, which reads nothing
-// of the original) keys written after the window. It reports whether rec
-// was settled.
-func (r *runner) leaveAlone(rec tablediff.KeyRecord) bool {
+// leaveAlone settles, before the workers, the keys the scope leaves alone:
+// extras kept, keys out of scope, and (in batch mode, whose workers read
+// nothing of the original) keys written after the window: already equal
+// when the original holds the restored value (a re-run sees its own
+// writes after the window), else a conflict. It reports whether rec was
+// settled.
+func (r *runner) leaveAlone(ctx context.Context, rec tablediff.KeyRecord) (bool, error) {
 	v := verdict(r.opts.Scope, rec)
 	switch {
 	case rec.Kind == tablediff.OnlyInTarget && (!r.opts.DeleteExtra || v != InScope):
@@ -475,12 +480,25 @@ func (r *runner) leaveAlone(rec tablediff.KeyRecord) bool {
 		r.outOfScope.Add(1)
 		r.note(rec, OutOutOfScope, "not written in the damage window: a good write, left alone")
 	case v == AfterWindow && r.opts.Unconditional:
-		r.conflict(rec, r.afterWindow())
+		key, err := tablediff.DecodeKey(rec.Key)
+		if err != nil {
+			return false, err
+		}
+		cur, err := r.get(ctx, r.opts.To, key)
+		if err != nil {
+			return false, err
+		}
+		if cur != nil && r.sum(cur) == rec.SourceSum {
+			r.equal.Add(1)
+			r.note(rec, OutEqual, "")
+		} else {
+			r.conflict(rec, r.afterWindow())
+		}
 	default:
-		return false
+		return false, nil
 	}
 	r.handled(1)
-	return true
+	return true, nil
 }
 
 func (r *runner) result() *Result {
