@@ -272,6 +272,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	rep.CopyBack, rep.MayBeGoodWrites, rep.LeftAlone = rep.Plan.Copy, rep.Plan.MayBeGoodWrites, rep.Plan.OutOfScope+rep.Plan.WrittenAfter
+	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
 	wb, err := capacity.Resolve(ctx, db, ro.To, capacity.Write, opts.MaxWriteUnits)
 	if err != nil {
 		return err
