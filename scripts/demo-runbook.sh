@@ -34,7 +34,10 @@ rb_aws delete-item --table-name "$RB_TABLE" --key '{"user_id":{"S":"user_003"}}'
 rb_aws delete-item --table-name "$RB_TABLE" --key '{"user_id":{"S":"user_004"}}'
 rb_aws put-item --table-name "$RB_TABLE" --item "$(rb_user 7 corrupted)"
 rb_aws put-item --table-name "$RB_TABLE" --item "$(rb_user 8 corrupted)"
-dynops runbook run pitr-restore --incident "$RB_INCIDENT" --yes
+# The damage window's end and its keys (on AWS: --damage-stream reads them from the table's stream).
+for i in 3 4 7 8; do printf '{"user_id":{"S":"user_%03d"}}\n' "$i"; done >"$DEMO_DIR/rb-damaged.jsonl"
+dynops runbook run pitr-restore --incident "$RB_INCIDENT" --yes \
+  --param damage="--damage-until $(date -u +%Y-%m-%dT%H:%M:%SZ) --damage-keys $DEMO_DIR/rb-damaged.jsonl"
 
 step "Runbook 3/3: the incident's timeline (dynops audit timeline --incident $RB_INCIDENT --format markdown)"
 dynops audit timeline --incident "$RB_INCIDENT" --format markdown

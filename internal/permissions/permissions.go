@@ -33,7 +33,10 @@ func Commands() []Command {
 		{"pitr status", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups"}},
 		// A restore writes the new table's items: AWS checks the item actions on the target too.
 		{"pitr restore", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:RestoreTableToPointInTime", "dynamodb:Scan", "dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:PutResourcePolicy"}},
-		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}},
+		// --damage-stream reads --to's stream for the keys written in the damage window;
+		// --from-export asks DynamoDB to vouch for the export.
+		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords"}},
+		{"pitr verify", []string{"dynamodb:GetItem"}},
 		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
 		{"table adopt", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:DescribeContributorInsights", "dynamodb:GetResourcePolicy", "application-autoscaling:DescribeScalableTargets"}},
 		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},

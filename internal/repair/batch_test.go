@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/tablediff"
 )
 
 // throttlingWriter leaves the last `keep` items of each call unprocessed for
@@ -169,7 +171,7 @@ func TestConflictSampleIsCapped(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			r := &runner{res: &Result{ConflictSample: []Conflict{}}}
 			for i := n; i > 0; i-- {
-				r.conflict([]byte(fmt.Sprintf(`{"id":{"N":"%05d"}}`, i)), "changed")
+				r.conflict(tablediff.KeyRecord{Key: []byte(fmt.Sprintf(`{"id":{"N":"%05d"}}`, i))}, "changed")
 			}
 			res := r.result()
 			assert.Equal(t, int64(n), res.Conflicts)

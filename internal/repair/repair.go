@@ -74,6 +74,15 @@ type Options struct {
 	ExportParallel int
 	// WriteBudget holds the writes to To to --max-write-units (nil: no budget).
 	WriteBudget *capacity.Bucket
+	// Scope limits the repair to the keys written in the damage window
+	// (nil: every difference, which needs Unscoped).
+	Scope *Scope
+	// Unscoped is why every difference is repaired without a scope (the
+	// explicit decision; recorded in the plan and the audit).
+	Unscoped string
+	// RecordFile, when set, gets every key's outcome (JSON lines) for
+	// `dynops pitr verify`.
+	RecordFile string
 }
 
 // Plan is what a repair would do, read from the keys file alone.
@@ -87,10 +96,41 @@ type Plan struct {
 	Changed     int64     `json:"changed"` // in both, different: to copy back
 	Extra       int64     `json:"extra"`   // only in To
 	DeleteExtra bool      `json:"delete_extra"`
+	// Scope is the damage window and where its keys come from (nil: unscoped).
+	Scope    *Scope `json:"scope,omitempty"`
+	Unscoped string `json:"unscoped_reason,omitempty"`
+	// Copy is how many missing and changed keys the repair copies back,
+	// Delete how many extra keys it deletes (--delete-extra, in scope).
+	Copy   int64 `json:"copy"`
+	Delete int64 `json:"delete"`
+	// OutOfScope are differing keys not written in the damage window: good
+	// writes since the restore point, left alone. WrittenAfter are keys
+	// written in the window and again after it: conflicts, left alone.
+	OutOfScope   int64 `json:"out_of_scope"`
+	WrittenAfter int64 `json:"written_after_window"`
+	// MayBeGoodWrites are the keys to copy back that may be good writes
+	// made after the restore point: every one when unscoped.
+	MayBeGoodWrites int64 `json:"may_be_good_writes"`
 }
 
 // Copies is the number of items the plan copies back.
-func (p *Plan) Copies() int64 { return p.Missing + p.Changed }
+func (p *Plan) Copies() int64 { return p.Copy }
+
+// ErrUnscoped is a repair that would copy back differences without a
+// scope and without an explicit decision to.
+var ErrUnscoped = errors.New("the repair is not scoped to the damage window")
+
+// CheckScoped refuses a plan that copies back keys that may be good writes
+// (no scope) unless Unscoped gives the decision: a restore point cannot
+// tell the damage from the application's later writes.
+func (p *Plan) CheckScoped() error {
+	if p.Scope != nil || p.Unscoped != "" || p.Copy == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d changed and %d missing item(s) differ from the restore point, and any of them may be a good write made after it (a restore point cannot tell them from the damage), so copying them back could revert good writes; "+
+		"scope the repair to the keys written in the damage window with --damage-until TIME and --damage-stream (the table's stream) or --damage-keys FILE, "+
+		"or decide to copy back every difference with --unscoped REASON (recorded in the audit); nothing was changed", ErrUnscoped, p.Changed, p.Missing)
+}
 
 // Result is what a repair did.
 type Result struct {
@@ -100,6 +140,7 @@ type Result struct {
 	AlreadyEqual   int64      `json:"already_equal"`
 	GoneFromSource int64      `json:"gone_from_source"`
 	KeptExtra      int64      `json:"kept_extra"`
+	LeftOutOfScope int64      `json:"left_out_of_scope"`
 	Conflicts      int64      `json:"conflicts"`
 	ConflictSample []Conflict `json:"conflict_sample"`
 	Seconds        float64    `json:"seconds"`
@@ -124,11 +165,13 @@ func MakePlan(opts Options) (*Plan, error) {
 }
 
 func readPlan(opts Options) (*Plan, tablediff.Header, error) {
-	p := &Plan{From: opts.From, To: opts.To, KeysFile: opts.KeysFile, Mode: "conditional", DeleteExtra: opts.DeleteExtra}
+	p := &Plan{From: opts.From, To: opts.To, KeysFile: opts.KeysFile, Mode: "conditional", DeleteExtra: opts.DeleteExtra,
+		Scope: opts.Scope, Unscoped: opts.Unscoped}
 	if opts.Unconditional {
 		p.Mode = "batch"
 	}
 	h, err := tablediff.ReadKeys(opts.KeysFile, func(r tablediff.KeyRecord) error {
+		v := verdict(opts.Scope, r)
 		switch r.Kind {
 		case tablediff.OnlyInSource:
 			p.Missing++
@@ -136,6 +179,18 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 			p.Changed++
 		case tablediff.OnlyInTarget:
 			p.Extra++
+			if opts.DeleteExtra && v == InScope {
+				p.Delete++
+			}
+			return nil
+		}
+		switch v {
+		case InScope:
+			p.Copy++
+		case AfterWindow:
+			p.WrittenAfter++
+		case OutOfScope:
+			p.OutOfScope++
 		}
 		return nil
 	})
@@ -147,7 +202,20 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 			ErrKeysFile, opts.KeysFile, h.Source, h.Target, opts.From, opts.To, opts.From, opts.To)
 	}
 	p.DiffTime = h.Time
+	if opts.Scope == nil {
+		p.MayBeGoodWrites = p.Copy
+	} else {
+		p.MayBeGoodWrites = int64(opts.Scope.Undated)
+	}
 	return p, h, nil
+}
+
+// verdict is the scope's verdict on a record (InScope without a scope).
+func verdict(s *Scope, r tablediff.KeyRecord) Verdict {
+	if s == nil {
+		return InScope
+	}
+	return s.Of(r.Key)
 }
 
 // Run repairs opts.To from opts.From.
@@ -181,6 +249,13 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	}
 	r := &runner{db: withBudget(db, opts.To, opts.WriteBudget), opts: opts, keyNames: keyNames, attrs: header.Attributes,
 		res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
+	if opts.RecordFile != "" {
+		r.record, err = createRecord(opts.RecordFile, RecordHeader{From: opts.From, To: opts.To, KeysFile: opts.KeysFile,
+			KeyNames: keyNames, Attributes: header.Attributes, Time: time.Now().UTC(), Scope: opts.Scope, Unscoped: opts.Unscoped, DeleteExtra: opts.DeleteExtra})
+		if err != nil {
+			return nil, err
+		}
+	}
 
 	// Second pass: stream the keys to the workers, one key (conditional) or
 	// up to 100 keys of one kind (batch: one BatchGetItem) per unit of work.
@@ -198,7 +273,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		if opts.FromExport != nil {
 			return r.feedFromExport(gctx, per, work)
 		}
-		return feed(gctx, opts.KeysFile, per, work, nil)
+		return feed(gctx, opts.KeysFile, per, work, nil, func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(gctx, rec) })
 	})
 	if opts.Unconditional {
 		r.pipeline(gctx, g, work)
@@ -219,7 +294,11 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 			})
 		}
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	if cerr := r.record.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, err
 	}
 	res := r.result()
@@ -274,10 +353,16 @@ func (q *queue) flush() error {
 }
 
 // feed streams the keys file to the workers: copies and deletes in separate
-// units. With keep set, copies go to keep instead (the export path).
-func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord)) error {
+// units. With keep set, copies go to keep instead (the export path). Keys
+// skip takes (settled without a write: out of the repair's scope) go nowhere.
+func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord), skip func(tablediff.KeyRecord) (bool, error)) error {
 	puts, dels := &queue{ctx: ctx, per: per, work: work}, &queue{ctx: ctx, per: per, work: work}
 	_, err := tablediff.ReadKeys(keysFile, func(rec tablediff.KeyRecord) error {
+		if skip != nil {
+			if done, err := skip(rec); err != nil || done {
+				return err
+			}
+		}
 		if rec.Kind == tablediff.OnlyInTarget {
 			return dels.add(rec, nil)
 		}
@@ -301,7 +386,8 @@ func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep 
 // Keys the export does not hold are counted as gone from the source.
 func (r *runner) feedFromExport(ctx context.Context, per int, work chan<- unit) error {
 	want := map[string]tablediff.KeyRecord{}
-	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }); err != nil {
+	skip := func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(ctx, rec) }
+	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }, skip); err != nil {
 		return err
 	}
 	var mu sync.Mutex
@@ -324,6 +410,9 @@ func (r *runner) feedFromExport(ctx context.Context, per int, work chan<- unit) 
 		return err
 	}
 	r.gone.Add(int64(len(want)))
+	for _, rec := range want {
+		r.note(rec, OutGone, "")
+	}
 	return puts.flush()
 }
 
@@ -348,25 +437,75 @@ type runner struct {
 	attrs    []string // the attributes the diff compared (checksums cover only these)
 	done     atomic.Int64
 
-	copied, deleted, equal, gone, kept atomic.Int64
-	mu                                 sync.Mutex
-	conflicts                          int64
-	res                                *Result
+	copied, deleted, equal, gone, kept, outOfScope atomic.Int64
+	mu                                             sync.Mutex
+	conflicts                                      int64
+	res                                            *Result
+	record                                         *recordWriter // nil: no --record
 }
 
-func (r *runner) conflict(key json.RawMessage, reason string) {
+func (r *runner) conflict(rec tablediff.KeyRecord, reason string) {
+	r.note(rec, OutConflict, reason)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.conflicts++
 	if len(r.res.ConflictSample) < conflictSampleSize {
-		r.res.ConflictSample = append(r.res.ConflictSample, Conflict{Key: key, Reason: reason})
+		r.res.ConflictSample = append(r.res.ConflictSample, Conflict{Key: rec.Key, Reason: reason})
 	}
+}
+
+// note writes a key's outcome to the record (when there is one).
+func (r *runner) note(rec tablediff.KeyRecord, o Outcome, reason string) {
+	r.record.add(KeyOutcome{Key: rec.Key, Kind: rec.Kind, Outcome: o, Reason: reason, SourceSum: rec.SourceSum, TargetSum: rec.TargetSum})
+}
+
+// afterWindow is the reason of a key written in the damage window and after it.
+func (r *runner) afterWindow() string {
+	return "written after the damage window (after " + r.opts.Scope.Until.UTC().Format(time.RFC3339) + ", " + r.opts.Scope.Source + "): left alone, a later write would be lost"
+}
+
+// leaveAlone settles, before the workers, the keys the scope leaves alone:
+// extras kept, keys out of scope, and (in batch mode, whose workers read
+// nothing of the original) keys written after the window: already equal
+// when the original holds the restored value (a re-run sees its own
+// writes after the window), else a conflict. It reports whether rec was
+// settled.
+func (r *runner) leaveAlone(ctx context.Context, rec tablediff.KeyRecord) (bool, error) {
+	v := verdict(r.opts.Scope, rec)
+	switch {
+	case rec.Kind == tablediff.OnlyInTarget && (!r.opts.DeleteExtra || v != InScope):
+		r.kept.Add(1)
+		r.note(rec, OutKeptExtra, "")
+	case v == OutOfScope:
+		r.outOfScope.Add(1)
+		r.note(rec, OutOutOfScope, "not written in the damage window: a good write, left alone")
+	case v == AfterWindow && r.opts.Unconditional:
+		key, err := tablediff.DecodeKey(rec.Key)
+		if err != nil {
+			return false, err
+		}
+		cur, err := r.get(ctx, r.opts.To, key)
+		if err != nil {
+			return false, err
+		}
+		if cur != nil && r.sum(cur) == rec.SourceSum {
+			r.equal.Add(1)
+			r.note(rec, OutEqual, "")
+		} else {
+			r.conflict(rec, r.afterWindow())
+		}
+	default:
+		return false, nil
+	}
+	r.handled(1)
+	return true, nil
 }
 
 func (r *runner) result() *Result {
 	res := r.res
 	res.Copied, res.Deleted, res.AlreadyEqual = r.copied.Load(), r.deleted.Load(), r.equal.Load()
 	res.GoneFromSource, res.KeptExtra, res.Conflicts = r.gone.Load(), r.kept.Load(), r.conflicts
+	res.LeftOutOfScope = r.outOfScope.Load()
 	sort.Slice(res.ConflictSample, func(i, j int) bool {
 		return string(res.ConflictSample[i].Key) < string(res.ConflictSample[j].Key)
 	})
@@ -398,10 +537,6 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 	if err != nil {
 		return err
 	}
-	if rec.Kind == tablediff.OnlyInTarget && !r.opts.DeleteExtra {
-		r.kept.Add(1)
-		return nil
-	}
 	src := image
 	if src == nil && r.opts.FromExport == nil {
 		if src, err = r.get(ctx, r.opts.From, key); err != nil {
@@ -411,9 +546,10 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 	if r.sum(src) != rec.SourceSum {
 		if src == nil {
 			r.gone.Add(1)
+			r.note(rec, OutGone, "")
 			return nil
 		}
-		r.conflict(rec.Key, "changed in "+r.opts.From+" since the diff")
+		r.conflict(rec, "changed in "+r.opts.From+" since the diff")
 		return nil
 	}
 	cur, err := r.get(ctx, r.opts.To, key)
@@ -422,19 +558,25 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 	}
 	if cur == nil && rec.Kind == tablediff.OnlyInTarget {
 		r.equal.Add(1) // already deleted
+		r.note(rec, OutEqual, "")
 		return nil
 	}
 	if rec.Kind != tablediff.OnlyInTarget && cur != nil && tablediff.Checksum(cur, nil) == tablediff.Checksum(src, nil) {
-		r.equal.Add(1) // already repaired (e.g. a second run)
+		r.equal.Add(1) // already repaired (e.g. a second run: its own writes are after the window)
+		r.note(rec, OutEqual, "")
+		return nil
+	}
+	if verdict(r.opts.Scope, rec) == AfterWindow {
+		r.conflict(rec, r.afterWindow())
 		return nil
 	}
 	if r.sum(cur) != rec.TargetSum {
-		r.conflict(rec.Key, "changed in "+r.opts.To+" since the diff")
+		r.conflict(rec, "changed in "+r.opts.To+" since the diff")
 		return nil
 	}
 	cond, err := unchanged(cur, r.keyNames)
 	if err != nil {
-		r.conflict(rec.Key, err.Error())
+		r.conflict(rec, err.Error())
 		return nil
 	}
 	var ccf *types.ConditionalCheckFailedException
@@ -443,11 +585,12 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 			ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
 		switch {
 		case errors.As(err, &ccf):
-			r.conflict(rec.Key, "changed in "+r.opts.To+" while deleting")
+			r.conflict(rec, "changed in "+r.opts.To+" while deleting")
 		case err != nil:
 			return fmt.Errorf("deleting an item from %s: %w", r.opts.To, err)
 		default:
 			r.deleted.Add(1)
+			r.note(rec, OutDeleted, "")
 		}
 		return nil
 	}
@@ -455,11 +598,12 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 		ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
 	switch {
 	case errors.As(err, &ccf):
-		r.conflict(rec.Key, "changed in "+r.opts.To+" while writing")
+		r.conflict(rec, "changed in "+r.opts.To+" while writing")
 	case err != nil:
 		return fmt.Errorf("writing an item to %s: %w", r.opts.To, err)
 	default:
 		r.copied.Add(1)
+		r.note(rec, OutCopied, "")
 	}
 	return nil
 }
@@ -539,11 +683,6 @@ func (r *runner) toBatches(ctx context.Context, u unit, out chan<- batch) error 
 	var reqs []types.WriteRequest
 	done := &r.copied
 	if recs[0].Kind == tablediff.OnlyInTarget {
-		if !r.opts.DeleteExtra {
-			r.kept.Add(int64(len(recs)))
-			r.handled(int64(len(recs)))
-			return nil
-		}
 		done = &r.deleted
 		for _, rec := range recs {
 			k, err := tablediff.DecodeKey(rec.Key)
@@ -551,6 +690,7 @@ func (r *runner) toBatches(ctx context.Context, u unit, out chan<- batch) error 
 				return err
 			}
 			reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
+			r.note(rec, OutDeleted, "")
 		}
 	} else {
 		items := u.images
@@ -572,6 +712,9 @@ func (r *runner) toBatches(ctx context.Context, u unit, out chan<- batch) error 
 			r.gone.Add(gone)
 			r.handled(gone)
 		}
+		if err := r.noteBatch(recs, items); err != nil {
+			return err
+		}
 		for _, it := range items {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 		}
@@ -581,6 +724,30 @@ func (r *runner) toBatches(ctx context.Context, u unit, out chan<- batch) error 
 		case out <- batch{reqs: b, done: done}:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// noteBatch records a batch unit's keys: copied when their item was read,
+// gone from the source otherwise.
+func (r *runner) noteBatch(recs []tablediff.KeyRecord, items []map[string]types.AttributeValue) error {
+	if r.record == nil {
+		return nil
+	}
+	read := make(map[string]bool, len(items))
+	for _, it := range items {
+		k, err := tablediff.EncodeKey(it, r.keyNames)
+		if err != nil {
+			return err
+		}
+		read[string(k)] = true
+	}
+	for _, rec := range recs {
+		if read[string(rec.Key)] {
+			r.note(rec, OutCopied, "")
+		} else {
+			r.note(rec, OutGone, "")
 		}
 	}
 	return nil

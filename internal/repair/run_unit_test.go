@@ -197,7 +197,7 @@ func TestFeedSplitsCopiesFromDeletes(t *testing.T) {
 	keys := writeKeys(t, "src", "dst", recs)
 	collect := func(keep func(tablediff.KeyRecord)) [][]tablediff.Kind {
 		work := make(chan unit, len(recs))
-		if err := feed(context.Background(), keys, 10, work, keep); err != nil {
+		if err := feed(context.Background(), keys, 10, work, keep, nil); err != nil {
 			t.Fatalf("feed: %v", err)
 		}
 		close(work)

@@ -33,6 +33,8 @@ type Relation struct {
 	To   string `json:"to"`
 	// RestoredFrom is the source's restored-from tag (what `pitr restore` writes); "" when absent.
 	RestoredFrom string `json:"restored_from"`
+	// RestoredToTime is the source's restored-to-time tag: its restore point ("" when absent).
+	RestoredToTime string `json:"restored_to_time,omitempty"`
 	// FromKeys and ToKeys are the key schemas, e.g. "user_id HASH S, sk RANGE S".
 	FromKeys string `json:"from_keys"`
 	ToKeys   string `json:"to_keys"`
@@ -69,6 +71,7 @@ func CheckSource(ctx context.Context, db SourceAPI, from, to string) (Relation, 
 		return rel, fmt.Errorf("%w: %s", ErrUnrelatedSource, rel.Why)
 	}
 	rel.RestoredFrom = tags[restore.TagRestoredFrom]
+	rel.RestoredToTime = tags[restore.TagRestoredToTime]
 	switch rel.RestoredFrom {
 	case to:
 		rel.Related = true

@@ -33,13 +33,17 @@ ddb delete-item --table-name "$PITR_TABLE" --key '{"user_id":{"S":"user_001"}}'
 ddb delete-item --table-name "$PITR_TABLE" --key '{"user_id":{"S":"user_002"}}'
 for i in 10 11 12; do pitr_user "$i" corrupted; done >"$DEMO_DIR/pitr-corrupt"
 pitr_put "$DEMO_DIR/pitr-corrupt"
+# The damage window's end and its keys (on AWS: from the stream, --damage-stream).
+PITR_UNTIL=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+for i in 1 2 10 11 12; do printf '{"user_id":{"S":"user_%03d"}}\n' "$i"; done >"$DEMO_DIR/pitr-damaged.jsonl"
 
 step "PITR drill 4/7: diff the restored table against the original"
 dynops table diff --source "$PITR_RESTORED" --target "$PITR_TABLE" --segments 4 --keys-out "$PITR_KEYS"
 
-step "PITR drill 5/7: repair the original from the restored table (dry run, then --yes)"
-dynops pitr repair --from "$PITR_RESTORED" --to "$PITR_TABLE" --keys "$PITR_KEYS"
-dynops pitr repair --from "$PITR_RESTORED" --to "$PITR_TABLE" --keys "$PITR_KEYS" --yes
+step "PITR drill 5/7: repair the damaged keys from the restored table (dry run, then --yes)"
+dynops pitr repair --from "$PITR_RESTORED" --to "$PITR_TABLE" --keys "$PITR_KEYS" --damage-until "$PITR_UNTIL" --damage-keys "$DEMO_DIR/pitr-damaged.jsonl"
+dynops pitr repair --from "$PITR_RESTORED" --to "$PITR_TABLE" --keys "$PITR_KEYS" --damage-until "$PITR_UNTIL" --damage-keys "$DEMO_DIR/pitr-damaged.jsonl" --yes
+dynops pitr verify --record "$PITR_KEYS.repair.jsonl"
 
 step "PITR drill 6/7: diff again: no difference left (--exit-code fails the demo otherwise)"
 dynops table diff --source "$PITR_RESTORED" --target "$PITR_TABLE" --exit-code

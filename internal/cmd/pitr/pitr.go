@@ -9,6 +9,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/pitr/repair"
 	"github.com/dynops/dynops/internal/cmd/pitr/restore"
 	"github.com/dynops/dynops/internal/cmd/pitr/status"
+	"github.com/dynops/dynops/internal/cmd/pitr/verify"
 )
 
 // NewCmdPitr returns `dynops pitr` and its subcommands.
@@ -18,11 +19,13 @@ func NewCmdPitr(f *factory.Factory) *cobra.Command {
 		Short: "Point-in-time recovery: status, restore to a new table, repair the original",
 		Long: `Point-in-time recovery (DDB-PITR-01/02). A restore always creates a NEW table;
 the usual drill is: pitr status, pitr restore, table diff, then either cut over
-to the restored table or pitr repair the original from it.
+to the restored table or pitr repair the original from it (scoped to the
+damage window) and pitr verify the repair.
 See runbooks/pitr-restore.md.`,
 	}
 	cmd.AddCommand(status.NewCmdStatus(f, nil))
 	cmd.AddCommand(restore.NewCmdRestore(f, nil))
 	cmd.AddCommand(repair.NewCmdRepair(f, nil))
+	cmd.AddCommand(verify.NewCmdVerify(f, nil))
 	return cmd
 }

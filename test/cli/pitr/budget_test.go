@@ -34,7 +34,7 @@ func TestRepairWriteBudget(t *testing.T) {
 	assert.Contains(t, out, "write budget on "+dst+": 4 units/s (--max-write-units)")
 	assert.Contains(t, fmt.Sprint(lastRecord(t, log).Actions), "write_budget", "the dry run's audit records the budget")
 
-	out, errOut, code = target.Dynops(t, log, append([]string{"pitr", "repair", "--from", src, "--to", dst, "--keys", keys, "--max-write-units", "4", "--workers", "1", "--yes", "-o", "json"}, unrelated...)...)
+	out, errOut, code = target.Dynops(t, log, append([]string{"pitr", "repair", "--from", src, "--to", dst, "--keys", keys, "--max-write-units", "4", "--workers", "1", "--unscoped", "test", "--yes", "-o", "json"}, unrelated...)...)
 	require.Equal(t, 0, code, errOut)
 	var doc struct {
 		Result      repair.Result   `json:"result"`
@@ -118,7 +118,7 @@ func TestDiffReadBudget(t *testing.T) {
 func TestRepairEstimateMatchesWhatTheRunUsed(t *testing.T) {
 	src, dst, log, keys := diffedUsers(t, "est", 2000, 1000)
 	args := []string{"pitr", "repair", "--from", src, "--to", dst, "--keys", keys, "--allow-unrelated-source", "test: two fixture tables",
-		"--max-write-units", "100000", "-o", "json"}
+		"--unscoped", "test: every difference is damage", "--max-write-units", "100000", "-o", "json"}
 
 	type report struct {
 		Result        repair.Result      `json:"result"`

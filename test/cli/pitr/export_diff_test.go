@@ -180,7 +180,7 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 		require.NotEqual(t, foreignArn, aws.ToString(d.Table.TableArn))
 		foreign := uploadExport(t, s3c, bucket, "copied/dev-user", "01763700000000-f0f0f0f0", foreignArn, []int{5})
 		before := itemsOf(t, db, table)
-		out, errOut, code := target.Dynops(t, log, "pitr", "repair", "--from-export", foreign.uri, "--to", table, "--keys", keys, "--yes",
+		out, errOut, code := target.Dynops(t, log, "pitr", "repair", "--from-export", foreign.uri, "--to", table, "--keys", keys, "--unscoped", "test: every difference is damage", "--yes",
 			"--unverified-exports", "emulator: keeps no export records")
 		assert.Equal(t, 2, code, errOut)
 		assert.Empty(t, out)
@@ -190,7 +190,7 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	for _, mode := range [][]string{{"--unconditional"}, nil} {
 		// Both write modes copy the export's images back; the second run finds them equal.
 		// The emulator keeps no export records: DescribeExport cannot vouch.
-		args := append([]string{"pitr", "repair", "--from-export", fx.uri, "--to", table, "--keys", keys, "--yes", "-o", "json",
+		args := append([]string{"pitr", "repair", "--from-export", fx.uri, "--to", table, "--keys", keys, "--unscoped", "test: every difference is damage", "--yes", "-o", "json",
 			"--unverified-exports", "emulator: keeps no export records"}, mode...)
 		out, errOut, code = target.Dynops(t, log, args...)
 		require.Equal(t, 0, code, errOut)

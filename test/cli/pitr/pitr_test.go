@@ -269,7 +269,7 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 	assert.True(t, lastRecord(t, log).DryRun)
 	assert.Nil(t, fixture.Get(t, db, src, fixture.UserKey(5)), "a dry run writes nothing")
 
-	out, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--keys", keys, "--yes", "-o", "json")
+	out, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--keys", keys, "--unscoped", "test: every difference is damage", "--yes", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var doc struct {
 		Result repair.Result `json:"result"`
@@ -286,7 +286,7 @@ func TestRestoreDiffRepairDrill(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, [3]int64{0, 1, 0}, [3]int64{rep.OnlyInSource, rep.OnlyInTarget, rep.Changed})
 
-	out, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--all-differences", "--delete-extra", "--unconditional", "--yes")
+	out, errOut, code = target.Dynops(t, log, "pitr", "repair", "--from", dst, "--to", src, "--all-differences", "--delete-extra", "--unconditional", "--unscoped", "test: every difference is damage", "--yes")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "batch writes")
 	out, _, code = target.Dynops(t, log, "table", "diff", "--source", dst, "--target", src, "--exit-code")

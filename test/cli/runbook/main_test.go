@@ -95,6 +95,13 @@ func prodTable(t *testing.T) (*dynamodb.Client, string) {
 	table := "prod-" + harness.UniqueID() + "-user"
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(3))
+	dropRestoresAtCleanup(t, db, table)
+	return db, table
+}
+
+// dropRestoresAtCleanup drops the tables restored from table when the test ends.
+func dropRestoresAtCleanup(t *testing.T, db *dynamodb.Client, table string) {
+	t.Helper()
 	t.Cleanup(func() {
 		for _, n := range fixture.TableNames(t, db) {
 			if strings.HasPrefix(n, table+"-restored-") {
@@ -102,7 +109,6 @@ func prodTable(t *testing.T) (*dynamodb.Client, string) {
 			}
 		}
 	})
-	return db, table
 }
 
 // runs reads the audit log back as runs.

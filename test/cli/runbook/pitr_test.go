@@ -3,6 +3,7 @@ package runbook
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -41,25 +42,21 @@ func countStatus(t *testing.T, db *dynamodb.Client, table, s string) int {
 // TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02 runs pitr-restore up to
 // the restore, damages the original (the emulator restores current items
 // whatever the time, so the damage comes after the restore here), runs the
-// rest in the built binary and SIGKILLs it during the repair step's writes,
-// then resumes: the restore is not run again, the repair finishes, the
-// verify step finds no difference, and the timeline lists each step once
-// with the repair marked interrupted. The killed repair run reads back as
+// rest in the built binary, scoped to the damage window by the table's
+// stream, and SIGKILLs it during the repair step's writes, then resumes: the
+// restore is not run again, the repair finishes (the keys the killed run put
+// back were written after the window, by the repair itself: already equal,
+// not conflicts), the verify step finds the promise kept, and the timeline
+// lists each step once with the repair marked interrupted. The killed repair run reads back as
 // interrupted (`started` without `finished`) in `dynops audit log`.
 func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	table := "prod-" + harness.UniqueID() + "-user" // protected: the run confirms it with --confirm
-	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Stream: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(damaged+20))
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	t.Cleanup(func() {
-		for _, n := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(n, table+"-restored-") {
-				dropTable(db, n)
-			}
-		}
-	})
+	dropRestoresAtCleanup(t, db, table)
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore.
@@ -69,6 +66,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	require.Equal(t, audit.ResultStopped, runbookRun(t, log, incident).Result, "the audit says stopped, not findings")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.
+	since := nextSecond()
 	fixture.Delete(t, db, table, []map[string]types.AttributeValue{fixture.UserKey(damaged + 1), fixture.UserKey(damaged + 2)})
 	bad := fixture.Users(damaged)
 	for _, it := range bad {
@@ -76,6 +74,8 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	}
 	fixture.Put(t, db, table, bad)
 	require.Equal(t, damaged, countStatus(t, db, table, "corrupted"))
+	until := nextSecond()
+	base = append(base, "--param", fmt.Sprintf("damage=--damage-since %s --damage-until %s --damage-stream", since.Format(time.RFC3339Nano), until.Format(time.RFC3339Nano)))
 
 	// 3. Go on in the built binary (every request slowed); SIGKILL once the
 	// repair has written.
@@ -128,7 +128,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	// 4. Resume: from the repair, not from the start.
 	_, errOut, code = target.Dynops(t, log, base...)
 	require.Equal(t, 0, code, errOut)
-	for _, s := range []string{"status", "restore", "diff"} {
+	for _, s := range []string{"status", "restore", "diff", "scope"} {
 		assert.Contains(t, errOut, s+": done earlier, skipped")
 	}
 	assert.Zero(t, countStatus(t, db, table, "corrupted"))
@@ -141,9 +141,13 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	require.Equal(t, 0, code)
 	t.Log(md)
 	steps := stepsSection(md)
-	require.Len(t, steps, 5, "one line per step:\n%s", md)
-	for i, id := range []string{"status", "restore", "diff", "repair", "verify"} {
-		require.True(t, strings.HasPrefix(steps[i], "- pitr-restore / "+id+": ok"), "step line %q", steps[i])
+	require.Len(t, steps, 6, "one line per step:\n%s", md)
+	for i, id := range []string{"status", "restore", "diff", "scope", "repair", "verify"} {
+		state := "ok"
+		if id == "scope" {
+			state = "dry-run" // the repair's plan
+		}
+		require.True(t, strings.HasPrefix(steps[i], "- pitr-restore / "+id+": "+state), "step line %q", steps[i])
 		assert.Equal(t, id == "repair", strings.Contains(steps[i], "INTERRUPTED 1 time(s)"), steps[i])
 	}
 	assert.Contains(t, md, "# Incident "+incident+": timeline")
@@ -200,7 +204,7 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 	fixture.Put(t, db, to, bad)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := slowCommand(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
-		"--allow-unrelated-source", "test: a copy, not a restore", "--yes")
+		"--allow-unrelated-source", "test: a copy, not a restore", "--unscoped", "test: every difference is damage", "--yes")
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()

@@ -103,7 +103,7 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 		t.Run("typed "+c.typed, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
 			cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
-				"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--until", "restore")
+				"--param", "table="+table, "--param", "restore_point=--latest", "--param", "damage=", "--yes", "--until", "restore")
 			tm := startTerminal(t, cmd)
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")
@@ -140,7 +140,7 @@ func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
 	_, table := prodTable(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
-		"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--confirm", table)
+		"--param", "table="+table, "--param", "restore_point=--latest", "--param", "damage=", "--yes", "--confirm", table)
 	tm := startTerminal(t, cmd)
 	tm.waitFor(t, "Decision path: choose repair/cutover [repair]: ")
 	assert.Contains(t, tm.text(), "result: ", "the diff's counts are shown before the question")

@@ -51,7 +51,7 @@ func TestGuardTable(t *testing.T) {
 		{name: "pitr repair", control: true, args: func(p protectedTarget) []string {
 			// An accepted unrelated source, so that the guard is what is left.
 			return []string{"pitr", "repair", "--from", x.devRestored, "--to", p.name, "--all-differences", "--delete-extra",
-				"--allow-unrelated-source", "guard table test"}
+				"--allow-unrelated-source", "guard table test", "--unscoped", "guard table test"}
 		}},
 		{name: "dr failover", args: func(p protectedTarget) []string {
 			return append([]string{"dr", "failover", "--table", p.name, "--to", "eu-central-1"}, regions...)

@@ -165,12 +165,12 @@ var scenarios = []scenario{
 	}},
 	{"pitr repair --unconditional", func(t *testing.T, e *env) ([]string, func(string) string) {
 		src, dst := diffPair(t, e)
-		return []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--unconditional", "--delete-extra", "--allow-unrelated-source", "chaos test: a seeded copy, not a restore", "--yes"},
+		return []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--unconditional", "--delete-extra", "--allow-unrelated-source", "chaos test: a seeded copy, not a restore", "--unscoped", "chaos test: every difference is damage", "--yes"},
 			func(string) string { return fingerprint(t, e.db, dst) }
 	}},
 	{"pitr repair (conditional)", func(t *testing.T, e *env) ([]string, func(string) string) {
 		src, dst := diffPair(t, e)
-		return []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--allow-unrelated-source", "chaos test: a seeded copy, not a restore", "--yes"},
+		return []string{"pitr", "repair", "--from", src, "--to", dst, "--all-differences", "--allow-unrelated-source", "chaos test: a seeded copy, not a restore", "--unscoped", "chaos test: every difference is damage", "--yes"},
 			func(string) string { return fingerprint(t, e.db, dst) }
 	}},
 	{"export verify", func(t *testing.T, e *env) ([]string, func(string) string) {

@@ -6,11 +6,14 @@ package hang
 import (
 	"context"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
@@ -87,7 +90,13 @@ func TestEveryCommandFamilyFailsWithinTwiceItsTimeout(t *testing.T) {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 	t.Setenv("AWS_ACCESS_KEY_ID", "testing")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
-	for name, args := range families(endpoint) {
+	fams := families(endpoint)
+	// pitr verify reads a repair's record first, then the table.
+	record := filepath.Join(t.TempDir(), "repair.jsonl")
+	require.NoError(t, os.WriteFile(record, []byte(`{"repair":{"from":"dev-hoge-user-restored","to":"dev-hoge-user","key_names":["user_id"]}}`+"\n"+
+		`{"key":{"user_id":{"S":"u1"}},"kind":"changed","outcome":"copied","source_sum":"x"}`+"\n"), 0o600))
+	fams["pitr verify"] = []string{"pitr", "verify", "--record", record}
+	for name, args := range fams {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ios, _, out, errOut := iostreams.Test()

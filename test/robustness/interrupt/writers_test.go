@@ -77,7 +77,7 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 		args []string
 	}{
 		"pitr restore": {"RestoreTableToPointInTime", []string{"--table", tbl, "--latest", "--yes"}},
-		"pitr repair":  {"Scan", []string{"--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--yes"}},
+		"pitr repair":  {"Scan", []string{"--from", tbl, "--to", tbl + "-copy", "--all-differences", "--allow-unrelated-source", "test", "--unscoped", "test", "--yes"}},
 		"export full":  {"ExportTableToPointInTime", []string{"--table", tbl, "--bucket", bucket, "--prefix", "full"}},
 		// The window's PITR read: the emulator writes no incremental exports.
 		"export incremental": {"DescribeContinuousBackups", []string{"--table", tbl, "--bucket", bucket, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-01T06:00:00Z"}},

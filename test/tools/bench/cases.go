@@ -163,7 +163,7 @@ func repairCase() *benchCase {
 			return measure{}, raw, err
 		}
 		out, dyn, err := e.runDynops("pitr", "repair", "--from", from, "--to", to, "--keys", keys,
-			"--unconditional", "--workers", strconv.Itoa(e.workers), "--yes")
+			"--unconditional", "--workers", strconv.Itoa(e.workers), "--unscoped", "bench: every difference is damage", "--yes")
 		if err != nil {
 			return dyn, raw, err
 		}
@@ -227,7 +227,7 @@ func repairExportCase() *benchCase {
 			return measure{}, raw, err
 		}
 		out, dyn, err := e.runDynops("pitr", "repair", "--from-export", uri, "--to", to, "--keys", keys,
-			"--unconditional", "--workers", strconv.Itoa(e.workers), "--yes", "--unverified-exports", "bench: the emulator keeps no export records")
+			"--unconditional", "--workers", strconv.Itoa(e.workers), "--unscoped", "bench: every difference is damage", "--yes", "--unverified-exports", "bench: the emulator keeps no export records")
 		if err != nil {
 			return dyn, raw, err
 		}

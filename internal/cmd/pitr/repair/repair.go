@@ -44,16 +44,31 @@ type Options struct {
 	MaxWriteUnits float64
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
+	// The damage window: --damage-since (default: --from's restore point),
+	// --damage-until, and where its keys come from: --damage-stream (the
+	// table's stream) or --damage-keys FILE.
+	DamageSince, DamageUntil string
+	DamageStream             bool
+	DamageKeys               string
+	DamageAttribute          string
 }
 
 // Report is the --output json document.
 type Report struct {
-	DryRun bool              `json:"dry_run"`
-	Source *repair.Relation  `json:"source"`
-	Target *protect.Decision `json:"target"`
-	Diff   *tablediff.Report `json:"diff,omitempty"` // with --all-differences
-	Plan   *repair.Plan      `json:"plan"`
-	Result *repair.Result    `json:"result,omitempty"`
+	DryRun bool `json:"dry_run"`
+	// The counts a person reads first (the runbook's one-line summary):
+	// what is copied back, how many of those may be good writes (all of
+	// them when unscoped), and the good writes left alone.
+	CopyBack        int64             `json:"copy_back"`
+	MayBeGoodWrites int64             `json:"may_be_good_writes"`
+	LeftAlone       int64             `json:"left_alone"`
+	Conflicts       int64             `json:"conflicts"`
+	Record          string            `json:"record,omitempty"` // every key's outcome, for `pitr verify`
+	Source          *repair.Relation  `json:"source"`
+	Target          *protect.Decision `json:"target"`
+	Diff            *tablediff.Report `json:"diff,omitempty"` // with --all-differences
+	Plan            *repair.Plan      `json:"plan"`
+	Result          *repair.Result    `json:"result,omitempty"`
 	// WriteBudget is the budget the writes to --to hold to and where it came from.
 	WriteBudget *capacity.Budget `json:"write_budget"`
 	// WriteEstimate is what the writes are expected to take from --to.
@@ -65,7 +80,7 @@ func NewCmdRepair(f *factory.Factory, runF func(context.Context, *Options) error
 	opts := &Options{}
 	r := &opts.Repair
 	cmd := &cobra.Command{
-		Use:   "repair --from RESTORED --to ORIGINAL (--keys FILE | --all-differences) [--yes]",
+		Use:   "repair --from RESTORED --to ORIGINAL (--keys FILE | --all-differences) (--damage-until TIME (--damage-stream | --damage-keys FILE) | --unscoped REASON) [--yes]",
 		Short: "Copy items back from a restored table to the original",
 		Long: `Repair copies the items a diff found missing or changed from the restored table
 (--from) back to the original (--to). The keys come from
@@ -89,7 +104,24 @@ only while writes to the original are stopped.
 are the same. A source that is not needs --allow-unrelated-source REASON (the
 reason goes in the audit record); a different key schema is always refused.
 
-Items only in the original are never deleted unless --delete-extra is given.
+A restore point cannot tell the damage from good writes made after it: both
+differ from the restored table. Scope the repair to the keys written in the
+damage window [--damage-since, --damage-until] (--damage-since defaults to
+--from's restore point, its restored-to-time tag), read from the table's stream
+(--damage-stream: records carry their time, rounded down to the second; the
+stream keeps 24 hours), a list of keys (--damage-keys FILE, one key per line in
+DynamoDB JSON), or an updated-at attribute the application writes on every put
+(--damage-attribute NAME: each differing item of --to dated by it; a deleted item
+cannot be dated and is copied back, counted as a possible good write). Differing keys not written in the window are good writes, left
+alone; keys written in the window and again after it are conflicts, left alone
+and listed. Without a scope, --yes is refused when anything would be copied
+back, saying how many changed items may be good writes, unless --unscoped
+REASON decides to copy back every difference (the reason goes in the audit).
+--record FILE (default: the keys file + .repair.jsonl) lists every key's outcome,
+conflicts included; ` + "`dynops pitr verify --record FILE`" + ` checks it afterwards.
+
+Items only in the original are never deleted unless --delete-extra is given
+(with a scope: only those written in the window).
 Without --yes it prints what it would write and delete and changes nothing; a
 protected original (prod, or anything dynops cannot show is not prod, README
 "Protected targets") also needs its name typed after the counts are shown (or
@@ -114,6 +146,9 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			}
 			if (r.KeysFile == "") == !opts.AllDifferences {
 				return factory.UsageErrorf("pitr repair needs exactly one of --keys FILE (from table diff --keys-out) or --all-differences")
+			}
+			if err := checkScopeFlags(cmd, opts); err != nil {
+				return err
 			}
 			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
 				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
@@ -144,6 +179,13 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
 	fl.StringVar(&opts.AllowUnrelated, "allow-unrelated-source", "", "REASON: repair from a --from that is not a restore of --to (recorded in the audit)")
 	exportshared.AddUnverifiedFlag(fl, &opts.Unverified)
+	fl.StringVar(&opts.DamageSince, "damage-since", "", "start of the damage window, RFC3339 (default: --from's restore point, its restored-to-time tag)")
+	fl.StringVar(&opts.DamageUntil, "damage-until", "", "end of the damage window, RFC3339: the last bad write")
+	fl.BoolVar(&opts.DamageStream, "damage-stream", false, "read the keys written in the damage window from --to's stream (24 h)")
+	fl.StringVar(&opts.DamageKeys, "damage-keys", "", "FILE listing the keys written in the damage window (DynamoDB JSON, one per line)")
+	fl.StringVar(&opts.DamageAttribute, "damage-attribute", "", "NAME of an updated-at attribute (RFC3339, or epoch s/ms) dating each differing item of --to")
+	fl.StringVar(&r.Unscoped, "unscoped", "", "REASON: copy back every difference, good writes since the restore point included (recorded in the audit)")
+	fl.StringVar(&r.RecordFile, "record", "", "write every key's outcome here, JSON lines, for `pitr verify` (default: the keys file + .repair.jsonl)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
 	cmdfacts.SetTimeout(cmd, time.Minute)
@@ -255,6 +297,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
+	if ro.Scope, err = buildScope(ctx, f, opts, ro, rep.Source); err != nil {
+		return err
+	}
+	if ro.RecordFile == "" && !opts.AllDifferences {
+		ro.RecordFile = ro.KeysFile + ".repair.jsonl"
+	}
 	rep.Plan, err = repair.MakePlan(ro)
 	if errors.Is(err, repair.ErrKeysFile) {
 		return factory.UsageErrorf("%w", err)
@@ -262,6 +310,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	rep.CopyBack, rep.MayBeGoodWrites, rep.LeftAlone = rep.Plan.Copy, rep.Plan.MayBeGoodWrites, rep.Plan.OutOfScope+rep.Plan.WrittenAfter
+	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
 	wb, err := capacity.Resolve(ctx, db, ro.To, capacity.Write, opts.MaxWriteUnits)
 	if err != nil {
 		return err
@@ -289,6 +339,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if !f.JSON() {
 		printPlan(f, rep.Plan, rep.Target)
 		fmt.Fprintf(f.IOStreams.Out, "  %s\n  %s\n", wb, est)
+	}
+	if err := rep.Plan.CheckScoped(); err != nil && opts.Yes {
+		return factory.UsageErrorf("%w", err) // fail closed: nothing that may be a good write is reverted without a decision
 	}
 	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
@@ -320,16 +373,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	bar.Done()
 	if r := rep.Result; r != nil {
 		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
-			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "conflicts": r.Conflicts})
+			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "left_out_of_scope": r.LeftOutOfScope, "conflicts": r.Conflicts})
 	}
 	if err != nil {
 		return err
 	}
+	rep.Conflicts, rep.Record = rep.Result.Conflicts, ro.RecordFile
 	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"result": rep.Result, "write_budget": wb})
 	if f.JSON() {
 		err = f.IOStreams.PrintJSON(rep)
 	} else {
-		printResult(f, rep.Result)
+		printResult(f, rep.Result, ro.RecordFile)
 		if c := rep.Result.WriteCapacity; c != nil {
 			fmt.Fprintf(f.IOStreams.Out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
 		}
@@ -352,14 +406,40 @@ func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 		extra = fmt.Sprintf("delete %d item(s) only in %s", p.Extra, p.To)
 		deletes = p.Extra
 	}
-	fmt.Fprintf(out, "  copy back %d missing item(s)\n  copy back %d changed item(s)\n  %s\n", p.Missing, p.Changed, extra)
+	if p.DeleteExtra && p.Scope != nil {
+		extra = fmt.Sprintf("delete %d item(s) only in %s and written in the window, keep the other %d", p.Delete, p.To, p.Extra-p.Delete)
+		deletes = p.Delete
+	}
+	if s := p.Scope; s != nil {
+		fmt.Fprintf(out, "  the diff: %d missing item(s), %d changed item(s), %d only in %s\n", p.Missing, p.Changed, p.Extra, p.To)
+		fmt.Fprintf(out, "  scope: the keys written in the damage window %s .. %s (%s): %d key(s)\n",
+			s.Since.UTC().Format(time.RFC3339), s.Until.UTC().Format(time.RFC3339), s.Source, s.Damaged)
+		fmt.Fprintf(out, "  copy back %d missing or changed item(s) written in the window\n", p.Copy)
+		fmt.Fprintf(out, "  leave alone %d differing item(s) not written in the window: good writes since the restore point\n", p.OutOfScope)
+		fmt.Fprintf(out, "  leave alone %d item(s) written in the window and again after it: conflicts, listed\n", p.WrittenAfter)
+		if s.Undated > 0 {
+			fmt.Fprintf(out, "  %d of the items to copy back were deleted, which %s cannot date: they may be good deletes made after the window\n", s.Undated, s.Source)
+		}
+		if !s.LaterKnown {
+			fmt.Fprintf(out, "  (a key list cannot show writes after the window: a key changed since the diff is still left alone as a conflict)\n")
+		}
+	} else {
+		fmt.Fprintf(out, "  copy back %d missing item(s)\n  copy back %d changed item(s)\n", p.Missing, p.Changed)
+		if p.Unscoped != "" {
+			fmt.Fprintf(out, "  not scoped to the damage window (--unscoped %q): %d of them may be good writes made after the restore point, and are reverted\n", p.Unscoped, p.MayBeGoodWrites)
+		} else if p.MayBeGoodWrites > 0 {
+			fmt.Fprintf(out, "  WARNING: not scoped to the damage window: %d of them may be good writes made after the restore point, which this repair would revert.\n"+
+				"  --yes is refused until you scope it (--damage-until TIME with --damage-stream or --damage-keys FILE) or decide with --unscoped REASON.\n", p.MayBeGoodWrites)
+		}
+	}
+	fmt.Fprintf(out, "  %s\n", extra)
 	fmt.Fprintf(out, "  in all: %d item(s) written to %s, %d deleted\n", p.Copies(), p.To, deletes)
 	if target != nil {
 		fmt.Fprintf(out, "  target: %s\n", target)
 	}
 }
 
-func printResult(f *factory.Factory, r *repair.Result) {
+func printResult(f *factory.Factory, r *repair.Result, record string) {
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "Repaired %s from %s (%s writes) in %.1fs, %.0f items/s\n", r.To, r.From, r.Mode, r.Seconds, r.ItemsPerSec)
 	rows := [][]string{
@@ -368,13 +448,102 @@ func printResult(f *factory.Factory, r *repair.Result) {
 		{"already equal", fmt.Sprint(r.AlreadyEqual)},
 		{"gone from source", fmt.Sprint(r.GoneFromSource)},
 		{"kept extra", fmt.Sprint(r.KeptExtra)},
+		{"left out of scope (good writes)", fmt.Sprint(r.LeftOutOfScope)},
 		{"conflicts (left alone)", fmt.Sprint(r.Conflicts)},
 	}
 	_ = f.IOStreams.Table([]string{"OUTCOME", "ITEMS"}, rows)
-	for _, c := range r.ConflictSample {
+	for i, c := range r.ConflictSample {
+		if i == terminalSample {
+			fmt.Fprintf(out, "  ... and %d more\n", r.Conflicts-terminalSample)
+			break
+		}
 		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
 	}
 	if r.Conflicts > 0 {
-		fmt.Fprintf(out, "\n%d key(s) changed since the diff were left alone: diff again and decide per key.\n", r.Conflicts)
+		fmt.Fprintf(out, "\n%d key(s) written after the damage window or changed since the diff were left alone: decide them per key.\n", r.Conflicts)
 	}
+	if record != "" {
+		fmt.Fprintf(out, "Every key's outcome (conflicts included): %s; check it with `dynops pitr verify --record %s`\n", record, record)
+	}
+}
+
+// terminalSample is how many conflicts the terminal shows; the record and
+// -o json have the rest.
+const terminalSample = 10
+
+// checkScopeFlags refuses a damage window without a key source, a source
+// without the window's end, and a scope given with --unscoped.
+func checkScopeFlags(cmd *cobra.Command, opts *Options) error {
+	fl := cmd.Flags()
+	sources := 0
+	for _, given := range []bool{opts.DamageStream, opts.DamageKeys != "", opts.DamageAttribute != ""} {
+		if given {
+			sources++
+		}
+	}
+	source := sources > 0
+	switch {
+	case sources > 1:
+		return factory.UsageErrorf("--damage-stream, --damage-keys and --damage-attribute each name where the damaged keys come from: give one")
+	case source && opts.DamageUntil == "":
+		return factory.UsageErrorf("--damage-stream, --damage-keys and --damage-attribute need --damage-until TIME, the end of the damage window (the last bad write), e.g. --damage-until 2026-11-21T09:45:00Z")
+	case !source && (opts.DamageUntil != "" || opts.DamageSince != ""):
+		return factory.UsageErrorf("a damage window needs its keys: add --damage-stream (the table's stream), --damage-keys FILE or --damage-attribute NAME")
+	case fl.Lookup("unscoped").Changed && strings.TrimSpace(opts.Repair.Unscoped) == "":
+		return factory.UsageErrorf("--unscoped needs a REASON (it goes in the audit record), e.g. --unscoped \"INC-123: every change since the restore point is damage\"")
+	case source && opts.Repair.Unscoped != "":
+		return factory.UsageErrorf("--unscoped copies back every difference; with --damage-stream, --damage-keys or --damage-attribute the repair is scoped: give one or the other")
+	}
+	for _, name := range []string{"damage-since", "damage-until"} {
+		if v := fl.Lookup(name).Value.String(); v != "" {
+			if _, err := time.Parse(time.RFC3339, v); err != nil {
+				return factory.UsageErrorf("--%s %q is not an RFC3339 time: write it like 2026-11-21T09:45:00Z", name, v)
+			}
+		}
+	}
+	return nil
+}
+
+// buildScope reads the damage window's keys (nil without a source): from
+// the stream of --to, or a key list. The window starts at --damage-since,
+// else at --from's restore point.
+func buildScope(ctx context.Context, f *factory.Factory, opts *Options, ro repair.Options, rel *repair.Relation) (*repair.Scope, error) {
+	if !opts.DamageStream && opts.DamageKeys == "" && opts.DamageAttribute == "" {
+		return nil, nil
+	}
+	until, _ := time.Parse(time.RFC3339, opts.DamageUntil)
+	var since time.Time
+	switch {
+	case opts.DamageSince != "":
+		since, _ = time.Parse(time.RFC3339, opts.DamageSince)
+	case rel != nil && rel.RestoredToTime != "":
+		t, err := time.Parse(time.RFC3339, rel.RestoredToTime)
+		if err != nil {
+			return nil, factory.UsageErrorf("--from %s has a %s tag %q that is not a time: give --damage-since TIME", rel.From, "restored-to-time", rel.RestoredToTime)
+		}
+		since = t
+	}
+	clients, err := f.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sc *repair.Scope
+	switch {
+	case opts.DamageStream:
+		if since.IsZero() {
+			return nil, factory.UsageErrorf("--damage-stream needs the window's start: --from has no restored-to-time tag, so give --damage-since TIME")
+		}
+		sc, err = repair.ScopeFromStream(ctx, clients.DynamoDB(), clients.Streams(), ro.To, since, until, f.Now())
+	case opts.DamageAttribute != "":
+		if ro.FromExport != nil {
+			return nil, factory.UsageErrorf("--damage-attribute reads the restored table's items: with --from-export give --damage-stream or --damage-keys FILE")
+		}
+		sc, err = repair.ScopeFromAttribute(ctx, clients.DynamoDB(), ro.From, ro.To, ro.KeysFile, opts.DamageAttribute, since, until)
+	default:
+		sc, err = repair.ScopeFromKeyList(ctx, clients.DynamoDB(), ro.To, opts.DamageKeys, since, until)
+	}
+	if errors.Is(err, repair.ErrScope) {
+		return nil, factory.UsageErrorf("%w; nothing was changed", err)
+	}
+	return sc, err
 }

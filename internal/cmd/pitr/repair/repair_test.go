@@ -39,6 +39,12 @@ func TestRepairFlags(t *testing.T) {
 	o, err = parse(t, "--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "INC-1: restored by hand")
 	require.NoError(t, err)
 	assert.Equal(t, "INC-1: restored by hand", o.AllowUnrelated)
+
+	o, err = parse(t, "--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--record", "r.jsonl")
+	require.NoError(t, err)
+	assert.True(t, o.DamageStream)
+	assert.Equal(t, "2026-11-21T09:41:00Z", o.DamageUntil)
+	assert.Equal(t, "r.jsonl", o.Repair.RecordFile)
 }
 
 func TestRepairFlagsRefused(t *testing.T) {
@@ -52,6 +58,12 @@ func TestRepairFlagsRefused(t *testing.T) {
 		"--workers 0 is out of range: use 1 to 256":         {"--from", "b", "--to", "a", "--keys", "k", "--workers", "0"},
 		"--workers 257 is out of range: use 1 to 256":       {"--from", "b", "--to", "a", "--keys", "k", "--workers", "257"},
 		"--allow-unrelated-source needs a REASON":           {"--from", "b", "--to", "a", "--keys", "k", "--allow-unrelated-source", "  "},
+		"each name where the damaged keys come from":        {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--damage-keys", "d"},
+		"need --damage-until TIME":                          {"--from", "b", "--to", "a", "--keys", "k", "--damage-keys", "d"},
+		"a damage window needs its keys":                    {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z"},
+		"--unscoped needs a REASON":                         {"--from", "b", "--to", "a", "--keys", "k", "--unscoped", " "},
+		"give one or the other":                             {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--unscoped", "x"},
+		`--damage-since "09:29" is not an RFC3339 time`:     {"--from", "b", "--to", "a", "--keys", "k", "--damage-since", "09:29", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {
