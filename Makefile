@@ -48,7 +48,7 @@ lint: ## gofmt, go vet, terraform fmt/validate, tflint, terraform-docs up to dat
 	$(SETUP) && scripts/lint.sh
 
 docs: ## regenerate the module and example READMEs (terraform-docs) and the CLI reference docs/cli/*.md (cobra)
-	$(SETUP) && for m in modules/*/ modules/*/examples/*/; do [ -f "$$m/versions.tf" ] || continue; "$$TERRAFORM_DOCS" -c .terraform-docs.yml "$$m" >/dev/null; done
+	$(SETUP) && for m in modules/*/ modules/*/modules/*/ modules/*/examples/*/; do [ -f "$$m/versions.tf" ] || continue; "$$TERRAFORM_DOCS" -c .terraform-docs.yml "$$m" >/dev/null; done
 	go run ./internal/clidoc/gen
 
 generate: ## regenerate files rendered from Go (dynops-operator actions JSON + README table)

@@ -44,6 +44,8 @@ demo_exit() {
 }
 trap demo_exit EXIT
 run() { printf '$ %s\n' "$*"; "$@"; }
+# fail: a phase's check found that it did not do what it says; the demo stops, failed.
+fail() { printf '\nmake demo: FAILED in phase %d: %s\n' "$DEMO_PHASE" "$*" >&2; exit 1; }
 dynops() { run "$DYNOPS" --audit-log "$DYNOPS_AUDIT_LOG" "$@"; }
 
 step "1. Apply envs/local on the emulator at $AWS_ENDPOINT_URL"
@@ -54,6 +56,8 @@ run terraform -chdir=envs/local apply -input=false -no-color -auto-approve \
   awk '/^Plan: / { total = $2 } /: Creation complete/ { n++; if (total && n % (int(total / 10) + 1) == 0) printf "  created %d of %d resources\n", n, total; fflush() }
        /^(Apply complete|Error)/ { print; fflush() }'
 run terraform -chdir=envs/local output -state="$DEMO_STATE" table_names
+[ "$(terraform -chdir=envs/local output -state="$DEMO_STATE" -json table_names | jq length)" -gt 0 ] ||
+  fail "the apply left no table (terraform output table_names)"
 
 step "2. dynops check: every local table against the guideline"
 dynops check --env local

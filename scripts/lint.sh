@@ -91,7 +91,7 @@ step "tflint (terraform + aws rulesets)"
 "$TFLINT" --recursive --config "$PWD/.tflint.hcl" --no-color || fail=1
 
 step "terraform-docs READMEs up to date"
-for m in modules/*/ modules/*/examples/*/; do
+for m in modules/*/ modules/*/modules/*/ modules/*/examples/*/; do
   [ -f "$m/versions.tf" ] || continue
   "$TERRAFORM_DOCS" -c .terraform-docs.yml --output-check "$m" >/dev/null 2>&1 \
     || { echo "README out of date: $m (run make docs)"; fail=1; }

@@ -66,7 +66,7 @@ locals {
         type = "alarm", x = 0, y = 0, width = 24, height = 4
         properties = {
           title  = "Alarms of ${var.table_name}"
-          alarms = sort([for a in aws_cloudwatch_metric_alarm.this : a.arn])
+          alarms = sort(concat([for a in aws_cloudwatch_metric_alarm.this : a.arn], values(try(module.account[0].alarm_arns, {}))))
         }
       }],
       [for i, w in local.widgets : {

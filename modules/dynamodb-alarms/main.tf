@@ -13,21 +13,19 @@ locals {
 
   topic_arn = var.create_sns_topic ? module.topic[0].topic_arn : var.sns_topic_arn
 
-  # Defaults per alarm kind (documented in the `alarms` variable), overridden field by field.
+  # Defaults per alarm kind (documented in the `alarms` variable), overridden
+  # field by field; the account-level kinds' are in modules/account.
   defaults = {
-    throttled_requests                 = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    read_throttle_events               = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    write_throttle_events              = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    gsi_read_throttle_events           = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    gsi_write_throttle_events          = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    system_errors                      = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    latency                            = { threshold = null, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    consumed_read_capacity             = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    consumed_write_capacity            = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    replication_latency                = { threshold = 30000, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "ignore" }
-    user_errors                        = { threshold = 10, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    account_read_capacity_utilization  = { threshold = 80, period = 300, evaluation_periods = 2, datapoints_to_alarm = 2, treat_missing_data = "notBreaching" }
-    account_write_capacity_utilization = { threshold = 80, period = 300, evaluation_periods = 2, datapoints_to_alarm = 2, treat_missing_data = "notBreaching" }
+    throttled_requests        = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    read_throttle_events      = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    write_throttle_events     = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    gsi_read_throttle_events  = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    gsi_write_throttle_events = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    system_errors             = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    latency                   = { threshold = null, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    consumed_read_capacity    = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    consumed_write_capacity   = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    replication_latency       = { threshold = 30000, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "ignore" }
   }
   settings = { for kind, d in local.defaults : kind => {
     enabled             = coalesce(try(var.alarms[kind].enabled, null), true)
@@ -95,19 +93,7 @@ locals {
     }) },
   )
 
-  account_alarms = merge(
-    { for k in(var.account_alarms_enabled ? ["user_errors"] : []) : k => merge(local.single, {
-      kind        = "user_errors", name = "${local.account_prefix}-user-errors", metric_name = "UserErrors", statistic = "Sum", dimensions = {}
-      description = "DDB-MON-01 (account): over 10 requests a minute rejected with HTTP 400 for 10 minutes, in this account and region: a bad deploy, missing IAM, or a wrong table name."
-    }) },
-    { for dim in(var.account_alarms_enabled ? ["read", "write"] : []) : "account_${dim}_capacity_utilization" => merge(local.single, {
-      kind        = "account_${dim}_capacity_utilization", name = "${local.account_prefix}-provisioned-${dim}-capacity-utilization"
-      metric_name = "AccountProvisioned${title(dim)}CapacityUtilization", statistic = "Maximum", dimensions = {}
-      description = "DDB-MON-01 (account): provisioned ${dim} capacity above 80% of the account quota in this region; ask for a quota increase before tables stop scaling."
-    }) },
-  )
-
-  alarms = { for key, a in merge(local.table_alarms, local.account_alarms) : key => merge(a, {
+  alarms = { for key, a in local.table_alarms : key => merge(a, {
     threshold           = try(a.threshold, null) != null && try(var.alarms[a.kind].threshold, null) == null ? a.threshold : local.settings[a.kind].threshold
     period              = local.settings[a.kind].period
     evaluation_periods  = local.settings[a.kind].evaluation_periods
@@ -133,6 +119,36 @@ module "topic" {
 moved {
   from = aws_sns_topic.this[0]
   to   = module.topic[0].aws_sns_topic.this
+}
+
+# The account-level alarms (no table dimension), for one table per account
+# and region. modules/dynamodb-stack calls modules/account on its own
+# instead, so that adding a table never moves them.
+module "account" {
+  source = "./modules/account"
+  count  = var.account_alarms_enabled ? 1 : 0
+
+  name_prefix        = local.account_prefix
+  sns_topic_arn      = local.topic_arn
+  alarms             = var.alarms
+  ok_actions_enabled = var.ok_actions_enabled
+  tags               = var.tags
+}
+
+# Before v2.0.0 the account-level alarms were aws_cloudwatch_metric_alarm.this instances.
+moved {
+  from = aws_cloudwatch_metric_alarm.this["user_errors"]
+  to   = module.account[0].aws_cloudwatch_metric_alarm.this["user_errors"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.this["account_read_capacity_utilization"]
+  to   = module.account[0].aws_cloudwatch_metric_alarm.this["account_read_capacity_utilization"]
+}
+
+moved {
+  from = aws_cloudwatch_metric_alarm.this["account_write_capacity_utilization"]
+  to   = module.account[0].aws_cloudwatch_metric_alarm.this["account_write_capacity_utilization"]
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {

@@ -1,11 +1,11 @@
 output "alarm_names" {
   description = "Names of every alarm, by key (`throttled_requests`, `gsi_read_throttle_events:gsi1`, `latency:GetItem`, ...)."
-  value       = { for k, a in aws_cloudwatch_metric_alarm.this : k => a.alarm_name }
+  value       = merge({ for k, a in aws_cloudwatch_metric_alarm.this : k => a.alarm_name }, try(module.account[0].alarm_names, {}))
 }
 
 output "alarm_arns" {
   description = "ARNs of every alarm, by key."
-  value       = { for k, a in aws_cloudwatch_metric_alarm.this : k => a.arn }
+  value       = merge({ for k, a in aws_cloudwatch_metric_alarm.this : k => a.arn }, try(module.account[0].alarm_arns, {}))
 }
 
 output "dashboard_name" {

@@ -1,6 +1,7 @@
 # Monitoring (DDB-MON-01): every table of the stack gets its alarms and a
 # dashboard (modules/dynamodb-alarms), all notifying one SNS topic per env.
-# The account-level alarms are created once, with the first table.
+# The account-level alarms are created once, on their own (account_alarms):
+# adding or removing a table never moves them.
 
 # The env's alarm topic, encrypted with its own customer managed key that
 # only this account's alarms may use (DDB-SEC-04; modules/alarm-topic says
@@ -23,7 +24,6 @@ moved {
 locals {
   account_id      = coalesce(var.account_id, try(var.access.account_id, null), "unset")
   alarm_topic_arn = var.alarm_sns_topic_arn != null ? var.alarm_sns_topic_arn : module.alarm_topic[0].topic_arn
-  first_table     = sort(keys(local.tables))[0]
 }
 
 module "alarms" {
@@ -41,12 +41,36 @@ module "alarms" {
     dlq_name      = c.dlq_name
   } if usage == each.key]
 
-  create_sns_topic       = false
-  sns_topic_arn          = local.alarm_topic_arn
-  account_alarms_enabled = var.account_alarms_enabled && each.key == local.first_table
-  alarms                 = var.alarm_overrides
+  create_sns_topic = false
+  sns_topic_arn    = local.alarm_topic_arn
+  alarms           = var.alarm_overrides
 
   tags = var.tags
+}
+
+# UserErrors and AccountProvisionedRead/WriteCapacityUtilization: no table
+# dimension, one set per account and region.
+module "account_alarms" {
+  source = "../dynamodb-alarms/modules/account"
+  count  = var.account_alarms_enabled ? 1 : 0
+
+  name_prefix   = "${var.env}-dynamodb-account"
+  sns_topic_arn = local.alarm_topic_arn
+  alarms        = var.alarm_overrides
+
+  tags = var.tags
+}
+
+# Before v2.0.0 the account-level alarms were created with the stack's first
+# table by name, so adding a table that sorts first destroyed and re-created
+# them. Moved from the first table of envs/tables.yaml (order); a stack whose
+# first table had another name moves them once by hand, for each kind
+# (user_errors, account_read_capacity_utilization, account_write_capacity_utilization):
+#   terraform state mv 'module.stack.module.alarms["FIRST"].aws_cloudwatch_metric_alarm.this["KIND"]' \
+#     'module.stack.module.account_alarms[0].aws_cloudwatch_metric_alarm.this["KIND"]'
+moved {
+  from = module.alarms["order"].module.account[0]
+  to   = module.account_alarms[0]
 }
 
 module "processed_alarms" {

@@ -158,7 +158,7 @@ variable "alarm_sns_topic_arn" {
 }
 
 variable "account_alarms_enabled" {
-  description = "Create the account-level DynamoDB alarms (UserErrors, AccountProvisioned*CapacityUtilization) with this stack's first table. Keep it on in exactly one stack per account and region."
+  description = "Create the account-level DynamoDB alarms (UserErrors, AccountProvisioned*CapacityUtilization), named `{env}-dynamodb-account-*`, apart from any table (module.account_alarms: adding a table never moves them). Keep it on in exactly one stack per account and region."
   type        = bool
   default     = true
 }

@@ -14,10 +14,6 @@ locals {
   reason_placeholder = "(?i)(^|[^\\p{L}\\p{N}])(todo|fixme|tbd|xxx)([^\\p{L}\\p{N}]|$)"
   reason_substance   = "([\\p{L}\\p{N}][^\\p{L}\\p{N}]*){3}"
 
-  # table_name when given (known at plan even for a table created in the
-  # same plan), otherwise read from the ARN.
-  table_name = var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]
-
   exceptions = { for rule, reason in {
     "DDB-PROT-01" = var.deletion_protection_enabled ? "" : var.deletion_protection_disabled_reason
   } : rule => substr(trimspace(replace(reason, "/[^\\p{L}\\p{N}\\s_.:/=+@-]/", " ")), 0, 256) if trimspace(reason) != "" }
@@ -52,7 +48,7 @@ resource "aws_dynamodb_table_replica" "this" {
 
 # The replica's stream (read after the replica exists), for consumers in this region.
 data "aws_dynamodb_table" "replica" {
-  name = local.table_name
+  name = var.table_name
 
   depends_on = [aws_dynamodb_table_replica.this]
 }

@@ -10,21 +10,21 @@ variable "global_table_arn" {
 
 variable "table_name" {
   description = <<-EOT
-    Name of the table this replicates (modules/dynamodb-table's table_name output). Optional: without it the name is
-    read from global_table_arn, which for a table created in the same plan is known only after apply, so a refusal
-    could not name the table. With it, every refusal names the table at plan time; it must match global_table_arn.
+    Name of the table this replicates (modules/dynamodb-table's table_name output); it must match global_table_arn.
+    Required: every refusal names the table with it at plan time, while the ARN of a table created in the same plan
+    is known only after apply (a refusal that read the name from the ARN could not be printed).
   EOT
   type        = string
-  default     = null
+  nullable    = false
 
   validation {
-    condition     = var.table_name == null || can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.table_name))
-    error_message = "DDB-DR-01: table_name \"${var.table_name == null ? "" : var.table_name}\" is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -); pass module.TABLE.table_name."
+    condition     = can(regex("^[a-zA-Z0-9_.-]{3,255}$", var.table_name))
+    error_message = "DDB-DR-01: table_name \"${var.table_name}\" is not a DynamoDB table name (3-255 of a-z A-Z 0-9 _ . -); pass module.TABLE.table_name."
   }
 
   validation {
-    condition     = var.table_name == null || endswith(var.global_table_arn, ":table/${coalesce(var.table_name, "-")}")
-    error_message = "DDB-DR-01: table ${var.table_name == null ? "" : var.table_name}: table_name and global_table_arn (${var.global_table_arn}) name different tables; pass module.TABLE.table_name and module.TABLE.table_arn of the same table."
+    condition     = endswith(var.global_table_arn, ":table/${var.table_name}")
+    error_message = "DDB-DR-01: table ${var.table_name}: table_name and global_table_arn (${var.global_table_arn}) name different tables; pass module.TABLE.table_name and module.TABLE.table_arn of the same table."
   }
 }
 
@@ -42,7 +42,7 @@ variable "point_in_time_recovery" {
 
   validation {
     condition     = !var.point_in_time_recovery.enabled || var.point_in_time_recovery.recovery_period_in_days == 35
-    error_message = "DDB-PITR-01: table ${var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]}: its PITR period is ${var.point_in_time_recovery.recovery_period_in_days} days, but a replica cannot be given a period (provider 5.100; AWS uses 35 days), so the replica would keep recovery data longer than the table's DDB-PITR-01 exception allows. Keep the table at 35 days, or keep it regional (no replica) and copy backups instead (modules/dr backup, docs/guideline.md#ddb-pitr-01)."
+    error_message = "DDB-PITR-01: table ${var.table_name}: its PITR period is ${var.point_in_time_recovery.recovery_period_in_days} days, but a replica cannot be given a period (provider 5.100; AWS uses 35 days), so the replica would keep recovery data longer than the table's DDB-PITR-01 exception allows. Keep the table at 35 days, or keep it regional (no replica) and copy backups instead (modules/dr backup, docs/guideline.md#ddb-pitr-01)."
   }
 }
 
@@ -52,7 +52,7 @@ variable "table_stream_view_type" {
 
   validation {
     condition     = var.table_stream_view_type == "NEW_AND_OLD_IMAGES"
-    error_message = "DDB-DR-01: table ${var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]}: a replica needs the table's stream on with NEW_AND_OLD_IMAGES (global tables replicate through it, and the guideline keeps it on, DDB-STREAM-01), but the table's stream view type is ${coalesce(var.table_stream_view_type, "none (stream off)")}. Set stream_enabled = true and stream_view_type = \"NEW_AND_OLD_IMAGES\" on the table (modules/dynamodb-table), and pass its stream_view_type output here."
+    error_message = "DDB-DR-01: table ${var.table_name}: a replica needs the table's stream on with NEW_AND_OLD_IMAGES (global tables replicate through it, and the guideline keeps it on, DDB-STREAM-01), but the table's stream view type is ${coalesce(var.table_stream_view_type, "none (stream off)")}. Set stream_enabled = true and stream_view_type = \"NEW_AND_OLD_IMAGES\" on the table (modules/dynamodb-table), and pass its stream_view_type output here."
   }
 }
 
@@ -75,7 +75,7 @@ variable "deletion_protection_disabled_reason" {
 
   validation {
     condition     = var.deletion_protection_enabled || (can(regex(local.reason_substance, var.deletion_protection_disabled_reason)) && !can(regex(local.reason_placeholder, var.deletion_protection_disabled_reason)))
-    error_message = "DDB-PROT-01: replica of ${var.table_name != null ? var.table_name : regex("table/([^/]+)$", var.global_table_arn)[0]}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
+    error_message = "DDB-PROT-01: replica of ${var.table_name}: deletion_protection_enabled = false needs deletion_protection_disabled_reason (e.g. \"decommission ticket OPS-123\"); otherwise keep it true. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
   }
 }
 

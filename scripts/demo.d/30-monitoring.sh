@@ -13,14 +13,25 @@ for t in $(terraform -chdir=envs/local output -state="$DEMO_STATE" -json table_n
     "$(aws --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" cloudwatch get-dashboard --dashboard-name "$t" --query DashboardName --output text)"
   mon_aws cloudwatch describe-alarms --alarm-name-prefix "$t-" --output text \
     --query 'MetricAlarms[].[AlarmName, MetricName || Metrics[1].MetricStat.Metric.MetricName, Threshold, EvaluationPeriods, TreatMissingData]'
+  [ "$(aws --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" cloudwatch describe-alarms \
+    --alarm-names "$t-throttled-requests" --query 'length(MetricAlarms)' --output text)" -eq 1 ] ||
+    fail "monitoring: $t has no $t-throttled-requests alarm (DDB-MON-01)"
+  MON_TABLES=$(( ${MON_TABLES:-0} + 1 ))
 done
-printf '\n-- account-level alarms, created once per env with the first table\n'
+[ "${MON_TABLES:-0}" -gt 0 ] || fail "monitoring: envs/local lists no table (terraform output table_names)"
+printf '\n-- account-level alarms, created once per env apart from any table\n'
 mon_aws cloudwatch describe-alarms --alarm-name-prefix local-dynamodb-account- --output text \
   --query 'MetricAlarms[].[AlarmName, MetricName, Threshold, Period, EvaluationPeriods]'
+MON_ACCOUNT=$(aws --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" cloudwatch describe-alarms \
+  --alarm-name-prefix local-dynamodb-account- --query 'length(MetricAlarms)' --output text)
+[ "$MON_ACCOUNT" -eq 3 ] || fail "monitoring: $MON_ACCOUNT account-level alarms, expected 3 (UserErrors, provisioned read and write capacity utilization)"
 
 step "Monitoring 2/4: the stream consumers (DDB-STREAM-04): bisect, bounded retries and age, SQS DLQ"
 mon_aws lambda list-event-source-mappings --output text \
   --query 'EventSourceMappings[].[FunctionArn, BisectBatchOnFunctionError, MaximumRetryAttempts, MaximumRecordAgeInSeconds, DestinationConfig.OnFailure.Destination]'
+MON_MAPPINGS=$(aws --endpoint-url "$AWS_ENDPOINT_URL" --region "$AWS_REGION" lambda list-event-source-mappings \
+  --query 'length(EventSourceMappings[?BisectBatchOnFunctionError && DestinationConfig.OnFailure.Destination])' --output text)
+[ "$MON_MAPPINGS" -gt 0 ] || fail "monitoring: no stream consumer with bisect and an on-failure DLQ (DDB-STREAM-04)"
 
 step "Monitoring 3/4: dynops check passes the monitoring rules on every local table"
 dynops check --env local --show-passing=false

@@ -39,6 +39,8 @@ for i in 1 2 10 11 12; do printf '{"user_id":{"S":"user_%03d"}}\n' "$i"; done >"
 
 step "PITR drill 4/7: diff the restored table against the original"
 dynops table diff --source "$PITR_RESTORED" --target "$PITR_TABLE" --segments 4 --keys-out "$PITR_KEYS"
+PITR_DIFFS=$(jq -s '[.[] | select(.key)] | length' "$PITR_KEYS") # the first line is the diff's header
+[ "$PITR_DIFFS" -eq 5 ] || fail "PITR drill: the diff found $PITR_DIFFS differing key(s), expected the 5 damaged (2 deleted, 3 corrupted)"
 
 step "PITR drill 5/7: repair the damaged keys from the restored table (dry run, then --yes)"
 dynops pitr repair --from "$PITR_RESTORED" --to "$PITR_TABLE" --keys "$PITR_KEYS" --damage-until "$PITR_UNTIL" --damage-keys "$DEMO_DIR/pitr-damaged.jsonl"

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/dynops/dynops/internal/onfailure"
+	"github.com/dynops/dynops/internal/poll"
 	"github.com/dynops/dynops/internal/redrive"
 )
 
@@ -72,6 +73,25 @@ func ReadAll(ctx context.Context, c *dynamodbstreams.Client, s Shard) ([]types.R
 		iter = out.NextShardIterator
 	}
 	return recs, nil
+}
+
+// WaitForRecords reads the shard until it holds at least n records, up to
+// timeout, and returns them; on timeout the error wraps poll.ErrTimeout and
+// the records seen are returned with it. A drill waits for its writes
+// instead of assuming them: a loaded emulator may answer late, and moto
+// empties a stream that has an event source mapping on every write (it
+// tries to run the function, cannot without Docker, and drops the records).
+func WaitForRecords(ctx context.Context, c *dynamodbstreams.Client, s Shard, n int, timeout time.Duration) ([]types.Record, error) {
+	var recs []types.Record
+	err := poll.Until(ctx, poll.Options{
+		Interval: 250 * time.Millisecond, MaxInterval: 2 * time.Second, Timeout: timeout,
+		What: fmt.Sprintf("%d record(s) in stream %s", n, s.StreamArn), Flag: "--wait",
+	}, func(ctx context.Context) (bool, string, error) {
+		var err error
+		recs, err = ReadAll(ctx, c, s)
+		return err == nil && len(recs) >= n, fmt.Sprintf("%d record(s)", len(recs)), err
+	})
+	return recs, err
 }
 
 // OnFailure is the record Lambda writes for a failed batch (recs, in order)

@@ -106,7 +106,8 @@ func planAlarms(t *testing.T, name string) (*terraform.PlanStruct, map[string]ma
 	p := plans.Plan(t, name)
 	out := map[string]map[string]any{}
 	for addr, rc := range p.ResourcePlannedValuesMap {
-		if key, ok := strings.CutPrefix(addr, "aws_cloudwatch_metric_alarm.this["); ok {
+		// The account-level alarms are in the submodule modules/account.
+		if key, ok := strings.CutPrefix(strings.TrimPrefix(addr, "module.account[0]."), "aws_cloudwatch_metric_alarm.this["); ok {
 			out[strings.Trim(strings.TrimSuffix(key, "]"), `"`)] = rc.AttributeValues
 		}
 	}

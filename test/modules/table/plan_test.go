@@ -73,6 +73,7 @@ var plans = harness.NewPlanGroup(
 	}},
 	harness.PlanCase{Name: "replica keeps the rules", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
+			"table_name":             "dev-fuga-session",
 			"global_table_arn":       tableARN,
 			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
 			"table_tags":             map[string]any{"env": "dev", "usage": "session", "dynops:key-schema": "hash=session_id range=-", "dynops:exception:DDB-NAME-03": "legacy ttl"},
@@ -80,13 +81,15 @@ var plans = harness.NewPlanGroup(
 	}},
 	harness.PlanCase{Name: "replica pitr off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
+			"table_name":             "dev-fuga-session",
 			"global_table_arn":       tableARN,
 			"table_stream_view_type": "NEW_AND_OLD_IMAGES",
-			"point_in_time_recovery": map[string]any{"enabled": false}, "point_in_time_recovery_reason": "work table",
+			"point_in_time_recovery": map[string]any{"enabled": false},
 		}
 	}},
 	harness.PlanCase{Name: "replica protection off", Dir: replicaModule, Vars: func(testing.TB) map[string]any {
 		return map[string]any{
+			"table_name":                          "dev-fuga-session",
 			"global_table_arn":                    tableARN,
 			"table_stream_view_type":              "NEW_AND_OLD_IMAGES",
 			"deletion_protection_enabled":         false,
@@ -96,6 +99,9 @@ var plans = harness.NewPlanGroup(
 	harness.PlanCase{Name: "stack exceptions", Dir: stack, Vars: func(testing.TB) map[string]any {
 		return stackVars(map[string]any{"user": everyException()})
 	}},
+	// TestPlanStackAddingATableAddsOnlyItsResources
+	harness.PlanCase{Name: "stack tables.yaml", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(envTables(t)) }},
+	harness.PlanCase{Name: "stack tables.yaml + invoice", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(withInvoice(t)) }},
 )
 
 // tableKey is the customer managed key of the "customer managed key" case.

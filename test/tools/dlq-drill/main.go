@@ -6,13 +6,21 @@
 //	    serves the Lambda Invoke API on a loopback port with the example
 //	    consumer's real handler (function "order-consumer"); ACCEPT_POISON=true
 //	    is the fix, as in the deployed function's environment. Runs until SIGTERM.
+//	dlq-drill table --name T
+//	    creates T (hash key user_id) with a NEW_AND_OLD_IMAGES stream and no
+//	    event source mapping, if missing: moto empties the stream of a table
+//	    that has a mapping on every write (it tries to run the function and
+//	    cannot without Docker), so the drill cannot read an envs/local table's.
 //	dlq-drill write --table T --items N --poison M
 //	    writes N orders and M poison ones into T.
-//	dlq-drill poll --table T --dlq NAME --lambda-endpoint-url URL
-//	    does what the event source mapping would: reads T's stream, invokes the
-//	    function with each batch, retries, and sends the documented on-failure
-//	    record of a batch that keeps failing to the DLQ (created if missing);
-//	    prints the DLQ's URL.
+//	dlq-drill poll --table T --dlq NAME --lambda-endpoint-url URL [--records N --wait D --expect-failed F]
+//	    does what the event source mapping would: waits (up to D) until T's
+//	    stream holds the N records written, reads it, invokes the function
+//	    with each batch, retries, and sends the documented on-failure record
+//	    of a batch that keeps failing to the DLQ (created if missing); prints
+//	    the DLQ's URL. It fails when the stream never holds the records, when
+//	    nothing was invoked, or when it sent other than F on-failure records:
+//	    a drill that did nothing must not pass.
 package main
 
 import (
@@ -24,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +45,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/dynops/dynops/internal/awsconfig"
+	"github.com/dynops/dynops/internal/poll"
 	"github.com/dynops/dynops/modules/stream-consumer/examples/go-consumer/handler"
 	"github.com/dynops/dynops/test/helpers/esm"
 	"github.com/dynops/dynops/test/helpers/lambdaendpoint"
@@ -46,7 +56,7 @@ const Function = "order-consumer"
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: dlq-drill serve|write|poll [flags]")
+		fmt.Fprintln(os.Stderr, "usage: dlq-drill serve|table|write|poll [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,12 +66,14 @@ func main() {
 		switch os.Args[1] {
 		case "serve":
 			err = serve(ctx, cfg, os.Args[2:])
+		case "table":
+			err = table(ctx, cfg, os.Args[2:])
 		case "write":
 			err = write(ctx, cfg, os.Args[2:])
 		case "poll":
-			err = poll(ctx, cfg, os.Args[2:])
+			err = pollStream(ctx, cfg, os.Args[2:])
 		default:
-			err = fmt.Errorf("unknown command %q: use serve, write or poll", os.Args[1])
+			err = fmt.Errorf("unknown command %q: use serve, table, write or poll", os.Args[1])
 		}
 	}
 	if err != nil {
@@ -80,7 +92,7 @@ func serve(ctx context.Context, cfg aws.Config, args []string) error {
 		return fmt.Errorf("serve needs --processed-table and --url-file")
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	if err := ensureTable(ctx, db, *processed); err != nil {
+	if err := ensureTable(ctx, db, *processed, "event_id", nil); err != nil {
 		return err
 	}
 	srv, err := lambdaendpoint.Start("127.0.0.1:0")
@@ -108,18 +120,37 @@ func serve(ctx context.Context, cfg aws.Config, args []string) error {
 	return nil
 }
 
-func ensureTable(ctx context.Context, db *dynamodb.Client, name string) error {
+// ensureTable creates name (PAY_PER_REQUEST, hash key hashKey, the stream
+// given) if it is missing, and waits until it is active.
+func ensureTable(ctx context.Context, db *dynamodb.Client, name, hashKey string, stream *types.StreamSpecification) error {
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &name,
 		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("event_id"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("event_id"), KeyType: types.KeyTypeHash}},
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &hashKey, AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: &hashKey, KeyType: types.KeyTypeHash}},
+		StreamSpecification:  stream,
 	})
 	var exists *types.ResourceInUseException
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("creating %s: %w", name, err)
 	}
 	return dynamodb.NewTableExistsWaiter(db).Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, time.Minute)
+}
+
+func table(ctx context.Context, cfg aws.Config, args []string) error {
+	fs := flag.NewFlagSet("table", flag.ExitOnError)
+	name := fs.String("name", "", "the drill's table (hash key user_id, NEW_AND_OLD_IMAGES stream)")
+	_ = fs.Parse(args)
+	if *name == "" {
+		return fmt.Errorf("table needs --name")
+	}
+	err := ensureTable(ctx, dynamodb.NewFromConfig(cfg), *name, "user_id",
+		&types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("table %s: stream NEW_AND_OLD_IMAGES, no event source mapping\n", *name)
+	return nil
 }
 
 func write(ctx context.Context, cfg aws.Config, args []string) error {
@@ -144,21 +175,36 @@ func write(ctx context.Context, cfg aws.Config, args []string) error {
 	return nil
 }
 
-func poll(ctx context.Context, cfg aws.Config, args []string) error {
+func pollStream(ctx context.Context, cfg aws.Config, args []string) error {
 	fs := flag.NewFlagSet("poll", flag.ExitOnError)
 	table := fs.String("table", "", "table whose stream is read")
 	dlqName := fs.String("dlq", "", "DLQ name (created if missing)")
 	endpoint := fs.String("lambda-endpoint-url", "", "the Lambda endpoint")
 	batchSize := fs.Int("batch-size", 10, "BatchSize")
 	retries := fs.Int("retries", 2, "MaximumRetryAttempts")
+	records := fs.Int("records", 1, "records the stream must hold before the drill reads it (the items written)")
+	wait := fs.Duration("wait", time.Minute, "how long to wait for them")
+	expectFailed := fs.Int("expect-failed", -1, "on-failure records the drill must send (-1: any number)")
 	_ = fs.Parse(args)
 	db := dynamodb.NewFromConfig(cfg)
 	desc, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: table})
 	if err != nil {
 		return fmt.Errorf("describing %s: %w", *table, err)
 	}
+	streamArn := aws.ToString(desc.Table.LatestStreamArn)
+	if streamArn == "" {
+		return fmt.Errorf("table %s has no stream: the drill needs one (dlq-drill table --name %s creates a table with one)", *table, *table)
+	}
 	streams := dynamodbstreams.NewFromConfig(cfg)
-	shard, err := esm.StreamShard(ctx, streams, aws.ToString(desc.Table.LatestStreamArn))
+	shard, err := esm.StreamShard(ctx, streams, streamArn)
+	if err != nil {
+		return err
+	}
+	recs, err := esm.WaitForRecords(ctx, streams, shard, *records, *wait)
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("the stream of %s holds %d of the %d record(s) written, after waiting %s (--wait): the drill would deliver nothing%s",
+			*table, len(recs), *records, *wait, mappingNote(ctx, cfg, streamArn))
+	}
 	if err != nil {
 		return err
 	}
@@ -176,8 +222,32 @@ func poll(ctx context.Context, cfg aws.Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "dlq-drill: %d invocation(s), %d batch(es) processed, %d on-failure record(s) sent to %s\n",
-		res.Invocations, res.Batches, res.Failed, m.DLQ)
+	fmt.Fprintf(os.Stderr, "dlq-drill: %d record(s) read, %d invocation(s), %d batch(es) processed, %d on-failure record(s) sent to %s\n",
+		len(recs), res.Invocations, res.Batches, res.Failed, m.DLQ)
+	if res.Invocations == 0 {
+		return fmt.Errorf("nothing was invoked: the drill did nothing")
+	}
+	if *expectFailed >= 0 && res.Failed != *expectFailed {
+		return fmt.Errorf("%d on-failure record(s) sent to %s, the drill expects %d (--expect-failed)", res.Failed, m.DLQ, *expectFailed)
+	}
 	fmt.Println(m.DLQ)
 	return nil
+}
+
+// mappingNote names the event source mappings on streamArn, which on moto
+// take the stream's records away on every write; "" when there are none.
+func mappingNote(ctx context.Context, cfg aws.Config, streamArn string) string {
+	out, err := awslambda.NewFromConfig(cfg).ListEventSourceMappings(ctx, &awslambda.ListEventSourceMappingsInput{EventSourceArn: &streamArn})
+	if err != nil {
+		return fmt.Sprintf(" (listing the stream's event source mappings failed: %v)", err)
+	}
+	if len(out.EventSourceMappings) == 0 {
+		return ""
+	}
+	var fns []string
+	for _, m := range out.EventSourceMappings {
+		fns = append(fns, aws.ToString(m.FunctionArn))
+	}
+	return fmt.Sprintf("; the stream has event source mapping(s) to %s, and moto empties such a stream on every write"+
+		" (it tries to run the function, cannot without Docker, and drops the records): drill on a table without one (dlq-drill table)", strings.Join(fns, ", "))
 }

@@ -24,6 +24,9 @@ module "table" {
     { name = "session_id", type = "S" },
   ]
 
+  point_in_time_recovery        = var.point_in_time_recovery
+  point_in_time_recovery_reason = var.point_in_time_recovery_reason
+
   deletion_protection_enabled         = var.deletion_protection_enabled
   deletion_protection_disabled_reason = var.deletion_protection_disabled_reason
 }
@@ -32,6 +35,7 @@ module "replica" {
   source    = "../.."
   providers = { aws = aws.replica }
 
+  table_name             = module.table.table_name
   global_table_arn       = module.table.table_arn
   point_in_time_recovery = module.table.point_in_time_recovery
   table_tags             = module.table.tags

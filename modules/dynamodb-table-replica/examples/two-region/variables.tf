@@ -33,3 +33,18 @@ variable "deletion_protection_disabled_reason" {
   type        = string
   default     = ""
 }
+
+variable "point_in_time_recovery" {
+  description = "The table's PITR (DDB-PITR-01). A period under 35 days is refused by the replica: a replica's period cannot be set."
+  type = object({
+    enabled                 = optional(bool, true)
+    recovery_period_in_days = optional(number, 35)
+  })
+  default = {}
+}
+
+variable "point_in_time_recovery_reason" {
+  description = "Why the table's PITR is off or keeps fewer than 35 days (DDB-PITR-01 exception)."
+  type        = string
+  default     = ""
+}
