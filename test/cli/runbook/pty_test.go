@@ -97,13 +97,13 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 		wantCode int
 		restores int
 	}{
-		{typed: table + "x", wantCode: 1, restores: 0}, // not confirmed: nothing was changed
+		{typed: table + "x", wantCode: 2, restores: 0}, // mistyped: refused like any bad input (exit 2), nothing was changed
 		{typed: table, wantCode: exitcode.Stopped, restores: 1},
 	} {
 		t.Run("typed "+c.typed, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
 			cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
-				"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--until", "restore")
+				"--param", "table="+table, "--param", "restore_point=--latest", "--yes", "--through", "restore")
 			tm := startTerminal(t, cmd)
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")
