@@ -57,7 +57,9 @@ type GlobalFlags struct {
 	// host other than this machine.
 	AllowInsecureEndpoint bool
 	Output                string
-	AuditLog              string
+	// JQ is --jq: a jq expression applied to the -o json document.
+	JQ       string
+	AuditLog string
 	// ProtectedEnvs is --protected-envs: envs protected on top of the built-in ones.
 	ProtectedEnvs []string
 	// Incident ties every audit record of the run to an incident
