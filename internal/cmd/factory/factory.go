@@ -174,7 +174,7 @@ func (f *Factory) AWSLoaded() bool {
 }
 
 func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
-	return f.LoadAWS(ctx, awsconfig.Options{
+	cfg, err := f.LoadAWS(ctx, awsconfig.Options{
 		Region:                f.Flags.Region,
 		Profile:               f.Flags.Profile,
 		EndpointURL:           f.Flags.EndpointURL,
@@ -184,6 +184,11 @@ func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
 		LogOutput:             f.IOStreams.ErrOut,
 		Unanswered:            f.unanswered,
 	})
+	var re *awsconfig.RegionError
+	if errors.As(err, &re) {
+		return cfg, UsageErrorf("%w", err)
+	}
+	return cfg, err
 }
 
 // JSON reports whether --output json was asked for.

@@ -13,9 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/awsconfig"
 )
 
 // annotation is the pflag annotation that holds a flag's range: min, max, why.
@@ -75,16 +78,48 @@ func BoundOf(f *pflag.Flag) Bound {
 	return Bound{Min: a[0], Max: a[1], Why: a[2]}
 }
 
+// regionAnnotation marks a flag whose values are AWS region names.
+const regionAnnotation = "dynops.region"
+
+// Region declares that fs's flag name (registered just before; a string or
+// a list) holds AWS region names: Check refuses a name that no AWS
+// partition has (awsconfig.CheckRegion), before any call is sent to it.
+func Region(fs *pflag.FlagSet, name string) {
+	if fs.Lookup(name) == nil {
+		panic("flagcheck.Region: no flag --" + name)
+	}
+	if err := fs.SetAnnotation(name, regionAnnotation, []string{"true"}); err != nil {
+		panic(err)
+	}
+}
+
 // Check returns an error naming the first flag of fs (set or defaulted) whose
-// value is negative or outside its declared range.
+// value is negative or outside its declared range, or that names a region
+// no AWS partition has.
 func Check(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
 		if err == nil {
 			err = checkFlag(f, BoundOf(f))
 		}
+		if err == nil && f.Annotations[regionAnnotation] != nil && f.Changed {
+			err = checkRegions(f)
+		}
 	})
 	return err
+}
+
+func checkRegions(f *pflag.Flag) error {
+	values := []string{f.Value.String()}
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		values = sv.GetSlice()
+	}
+	for _, v := range values {
+		if err := awsconfig.CheckRegion(strings.TrimSpace(v), "--"+f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parse reads a value (or a bound) of f in its syntax: seconds of a duration,

@@ -76,6 +76,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
+	flagcheck.Region(pf, "region")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.BoolVar(&f.Flags.AllowInsecureEndpoint, "allow-insecure-endpoint", false, "let --endpoint-url (or AWS_ENDPOINT_URL) be plain http to a host other than this machine: credentials and items then cross the network unencrypted")

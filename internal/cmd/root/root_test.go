@@ -289,12 +289,7 @@ func TestCommandTimeouts(t *testing.T) {
 // must not delay the message. The refusal is still audited, saying why the
 // caller is missing.
 func TestUsageErrorMakesNoAWSCall(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
+	srv, calls := countingEndpoint(t)
 	for _, args := range [][]string{
 		{"export", "full", "--bucket", "b"},
 		{"export", "import", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--hash-key", "id:BOOL", "--yes"},
@@ -319,4 +314,44 @@ func TestUsageErrorMakesNoAWSCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnknownRegionNamed: a region no AWS partition has, in any flag that
+// takes regions, is refused at once naming the flag (exit 2, no request
+// sent), not "no answer from <endpoint>" after a timeout.
+func TestUnknownRegionNamed(t *testing.T) {
+	srv, calls := countingEndpoint(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pitr", "status", "--table", "dev-hoge-user", "--region", "mars-north-9"}, `--region "mars-north-9" is not an AWS region`},
+		{[]string{"dr", "status", "--table", "dev-hoge-user", "--regions", "eu-west-1,moon-1", "--region", "eu-west-1"}, `--regions "moon-1" is not an AWS region`},
+		{[]string{"dr", "failover", "--table", "dev-hoge-user", "--to", "mars", "--region", "eu-west-1"}, `--to "mars" is not an AWS region`},
+		{[]string{"dr", "failback", "--table", "dev-hoge-user", "--to", "eu-west-1", "--from", "eu-west", "--region", "eu-west-1"}, `--from "eu-west" is not an AWS region`},
+		{[]string{"export", "import", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--hash-key", "id:S", "--source-region", "eu_west_1", "--region", "eu-west-1"}, `--source-region "eu_west_1" is not an AWS region`},
+		{[]string{"export", "revert", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--bucket-region", "EU-WEST-1", "--region", "eu-west-1"}, `--bucket-region "EU-WEST-1" is not an AWS region`},
+	} {
+		calls.Store(0)
+		_, errOut, code, _ := run(t, append(c.args, "--endpoint-url", srv.URL)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "eu-west-1, us-east-1") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+		if n := calls.Load(); n != 0 {
+			t.Errorf("%v: %d request(s) sent for a region that does not exist", c.args, n)
+		}
+	}
+}
+
+// countingEndpoint is an AWS endpoint that answers 503 and counts the
+// requests it got.
+func countingEndpoint(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	calls := &atomic.Int32{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/protect"
@@ -81,6 +82,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the exports")
 	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --region)")
+	flagcheck.Region(fl, "bucket-region")
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of the window's incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
