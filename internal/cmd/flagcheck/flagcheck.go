@@ -12,6 +12,7 @@ package flagcheck
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -162,4 +163,33 @@ func checkFlag(f *pflag.Flag, b Bound) error {
 		return errors.New(msg)
 	}
 	return nil
+}
+
+// Durations makes every duration flag of fs accept days as well as Go's
+// units ("2d", "1d12h", "1.5d": a day is 24 h, as `audit log --since 2d`
+// means), and refuse a value that does not parse with one message naming
+// the units. Root applies it to every flag of the tree.
+func Durations(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if _, done := f.Value.(daysValue); !done && f.Value.Type() == "duration" {
+			f.Value = daysValue{f.Value}
+		}
+	})
+}
+
+// daysValue is a duration flag's value that takes days.
+type daysValue struct{ pflag.Value }
+
+// dayRe is a number of days inside a duration ("2d", the "1d" of "1d12h").
+var dayRe = regexp.MustCompile(`(\d+(?:\.\d+)?)d`)
+
+func (v daysValue) Set(s string) error {
+	hours := dayRe.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.ParseFloat(strings.TrimSuffix(m, "d"), 64)
+		return strconv.FormatFloat(n*24, 'f', -1, 64) + "h"
+	})
+	if _, err := time.ParseDuration(hours); err != nil {
+		return fmt.Errorf("%q is not a duration: write a number and a unit, e.g. 90s, 15m, 2h or 2d (a day is 24h; units combine: 1d12h)", s)
+	}
+	return v.Value.Set(hours)
 }

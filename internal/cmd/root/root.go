@@ -105,7 +105,17 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	f.Exec = execFunc(f, version)
 	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
 	markParents(cmd)
+	acceptDays(cmd)
 	return cmd
+}
+
+// acceptDays lets every duration flag of the tree take days (2d).
+func acceptDays(c *cobra.Command) {
+	flagcheck.Durations(c.PersistentFlags())
+	flagcheck.Durations(c.Flags())
+	for _, sub := range c.Commands() {
+		acceptDays(sub)
+	}
 }
 
 // Execute runs the command tree with args and returns the process exit code:

@@ -188,6 +188,8 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
 		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s is out of range: use 0s or more"},
+		{[]string{"audit", "log", "--since", "2days"}, 2, `invalid argument "2days" for "--since" flag: "2days" is not a duration: write a number and a unit, e.g. 90s, 15m, 2h or 2d`},
+		{[]string{"audit", "log", "--since", "2d"}, 1, "reading the audit log"}, // days parse (root makes every duration flag take them)
 		{[]string{"audit", "log"}, 1, "reading the audit log"},
 	}
 	for _, c := range cases {
