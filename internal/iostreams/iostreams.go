@@ -31,6 +31,8 @@ type IOStreams struct {
 	// wide turns fitting tables to it off (-o wide).
 	width int
 	wide  bool
+	// errWidth is stderr's columns, where progress is drawn (0: unknown).
+	errWidth int
 
 	mu            sync.Mutex
 	bar           *Bar // the progress shown now, if any
@@ -55,7 +57,16 @@ func System() *IOStreams {
 		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		width:     terminalWidth(os.Stdout),
+		errWidth:  terminalWidth(os.Stderr),
 	}
+}
+
+// errColumns is the width progress lines are cut to: stderr's, else 80.
+func (s *IOStreams) errColumns() int {
+	if s.errWidth > 0 {
+		return s.errWidth
+	}
+	return 80
 }
 
 // terminalWidth is f's columns when it is a terminal, else 0.
