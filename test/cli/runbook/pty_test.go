@@ -17,7 +17,6 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/test/helpers/drpair"
-	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/migrationexample"
 )
@@ -83,15 +82,7 @@ func (tm *terminal) waitFor(t *testing.T, s string) {
 // run, a wrong one is refused with nothing restored.
 func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 	db, table := prodTable(t)
-	restored := func() int {
-		n := 0
-		for _, name := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(name, table+"-restored-") {
-				n++
-			}
-		}
-		return n
-	}
+	restored := func() int { return len(restoredTables(t, db, table)) }
 	for _, c := range []struct {
 		typed    string
 		wantCode int

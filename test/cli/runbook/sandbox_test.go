@@ -57,22 +57,8 @@ func TestSandboxFirstDrillAsDocumented(t *testing.T) {
 	table := "dev-" + harness.UniqueID() + "-user" // a dev name: not protected, as the doc's dev-practice-user
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	ctx := context.Background()
-	restored := func() int {
-		n := 0
-		for _, name := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(name, table+"-restored-") {
-				n++
-			}
-		}
-		return n
-	}
-	t.Cleanup(func() {
-		for _, name := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(name, table+"-restored-") {
-				dropTable(db, name)
-			}
-		}
-	})
+	restored := func() int { return len(restoredTables(t, db, table)) }
+	dropRestoredWhenDone(t, db, table)
 	var timeline string
 	dynopsLines := 0
 	for _, line := range drillLines(t) {
@@ -163,9 +149,7 @@ func TestRunbookRefusedStepIsRefusedInTheTimeline(t *testing.T) {
 	require.Equal(t, exitcode.Usage, code, errOut)
 	assert.Contains(t, errOut, "--confirm "+table)
 	assert.Equal(t, audit.ResultRefused, runbookRun(t, log, incident).Result, "the runbook run is refused, not findings")
-	for _, name := range fixture.TableNames(t, db) {
-		assert.False(t, strings.HasPrefix(name, table+"-restored-"), "refused, yet %s was restored", name)
-	}
+	assert.Empty(t, restoredTables(t, db, table), "refused, yet restored")
 	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
 	require.Equal(t, 0, code)
 	assert.NotContains(t, md, "findings", md)
