@@ -18,7 +18,7 @@ func (r Run) Who() string {
 }
 
 // contextFlags are shown in the identity and tags, not in the command line.
-var contextFlags = map[string]bool{"audit-log": true, "incident": true, "endpoint-url": true, "region": true, "profile": true, "output": true}
+var contextFlags = map[string]bool{"audit-log": true, "incident": true, "endpoint-url": true, "region": true, "profile": true, "output": true, "jq": true}
 
 // CommandLine is the command with the flags that say what it did.
 func (r Run) CommandLine() string {

@@ -14,7 +14,7 @@ func TestRunText(t *testing.T) {
 		command, outcome, diff string
 	}{
 		{"finished with actions",
-			Run{Command: "pitr repair", Params: map[string]string{"yes": "true", "table": "dev-a-b", "region": "eu-west-1", "audit-log": "x"}, Result: "ok", ExitCode: exit(0), DurationMS: ms(1249),
+			Run{Command: "pitr repair", Params: map[string]string{"yes": "true", "table": "dev-a-b", "region": "eu-west-1", "audit-log": "x", "output": "json", "jq": ".result"}, Result: "ok", ExitCode: exit(0), DurationMS: ms(1249),
 				Actions: []Action{{What: "update-continuous-backups", Target: "dev-a-b"}, {What: "update-continuous-backups", Target: "dev-a-b"}, {What: "tag"}}, Counts: map[string]int64{"repaired": 1, "checked": 3}},
 			"pitr repair --table dev-a-b --yes", "ok (exit 0, 1.2s)", "update-continuous-backups ×2 dev-a-b; tag; checked 3, repaired 1"},
 		{"failed with an error", Run{Command: "redrive", Result: "error", ExitCode: exit(2), Error: "bad --max"},

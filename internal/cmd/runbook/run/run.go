@@ -51,7 +51,9 @@ is saved after every step: running the same command again resumes after the
 last finished step. On resume, --param may give a new value to a parameter
 no step that changes things has used yet (e.g. a --time the restore refused);
 the change is recorded, and the finished steps that read it run again.
---restart-from STEP runs STEP and every later step again.
+--restart-from STEP runs STEP and every later step again. --until STEP stops
+before STEP runs (look first), --through STEP after it; both exit 5, and the
+same command without them goes on.
 
 A decision step (e.g. pitr-restore's path: repair or cutover) is asked on a
 terminal even with --yes; --decide STEP=CHOICE gives it, and without a
