@@ -321,3 +321,32 @@ func TestLineAsker(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughADecisionOrASkippedStep: --through stops after a decision (its
+// choice made and kept) and after a step not on the path taken, as after a
+// command.
+func TestThroughADecisionOrASkippedStep(t *testing.T) {
+	md := "```dynops\nstep: first\nrun: dynops check a\n```\n```dynops\nstep: path\nchoose: repair, cutover\ndefault: repair\n```\n" +
+		"```dynops\nstep: cut\nrun: dynops check c\nwhen: path=cutover\n```\n```dynops\nstep: last\nrun: dynops check d\n```\n"
+	rb, err := Parse("t", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		through string
+		calls   int
+		stderr  string
+	}{
+		{"path", 1, "Stopped after step 2/4 path (--through path)"},
+		{"cut", 1, "Stopped after step 3/4 cut (--through cut)"},
+	} {
+		fe := &fakeExec{outs: map[string]string{"check a": `{}`, "check c": `{}`, "check d": `{}`}}
+		var stderr bytes.Buffer
+		r := newRunner(t, t.TempDir(), fe, nil, true)
+		r.ErrOut, r.Through = &stderr, c.through
+		sum, err := r.Run(context.Background(), rb)
+		if err != nil || sum.Complete || len(fe.calls) != c.calls || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("--through %s: %+v %v calls %q, stderr %q; want %d call(s) and %q", c.through, sum, err, fe.calls, stderr.String(), c.calls, c.stderr)
+		}
+	}
+}

@@ -177,6 +177,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 				r.Decided(step.ID, choice, how)
 			}
 			sum.Ran = append(sum.Ran, step.ID)
+			if r.stopAfter(i, rb) {
+				return sum, nil
+			}
 			continue
 		}
 		if d, c, ok := strings.Cut(step.When, "="); ok && st.Decisions[d] != c {
@@ -186,6 +189,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: not on this path (%s=%s), skipped\n", i+1, len(rb.Steps), step.ID, d, st.Decisions[d])
 			sum.Skipped = append(sum.Skipped, step.ID)
+			if r.stopAfter(i, rb) {
+				return sum, nil
+			}
 			continue
 		}
 		vars := map[string]string{"incident": r.Incident, "state_dir": workDir, "started": st.Started}
@@ -264,8 +270,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			return sum, err
 		}
 		sum.Ran = append(sum.Ran, step.ID)
-		if step.ID == r.Through && i < len(rb.Steps)-1 {
-			fmt.Fprintf(r.ErrOut, "\nStopped after step %d/%d %s (--through %s). Run the same command without --through to go on.\n", i+1, len(rb.Steps), step.ID, step.ID)
+		if r.stopAfter(i, rb) {
 			return sum, nil
 		}
 	}
@@ -285,6 +290,17 @@ func (r *Runner) checkStops(rb *Runbook) error {
 		}
 	}
 	return nil
+}
+
+// stopAfter reports (and says) whether --through names step i, a command,
+// a decision or a step not on the path taken, and a step follows it.
+func (r *Runner) stopAfter(i int, rb *Runbook) bool {
+	id := rb.Steps[i].ID
+	if id != r.Through || i == len(rb.Steps)-1 {
+		return false
+	}
+	fmt.Fprintf(r.ErrOut, "\nStopped after step %d/%d %s (--through %s). Run the same command without --through to go on.\n", i+1, len(rb.Steps), id, id)
+	return true
 }
 
 // stopDoneEarlier returns the flag and step of an --until or --through
