@@ -71,8 +71,12 @@ test-cpu: ## the go test stage with its CPU split: terraform (by subcommand and 
 test-badinput: ## the bad-input suite: the real binary against the emulator, every guard, state snapshots
 	go test -count=1 ./test/robustness/badinput/
 
-test-unit: ## only the fast packages (no terraform, no emulator)
-	go test -count=1 ./internal/... ./cmd/...
+# The packages of internal/ and cmd/ whose tests start no emulator: those
+# importing test/helpers/harness or test/helpers/emulator run in test-go.
+UNIT_PACKAGES = $$(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./internal/... ./cmd/... | awk '!/test\/helpers\/(harness|emulator)/ {print $$1}')
+
+test-unit: ## only the fast packages (no terraform, no emulator: DYNOPS_NO_EMULATOR refuses one)
+	DYNOPS_NO_EMULATOR=1 go test -count=1 $(UNIT_PACKAGES)
 
 BENCH_FLAGS ?=
 bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run: ratios with their goals

@@ -3,7 +3,7 @@
 # every drill of scripts/demo.d: `dynops runbook run pitr-restore`
 # on a damaged table, then `dynops audit timeline` of its incident.
 # The emulator restores the CURRENT items whatever time is asked, so the run
-# stops after the restore (--until restore), the damage is done, and the
+# stops after the restore (--through restore), the damage is done, and the
 # same command resumes: diff, repair, verify. On AWS the damage comes first
 # and one run does it all, restoring to --time just before it.
 RB_TABLE=local-hoge-user
@@ -26,8 +26,8 @@ rb_seed() { # 20 active users in one BatchWriteItem
 step "Runbook 1/3: dynops runbook run pitr-restore on $RB_TABLE (incident $RB_INCIDENT): check, restore"
 rb_seed
 rc=0
-dynops runbook run pitr-restore --incident "$RB_INCIDENT" --param table="$RB_TABLE" --yes --until restore || rc=$?
-[ "$rc" -eq 5 ] || { echo "runbook run --until restore: exit $rc, want 5 (stopped on purpose)" >&2; exit 1; }
+dynops runbook run pitr-restore --incident "$RB_INCIDENT" --param table="$RB_TABLE" --yes --through restore || rc=$?
+[ "$rc" -eq 5 ] || { echo "runbook run --through restore: exit $rc, want 5 (stopped on purpose)" >&2; exit 1; }
 
 step "Runbook 2/3: the bad day on $RB_TABLE: 2 users deleted, 2 corrupted; the same command resumes"
 rb_aws delete-item --table-name "$RB_TABLE" --key '{"user_id":{"S":"user_003"}}'

@@ -23,7 +23,7 @@ const (
 	ResultFindings = "findings" // the command ran and reported something to act on (conflicts, messages kept, failing checks); exit 1
 	ResultFailed   = "failed"   // an error stopped the command
 	ResultRefused  = "refused"  // bad input or no confirmation: nothing changed
-	ResultStopped  = "stopped"  // stopped on purpose before its end (runbook run --until, or before an unconfirmed step); exit 5
+	ResultStopped  = "stopped"  // stopped on purpose before its end (runbook run --until/--through, or before an unconfirmed step); exit 5
 	// ResultInterrupted is never written: it is what a `started` record
 	// without its `finished` reads back as (a kill, a crash, a power cut).
 	ResultInterrupted = "interrupted"

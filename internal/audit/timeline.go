@@ -18,7 +18,7 @@ func (r Run) Who() string {
 }
 
 // contextFlags are shown in the identity and tags, not in the command line.
-var contextFlags = map[string]bool{"audit-log": true, "incident": true, "endpoint-url": true, "region": true, "profile": true, "output": true}
+var contextFlags = map[string]bool{"audit-log": true, "incident": true, "endpoint-url": true, "region": true, "profile": true, "output": true, "jq": true}
 
 // CommandLine is the command with the flags that say what it did.
 func (r Run) CommandLine() string {
@@ -71,11 +71,11 @@ func (r Run) Outcome() string {
 // and its result counts.
 func (r Run) Changed() string {
 	var parts []string
-	type key struct{ what, target string }
+	type key struct{ what, target, note string }
 	n := map[key]int{}
 	var order []key
 	for _, a := range r.Actions {
-		k := key{a.What, a.Target}
+		k := key{a.What, a.Target, actionNote(a.Detail)}
 		if n[k] == 0 {
 			order = append(order, k)
 		}
@@ -88,6 +88,9 @@ func (r Run) Changed() string {
 		}
 		if k.target != "" {
 			s += " " + k.target
+		}
+		if k.note != "" {
+			s += ": " + k.note
 		}
 		parts = append(parts, s)
 	}
@@ -111,6 +114,33 @@ func (r Run) Changed() string {
 		return "nothing"
 	}
 	return s
+}
+
+// actionNote is what an action's detail says in a few words, when it is a
+// choice or a change: a decision's choice and how it was made ("repair
+// (--decide)"), a parameter's old and new value ("--latest -> --time T").
+func actionNote(detail any) string {
+	d, ok := detail.(map[string]any)
+	if !ok {
+		if m, isStrings := detail.(map[string]string); isStrings {
+			d = map[string]any{}
+			for k, v := range m {
+				d[k] = v
+			}
+		} else {
+			return ""
+		}
+	}
+	str := func(k string) string { s, _ := d[k].(string); return s }
+	switch {
+	case str("choice") != "" && str("how") != "":
+		return str("choice") + " (" + str("how") + ")"
+	case str("choice") != "":
+		return str("choice")
+	case str("old") != "" || str("new") != "":
+		return str("old") + " -> " + str("new")
+	}
+	return ""
 }
 
 func prefixed(p, s string) string {

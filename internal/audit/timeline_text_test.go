@@ -14,7 +14,7 @@ func TestRunText(t *testing.T) {
 		command, outcome, diff string
 	}{
 		{"finished with actions",
-			Run{Command: "pitr repair", Params: map[string]string{"yes": "true", "table": "dev-a-b", "region": "eu-west-1", "audit-log": "x"}, Result: "ok", ExitCode: exit(0), DurationMS: ms(1249),
+			Run{Command: "pitr repair", Params: map[string]string{"yes": "true", "table": "dev-a-b", "region": "eu-west-1", "audit-log": "x", "output": "json", "jq": ".result"}, Result: "ok", ExitCode: exit(0), DurationMS: ms(1249),
 				Actions: []Action{{What: "update-continuous-backups", Target: "dev-a-b"}, {What: "update-continuous-backups", Target: "dev-a-b"}, {What: "tag"}}, Counts: map[string]int64{"repaired": 1, "checked": 3}},
 			"pitr repair --table dev-a-b --yes", "ok (exit 0, 1.2s)", "update-continuous-backups ×2 dev-a-b; tag; checked 3, repaired 1"},
 		{"failed with an error", Run{Command: "redrive", Result: "error", ExitCode: exit(2), Error: "bad --max"},
@@ -27,6 +27,12 @@ func TestRunText(t *testing.T) {
 			"migrate", "INTERRUPTED (started, never finished: killed or crashed)", "planned: changed 3"},
 		{"interrupted without a plan", Run{Command: "migrate", Result: ResultInterrupted},
 			"migrate", "INTERRUPTED (started, never finished: killed or crashed)", "unknown: it may have written before it stopped"},
+		{"a runbook run with its decision and a changed parameter (as read back from the log)", Run{Command: "runbook run", Result: ResultRefused, ExitCode: exit(2),
+			Actions: []Action{{What: ActRunbookChangeParam, Target: "restore_point", Detail: map[string]any{"old": "--latest", "new": "--time T"}},
+				{What: ActRunbookDecide, Target: "path", Detail: map[string]any{"choice": "repair", "how": "--decide"}}}},
+			"runbook run", "refused (exit 2)", "runbook.change-param restore_point: --latest -> --time T; runbook.decide path: repair (--decide)"},
+		{"a decision as recorded (strings)", Run{Command: "runbook run", Result: "ok", Actions: []Action{{What: ActRunbookDecide, Target: "path", Detail: map[string]string{"choice": "cutover", "how": "default"}}}},
+			"runbook run", "ok", "runbook.decide path: cutover (default)"},
 		{"running", Run{Command: "migrate", Result: ResultRunning, Plan: &Plan{Counts: map[string]int64{}}},
 			"migrate", "RUNNING (started, not finished yet; its process is alive)", "nothing"},
 	}

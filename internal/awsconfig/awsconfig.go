@@ -110,6 +110,9 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	if cfg.Region == "" {
 		return aws.Config{}, fmt.Errorf("no AWS region (%s): pass --region or set AWS_REGION", profileName(o.Profile))
 	}
+	if err := CheckRegion(cfg.Region, regionSource(o.Region, o.Profile)); err != nil {
+		return aws.Config{}, err
+	}
 	if o.Debug && cfg.Credentials != nil {
 		// Every credential value the run uses is redacted from the log, as
 		// well as the headers and query parameters that carry them.

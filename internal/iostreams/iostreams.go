@@ -31,6 +31,8 @@ type IOStreams struct {
 	// wide turns fitting tables to it off (-o wide).
 	width int
 	wide  bool
+	// errWidth is stderr's columns, where progress is drawn (0: unknown).
+	errWidth int
 
 	mu            sync.Mutex
 	bar           *Bar // the progress shown now, if any
@@ -40,6 +42,9 @@ type IOStreams struct {
 	// jsonOut is stdout when -o json: PrintJSON writes there, and Out is
 	// stderr, so that no human line can follow (or precede) the document.
 	jsonOut io.Writer
+	// jq filters PrintJSON's document (--jq); jqErr is its first failure.
+	jq    *JQ
+	jqErr error
 }
 
 // System returns the process's own streams.
@@ -52,7 +57,16 @@ func System() *IOStreams {
 		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		width:     terminalWidth(os.Stdout),
+		errWidth:  terminalWidth(os.Stderr),
 	}
+}
+
+// errColumns is the width progress lines are cut to: stderr's, else 80.
+func (s *IOStreams) errColumns() int {
+	if s.errWidth > 0 {
+		return s.errWidth
+	}
+	return 80
 }
 
 // terminalWidth is f's columns when it is a terminal, else 0.
@@ -133,15 +147,59 @@ func (s *IOStreams) SetJSON() {
 	}
 }
 
-// PrintJSON writes v as one indented JSON document on stdout.
+// PrintJSON writes v as one indented JSON document on stdout, or, with
+// SetJQ, what the jq expression makes of it.
 func (s *IOStreams) PrintJSON(v any) error {
-	s.mu.Lock()
-	s.wroteJSON = true
-	out := s.Out
-	if s.jsonOut != nil {
-		out = s.jsonOut
+	out, jq := s.jsonWriter()
+	if jq != nil {
+		if err := jq.Print(out, v); err != nil {
+			s.mu.Lock()
+			if s.jqErr == nil {
+				s.jqErr = err
+			}
+			s.mu.Unlock()
+			return err
+		}
+		return nil
 	}
-	s.mu.Unlock()
+	return writeJSON(out, v)
+}
+
+// PrintJSONUnfiltered writes v as PrintJSON does without --jq: the error
+// document of a failed command, which an expression written for the result
+// would only hide.
+func (s *IOStreams) PrintJSONUnfiltered(v any) error {
+	out, _ := s.jsonWriter()
+	return writeJSON(out, v)
+}
+
+// jsonWriter marks the JSON document written and returns where it goes.
+func (s *IOStreams) jsonWriter() (io.Writer, *JQ) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wroteJSON = true
+	if s.jsonOut != nil {
+		return s.jsonOut, s.jq
+	}
+	return s.Out, s.jq
+}
+
+// SetJQ filters every PrintJSON document through jq (--jq).
+func (s *IOStreams) SetJQ(jq *JQ) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jq = jq
+}
+
+// JQErr is the first failure of the --jq expression on a document (nil
+// when it did not fail or there is none): the output is incomplete.
+func (s *IOStreams) JQErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.jqErr
+}
+
+func writeJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {

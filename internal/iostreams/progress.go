@@ -2,19 +2,25 @@ package iostreams
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
+	"unicode/utf8"
 )
 
 // DefaultProgressEvery is how often a plain progress line is written when
 // stderr is not a terminal (CI logs, tee).
 const DefaultProgressEvery = 5 * time.Second
 
-// Bar is the progress of one piece of long work: on a terminal a bar with
-// the total and an ETA (github.com/schollz/progressbar), elsewhere a plain
-// line every DefaultProgressEvery. Start one with StartProgress.
+// Bar is the progress of one piece of long work: on a terminal one line
+// redrawn in place (a bar when the total is known, the count, the elapsed
+// time and an ETA), elsewhere a plain line every DefaultProgressEvery.
+// Start one with StartProgress.
+//
+// The terminal line is cleared and written again on each redraw, cut to the
+// terminal's width: a line that wraps cannot be redrawn with a carriage
+// return (its first rows would stay on screen at their first frame). Done
+// clears it, so the next output starts on a clean line.
 type Bar struct {
 	s     *IOStreams
 	label string
@@ -25,34 +31,23 @@ type Bar struct {
 	status   string
 	start    time.Time
 	lastLine time.Time
-	tty      *progressbar.ProgressBar
+	term     bool // stderr is a terminal: redraw in place
+	drawn    bool // a terminal line is on screen
+	lastDraw time.Time
 	finished bool
 }
 
+// redrawEvery bounds terminal redraws (a count updated per item would
+// otherwise repaint thousands of times a second).
+const redrawEvery = 100 * time.Millisecond
+
 // StartProgress starts the progress of label with total units of work
-// (items, messages, keys; <= 0 when unknown: a spinner with the count and
-// the elapsed time). Call Set as work gets done and Done at the end.
+// (items, messages, keys; <= 0 when unknown: the count and the elapsed
+// time). Call Set as work gets done and Done at the end.
 func (s *IOStreams) StartProgress(label string, total int64) *Bar {
 	s.Done() // one progress display at a time
 	now := s.clock()
-	b := &Bar{s: s, label: label, total: total, start: now, lastLine: now}
-	if s.stderrTTY {
-		max := total
-		if max <= 0 {
-			max = -1 // progressbar's spinner
-		}
-		b.tty = progressbar.NewOptions64(max,
-			progressbar.OptionSetWriter(s.ErrOut),
-			progressbar.OptionSetDescription(label),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionUseANSICodes(true),
-		)
-	}
+	b := &Bar{s: s, label: label, total: total, start: now, lastLine: now, term: s.stderrTTY}
 	s.mu.Lock()
 	s.bar = b
 	s.mu.Unlock()
@@ -64,12 +59,10 @@ func (b *Bar) SetTotal(total int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.total = total
-	if b.tty != nil && total > 0 {
-		b.tty.ChangeMax64(total)
-	}
 }
 
-// Set records that n units are done.
+// Set records that n units are done; a count past the total raises the
+// total with it (never 150/100).
 func (b *Bar) Set(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -77,15 +70,10 @@ func (b *Bar) Set(n int64) {
 		return
 	}
 	b.done = n
-	if b.tty != nil {
-		if b.total > 0 && n > b.total {
-			b.total = n
-			b.tty.ChangeMax64(n)
-		}
-		_ = b.tty.Set64(n)
-		return
+	if b.total > 0 && n > b.total {
+		b.total = n
 	}
-	b.maybeLine()
+	b.show(false)
 }
 
 // Status sets a short status shown with the count (e.g. "IN_PROGRESS").
@@ -96,19 +84,10 @@ func (b *Bar) Status(format string, args ...any) {
 		return
 	}
 	b.status = fmt.Sprintf(format, args...)
-	if b.tty != nil {
-		desc := b.status
-		if b.label != "" {
-			desc = b.label + ": " + desc
-		}
-		b.tty.Describe(desc)
-		_ = b.tty.Set64(b.done) // redraw
-		return
-	}
-	b.maybeLine()
+	b.show(true)
 }
 
-// Done ends the progress display.
+// Done ends the progress display (on a terminal: clears its line).
 func (b *Bar) Done() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -116,14 +95,52 @@ func (b *Bar) Done() {
 		return
 	}
 	b.finished = true
-	if b.tty != nil {
-		_ = b.tty.Exit()
+	if b.drawn {
+		fmt.Fprint(b.s.ErrOut, clearLine)
 	}
 	b.s.mu.Lock()
 	if b.s.bar == b {
 		b.s.bar = nil
 	}
 	b.s.mu.Unlock()
+}
+
+// clearLine returns to the start of the line and erases it (ANSI EL2).
+const clearLine = "\r\033[2K"
+
+// show draws on a terminal (at most every redrawEvery unless forced: a new
+// status is always shown) or writes a plain line when its interval passed.
+func (b *Bar) show(force bool) {
+	if !b.term {
+		b.maybeLine()
+		return
+	}
+	now := b.s.clock()
+	if !force && b.drawn && now.Sub(b.lastDraw) < redrawEvery {
+		return
+	}
+	b.lastDraw, b.drawn = now, true
+	fmt.Fprint(b.s.ErrOut, clearLine+fitWidth(b.termLine(now), b.s.errColumns()-1))
+}
+
+// termLine is the terminal's line: a bar when the total is known, then
+// the plain line, e.g. "[#####               ] table diff: 1200/5000 (24%), elapsed 10s, ETA 32s".
+func (b *Bar) termLine(now time.Time) string {
+	if b.total <= 0 {
+		return b.line(now)
+	}
+	const width = 20
+	filled := int(b.done * width / b.total)
+	return "[" + strings.Repeat("#", filled) + strings.Repeat(" ", width-filled) + "] " + b.line(now)
+}
+
+// fitWidth cuts s to columns characters, the last one "…".
+func fitWidth(s string, columns int) string {
+	if columns < 1 || utf8.RuneCountInString(s) <= columns {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:columns-1]) + "…"
 }
 
 // maybeLine writes a plain progress line when the interval has passed.

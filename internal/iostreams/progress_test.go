@@ -1,10 +1,10 @@
 package iostreams
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 type clock struct{ t time.Time }
@@ -67,59 +67,82 @@ func TestProgressUnknownTotalAndStatus(t *testing.T) {
 	}
 }
 
-// On a terminal: the progress library draws a bar with the count and ETA,
-// and Done clears it.
-func TestProgressTerminalBar(t *testing.T) {
+// On a terminal: one line redrawn in place, each frame clearing the line
+// before it (a carriage return alone cannot redraw a line that wrapped),
+// cut to the terminal's width, with a bar when the total is known; redraws
+// at most every 100 ms, a new status at once; Done clears the line.
+func TestProgressTerminalRedrawsInPlace(t *testing.T) {
 	ios, _, _, errOut := Test()
 	ios.SetTTY(false, false, true)
+	ios.errWidth = 60
+	c := newClock()
+	ios.SetClock(c.now)
 	bar := ios.StartProgress("repairing dev-a-user: keys", 200)
 	bar.Set(50)
-	time.Sleep(150 * time.Millisecond) // past the library's redraw throttle
+	c.add(50 * time.Millisecond)
+	bar.Set(60) // within 100 ms: not drawn
+	c.add(100 * time.Millisecond)
 	bar.Set(100)
-	out := errOut.String()
-	if !contains(out, "repairing dev-a-user: keys", "/200") {
-		t.Errorf("terminal bar %q lacks the label and total", out)
+	bar.Status("writing prod-hoge-user-restored-20261121t093512z, a name long enough to wrap")
+	frames := strings.Split(errOut.String(), clearLine)
+	if frames[0] != "" || len(frames) != 4 {
+		t.Fatalf("want 3 frames, each after a line clear, got %q", errOut.String())
 	}
+	want := []string{
+		"[#####               ] repairing dev-a-user: keys: 50/200 …",
+		"[##########          ] repairing dev-a-user: keys: 100/200…",
+	}
+	for i, w := range want {
+		if frames[i+1] != w {
+			t.Errorf("frame %d = %q, want %q", i+1, frames[i+1], w)
+		}
+	}
+	for _, f := range frames[1:] {
+		if n := utf8.RuneCountInString(f); n > 59 || strings.ContainsAny(f, "\r\n") {
+			t.Errorf("frame %q: %d columns on a 60-column terminal, or a line break", f, n)
+		}
+	}
+	errOut.Reset()
 	bar.Done()
-	ios.Progress("status %d", 1)
-	ios.Done()
+	if errOut.String() != clearLine {
+		t.Errorf("Done wrote %q, want the line cleared", errOut.String())
+	}
+	bar.Set(150)
+	if errOut.String() != clearLine {
+		t.Errorf("a finished bar drew again: %q", errOut.String())
+	}
 }
 
-// On a terminal, a total that is not known (<= 0) is a spinner with the
-// count, not a bar; a count past the total raises the total with it (the
-// bar neither shows 150/100 nor ends early). The library's own maximum
-// is read back, since its redraws are throttled.
-func TestProgressTerminalSpinnerAndGrowingTotal(t *testing.T) {
+// On a terminal, a total that is not known (<= 0) shows the count (no bar,
+// no share), and keeps being redrawn however far the count goes; a count
+// past the total raises the total with it (never 150/100).
+func TestProgressTerminalUnknownAndGrowingTotal(t *testing.T) {
 	cases := []struct {
-		name         string
-		total        int64
-		set          []int64
-		wantMax      int64
-		wantFinished bool
+		name  string
+		total int64
+		set   []int64
+		want  string // the last frame
 	}{
-		{"unknown total", 0, []int64{5}, -1, false},
-		{"negative total", -1, []int64{7, 9}, -1, false},
-		{"count below the total", 100, []int64{5, 60}, 100, false},
-		{"count past the total", 100, []int64{5, 150}, 150, true},
-		{"count at the total", 100, []int64{5, 100}, 100, true},
-		{"total of one, five done", 1, []int64{5}, 5, true},
+		{"unknown total", 0, []int64{5, 31, 5000}, "lbl: 5000 done, elapsed 0s"},
+		{"negative total", -1, []int64{7, 9}, "lbl: 9 done, elapsed 0s"},
+		{"count below the total", 100, []int64{5, 60}, "[############        ] lbl: 60/100 (60%), elapsed 0s, ETA 0s"},
+		{"count past the total", 100, []int64{5, 150}, "[####################] lbl: 150/150 (100%), elapsed 0s"},
+		{"total of one, five done", 1, []int64{5}, "[####################] lbl: 5/5 (100%), elapsed 0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ios, _, _, errOut := Test()
 			ios.SetTTY(false, false, true)
+			c := newClock()
+			ios.SetClock(c.now)
 			bar := ios.StartProgress("lbl", tc.total)
 			for _, n := range tc.set {
 				bar.Set(n)
+				c.add(redrawEvery)
 			}
-			if got := bar.tty.GetMax64(); tc.wantMax > 0 && got != tc.wantMax {
-				t.Errorf("bar maximum = %d, want %d", got, tc.wantMax)
-			}
-			if got := bar.tty.IsFinished(); got != tc.wantFinished {
-				t.Errorf("bar finished = %v, want %v", got, tc.wantFinished)
-			}
-			if out := errOut.String(); tc.wantMax < 0 && (!strings.Contains(out, fmt.Sprintf("lbl (%d/-)", tc.set[0])) || strings.Contains(out, "%")) {
-				t.Errorf("output %q is not a spinner with the count", out)
+			frames := strings.Split(errOut.String(), clearLine)
+			if len(frames) != len(tc.set)+1 || frames[len(frames)-1] != tc.want {
+				t.Errorf("frames %q, want %d ending with %q", frames[1:], len(tc.set), tc.want)
 			}
 			bar.Done()
 		})

@@ -139,38 +139,104 @@ func TestEveryPlaceholderIsChecked(t *testing.T) {
 // TestRunShowsEachStep: the step headers on stderr count the steps, carry
 // the heading when there is one, and say which steps were done earlier.
 func TestRunShowsEachStep(t *testing.T) {
-	md := "```dynops\nstep: first\nrun: dynops check a\n```\n## Second part\n```dynops\nstep: second\nrun: dynops check b\n```\n"
+	rb := threeSteps(t)
+	fe := &fakeExec{outs: map[string]string{"check a": `{}`, "check b": `{}`, "check c": `{}`}}
+	var stderr bytes.Buffer
+	r := newRunner(t, t.TempDir(), fe, nil, true)
+	r.ErrOut, r.Until = &stderr, "first"
+	if sum, err := r.Run(context.Background(), rb); err != nil || sum.Complete || len(fe.calls) != 0 {
+		t.Fatalf("--until first: %+v %v calls %q", sum, err, fe.calls)
+	}
+	r.Until, r.Through = "", "first"
+	if sum, err := r.Run(context.Background(), rb); err != nil || sum.Complete || len(fe.calls) != 1 {
+		t.Fatalf("--through first: %+v %v calls %q", sum, err, fe.calls)
+	}
+	if want := "Resuming t for incident INC-1: no step done yet (3 to run).\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q (not \"0 of 3 step(s) done ()\")", stderr.String(), want)
+	}
+	stderr.Reset()
+	r.Through = ""
+	sum, err := r.Run(context.Background(), rb)
+	if err != nil || !sum.Complete || len(fe.calls) != 3 {
+		t.Fatalf("resume: %+v %v calls %q", sum, err, fe.calls)
+	}
+	for _, want := range []string{"Resuming t for incident INC-1: 1 of 3 step(s) done (first).", "\n== step 1/3 first: done earlier, skipped\n", "\n== step 2/3 second (Second part)\n", "$ dynops check b\n"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+}
+
+func threeSteps(t *testing.T) *Runbook {
+	t.Helper()
+	md := "```dynops\nstep: first\nrun: dynops check a\n```\n## Second part\n```dynops\nstep: second\nrun: dynops check b\n```\n```dynops\nstep: third\nrun: dynops check c\n```\n"
 	rb, err := Parse("t", md)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	fe := &fakeExec{outs: map[string]string{"check a": `{}`, "check b": `{}`}}
-	var stderr bytes.Buffer
-	r := newRunner(t, dir, fe, nil, true)
-	r.ErrOut, r.Until = &stderr, "first"
-	sum, err := r.Run(context.Background(), rb)
-	if err != nil || sum.Complete || len(fe.calls) != 1 {
-		t.Fatalf("--until first: %+v %v calls %q", sum, err, fe.calls)
+	return rb
+}
+
+// TestUntilStopsBeforeThroughAfter: --until STEP stops before STEP runs
+// (look first), --through STEP after it; either on a step an earlier run
+// finished stops before anything runs; both at once or an unknown step is
+// refused; --through the last step is a complete run.
+func TestUntilStopsBeforeThroughAfter(t *testing.T) {
+	rb := threeSteps(t)
+	outs := map[string]string{"check a": `{}`, "check b": `{}`, "check c": `{}`}
+	cases := []struct {
+		name           string
+		until, through string
+		earlier        string // a first run's --through, "" for none
+		calls          int    // commands run by the second run
+		complete       bool
+		stderr         string
+		refused        string
+	}{
+		{name: "until the second step runs only the first", until: "second", calls: 1, stderr: "Stopped before step 2/3 second (--until second). Run the same command without --until to go on."},
+		{name: "until the first step runs nothing", until: "first", calls: 0, stderr: "Stopped before step 1/3 first (--until first)"},
+		{name: "through the second step runs two", through: "second", calls: 2, stderr: "Stopped after step 2/3 second (--through second). Run the same command without --through to go on."},
+		{name: "through the last step is complete", through: "third", calls: 3, complete: true},
+		{name: "until the last step runs two", until: "third", calls: 2, stderr: "Stopped before step 3/3 third"},
+		{name: "until a step done earlier runs nothing", earlier: "second", until: "first", calls: 0, stderr: "Stopped: step first was done earlier, so --until first stops before anything runs"},
+		{name: "through again after its stop runs nothing", earlier: "second", through: "second", calls: 0, stderr: "so --through second stops before anything runs. Run the same command without --through to go on."},
+		{name: "until after an earlier through goes on to it", earlier: "first", until: "third", calls: 1, stderr: "Stopped before step 3/3 third"},
+		{name: "both", until: "second", through: "second", refused: "--until second and --through second: give one"},
+		{name: "unknown until", until: "nope", refused: "--until nope: runbook t has no such step (steps: first, second, third)"},
+		{name: "unknown through", through: "nope", refused: "--through nope: runbook t has no such step"},
 	}
-	for _, want := range []string{"\n== step 1/2 first\n", "$ dynops check a\n", "Stopped after step first (--until)"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr %q lacks %q", stderr.String(), want)
-		}
-	}
-	stderr.Reset()
-	r.Until = "second" // the last step: the run completes, nothing to stop
-	sum, err = r.Run(context.Background(), rb)
-	if err != nil || !sum.Complete || len(fe.calls) != 2 {
-		t.Fatalf("--until the last step: %+v %v calls %q", sum, err, fe.calls)
-	}
-	for _, want := range []string{"\n== step 1/2 first: done earlier, skipped\n", "\n== step 2/2 second (Second part)\n"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr %q lacks %q", stderr.String(), want)
-		}
-	}
-	if strings.Contains(stderr.String(), "Stopped after") {
-		t.Errorf("stderr %q: --until the last step is a complete run", stderr.String())
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.earlier != "" {
+				first := newRunner(t, dir, &fakeExec{outs: outs}, nil, true)
+				first.Through = c.earlier
+				if _, err := first.Run(context.Background(), rb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fe := &fakeExec{outs: outs}
+			var stderr bytes.Buffer
+			r := newRunner(t, dir, fe, nil, true)
+			r.ErrOut, r.Until, r.Through = &stderr, c.until, c.through
+			sum, err := r.Run(context.Background(), rb)
+			if c.refused != "" {
+				var pe *ParamError
+				if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.refused) || len(fe.calls) != 0 {
+					t.Fatalf("err = %v, calls %q; want a ParamError %q and nothing run", err, fe.calls, c.refused)
+				}
+				return
+			}
+			if err != nil || sum.Complete != c.complete || len(fe.calls) != c.calls {
+				t.Fatalf("sum %+v, err %v, calls %q; want complete=%v and %d call(s)", sum, err, fe.calls, c.complete, c.calls)
+			}
+			if !strings.Contains(stderr.String(), c.stderr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), c.stderr)
+			}
+			if c.complete && strings.Contains(stderr.String(), "Stopped") {
+				t.Errorf("stderr %q: a complete run says it stopped", stderr.String())
+			}
+		})
 	}
 }
 
@@ -252,6 +318,35 @@ func TestLineAsker(t *testing.T) {
 		}
 		if prompt.String() != strings.Repeat("Q? ", len(c.answers)) {
 			t.Errorf("prompt %q", prompt.String())
+		}
+	}
+}
+
+// TestThroughADecisionOrASkippedStep: --through stops after a decision (its
+// choice made and kept) and after a step not on the path taken, as after a
+// command.
+func TestThroughADecisionOrASkippedStep(t *testing.T) {
+	md := "```dynops\nstep: first\nrun: dynops check a\n```\n```dynops\nstep: path\nchoose: repair, cutover\ndefault: repair\n```\n" +
+		"```dynops\nstep: cut\nrun: dynops check c\nwhen: path=cutover\n```\n```dynops\nstep: last\nrun: dynops check d\n```\n"
+	rb, err := Parse("t", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		through string
+		calls   int
+		stderr  string
+	}{
+		{"path", 1, "Stopped after step 2/4 path (--through path)"},
+		{"cut", 1, "Stopped after step 3/4 cut (--through cut)"},
+	} {
+		fe := &fakeExec{outs: map[string]string{"check a": `{}`, "check c": `{}`, "check d": `{}`}}
+		var stderr bytes.Buffer
+		r := newRunner(t, t.TempDir(), fe, nil, true)
+		r.ErrOut, r.Through = &stderr, c.through
+		sum, err := r.Run(context.Background(), rb)
+		if err != nil || sum.Complete || len(fe.calls) != c.calls || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("--through %s: %+v %v calls %q, stderr %q; want %d call(s) and %q", c.through, sum, err, fe.calls, stderr.String(), c.calls, c.stderr)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,13 +34,16 @@ type Param struct {
 
 // Step is one command the runbook runs.
 type Step struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title,omitempty"`
-	Run         string   `json:"run"` // a dynops command line with {{name}} placeholders
-	Destructive bool     `json:"destructive"`
-	Outputs     []Output `json:"outputs,omitempty"`
-	Checks      []Check  `json:"checks,omitempty"`
-	AllowExit   []int    `json:"allow_exit,omitempty"` // exit codes that still let the runbook go on (default 0)
+	ID          string `json:"id"`
+	Title       string `json:"title,omitempty"`
+	Run         string `json:"run"` // a dynops command line with {{name}} placeholders
+	Destructive bool   `json:"destructive"`
+	// DryRun marks a step that runs a changing command without --yes on
+	// purpose, for its plan (the runner never adds --yes to it).
+	DryRun    bool     `json:"dry_run,omitempty"`
+	Outputs   []Output `json:"outputs,omitempty"`
+	Checks    []Check  `json:"checks,omitempty"`
+	AllowExit []int    `json:"allow_exit,omitempty"` // exit codes that still let the runbook go on (default 0)
 	// Confirm are the names (templates of params; a comma-separated
 	// value is several) of the protected targets a step may change or
 	// invoke: the --confirm values of `run` that name one of them are
@@ -170,7 +174,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 		k, v, ok := strings.Cut(l, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok {
-			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, confirm, output, check, allow-exit, choose, default, when)", i+1, l)
+			return fmt.Errorf("step line %d %q: write `key: value` (keys: step, run, destructive, dry-run, confirm, output, check, allow-exit, choose, default, when)", i+1, l)
 		}
 		switch k {
 		case "step":
@@ -183,6 +187,12 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				return fmt.Errorf("step line %d: destructive: %q is not true or false", i+1, v)
 			}
 			st.Destructive = b
+		case "dry-run":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("step line %d: dry-run: %q is not true or false", i+1, v)
+			}
+			st.DryRun = b
 		case "confirm":
 			for _, t := range strings.Split(v, ",") {
 				if t = strings.TrimSpace(t); t != "" {
@@ -221,7 +231,7 @@ func (rb *Runbook) addBlock(kind string, lines []string, start int, heading stri
 				st.AllowExit = append(st.AllowExit, n)
 			}
 		default:
-			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, confirm, output, check, allow-exit, choose, default, when)", i+1, k)
+			return fmt.Errorf("step line %d: unknown key %q (keys: step, run, destructive, dry-run, confirm, output, check, allow-exit, choose, default, when)", i+1, k)
 		}
 	}
 	rb.Steps = append(rb.Steps, st)
@@ -305,6 +315,9 @@ func (rb *Runbook) validate() error {
 		}
 		if st.Run == "" {
 			return fmt.Errorf("%s: `run: dynops ...` is missing", where)
+		}
+		if st.DryRun && (st.Destructive || len(st.Confirm) > 0 || slices.Contains(strings.Fields(st.Run), "--yes")) {
+			return fmt.Errorf("%s: a `dry-run: true` step shows a plan and changes nothing: no `destructive`, `confirm` or --yes", where)
 		}
 		text := st.Run
 		for _, c := range st.Checks {

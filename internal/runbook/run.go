@@ -27,7 +27,8 @@ type Runner struct {
 	Params   map[string]string // --param k=v
 	Yes      bool              // --yes: destructive steps run for real
 	Confirm  []string          // --confirm NAME...: each destructive step gets the ones naming its targets (Step.Confirm)
-	Until    string            // --until STEP: stop after this step (look, then run again to go on)
+	Until    string            // --until STEP: stop before this step (look first, then run again to go on)
+	Through  string            // --through STEP: stop after this step
 	// RestartFrom STEP runs that step and every later one again, even if
 	// they finished (--restart-from).
 	RestartFrom string
@@ -92,8 +93,8 @@ type Summary struct {
 
 // Run runs rb from its first unfinished step.
 func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
-	if r.Until != "" && !rb.HasStep(r.Until) {
-		return nil, &ParamError{fmt.Errorf("--until %s: runbook %s has no such step (steps: %s)", r.Until, rb.Name, strings.Join(rb.StepIDs(), ", "))}
+	if err := r.checkStops(rb); err != nil {
+		return nil, err
 	}
 	st, err := r.Store.Load(r.Incident, rb.Name)
 	if err != nil {
@@ -103,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		st = &State{Incident: r.Incident, Runbook: rb.Name, Started: r.Now().UTC().Format("20060102t150405z"),
 			Params: map[string]string{}, Outputs: map[string]string{}}
 	} else {
-		fmt.Fprintf(r.ErrOut, "Resuming %s for incident %s: %d of %d step(s) done (%s).\n", rb.Name, r.Incident, len(st.Done), len(rb.Steps), strings.Join(st.Done, ", "))
+		fmt.Fprintf(r.ErrOut, "Resuming %s for incident %s: %s.\n", rb.Name, r.Incident, doneSoFar(st.Done, len(rb.Steps)))
 	}
 	if r.RestartFrom != "" {
 		if !rb.HasStep(r.RestartFrom) {
@@ -141,7 +142,15 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
+	if flag, step := r.stopDoneEarlier(st); flag != "" {
+		fmt.Fprintf(r.ErrOut, "\nStopped: step %s was done earlier, so %s %s stops before anything runs. Run the same command without %s to go on.\n", step, flag, step, flag)
+		return sum, nil
+	}
 	for i, step := range rb.Steps {
+		if step.ID == r.Until && !st.IsDone(step.ID) {
+			fmt.Fprintf(r.ErrOut, "\nStopped before step %d/%d %s (--until %s). Run the same command without --until to go on.\n", i+1, len(rb.Steps), step.ID, step.ID)
+			return sum, nil
+		}
 		if st.IsDone(step.ID) {
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: done earlier, skipped\n", i+1, len(rb.Steps), step.ID)
 			sum.Skipped = append(sum.Skipped, step.ID)
@@ -168,6 +177,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 				r.Decided(step.ID, choice, how)
 			}
 			sum.Ran = append(sum.Ran, step.ID)
+			if r.stopAfter(i, rb) {
+				return sum, nil
+			}
 			continue
 		}
 		if d, c, ok := strings.Cut(step.When, "="); ok && st.Decisions[d] != c {
@@ -177,6 +189,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: not on this path (%s=%s), skipped\n", i+1, len(rb.Steps), step.ID, d, st.Decisions[d])
 			sum.Skipped = append(sum.Skipped, step.ID)
+			if r.stopAfter(i, rb) {
+				return sum, nil
+			}
 			continue
 		}
 		vars := map[string]string{"incident": r.Incident, "state_dir": workDir, "started": st.Started}
@@ -255,13 +270,58 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			return sum, err
 		}
 		sum.Ran = append(sum.Ran, step.ID)
-		if step.ID == r.Until && i < len(rb.Steps)-1 {
-			fmt.Fprintf(r.ErrOut, "\nStopped after step %s (--until). Run the same command without --until to go on.\n", step.ID)
+		if r.stopAfter(i, rb) {
 			return sum, nil
 		}
 	}
 	sum.Complete = true
 	return sum, nil
+}
+
+// checkStops refuses an --until or --through that names no step of rb, and
+// both at once.
+func (r *Runner) checkStops(rb *Runbook) error {
+	if r.Until != "" && r.Through != "" {
+		return &ParamError{fmt.Errorf("--until %s and --through %s: give one (--until STEP stops before STEP, --through STEP after it)", r.Until, r.Through)}
+	}
+	for _, s := range [][2]string{{"--until", r.Until}, {"--through", r.Through}} {
+		if s[1] != "" && !rb.HasStep(s[1]) {
+			return &ParamError{fmt.Errorf("%s %s: runbook %s has no such step (steps: %s)", s[0], s[1], rb.Name, strings.Join(rb.StepIDs(), ", "))}
+		}
+	}
+	return nil
+}
+
+// stopAfter reports (and says) whether --through names step i, a command,
+// a decision or a step not on the path taken, and a step follows it.
+func (r *Runner) stopAfter(i int, rb *Runbook) bool {
+	id := rb.Steps[i].ID
+	if id != r.Through || i == len(rb.Steps)-1 {
+		return false
+	}
+	fmt.Fprintf(r.ErrOut, "\nStopped after step %d/%d %s (--through %s). Run the same command without --through to go on.\n", i+1, len(rb.Steps), id, id)
+	return true
+}
+
+// stopDoneEarlier returns the flag and step of an --until or --through
+// whose step an earlier run finished: the stop it asks for is behind
+// the run, so nothing runs (fail closed; without the flag the run goes on).
+func (r *Runner) stopDoneEarlier(st *State) (flag, step string) {
+	switch {
+	case r.Until != "" && st.IsDone(r.Until):
+		return "--until", r.Until
+	case r.Through != "" && st.IsDone(r.Through):
+		return "--through", r.Through
+	}
+	return "", ""
+}
+
+// doneSoFar says how far an earlier run got.
+func doneSoFar(done []string, steps int) string {
+	if len(done) == 0 {
+		return fmt.Sprintf("no step done yet (%d to run)", steps)
+	}
+	return fmt.Sprintf("%d of %d step(s) done (%s)", len(done), steps, strings.Join(done, ", "))
 }
 
 // runStep runs one step with -o json, shows its output, and checks it.

@@ -9,7 +9,9 @@ func TestSummarize(t *testing.T) {
 		{"booleans, and long strings left out", `{"dry_run":true,"note":"` + string(make([]byte, 0)) + `x` + `","path":"` + "0123456789012345678901234567890123456789012345678901234567890123456789" + `"}`,
 			"dry_run=true, note=x"},
 		{"an array: its length and its first element", `[{"table":"t","status":"ENABLED","window":{"a":1}},{"table":"u"}]`,
-			"2 item(s); first: table=t, status=ENABLED"},
+			"2 item(s); first: table=t, status=ENABLED, window.a=1"},
+		{"a repair: the result's counts first, then the plan's", `{"dry_run":false,"source":{"from":"a-restored","related":true},"plan":{"mode":"batch","missing":3,"changed":2},"result":{"copied":5,"deleted":0,"conflicts":0,"conflict_sample":[]}}`,
+			"dry_run=false, result.copied=5, result.deleted=0, result.conflicts=0, plan.missing=3, plan.changed=2"},
 		{"empty output", ``, ""},
 		{"not JSON", `nope`, ""},
 	} {

@@ -18,8 +18,8 @@ const (
 	// stream, or that dynops cannot read.
 	Lost = 4
 	// Stopped: `runbook run` stopped before its last step on purpose
-	// (--until, or a step that changes things and nobody confirmed it):
-	// nothing failed; the same command without --until goes on.
+	// (--until, --through, or a step that changes things run without
+	// --yes): nothing failed; the same command without them goes on.
 	Stopped = 5
 	// Timeout: an AWS endpoint did not answer within --timeout, or a wait
 	// passed --wait-timeout (the AWS job may still go on).

@@ -58,7 +58,9 @@ type GlobalFlags struct {
 	// host other than this machine.
 	AllowInsecureEndpoint bool
 	Output                string
-	AuditLog              string
+	// JQ is --jq: a jq expression applied to the -o json document.
+	JQ       string
+	AuditLog string
 	// ProtectedEnvs is --protected-envs: envs protected on top of the built-in ones.
 	ProtectedEnvs []string
 	// Incident ties every audit record of the run to an incident
@@ -173,7 +175,7 @@ func (f *Factory) AWSLoaded() bool {
 }
 
 func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
-	return f.LoadAWS(ctx, awsconfig.Options{
+	cfg, err := f.LoadAWS(ctx, awsconfig.Options{
 		Region:                f.Flags.Region,
 		Profile:               f.Flags.Profile,
 		EndpointURL:           f.Flags.EndpointURL,
@@ -183,6 +185,11 @@ func (f *Factory) loadAWS(ctx context.Context) (aws.Config, error) {
 		LogOutput:             f.IOStreams.ErrOut,
 		Unanswered:            f.unanswered,
 	})
+	var re *awsconfig.RegionError
+	if errors.As(err, &re) {
+		return cfg, UsageErrorf("%w", err)
+	}
+	return cfg, err
 }
 
 // JSON reports whether --output json was asked for.
@@ -194,7 +201,8 @@ type ExitError struct{ Code int }
 
 func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// ErrNotConfirmed is returned when a person declined a destructive action.
+// ErrNotConfirmed is wrapped by the usage error of a protected target whose
+// name was mistyped or not typed at the prompt (exit 2).
 var ErrNotConfirmed = errors.New("not confirmed: nothing was changed")
 
 // Confirmation describes a destructive action about to run.
@@ -260,8 +268,8 @@ func (f *Factory) Protection(targets ...protect.Target) ([]protect.Decision, err
 //     protected or not, dry run or not: nothing is changed;
 //   - without --yes it is a dry run (false, nil);
 //   - every protected target needs its name typed at a prompt, or given with
-//     --confirm; without a terminal a missing one is a usage error naming the
-//     flag and the reason the target is protected.
+//     --confirm; without a terminal a missing one, and a name mistyped or
+//     not typed at the prompt, are usage errors (exit 2) naming the flag.
 //
 // Each decision is noted in the audit record.
 func (f *Factory) Confirm(c Confirmation) (bool, error) {
@@ -293,10 +301,10 @@ func (f *Factory) Confirm(c Confirmation) (bool, error) {
 		fmt.Fprintf(f.IOStreams.ErrOut, "%s %s is PROTECTED (%s).\nType its name to continue: ", d.Kind, d.Name, d.Reason)
 		line, err := f.stdin().ReadString('\n')
 		if err != nil && line == "" {
-			return false, ErrNotConfirmed
+			return false, UsageErrorf("%s %s is protected: no name was typed (the prompt closed); type %s, or pass --confirm %s: %w", d.Kind, d.Name, d.Name, d.Name, ErrNotConfirmed)
 		}
-		if strings.TrimSpace(line) != d.Name {
-			return false, ErrNotConfirmed
+		if got := strings.TrimSpace(line); got != d.Name {
+			return false, UsageErrorf("%s %s is protected: %q was typed, not its name; type %s, or pass --confirm %s: %w", d.Kind, d.Name, got, d.Name, d.Name, ErrNotConfirmed)
 		}
 		typed[d.Name] = true
 	}

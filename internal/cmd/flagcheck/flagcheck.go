@@ -12,10 +12,14 @@ package flagcheck
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dynops/dynops/internal/awsconfig"
 )
 
 // annotation is the pflag annotation that holds a flag's range: min, max, why.
@@ -75,16 +79,48 @@ func BoundOf(f *pflag.Flag) Bound {
 	return Bound{Min: a[0], Max: a[1], Why: a[2]}
 }
 
+// regionAnnotation marks a flag whose values are AWS region names.
+const regionAnnotation = "dynops.region"
+
+// Region declares that fs's flag name (registered just before; a string or
+// a list) holds AWS region names: Check refuses a name that no AWS
+// partition has (awsconfig.CheckRegion), before any call is sent to it.
+func Region(fs *pflag.FlagSet, name string) {
+	if fs.Lookup(name) == nil {
+		panic("flagcheck.Region: no flag --" + name)
+	}
+	if err := fs.SetAnnotation(name, regionAnnotation, []string{"true"}); err != nil {
+		panic(err)
+	}
+}
+
 // Check returns an error naming the first flag of fs (set or defaulted) whose
-// value is negative or outside its declared range.
+// value is negative or outside its declared range, or that names a region
+// no AWS partition has.
 func Check(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
 		if err == nil {
 			err = checkFlag(f, BoundOf(f))
 		}
+		if err == nil && f.Annotations[regionAnnotation] != nil && f.Changed {
+			err = checkRegions(f)
+		}
 	})
 	return err
+}
+
+func checkRegions(f *pflag.Flag) error {
+	values := []string{f.Value.String()}
+	if sv, ok := f.Value.(pflag.SliceValue); ok {
+		values = sv.GetSlice()
+	}
+	for _, v := range values {
+		if err := awsconfig.CheckRegion(strings.TrimSpace(v), "--"+f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parse reads a value (or a bound) of f in its syntax: seconds of a duration,
@@ -127,4 +163,33 @@ func checkFlag(f *pflag.Flag, b Bound) error {
 		return errors.New(msg)
 	}
 	return nil
+}
+
+// Durations makes every duration flag of fs accept days as well as Go's
+// units ("2d", "1d12h", "1.5d": a day is 24 h, as `audit log --since 2d`
+// means), and refuse a value that does not parse with one message naming
+// the units. Root applies it to every flag of the tree.
+func Durations(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if _, done := f.Value.(daysValue); !done && f.Value.Type() == "duration" {
+			f.Value = daysValue{f.Value}
+		}
+	})
+}
+
+// daysValue is a duration flag's value that takes days.
+type daysValue struct{ pflag.Value }
+
+// dayRe is a number of days inside a duration ("2d", the "1d" of "1d12h").
+var dayRe = regexp.MustCompile(`(\d+(?:\.\d+)?)d`)
+
+func (v daysValue) Set(s string) error {
+	hours := dayRe.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.ParseFloat(strings.TrimSuffix(m, "d"), 64)
+		return strconv.FormatFloat(n*24, 'f', -1, 64) + "h"
+	})
+	if _, err := time.ParseDuration(hours); err != nil {
+		return fmt.Errorf("%q is not a duration: write a number and a unit, e.g. 90s, 15m, 2h or 2d (a day is 24h; units combine: 1d12h)", s)
+	}
+	return v.Value.Set(hours)
 }

@@ -92,3 +92,48 @@ func TestRangeRefusesABadDeclaration(t *testing.T) {
 		}()
 	}
 }
+
+// TestDurationsTakeDays: after Durations, a duration flag takes days (alone,
+// fractional, combined with Go's units), its range still applies to the
+// value in hours, and a value that does not parse is refused naming the
+// flag and the units; other flags are left alone.
+func TestDurationsTakeDays(t *testing.T) {
+	cases := []struct {
+		flag, value string
+		want        time.Duration
+		err         string
+	}{
+		{"wait-timeout", "2d", 48 * time.Hour, ""},
+		{"wait-timeout", "1.5d", 36 * time.Hour, ""},
+		{"wait-timeout", "1d12h30m", 36*time.Hour + 30*time.Minute, ""},
+		{"wait-timeout", "90s", 90 * time.Second, ""},
+		{"wait-timeout", "2days", 0, `invalid argument "2days" for "--wait-timeout" flag: "2days" is not a duration: write a number and a unit, e.g. 90s, 15m, 2h or 2d`},
+		{"wait-timeout", "d", 0, `"d" is not a duration`},
+		{"critical", "2d", 0, "--critical 48h0m0s is out of range: use 1s to 24h"},
+	}
+	for _, c := range cases {
+		t.Run(c.flag+"="+c.value, func(t *testing.T) {
+			fs := flags()
+			Durations(fs)
+			err := fs.Parse([]string{"--" + c.flag, c.value})
+			if err == nil {
+				err = Check(fs)
+			}
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			got, gerr := fs.GetDuration(c.flag)
+			if err != nil || gerr != nil || got != c.want {
+				t.Fatalf("%s = %v (%v, %v), want %v", c.flag, got, err, gerr, c.want)
+			}
+		})
+	}
+	fs := flags()
+	Durations(fs)
+	if err := fs.Parse([]string{"--segments", "2d"}); err == nil {
+		t.Error("--segments 2d: an int flag does not take days")
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -116,18 +119,18 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	if err != nil {
 		return err
 	}
-	if w.yes && decisions[0].Protected && w.reason == "" {
-		return factory.UsageErrorf("%s is protected (%s): a write needs --reason \"why\" (it lands in the audit)", t.name, decisions[0].Reason)
+	confirmation := factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: w.confirm}
+	if err := factory.ConfirmMatches(confirmation); err != nil {
+		return err
 	}
-	ok, err := f.Confirm(factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: w.confirm})
-	if err != nil {
+	if err := w.protectedNeeds(f, decisions[0]); err != nil {
 		return err
 	}
 	before, err := t.read(ctx, key)
 	if err != nil {
 		return err
 	}
-	res := writeResult{Table: t.name, DryRun: !ok, ReadAs: readAs, Before: image(before), BeforeHash: item.Hash(before)}
+	res := writeResult{Table: t.name, DryRun: !w.yes, ReadAs: readAs, Before: image(before), BeforeHash: item.Hash(before)}
 	if w.ifHash != "" && w.ifHash != res.BeforeHash {
 		return fmt.Errorf("the item in %s changed: its image is now %s, --if-hash wants %s; nothing written. Read it again (dynops item get) and decide", t.name, res.BeforeHash, w.ifHash)
 	}
@@ -151,6 +154,16 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	}
 	res.Condition = c.desc
 	res.After, res.AfterHash = image(ch.after), item.Hash(ch.after)
+	if w.yes && decisions[0].Protected && !slices.Contains(w.confirm, t.name) {
+		// The name is typed at a prompt: show what it confirms first.
+		fmt.Fprintf(f.IOStreams.ErrOut, "With the name typed, dynops will %s in %s, if %s:\n", res.Op, res.Table, res.Condition)
+		printImages(f.IOStreams.ErrOut, res)
+	}
+	ok, err := f.Confirm(confirmation)
+	if err != nil {
+		return err
+	}
+	res.DryRun = !ok
 	detail := map[string]any{"key": keyJSON(key), "reason": w.reason, "before_hash": res.BeforeHash, "after_hash": res.AfterHash,
 		"old_image": res.Before, "new_image": res.After, "condition": c.desc}
 	if !ok {
@@ -198,11 +211,37 @@ func printWrite(f *factory.Factory, r writeResult) error {
 	} else {
 		fmt.Fprintf(out, "%s done in %s (condition: %s); the image after is read back:\n", r.Op, r.Table, r.Condition)
 	}
-	fmt.Fprintf(out, "  before: %s  (%s)\n  after:  %s  (%s)\n", r.Before, r.BeforeHash, r.After, r.AfterHash)
+	printImages(out, r)
 	if r.DryRun {
 		fmt.Fprintf(out, "add --if-hash %s to write only if the item is still what this dry run read\n", r.BeforeHash)
 	}
 	return nil
+}
+
+// printImages prints the before and after images with their hashes.
+func printImages(out io.Writer, r writeResult) {
+	fmt.Fprintf(out, "  before: %s  (%s)\n  after:  %s  (%s)\n", r.Before, r.BeforeHash, r.After, r.AfterHash)
+}
+
+// protectedNeeds refuses a write to a protected table, before anything is
+// read, naming at once everything it lacks: --reason, and --confirm NAME
+// when there is no terminal to type the name at (one round trip, not one
+// per missing flag).
+func (w *writeFlags) protectedNeeds(f *factory.Factory, d protect.Decision) error {
+	if !w.yes || !d.Protected {
+		return nil
+	}
+	var needs []string
+	if w.reason == "" {
+		needs = append(needs, `--reason "why" (it lands in the audit)`)
+	}
+	if !slices.Contains(w.confirm, d.Name) && !f.IOStreams.CanPrompt() {
+		needs = append(needs, fmt.Sprintf("--confirm %s (no terminal to type its name at)", d.Name))
+	}
+	if len(needs) == 0 {
+		return nil
+	}
+	return factory.UsageErrorf("%s is protected (%s): a write needs %s; nothing was changed", d.Name, d.Reason, strings.Join(needs, " and "))
 }
 
 func newCmdPut(f *factory.Factory) *cobra.Command {

@@ -141,6 +141,8 @@ func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, ru
 	switch {
 	case errors.As(runErr, &exit) && exit.Code == exitcode.Stopped:
 		out.Stopped = true
+	case errors.As(runErr, &exit) && exit.Code == exitcode.Usage:
+		out.Refused = true // e.g. a runbook step refused as bad input: not "findings"
 	case runErr == nil, errors.As(runErr, &exit):
 	case factory.IsUsageError(runErr), errors.Is(runErr, factory.ErrNotConfirmed), errors.Is(runErr, audit.ErrNotAudited):
 		out.Refused, out.Err = true, runErr

@@ -117,7 +117,7 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 	// One JSON document on stdout: the error object, unless the command
 	// already wrote its result (e.g. a report with the failures in it).
 	if (f.JSON() || jsonAsked(args)) && !f.IOStreams.WroteJSON() {
-		_ = f.IOStreams.PrintJSON(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code}})
+		_ = f.IOStreams.PrintJSONUnfiltered(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code}})
 	}
 	if code == exitcode.Interrupted {
 		fmt.Fprintln(f.IOStreams.ErrOut, msg)

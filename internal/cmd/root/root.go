@@ -26,6 +26,7 @@ import (
 	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
+	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/poll"
 )
 
@@ -54,6 +55,9 @@ Destructive actions are dry runs unless --yes is given; a protected target
 			if fl.Output == factory.OutputJSON {
 				f.IOStreams.SetJSON() // stdout: the JSON document only
 			}
+			if err := setJQ(f); err != nil {
+				return err
+			}
 			if err := flagcheck.Check(cmd.Flags()); err != nil {
 				return factory.UsageErrorf("%w", err)
 			}
@@ -72,10 +76,12 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.Flags.Region, "region", "", "AWS region (default: AWS_REGION or the profile's region)")
+	flagcheck.Region(pf, "region")
 	pf.StringVar(&f.Flags.Profile, "profile", "", "AWS shared config profile (default: AWS_PROFILE)")
 	pf.StringVar(&f.Flags.EndpointURL, "endpoint-url", "", "AWS endpoint URL, e.g. a local emulator (default: AWS_ENDPOINT_URL)")
 	pf.BoolVar(&f.Flags.AllowInsecureEndpoint, "allow-insecure-endpoint", false, "let --endpoint-url (or AWS_ENDPOINT_URL) be plain http to a host other than this machine: credentials and items then cross the network unencrypted")
 	pf.StringVarP(&f.Flags.Output, "output", "o", factory.OutputTable, "output format: table (fitted to the terminal), wide (every cell whole) or json (check also takes sarif and junit)")
+	pf.StringVar(&f.Flags.JQ, "jq", "", "filter the -o json document with a jq expression, e.g. --jq '.[].table' (each result on a line, strings unquoted)")
 	pf.StringSliceVar(&f.Flags.ProtectedEnvs, "protected-envs", nil, "envs protected on top of prod, production, prd, live (also DYNOPS_PROTECTED_ENVS and the config file; see docs/protection.md)")
 	addAuditFlags(pf, f.Flags)
 	pf.DurationVar(&f.Flags.Timeout, "timeout", 0, "bound on each AWS call, retries included (default: the command's, 10s-60s; see docs/exit-codes.md)")
@@ -100,7 +106,17 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	f.Exec = execFunc(f, version)
 	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
 	markParents(cmd)
+	acceptDays(cmd)
 	return cmd
+}
+
+// acceptDays lets every duration flag of the tree take days (2d).
+func acceptDays(c *cobra.Command) {
+	flagcheck.Durations(c.PersistentFlags())
+	flagcheck.Durations(c.Flags())
+	for _, sub := range c.Commands() {
+		acceptDays(sub)
+	}
 }
 
 // Execute runs the command tree with args and returns the process exit code:
@@ -113,12 +129,33 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	root.SetErr(f.IOStreams.ErrOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	f.IOStreams.Done()
+	if jqErr := f.IOStreams.JQErr(); jqErr != nil {
+		err = factory.UsageErrorf("%w", jqErr) // stdout lacks what was asked: bad input, whatever else happened
+	}
 
 	code := exitCode(ctx, f, cmd, args, err)
 	if f.Audit != nil && cmd != nil && !cmdfacts.AuditSkipped(cmd) && cmd.Runnable() {
 		finishAudit(ctx, f, cmd, err, code)
 	}
 	return code
+}
+
+// setJQ compiles --jq for the output layer: every -o json document goes
+// through it (iostreams.PrintJSON). Without -o json it is refused.
+func setJQ(f *factory.Factory) error {
+	fl := f.Flags
+	if fl.JQ == "" {
+		return nil
+	}
+	if fl.Output != factory.OutputJSON {
+		return factory.UsageErrorf("--jq %q filters the JSON document: add -o json (the output is %s)", fl.JQ, fl.Output)
+	}
+	jq, err := iostreams.ParseJQ(fl.JQ)
+	if err != nil {
+		return factory.UsageErrorf("%w", err)
+	}
+	f.IOStreams.SetJQ(jq)
+	return nil
 }
 
 func exitCode(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []string, err error) int {

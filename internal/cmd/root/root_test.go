@@ -162,8 +162,10 @@ func TestRunbookStepsMatchTheCommandTree(t *testing.T) {
 				if err := cmd.ParseFlags(rest); err != nil {
 					t.Fatalf("%q: %v", line, err)
 				}
-				if hasYes := cmd.Flags().Lookup("yes") != nil; hasYes != st.Destructive {
-					t.Errorf("%s: destructive: %v, but the command has --yes: %v", cmd.CommandPath(), st.Destructive, hasYes)
+				// A changing command is destructive (the runner adds --yes after
+				// asking) or, said so, a dry run for its plan.
+				if hasYes := cmd.Flags().Lookup("yes") != nil; hasYes != (st.Destructive || st.DryRun) {
+					t.Errorf("%s: destructive: %v, dry-run: %v, but the command has --yes: %v", cmd.CommandPath(), st.Destructive, st.DryRun, hasYes)
 				}
 			})
 		}
@@ -181,13 +183,15 @@ func TestAuditAndRunbookBadInput(t *testing.T) {
 		{[]string{"runbook", "show", "nope"}, 2, "no runbook \"nope\": the runbooks are dlq-redrive, dr-failover"},
 		{[]string{"runbook", "run", "nope"}, 2, "dynops runbook list"},
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1"}, 2, "missing runbook parameters: --param table=VALUE"},
-		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "tabel=x"}, 2, "runbook pitr-restore has no such parameter (it takes: table, restore_point)"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "tabel=x"}, 2, "runbook pitr-restore has no such parameter (it takes: table, restore_point, damage)"},
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table"}, 2, "--param \"table\": write name=value"},
 		{[]string{"runbook", "run", "pitr-restore", "--incident", "../etc", "--param", "table=x"}, 2, "--incident: incident id \"../etc\""},
-		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, path, repair, verify)"},
+		{[]string{"runbook", "run", "pitr-restore", "--incident", "INC-1", "--param", "table=x", "--until", "nope"}, 2, "--until nope: runbook pitr-restore has no such step (steps: status, restore, diff, scope, path, repair, verify)"},
 		{[]string{"audit", "timeline"}, 2, "audit timeline needs --incident ID"},
 		{[]string{"audit", "timeline", "--incident", "INC-1", "--format", "html"}, 2, "--format \"html\": use markdown"},
 		{[]string{"audit", "log", "--since", "-1h"}, 2, "--since -1h0m0s is out of range: use 0s or more"},
+		{[]string{"audit", "log", "--since", "2days"}, 2, `invalid argument "2days" for "--since" flag: "2days" is not a duration: write a number and a unit, e.g. 90s, 15m, 2h or 2d`},
+		{[]string{"audit", "log", "--since", "2d"}, 1, "reading the audit log"}, // days parse (root makes every duration flag take them)
 		{[]string{"audit", "log"}, 1, "reading the audit log"},
 	}
 	for _, c := range cases {
@@ -224,7 +228,7 @@ func TestRunbookListAndShow(t *testing.T) {
 	var rb struct {
 		Steps []struct{ ID string }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil || len(rb.Steps) != 6 {
+	if code != 0 || json.Unmarshal([]byte(out), &rb) != nil || len(rb.Steps) != 7 {
 		t.Fatalf("show -o json: exit %d\n%s", code, out)
 	}
 }
@@ -289,12 +293,7 @@ func TestCommandTimeouts(t *testing.T) {
 // must not delay the message. The refusal is still audited, saying why the
 // caller is missing.
 func TestUsageErrorMakesNoAWSCall(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
+	srv, calls := countingEndpoint(t)
 	for _, args := range [][]string{
 		{"export", "full", "--bucket", "b"},
 		{"export", "import", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--hash-key", "id:BOOL", "--yes"},
@@ -319,4 +318,44 @@ func TestUsageErrorMakesNoAWSCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnknownRegionNamed: a region no AWS partition has, in any flag that
+// takes regions, is refused at once naming the flag (exit 2, no request
+// sent), not "no answer from <endpoint>" after a timeout.
+func TestUnknownRegionNamed(t *testing.T) {
+	srv, calls := countingEndpoint(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pitr", "status", "--table", "dev-hoge-user", "--region", "mars-north-9"}, `--region "mars-north-9" is not an AWS region`},
+		{[]string{"dr", "status", "--table", "dev-hoge-user", "--regions", "eu-west-1,moon-1", "--region", "eu-west-1"}, `--regions "moon-1" is not an AWS region`},
+		{[]string{"dr", "failover", "--table", "dev-hoge-user", "--to", "mars", "--region", "eu-west-1"}, `--to "mars" is not an AWS region`},
+		{[]string{"dr", "failback", "--table", "dev-hoge-user", "--to", "eu-west-1", "--from", "eu-west", "--region", "eu-west-1"}, `--from "eu-west" is not an AWS region`},
+		{[]string{"export", "import", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--hash-key", "id:S", "--source-region", "eu_west_1", "--region", "eu-west-1"}, `--source-region "eu_west_1" is not an AWS region`},
+		{[]string{"export", "revert", "--bucket", "b", "--prefix", "p", "--table", "dev-hoge-user", "--bucket-region", "EU-WEST-1", "--region", "eu-west-1"}, `--bucket-region "EU-WEST-1" is not an AWS region`},
+	} {
+		calls.Store(0)
+		_, errOut, code, _ := run(t, append(c.args, "--endpoint-url", srv.URL)...)
+		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "eu-west-1, us-east-1") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+		if n := calls.Load(); n != 0 {
+			t.Errorf("%v: %d request(s) sent for a region that does not exist", c.args, n)
+		}
+	}
+}
+
+// countingEndpoint is an AWS endpoint that answers 503 and counts the
+// requests it got.
+func countingEndpoint(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	calls := &atomic.Int32{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls
 }

@@ -19,7 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -151,6 +154,7 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 		{"malformed --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:nothex!", "--yes"}, "--if-hash", 2},
 		{"--if-hash of the wrong length", []string{"item", "put", "--table", name, "--item", `{"pk": "u9", "sk": 9}`, "--if-hash", "sha256:0123", "--yes"}, "is not an item hash", 2},
 		{"protected without reason", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--confirm", prodName}, "--reason", 2},
+		{"protected without reason nor name: both asked at once", []string{"item", "delete", "--table", prodName, "--key", key, "--yes"}, `a write needs --reason "why" (it lands in the audit) and --confirm ` + prodName + ` (no terminal to type its name at)`, 2},
 		{"protected without typed name", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--reason", "INC-1"}, prodName, 2},
 		{"protected with the wrong name", []string{"item", "delete", "--table", prodName, "--key", key, "--yes", "--reason", "INC-1", "--confirm", name}, "--confirm", 2},
 		{"query with the whole key", []string{"item", "query", "--table", name, "--key", key}, "not a key attribute", 2},
@@ -350,5 +354,52 @@ func TestItemProtectedWriteAudited(t *testing.T) {
 		if strings.Contains(log, leak) {
 			t.Errorf("audit leaks %s:\n%s", leak, log)
 		}
+	}
+}
+
+// TestItemProtectedShowsImagesBeforeTheName: on a terminal, a write to a
+// protected table shows the before and after images first, then asks for
+// the name once; a mistyped name is refused (exit 2) with nothing written,
+// the right one writes. (In-process, stdin and stderr reported as a
+// terminal; the table and the write are the emulator's.)
+func TestItemProtectedShowsImagesBeforeTheName(t *testing.T) {
+	db, _, auditLog := setup(t, "dev-hoge")
+	prodName := "prod-hoge-itemtty-" + strings.ToLower(harness.UniqueID())
+	newTable(t, db, prodName, true, map[string]types.AttributeValue{"pk": s("u1"), "sk": n("1"), "status": s("broken")})
+	before := snapshot(t, db, prodName)
+	onTerminal := func(typed string) (string, int) {
+		ios, in, _, errOut := iostreams.Test()
+		ios.SetTTY(true, false, true)
+		in.WriteString(typed)
+		args := []string{"item", "update", "--table", prodName, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`,
+			"--yes", "--reason", "INC-7", "--region", target.Region, "--audit-log", auditLog}
+		if e := target.Endpoint(); e != "" {
+			args = append(args, "--endpoint-url", e)
+		}
+		code := root.Execute(context.Background(), factory.New(ios), "test", args)
+		t.Logf("typed %q -> exit %d\n%s", typed, code, errOut)
+		return errOut.String(), code
+	}
+
+	errOut, code := onTerminal(prodName + "x\n")
+	images, prompt := strings.Index(errOut, `after:  {"pk":{"S":"u1"},"sk":{"N":"1"},"status":{"S":"fixed"}}`), strings.Index(errOut, "Type its name to continue: ")
+	if images < 0 || prompt < 0 || images > prompt {
+		t.Errorf("the after image (at %d) must come before the prompt (at %d):\n%s", images, prompt, errOut)
+	}
+	if code != 2 || !strings.Contains(errOut, `"`+prodName+`x" was typed, not its name`) {
+		t.Errorf("mistyped name: exit %d, want 2 naming what was typed", code)
+	}
+	if strings.Count(errOut, "Type its name") != 1 || strings.Contains(errOut, "--reason") {
+		t.Errorf("asked more than once, or for the reason it was given:\n%s", errOut)
+	}
+	if got := snapshot(t, db, prodName); got != before {
+		t.Fatalf("a mistyped name wrote:\n%s", got)
+	}
+
+	if _, code = onTerminal(prodName + "\n"); code != 0 {
+		t.Fatalf("the right name: exit %d", code)
+	}
+	if got := snapshot(t, db, prodName); !strings.Contains(got, "fixed") {
+		t.Errorf("the right name did not write: %s", got)
 	}
 }

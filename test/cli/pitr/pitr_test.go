@@ -194,6 +194,24 @@ func TestStatus(t *testing.T) {
 	assert.Contains(t, out, "35 days")
 }
 
+// TestStatusJQ: --jq on a command that reads AWS (the emulator): the
+// documented line of docs/commands.md gives the latest restorable time of
+// the table, a select gives the names of the tables without PITR.
+func TestStatusJQ(t *testing.T) {
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	on := source(t, db, "dev")
+	off := "dev-" + harness.UniqueID() + "-work"
+	fixture.Create(t, db, fixture.Table{Name: off, HashKey: "user_id"})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	out, errOut, code := target.Dynops(t, log, "pitr", "status", "--table", on, "-o", "json", "--jq", ".[0].latest_restorable_time")
+	require.Equal(t, 0, code, errOut)
+	_, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(out))
+	assert.NoError(t, err, "one RFC 3339 time, unquoted: %q", out)
+	out, errOut, code = target.Dynops(t, log, "pitr", "status", "--table", on, "--table", off, "-o", "json", "--jq", `.[] | select(.status != "ENABLED") | .table`)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, off+"\n", out)
+}
+
 // TestWindowBoundsAsPrinted_DDB_PITR_01: the restorable window is printed to
 // the millisecond, and both bounds copied from `pitr status` are accepted by
 // `pitr restore --time` as they are; a millisecond outside is refused.

@@ -104,7 +104,7 @@ func TestRunbookPitrRestoreKeepsGoodWrites_DDB_PITR_02(t *testing.T) {
 	fixture.Put(t, db, table, orig)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	dropRestoresAtCleanup(t, db, table)
+	dropRestoredWhenDone(t, db, table)
 	w := startWriter(db, table, 4000)
 	defer func() {
 		select {
@@ -116,7 +116,7 @@ func TestRunbookPitrRestoreKeepsGoodWrites_DDB_PITR_02(t *testing.T) {
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore (the emulator restores the current items).
-	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
+	_, errOut, code := target.Dynops(t, log, append(base, "--through", "restore")...)
 	require.Equal(t, exitcode.Stopped, code, errOut)
 
 	// 2. The damage window: users 1-5 corrupted, 6-8 deleted.

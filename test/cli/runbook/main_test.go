@@ -95,18 +95,28 @@ func prodTable(t *testing.T) (*dynamodb.Client, string) {
 	table := "prod-" + harness.UniqueID() + "-user"
 	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true, Tags: map[string]string{"env": "prod"}})
 	fixture.Put(t, db, table, fixture.Users(3))
-	dropRestoresAtCleanup(t, db, table)
+	dropRestoredWhenDone(t, db, table)
 	return db, table
 }
 
-// dropRestoresAtCleanup drops the tables restored from table when the test ends.
-func dropRestoresAtCleanup(t *testing.T, db *dynamodb.Client, table string) {
+// restoredTables are the tables restored from table (named
+// <table>-restored-<time> by the pitr-restore runbook).
+func restoredTables(t *testing.T, db *dynamodb.Client, table string) []string {
 	t.Helper()
+	var out []string
+	for _, n := range fixture.TableNames(t, db) {
+		if strings.HasPrefix(n, table+"-restored-") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// dropRestoredWhenDone drops the tables restored from table when the test ends.
+func dropRestoredWhenDone(t *testing.T, db *dynamodb.Client, table string) {
 	t.Cleanup(func() {
-		for _, n := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(n, table+"-restored-") {
-				dropTable(db, n)
-			}
+		for _, n := range restoredTables(t, db, table) {
+			dropTable(db, n)
 		}
 	})
 }

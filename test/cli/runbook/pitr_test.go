@@ -56,13 +56,13 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	fixture.Put(t, db, table, fixture.Users(damaged+20))
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	dropRestoresAtCleanup(t, db, table)
+	dropRestoredWhenDone(t, db, table)
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore.
-	_, errOut, code := target.Dynops(t, log, append(base, "--until", "restore")...)
-	require.Equal(t, exitcode.Stopped, code, "--until exits 5, not 0 like a finished run: "+errOut)
-	require.Contains(t, errOut, "Stopped after step restore")
+	_, errOut, code := target.Dynops(t, log, append(base, "--through", "restore")...)
+	require.Equal(t, exitcode.Stopped, code, "--through exits 5, not 0 like a finished run: "+errOut)
+	require.Contains(t, errOut, "Stopped after step 2/6 restore (--through restore)")
 	require.Equal(t, audit.ResultStopped, runbookRun(t, log, incident).Result, "the audit says stopped, not findings")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.
@@ -247,7 +247,7 @@ func TestRunbookTimeCorrectedWithinTheIncident_DDB_PITR_02(t *testing.T) {
 	incident := "INC-" + harness.UniqueID()
 	run := func(point string) (string, int) {
 		_, errOut, code := target.Dynops(t, log, "runbook", "run", "pitr-restore", "--incident", incident, "--param", "table="+table,
-			"--param", "restore_point="+point, "--yes", "--confirm", table, "--until", "restore")
+			"--param", "restore_point="+point, "--yes", "--confirm", table, "--through", "restore")
 		return errOut, code
 	}
 	errOut, code := run("--time 2001-01-01T00:00:00Z")

@@ -17,7 +17,6 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/test/helpers/drpair"
-	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/migrationexample"
 )
@@ -83,27 +82,19 @@ func (tm *terminal) waitFor(t *testing.T, s string) {
 // run, a wrong one is refused with nothing restored.
 func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 	db, table := prodTable(t)
-	restored := func() int {
-		n := 0
-		for _, name := range fixture.TableNames(t, db) {
-			if strings.HasPrefix(name, table+"-restored-") {
-				n++
-			}
-		}
-		return n
-	}
+	restored := func() int { return len(restoredTables(t, db, table)) }
 	for _, c := range []struct {
 		typed    string
 		wantCode int
 		restores int
 	}{
-		{typed: table + "x", wantCode: 1, restores: 0}, // not confirmed: nothing was changed
+		{typed: table + "x", wantCode: 2, restores: 0}, // mistyped: refused like any bad input (exit 2), nothing was changed
 		{typed: table, wantCode: exitcode.Stopped, restores: 1},
 	} {
 		t.Run("typed "+c.typed, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "audit.jsonl")
 			cmd := command(t, log, "runbook", "run", "pitr-restore", "--incident", "INC-"+harness.UniqueID(),
-				"--param", "table="+table, "--param", "restore_point=--latest", "--param", "damage=", "--yes", "--until", "restore")
+				"--param", "table="+table, "--param", "restore_point=--latest", "--param", "damage=", "--yes", "--through", "restore")
 			tm := startTerminal(t, cmd)
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")

@@ -43,8 +43,16 @@ type Options struct {
 	Detached bool
 }
 
+// NoEmulatorEnv set (to anything) refuses every Start: `make test-unit`
+// sets it, so a package that starts an emulator cannot slip into the "no
+// emulator" target unnoticed.
+const NoEmulatorEnv = "DYNOPS_NO_EMULATOR"
+
 // Start starts moto_server on a free loopback port and waits until it answers.
 func Start(ctx context.Context, o Options) (*Emulator, error) {
+	if os.Getenv(NoEmulatorEnv) != "" {
+		return nil, fmt.Errorf("%s is set (make test-unit runs only packages without an emulator), and this package starts one: leave it out of test-unit's list, or run it with go test", NoEmulatorEnv)
+	}
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		return nil, fmt.Errorf("moto_server not found on PATH: install moto[server] 5.2.1 (pip install 'moto[server]==5.2.1'); scripts/setup.sh checks for it")

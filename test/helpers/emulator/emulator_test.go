@@ -149,3 +149,15 @@ func TestCheckVersionRefusesAnotherRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestStartRefusedWithoutEmulator: under DYNOPS_NO_EMULATOR (make
+// test-unit) no server starts, and the error names the variable.
+func TestStartRefusedWithoutEmulator(t *testing.T) {
+	t.Setenv(NoEmulatorEnv, "1")
+	emu, err := Start(context.Background(), Options{ReadyTimeout: time.Second})
+	if emu != nil {
+		_ = emu.Close(false)
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), NoEmulatorEnv+" is set")
+}

@@ -39,7 +39,7 @@ func NewCmdLog(f *factory.Factory, runF func(context.Context, *Options) error) *
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the runs started in this last period, e.g. 2h")
+	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the runs started in this last period, e.g. 2h or 2d")
 	flagcheck.Range(cmd.Flags(), "since", "0s", "", "0: every run")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SkipAudit(cmd)

@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -107,6 +108,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the exports")
 	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --region)")
+	flagcheck.Region(fl, "bucket-region")
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")

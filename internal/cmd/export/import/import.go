@@ -19,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -113,12 +114,14 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the export")
 	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --source-region, else --region)")
+	flagcheck.Region(fl, "bucket-region")
 	fl.StringVar(&opts.Prefix, "prefix", "", "prefix of one full export")
 	fl.StringVar(&opts.Table, "table", "", "the NEW table to create (must not exist)")
 	fl.StringVar(&opts.HashKey, "hash-key", "", "partition key, NAME:TYPE (S, N or B)")
 	fl.StringVar(&opts.RangeKey, "range-key", "", "sort key, NAME:TYPE")
 	fl.StringVar(&opts.SchemaFrom, "schema-from", "", "copy keys and GSIs from this live table")
 	fl.StringVar(&opts.SourceRegion, "source-region", "", "region of --schema-from (default: --region)")
+	flagcheck.Region(fl, "source-region")
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of an import into a protected table")

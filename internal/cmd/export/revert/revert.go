@@ -106,6 +106,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Bucket, "bucket", "", "bucket holding the exports")
 	fl.StringVar(&opts.BucketRegion, "bucket-region", "", "region of the bucket (default: --region)")
+	flagcheck.Region(fl, "bucket-region")
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of the window's incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")

@@ -27,6 +27,7 @@ type Options struct {
 	Yes     bool
 	Confirm []string
 	Until   string
+	Through string
 	// RestartFrom runs this step and the later ones again.
 	RestartFrom string
 	// Decide are the choices of decision steps, STEP=CHOICE.
@@ -50,7 +51,9 @@ is saved after every step: running the same command again resumes after the
 last finished step. On resume, --param may give a new value to a parameter
 no step that changes things has used yet (e.g. a --time the restore refused);
 the change is recorded, and the finished steps that read it run again.
---restart-from STEP runs STEP and every later step again.
+--restart-from STEP runs STEP and every later step again. --until STEP stops
+before STEP runs (look first), --through STEP after it; both exit 5, and the
+same command without them goes on.
 
 A decision step (e.g. pitr-restore's path: repair or cutover) is asked on a
 terminal even with --yes; --decide STEP=CHOICE gives it, and without a
@@ -69,7 +72,8 @@ terminal and without --decide its default is taken (said, and audited).`,
 	}
 	cmd.Flags().StringArrayVar(&opts.Params, "param", nil, "a runbook parameter, name=value (repeatable)")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "run the steps that change things (without it: stop before the first, after its dry run)")
-	cmd.Flags().StringVar(&opts.Until, "until", "", "stop after this step (e.g. look at the restored table), then run again to go on")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "stop before this step (e.g. --until restore: look before anything changes), then run again to go on")
+	cmd.Flags().StringVar(&opts.Through, "through", "", "stop after this step (e.g. --through restore: look at the restored table), then run again to go on")
 	cmd.Flags().StringSliceVar(&opts.Decide, "decide", nil, "the choice of a decision step, STEP=CHOICE (repeatable or comma-separated), e.g. --decide path=repair")
 	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
@@ -119,7 +123,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	globals := globalArgs(f, incident)
 	r := &runbook.Runner{
-		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until,
+		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until, Through: opts.Through,
 		RestartFrom: opts.RestartFrom, Decide: decide,
 		Decided: func(step, choice, how string) {
 			f.Audit.Act(audit.ActRunbookDecide, step, map[string]string{"choice": choice, "how": how})
@@ -173,7 +177,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
-	if !sum.Complete { // --until: not finished, not failed
+	if !sum.Complete { // --until or --through: not finished, not failed
 		return factory.ExitError{Code: exitcode.Stopped}
 	}
 	if f.JSON() {
