@@ -23,6 +23,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // Output formats of --output.
@@ -98,6 +99,9 @@ type Factory struct {
 	awsDone bool
 	// unanswered: the endpoints that timed out in this run (awsconfig.Unanswered).
 	unanswered *awsconfig.Unanswered
+	// throttles counts the run's DynamoDB throttles per reason (Throttles).
+	throttlesOnce sync.Once
+	throttles     *throttle.Recorder
 }
 
 // New returns a Factory on the given streams.
@@ -147,7 +151,21 @@ func (f *Factory) AWS(ctx context.Context) (awsclients.Set, error) {
 	if err != nil {
 		return awsclients.Set{}, err
 	}
-	return awsclients.New(cfg), nil
+	return awsclients.New(cfg).CountingThrottles(f.Throttles()), nil
+}
+
+// Throttles is the run's count of DynamoDB throttles per reason, fed by
+// every DynamoDB client of f.AWS (the SDK retries most of them: they would
+// go unseen). The first throttle of each reason is said on stderr at once,
+// with its cause and fix; root puts the counts in the audit record and a
+// summary on stderr at the end of the run.
+func (f *Factory) Throttles() *throttle.Recorder {
+	f.throttlesOnce.Do(func() {
+		f.throttles = throttle.NewRecorder(func(e throttle.Explanation) {
+			f.IOStreams.Infof("throttled (%s, retrying): %s\n", e.Reason.Reason, e.Advice)
+		})
+	})
+	return f.throttles
 }
 
 // AWSForQueue returns the run's clients in the region of an SQS queue URL

@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/item"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 func newCmdGet(f *factory.Factory) *cobra.Command {
@@ -45,7 +46,7 @@ func newCmdGet(f *factory.Factory) *cobra.Command {
 			}
 			out, err := t.db.GetItem(ctx, in)
 			if err != nil {
-				return fmt.Errorf("reading the item from %s: %w", t.name, err)
+				return fmt.Errorf("reading the item from %s: %w", t.name, throttle.WithKey(err, string(image(k.Attrs))))
 			}
 			return printItems(f, t.name, k, []map[string]types.AttributeValue{out.Item}, out.Item != nil, nil)
 		},
@@ -110,7 +111,7 @@ func newCmdQuery(f *factory.Factory) *cobra.Command {
 			for p.HasMorePages() && int32(len(items)) < limit {
 				out, err := p.NextPage(ctx)
 				if err != nil {
-					return fmt.Errorf("querying %s: %w", t.name, err)
+					return fmt.Errorf("querying %s: %w", t.name, throttle.WithKey(err, string(image(k.Attrs))))
 				}
 				items = append(items, out.Items...)
 				last = out.LastEvaluatedKey

@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // writeFlags are the flags every writing item command takes.
@@ -160,7 +161,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 			f.Audit.Act(audit.ItemAction(ch.op, audit.ItemRefused), t.name, detail)
 			return fmt.Errorf("the item in %s changed since it was read (%s no longer holds): nothing written. Read it again (dynops item get) and decide: %w", t.name, c.desc, err)
 		}
-		return fmt.Errorf("%s on %s: %w", ch.op, t.name, err)
+		return fmt.Errorf("%s on %s: %w", ch.op, t.name, throttle.WithKey(err, string(keyJSON(key))))
 	}
 	res.Written = true
 	after, err := t.read(ctx, key)
