@@ -45,6 +45,8 @@ module "alarms" {
   sns_topic_arn          = local.alarm_topic_arn
   account_alarms_enabled = var.account_alarms_enabled && each.key == local.first_table
   alarms                 = var.alarm_overrides
+  # DDB-CAP-04: a table with a cost ceiling is told when it bites.
+  throttle_cause_alarms = merge(var.throttle_cause_alarms, module.table[each.key].on_demand_capped ? { max_on_demand = true } : {})
 
   tags = var.tags
 }
