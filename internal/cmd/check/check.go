@@ -174,7 +174,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 	switch f.Flags.Output {
 	case factory.OutputJSON:
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	case factory.OutputSARIF:
 		err = sarif.Write(f.IOStreams.Out, opts.Version, rep.Findings)
 	case factory.OutputJUnit:

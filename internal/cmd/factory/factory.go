@@ -7,6 +7,7 @@ package factory
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -373,4 +374,25 @@ func UsageErrorf(format string, args ...any) error {
 func IsUsageError(err error) bool {
 	var u usageError
 	return errors.As(err, &u)
+}
+
+// PrintResult writes a command's --output json result: v, with the run's
+// throttled DynamoDB attempts per reason added as "throttles" when there were
+// any and v is a JSON object (Throttles). The one way a command that reads or
+// writes items prints its result.
+func (f *Factory) PrintResult(v any) error {
+	counts := f.Throttles().Counts()
+	if len(counts) == 0 {
+		return f.IOStreams.PrintJSON(v)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing JSON output: %w", err)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return f.IOStreams.PrintJSON(v)
+	}
+	obj["throttles"], _ = json.Marshal(counts)
+	return f.IOStreams.PrintJSON(obj)
 }

@@ -140,8 +140,6 @@ type readResult struct {
 	Items   []json.RawMessage `json:"items"`
 	Hashes  []string          `json:"image_hashes"`
 	More    bool              `json:"more"`
-	// Throttles are the throttled attempts per reason (retried by the SDK).
-	Throttles map[string]int64 `json:"throttles,omitempty"`
 }
 
 func printItems(f *factory.Factory, tableName string, k item.Parsed, items []map[string]types.AttributeValue, found bool, last map[string]types.AttributeValue) error {
@@ -154,9 +152,8 @@ func printItems(f *factory.Factory, tableName string, k item.Parsed, items []map
 		res.Hashes = append(res.Hashes, item.Hash(it))
 	}
 	res.Found = found && len(res.Items) > 0
-	res.Throttles = f.Throttles().Counts()
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(res)
+		return f.PrintResult(res)
 	}
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "key read as %s\n", res.KeyRead)

@@ -97,8 +97,6 @@ type writeResult struct {
 	AfterHash  string          `json:"after_hash"`
 	Written    bool            `json:"written"`
 	Note       string          `json:"note,omitempty"`
-	// Throttles are the throttled attempts per reason (retried by the SDK).
-	Throttles map[string]int64 `json:"throttles,omitempty"`
 }
 
 // run is the one flow of put, update and delete: protection and --reason,
@@ -180,9 +178,8 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 func keyJSON(key map[string]types.AttributeValue) json.RawMessage { return image(key) }
 
 func printWrite(f *factory.Factory, r writeResult) error {
-	r.Throttles = f.Throttles().Counts()
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(r)
+		return f.PrintResult(r)
 	}
 	out := f.IOStreams.Out
 	for _, s := range r.ReadAs {
