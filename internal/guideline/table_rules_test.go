@@ -24,9 +24,9 @@ func compliant() TableState {
 			OnDemandThroughput: &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(4000), MaxWriteRequestUnits: aws.Int64(1000)},
 		},
 		Protected: true,
-		PITR: &types.PointInTimeRecoveryDescription{PointInTimeRecoveryStatus: types.PointInTimeRecoveryStatusEnabled, RecoveryPeriodInDays: aws.Int32(35)},
-		TTL:  &types.TimeToLiveDescription{TimeToLiveStatus: types.TimeToLiveStatusEnabled, AttributeName: aws.String("ttl")},
-		Tags: map[string]string{},
+		PITR:      &types.PointInTimeRecoveryDescription{PointInTimeRecoveryStatus: types.PointInTimeRecoveryStatusEnabled, RecoveryPeriodInDays: aws.Int32(35)},
+		TTL:       &types.TimeToLiveDescription{TimeToLiveStatus: types.TimeToLiveStatusEnabled, AttributeName: aws.String("ttl")},
+		Tags:      map[string]string{},
 	}
 }
 

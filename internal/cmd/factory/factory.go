@@ -163,7 +163,7 @@ func (f *Factory) AWS(ctx context.Context) (awsclients.Set, error) {
 func (f *Factory) Throttles() *throttle.Recorder {
 	f.throttlesOnce.Do(func() {
 		f.throttles = throttle.NewRecorder(func(e throttle.Explanation) {
-			f.IOStreams.Infof("throttled (%s, retrying): %s\n", e.Reason.Reason, e.Advice)
+			f.IOStreams.Notef("throttled (%s, retrying): %s\n", e.Reason.Reason, e.Advice)
 		})
 	})
 	return f.throttles
