@@ -406,6 +406,13 @@ func denyWhereDue(t *testing.T, e *policies.Evaluator, dir string, planJSON []by
 			}
 		}},
 		{"DDB-CAP-01", []string{"aws_dynamodb_table"}, func(a map[string]any) { a["billing_mode"] = "PROVISIONED" }},
+		// The cost ceiling of an on-demand table in a protected env (prod's tables).
+		{"DDB-CAP-04", []string{"aws_dynamodb_table"}, func(a map[string]any) {
+			tags, _ := a["tags"].(map[string]any)
+			if env, _ := tags["env"].(string); slices.Contains(protect.BuiltinProtected(), env) && a["billing_mode"] == "PAY_PER_REQUEST" {
+				a["on_demand_throughput"] = []any{}
+			}
+		}},
 	}
 	for _, b := range breaks {
 		var p map[string]any
