@@ -22,6 +22,7 @@ import (
 
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/permissions"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/policies"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -406,6 +407,13 @@ func denyWhereDue(t *testing.T, e *policies.Evaluator, dir string, planJSON []by
 			}
 		}},
 		{"DDB-CAP-01", []string{"aws_dynamodb_table"}, func(a map[string]any) { a["billing_mode"] = "PROVISIONED" }},
+		// The cost ceiling of an on-demand table in a protected env (prod's tables).
+		{"DDB-CAP-04", []string{"aws_dynamodb_table"}, func(a map[string]any) {
+			tags, _ := a["tags"].(map[string]any)
+			if env, _ := tags["env"].(string); slices.Contains(protect.BuiltinProtected(), env) && a["billing_mode"] == "PAY_PER_REQUEST" {
+				a["on_demand_throughput"] = []any{}
+			}
+		}},
 	}
 	for _, b := range breaks {
 		var p map[string]any
@@ -442,4 +450,18 @@ func denyWhereDue(t *testing.T, e *policies.Evaluator, dir string, planJSON []by
 		}
 		t.Logf("%s: %s broken on %d resources, each denied", dir, b.rule, len(due))
 	}
+}
+
+// TestProtectedEnvsAgree_DDB_CAP_04: the envs whose on-demand tables need a
+// cost ceiling are dynops's built-in protected envs, in Rego (data.json) and
+// in the table module's default.
+func TestProtectedEnvsAgree_DDB_CAP_04(t *testing.T) {
+	assertGuidelineList(t, "protected_envs", protect.BuiltinProtected())
+	b, err := os.ReadFile("../modules/dynamodb-table/variables.tf")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?s)variable "protected_envs" \{.*?default\s*=\s*(\[[^\]]*\])`).FindSubmatch(b)
+	require.NotNil(t, m, "modules/dynamodb-table: variable protected_envs with a default")
+	var module []string
+	require.NoError(t, json.Unmarshal(m[1], &module))
+	assert.ElementsMatch(t, protect.BuiltinProtected(), module)
 }

@@ -24,11 +24,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // Set builds the clients of one configuration (one region).
 type Set struct {
 	cfg aws.Config
+	// throttles, when set, counts the DynamoDB throttles of the run per reason.
+	throttles *throttle.Recorder
 }
 
 // New returns the clients of cfg. cfg is copied: nothing a Set does changes it.
@@ -45,7 +49,15 @@ func (s Set) In(region string) Set {
 	if region == "" || region == s.cfg.Region {
 		return s
 	}
-	return Set{cfg: ForRegion(s.cfg, region)}
+	return Set{cfg: ForRegion(s.cfg, region), throttles: s.throttles}
+}
+
+// CountingThrottles returns the same clients with every DynamoDB attempt
+// seen by r (throttle.Recorder.Middleware): the reasons of the throttles
+// the SDK retries, for the run's report and audit record.
+func (s Set) CountingThrottles(r *throttle.Recorder) Set {
+	s.throttles = r
+	return s
 }
 
 // ForRegion returns a copy of cfg for another region.
@@ -56,7 +68,13 @@ func ForRegion(cfg aws.Config, region string) aws.Config {
 }
 
 // DynamoDB is the DynamoDB client.
-func (s Set) DynamoDB() *dynamodb.Client { return dynamodb.NewFromConfig(s.cfg) }
+func (s Set) DynamoDB() *dynamodb.Client {
+	return dynamodb.NewFromConfig(s.cfg, func(o *dynamodb.Options) {
+		if s.throttles != nil {
+			o.APIOptions = append(o.APIOptions, s.throttles.Middleware)
+		}
+	})
+}
 
 // Streams is the DynamoDB Streams client.
 func (s Set) Streams() *dynamodbstreams.Client { return dynamodbstreams.NewFromConfig(s.cfg) }

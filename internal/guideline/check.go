@@ -12,6 +12,9 @@ type Clients struct {
 	Regional func(region string) DynamoDB // a client for a replica's region
 	CW       CloudWatch
 	Lambda   Lambda
+	// Protected decides whether a table is in a protected env
+	// (protect.Policy.TableProtected); nil: every table is (fail closed).
+	Protected func(table string, tags map[string]string) bool
 }
 
 // CheckTables gathers and evaluates every table: the one code path of
@@ -36,6 +39,7 @@ func CheckTables(ctx context.Context, c Clients, tables, allowedEnvs []string, p
 			return nil, err
 		}
 		s.AllowedEnv = allowedEnvs
+		s.Protected = c.Protected == nil || c.Protected(t, s.Tags)
 		findings = append(findings, Evaluate(s)...)
 	}
 	return findings, nil

@@ -54,6 +54,10 @@ type TableState struct {
 	TTL        *types.TimeToLiveDescription
 	Tags       map[string]string
 	AllowedEnv []string
+	// Protected: the table is in a protected env (internal/protect's
+	// decision, made by the caller: Clients.Protected). DDB-CAP-04 asks
+	// an on-demand maximum of those tables only.
+	Protected bool
 	// Monitoring around the table (DDB-MON-01, DDB-STREAM-04/05); nil: not
 	// gathered, and those rules are not evaluated.
 	Monitoring *Monitoring
@@ -178,6 +182,8 @@ func Evaluate(s TableState) []Finding {
 	} else {
 		add(Cap01, name, false, "billing mode PROVISIONED without a recorded reason; switch to PAY_PER_REQUEST or record the reason (provisioned_reason in the module)")
 	}
+
+	evaluateCostCeiling(s, mode, add)
 
 	// DDB-STREAM-01
 	if ss := s.Table.StreamSpecification; ss != nil && isTrue(ss.StreamEnabled) {

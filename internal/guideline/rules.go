@@ -33,6 +33,7 @@ const (
 	Name02   = "DDB-NAME-02"
 	Name03   = "DDB-NAME-03"
 	Cap01    = "DDB-CAP-01"
+	Cap04    = "DDB-CAP-04"
 	Idx02    = "DDB-IDX-02"
 	Stream01 = "DDB-STREAM-01"
 	Prot01   = "DDB-PROT-01"
@@ -59,6 +60,7 @@ func Rules() []Rule {
 		{Name02, "GSI and LSI names are gsi1, gsi2, ... / lsi1, lsi2, ...", Error},
 		{Name03, "TTL is on, on attribute ttl", Warning},
 		{Cap01, "on-demand, or provisioned with a reason", Error},
+		{Cap04, "on-demand tables in protected envs: an on-demand maximum (cost ceiling), alarmed", Error},
 		{Idx02, "index projection INCLUDE or KEYS_ONLY; ALL only with approval", Error},
 		{Stream01, "stream view type NEW_AND_OLD_IMAGES", Error},
 		{Prot01, "deletion protection on", Error},

@@ -21,10 +21,12 @@ func compliant() TableState {
 			GlobalSecondaryIndexes: []types.GlobalSecondaryIndexDescription{
 				{IndexName: aws.String("gsi1"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude}},
 			},
+			OnDemandThroughput: &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(4000), MaxWriteRequestUnits: aws.Int64(1000)},
 		},
-		PITR: &types.PointInTimeRecoveryDescription{PointInTimeRecoveryStatus: types.PointInTimeRecoveryStatusEnabled, RecoveryPeriodInDays: aws.Int32(35)},
-		TTL:  &types.TimeToLiveDescription{TimeToLiveStatus: types.TimeToLiveStatusEnabled, AttributeName: aws.String("ttl")},
-		Tags: map[string]string{},
+		Protected: true,
+		PITR:      &types.PointInTimeRecoveryDescription{PointInTimeRecoveryStatus: types.PointInTimeRecoveryStatusEnabled, RecoveryPeriodInDays: aws.Int32(35)},
+		TTL:       &types.TimeToLiveDescription{TimeToLiveStatus: types.TimeToLiveStatusEnabled, AttributeName: aws.String("ttl")},
+		Tags:      map[string]string{},
 	}
 }
 
@@ -77,6 +79,9 @@ func TestEvaluateFindsEachViolation(t *testing.T) {
 		{"DDB-NAME-03", "prod-hoge-user", func(s *TableState) { s.TTL.TimeToLiveStatus = types.TimeToLiveStatusDisabled }, false},
 		{"DDB-NAME-03", "prod-hoge-user", func(s *TableState) { s.TTL.AttributeName = aws.String("expires_at") }, false},
 		{"DDB-CAP-01", "prod-hoge-user", func(s *TableState) { s.Table.BillingModeSummary = nil }, true},
+		{"DDB-CAP-04", "prod-hoge-user", func(s *TableState) { s.Table.OnDemandThroughput = nil }, true},
+		{"DDB-CAP-04", "prod-hoge-user", func(s *TableState) { s.Table.OnDemandThroughput.MaxWriteRequestUnits = aws.Int64(-1) }, true},
+		{"DDB-CAP-04", "prod-hoge-user", func(s *TableState) { s.Table.OnDemandThroughput.MaxReadRequestUnits = nil }, true},
 		{"DDB-STREAM-01", "prod-hoge-user", func(s *TableState) { s.Table.StreamSpecification.StreamViewType = types.StreamViewTypeKeysOnly }, true},
 		{"DDB-PROT-01", "prod-hoge-user", func(s *TableState) { s.Table.DeletionProtectionEnabled = aws.Bool(false) }, true},
 		{"DDB-PITR-01", "prod-hoge-user", func(s *TableState) { s.PITR.PointInTimeRecoveryStatus = types.PointInTimeRecoveryStatusDisabled }, true},

@@ -135,6 +135,19 @@ func (s *IOStreams) Infof(format string, args ...any) {
 	fmt.Fprintf(s.ErrOut, format, args...)
 }
 
+// Notef prints a human message on stderr without ending the progress shown:
+// a note in the middle of long work (e.g. the first throttle of a reason).
+// On a terminal the bar's line is cleared first and the bar redraws below.
+func (s *IOStreams) Notef(format string, args ...any) {
+	s.mu.Lock()
+	tty := s.bar != nil && s.bar.term
+	s.mu.Unlock()
+	if tty {
+		fmt.Fprint(s.ErrOut, "\r\033[K")
+	}
+	fmt.Fprintf(s.ErrOut, format, args...)
+}
+
 // SetJSON makes stdout hold the JSON document only (-o json): from now on
 // Out is stderr, and PrintJSON writes to stdout. A command's human lines
 // (a closing sentence, a table) then go to stderr, whatever path prints

@@ -99,3 +99,23 @@ func TestInfofEndsTheProgressAndWritesStderr(t *testing.T) {
 		t.Errorf("stdout %q: messages belong on stderr", out)
 	}
 }
+
+// TestNotefKeepsTheProgress: a note in the middle of long work (a throttle's
+// reason) leaves the progress running, unlike Infof.
+func TestNotefKeepsTheProgress(t *testing.T) {
+	ios, _, out, errOut := Test()
+	ios.SetProgressEvery(0)
+	bar := ios.StartProgress("backfill", 10)
+	ios.Notef("throttled (%s, retrying)\n", "TableWriteKeyRangeThroughputExceeded")
+	if ios.bar != bar || bar.finished {
+		t.Fatal("Notef ended the progress display")
+	}
+	bar.Set(5)
+	got := strings.Join(lines(errOut.String()), "|")
+	if !strings.Contains(got, "throttled (TableWriteKeyRangeThroughputExceeded, retrying)|backfill: 5/10") {
+		t.Errorf("stderr %q: the note, then the progress going on", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout %q: notes belong on stderr", out)
+	}
+}

@@ -251,6 +251,13 @@ func (p Policy) Decide(t Target) Decision {
 	return d
 }
 
+// TableProtected decides a table whose tags were read (ListTagsOfResource)
+// under p: the shape guideline.Clients.Protected takes (DDB-CAP-04 asks a
+// cost ceiling of protected tables only).
+func (p Policy) TableProtected(name string, tags map[string]string) bool {
+	return p.Decide(Target{Kind: Table, Name: name, Tags: tags, TagsFrom: "ListTagsOfResource"}).Protected
+}
+
 // resourceName is the name the name rule reads: a table given as an ARN
 // (arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME[/index/...]) is judged
 // by NAME, like a bare name; an ARN that is not a table's cannot be judged.

@@ -26,6 +26,7 @@ import (
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/guideline"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
@@ -139,6 +140,8 @@ func Run(ctx context.Context, c Clients, cfg Config) (Report, error) {
 	findings, err := guideline.CheckTables(ctx, guideline.Clients{
 		DB: c.DB, Home: c.Region, CW: c.CW, Lambda: c.Lambda,
 		Regional: func(region string) guideline.DynamoDB { return c.Regional(region) },
+		// The built-in protection rule (no operator settings in a Lambda).
+		Protected: protect.NewPolicy().TableProtected,
 	}, rep.Tables, cfg.AllowedEnvs, nil)
 	if err != nil {
 		return rep, fmt.Errorf("guideline check of env %s: %w", cfg.Env, err)

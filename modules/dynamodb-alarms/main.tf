@@ -16,16 +16,19 @@ locals {
   # Defaults per alarm kind (documented in the `alarms` variable), overridden
   # field by field; the account-level kinds' are in modules/account.
   defaults = {
-    throttled_requests        = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    read_throttle_events      = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    write_throttle_events     = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    gsi_read_throttle_events  = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    gsi_write_throttle_events = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    system_errors             = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
-    latency                   = { threshold = null, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    consumed_read_capacity    = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    consumed_write_capacity   = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
-    replication_latency       = { threshold = 30000, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "ignore" }
+    throttled_requests            = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    read_throttle_events          = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    write_throttle_events         = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    gsi_read_throttle_events      = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    gsi_write_throttle_events     = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    key_range_throttle_events     = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    max_on_demand_throttle_events = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    account_limit_throttle_events = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    system_errors                 = { threshold = 0, period = 60, evaluation_periods = 5, datapoints_to_alarm = 5, treat_missing_data = "notBreaching" }
+    latency                       = { threshold = null, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    consumed_read_capacity        = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    consumed_write_capacity       = { threshold = 80, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "notBreaching" }
+    replication_latency           = { threshold = 30000, period = 60, evaluation_periods = 10, datapoints_to_alarm = 10, treat_missing_data = "ignore" }
   }
   settings = { for kind, d in local.defaults : kind => {
     enabled             = coalesce(try(var.alarms[kind].enabled, null), true)
@@ -37,6 +40,27 @@ locals {
   } }
 
   table_dim = { TableName = var.table_name }
+
+  # Per-cause throttle alarms (throttle_cause_alarms): the metric's middle
+  # part, the cause and the runbook section that fixes it.
+  throttle_causes = {
+    key_range = {
+      metric = "KeyRangeThroughput", slug = "key-range"
+      why    = "a hot key: requests to one partition key exceed one partition's limit (more capacity does not help). Find the key with Contributor Insights (throttled keys), then spread or cache it: runbooks/throttling.md#hot-key"
+    }
+    max_on_demand = {
+      metric = "MaxOnDemandThroughput", slug = "max-on-demand"
+      why    = "the on-demand maximum (on_demand_throughput, the cost ceiling of DDB-CAP-04) caps the traffic. Raise the cap if the traffic is expected: runbooks/throttling.md#on-demand-maximum"
+    }
+    account_limit = {
+      metric = "AccountLimit", slug = "account-limit"
+      why    = "the account's per-table throughput quota in this region. Request an increase in Service Quotas: runbooks/throttling.md#account-quota"
+    }
+  }
+  # (cause, index or "" for the table, read/write) for each enabled cause.
+  throttle_cause_targets = [for t in setproduct([for c, on in var.throttle_cause_alarms : c if on], concat([""], var.gsi_names), ["read", "write"]) : {
+    cause = t[0], index = t[1], dim = t[2]
+  }]
 
   # One metric, or the sum of one metric over the key operations (metric math).
   single = { expression = null, metrics = [] }
@@ -75,6 +99,13 @@ locals {
       kind        = "gsi_${pair[1]}_throttle_events", name = "${var.table_name}-${pair[0]}-${pair[1]}-throttle-events", metric_name = "${title(pair[1])}ThrottleEvents"
       statistic   = "Sum", dimensions = merge(local.table_dim, { GlobalSecondaryIndexName = pair[0] })
       description = "DDB-MON-01: ${pair[1]} throttle events on ${var.table_name} index ${pair[0]} for 5 minutes. A throttled GSI also throttles writes to the table."
+    }) },
+    { for t in local.throttle_cause_targets : "${t.cause}_throttle_events:${t.index == "" ? "" : "${t.index}:"}${t.dim}" => merge(local.single, {
+      kind        = "${t.cause}_throttle_events"
+      name        = "${var.table_name}-${t.index == "" ? "" : "${t.index}-"}${t.dim}-${local.throttle_causes[t.cause].slug}-throttle-events"
+      metric_name = "${title(t.dim)}${local.throttle_causes[t.cause].metric}ThrottleEvents"
+      statistic   = "Sum", dimensions = t.index == "" ? local.table_dim : merge(local.table_dim, { GlobalSecondaryIndexName = t.index })
+      description = "DDB-MON-01${t.cause == "max_on_demand" ? ", DDB-CAP-04" : ""}: ${t.dim}s to ${var.table_name}${t.index == "" ? " (table)" : " index ${t.index}"} throttled in every minute for 5 minutes by ${local.throttle_causes[t.cause].why}"
     }) },
     { for op, ms in var.latency_thresholds_ms : "latency:${op}" => merge(local.single, {
       kind        = "latency", name = "${var.table_name}-latency-${lower(op)}", metric_name = "SuccessfulRequestLatency"

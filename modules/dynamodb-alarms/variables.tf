@@ -25,6 +25,24 @@ variable "gsi_names" {
   default     = []
 }
 
+variable "throttle_cause_alarms" {
+  description = <<-EOT
+    Per-cause throttle alarms (opt-in; all off by default: existing callers plan no change), on the table and each GSI,
+    from the metrics DynamoDB publishes per throttling reason (dimensions TableName, and GlobalSecondaryIndexName for a GSI):
+    key_range: Read/WriteKeyRangeThroughputThrottleEvents (a hot key; both capacity modes);
+    max_on_demand: Read/WriteMaxOnDemandThroughputThrottleEvents (the table's on_demand_throughput cap bites; on when a cap
+    is set, DDB-CAP-04); account_limit: Read/WriteAccountLimitThrottleEvents (the per-table account quota of the region).
+    Each alarm's description names the cause and the section of runbooks/throttling.md that fixes it.
+  EOT
+  type = object({
+    key_range     = optional(bool, false)
+    max_on_demand = optional(bool, false)
+    account_limit = optional(bool, false)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "replica_regions" {
   description = "Regions of the table's global-table replicas; each gets a ReplicationLatency alarm (dimensions TableName, ReceivingRegion; DDB-MON-01, DDB-DR-01)."
   type        = list(string)
@@ -95,6 +113,7 @@ variable "alarms" {
     | throttled_requests (mandatory) | Sum over key_operations | > 0 | 60 | 5/5 | notBreaching | published only when a request is throttled |
     | read_throttle_events, write_throttle_events | Sum | > 0 | 60 | 5/5 | notBreaching | published only when throttling happens |
     | gsi_read_throttle_events, gsi_write_throttle_events | Sum | > 0 | 60 | 5/5 | notBreaching | same, per GSI |
+    | key_range_throttle_events, max_on_demand_throttle_events, account_limit_throttle_events (throttle_cause_alarms) | Sum | > 0 | 60 | 5/5 | notBreaching | published only when throttling of that cause happens; table and each GSI |
     | system_errors | Sum over key_operations | > 0 | 60 | 5/5 | notBreaching | published only when DynamoDB returns a 500 |
     | latency | Average | latency_thresholds_ms | 60 | 10/10 | notBreaching | no requests means no latency to judge |
     | consumed_read_capacity, consumed_write_capacity (PROVISIONED) | % of provisioned | > 80 | 60 | 10/10 | notBreaching | no traffic is 0% |
@@ -117,6 +136,7 @@ variable "alarms" {
   validation {
     condition = alltrue([for k, _ in var.alarms : contains([
       "throttled_requests", "read_throttle_events", "write_throttle_events", "gsi_read_throttle_events", "gsi_write_throttle_events",
+      "key_range_throttle_events", "max_on_demand_throttle_events", "account_limit_throttle_events",
       "system_errors", "latency", "consumed_read_capacity", "consumed_write_capacity", "replication_latency",
       "user_errors", "account_read_capacity_utilization", "account_write_capacity_utilization",
     ], k)])

@@ -33,6 +33,8 @@ module "table" {
   autoscaling                 = try(each.value.autoscaling, null)
   autoscaling_disabled_reason = try(each.value.autoscaling_disabled_reason, null)
   on_demand_throughput        = try(each.value.on_demand_throughput, null)
+  on_demand_throughput_reason = try(each.value.on_demand_throughput_reason, null)
+  protected_envs              = var.protected_envs
   table_class                 = try(each.value.table_class, null)
 
   deletion_protection_enabled         = try(each.value.deletion_protection_enabled, null)

@@ -44,6 +44,8 @@ module "alarms" {
   create_sns_topic = false
   sns_topic_arn    = local.alarm_topic_arn
   alarms           = var.alarm_overrides
+  # DDB-CAP-04: a table with a cost ceiling is told when it bites.
+  throttle_cause_alarms = merge(var.throttle_cause_alarms, module.table[each.key].on_demand_capped ? { max_on_demand = true } : {})
 
   tags = var.tags
 }

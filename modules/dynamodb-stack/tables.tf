@@ -8,7 +8,7 @@ locals {
     "hash_key", "range_key", "key_naming_reason", "index_naming_reason", "attributes", "global_secondary_indexes", "local_secondary_indexes",
     "allow_projection_all", "projection_all_reason",
     "billing_mode", "provisioned_reason", "read_capacity", "write_capacity", "autoscaling", "autoscaling_disabled_reason",
-    "on_demand_throughput", "table_class",
+    "on_demand_throughput", "on_demand_throughput_reason", "table_class",
     "deletion_protection_enabled", "deletion_protection_disabled_reason", "point_in_time_recovery", "point_in_time_recovery_reason",
     "stream_enabled", "stream_view_type", "stream_view_type_reason",
     "ttl_enabled", "ttl_attribute_name", "ttl_reason",

@@ -176,6 +176,24 @@ variable "alarm_overrides" {
   default = {}
 }
 
+variable "throttle_cause_alarms" {
+  description = "Per-cause throttle alarms for every table (the `throttle_cause_alarms` input of modules/dynamodb-alarms; off by default). max_on_demand is on anyway for a table with an on_demand_throughput maximum (DDB-CAP-04)."
+  type = object({
+    key_range     = optional(bool, false)
+    max_on_demand = optional(bool, false)
+    account_limit = optional(bool, false)
+  })
+  default  = {}
+  nullable = false
+}
+
+variable "protected_envs" {
+  description = "Envs whose on-demand tables need a cost ceiling, on_demand_throughput or on_demand_throughput_reason (DDB-CAP-04; the `protected_envs` input of modules/dynamodb-table)."
+  type        = list(string)
+  default     = ["prod", "production", "prd", "live", "prod1", "prod2", "prd1", "prd2"]
+  nullable    = false
+}
+
 variable "stream_consumer" {
   description = <<-EOT
     The Lambda consumer deployed on every table with streams (modules/stream-consumer, DDB-STREAM-04): filename is the

@@ -12,6 +12,8 @@ locals {
   name          = var.name_override == null ? local.standard_name : var.name_override
 
   provisioned = var.billing_mode == "PROVISIONED"
+  # DDB-CAP-04: an on-demand maximum for reads and writes (the cost ceiling).
+  cost_ceiling = !local.provisioned && try(var.on_demand_throughput.max_read_request_units > 0, false) && try(var.on_demand_throughput.max_write_request_units > 0, false)
   # Auto scaling owns the capacity of a PROVISIONED table and its GSIs once on.
   autoscaled = local.provisioned && var.autoscaling.enabled
 
@@ -32,6 +34,7 @@ locals {
     ]))
     "DDB-PITR-01"   = var.point_in_time_recovery.enabled && var.point_in_time_recovery.recovery_period_in_days == 35 ? "" : var.point_in_time_recovery_reason
     "DDB-PROT-01"   = var.deletion_protection_enabled ? "" : var.deletion_protection_disabled_reason
+    "DDB-CAP-04"    = local.provisioned || local.cost_ceiling ? "" : var.on_demand_throughput_reason
     "DDB-STREAM-01" = var.stream_enabled && var.stream_view_type != "NEW_AND_OLD_IMAGES" ? var.stream_view_type_reason : ""
   }
   exceptions = { for rule, reason in local.exception_reasons :

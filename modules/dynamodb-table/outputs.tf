@@ -73,6 +73,11 @@ output "autoscaling_resource_ids" {
   value       = { for k, t in local.autoscaling_targets : k => "${t.resource_id}|${t.dimension}" }
 }
 
+output "on_demand_capped" {
+  description = "The table is on-demand with a maximum for reads and writes (DDB-CAP-04's cost ceiling): turn on the alarms that say when it bites (throttle_cause_alarms.max_on_demand of modules/dynamodb-alarms)."
+  value       = local.cost_ceiling
+}
+
 output "exceptions" {
   description = "Guideline exceptions taken by this table: rule ID to reason. Also written as `dynops:exception:<RULE>` tags."
   value       = local.exceptions

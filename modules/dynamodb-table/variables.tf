@@ -600,6 +600,26 @@ variable "on_demand_throughput" {
   }
 }
 
+variable "on_demand_throughput_reason" {
+  description = "Why an on-demand table in a protected env (protected_envs) has no on_demand_throughput maximum for reads and writes (DDB-CAP-04 exception), e.g. `launch week, traffic unknown: OPS-12`."
+  type        = string
+  default     = ""
+  nullable    = false
+
+  validation {
+    condition = (var.billing_mode != "PAY_PER_REQUEST" || !contains(var.protected_envs, var.env) || local.cost_ceiling ||
+    (can(regex(local.reason_substance, var.on_demand_throughput_reason)) && !can(regex(local.reason_placeholder, var.on_demand_throughput_reason))))
+    error_message = "DDB-CAP-04: table ${local.name} is on-demand in protected env ${var.env}: set on_demand_throughput = { max_read_request_units = N, max_write_request_units = N } (its cost ceiling, N > 0), or say why not in on_demand_throughput_reason. A reason needs three letters or digits and no TODO/FIXME/TBD/XXX placeholder."
+  }
+}
+
+variable "protected_envs" {
+  description = "Envs whose on-demand tables need a cost ceiling (DDB-CAP-04): dynops's built-in protected envs (internal/protect) by default; add the ones your dynops settings protect."
+  type        = list(string)
+  default     = ["prod", "production", "prd", "live", "prod1", "prod2", "prd1", "prd2"]
+  nullable    = false
+}
+
 variable "timeouts" {
   description = "Timeouts of table create / update / delete (e.g. `{ update = \"2h\" }` for a large GSI backfill); null: the provider's."
   type = object({

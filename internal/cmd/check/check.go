@@ -130,6 +130,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	sort.Strings(tables)
+	policy, err := f.ProtectPolicy()
+	if err != nil {
+		return err
+	}
 	rep := Report{Tables: tables}
 	f.IOStreams.Progress("reading CloudWatch alarms")
 	bar := f.IOStreams.StartProgress("check: tables", int64(len(tables)))
@@ -139,8 +143,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Regional: func(region string) guideline.DynamoDB {
 			return clients.In(region).DynamoDB()
 		},
-		CW:     clients.CloudWatch(),
-		Lambda: clients.Lambda(nil),
+		CW:        clients.CloudWatch(),
+		Lambda:    clients.Lambda(nil),
+		Protected: policy.TableProtected,
 	}, tables, opts.AllowedEnvs, func(i int, t string) {
 		bar.Set(int64(i))
 		bar.Status("checking %s", t)
@@ -169,7 +174,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 	switch f.Flags.Output {
 	case factory.OutputJSON:
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	case factory.OutputSARIF:
 		err = sarif.Write(f.IOStreams.Out, opts.Version, rep.Findings)
 	case factory.OutputJUnit:

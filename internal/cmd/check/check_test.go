@@ -249,3 +249,46 @@ func controlIDs(cs []guideline.Control) []string {
 	}
 	return out
 }
+
+// TestCheckOnDemandCeilingInProtectedEnvs_DDB_CAP_04: an on-demand table in
+// a protected env without an on-demand maximum fails DDB-CAP-04 (the
+// emulator keeps no OnDemandThroughput, so every table here is uncapped;
+// the capped path is TestCostCeiling_DDB_CAP_04 in internal/guideline); a
+// dev table passes, a reasoned exception tag is an exception, and an env
+// protected by the run's settings (--protected-envs) is held to the rule.
+func TestCheckOnDemandCeilingInProtectedEnvs_DDB_CAP_04(t *testing.T) {
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	id := harness.UniqueID()
+	mk := func(name string, tags ...types.Tag) string {
+		createTable(t, db, &dynamodb.CreateTableInput{TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}}, Tags: tags})
+		t.Cleanup(func() { _, _ = db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}) })
+		return name
+	}
+	prod, excepted := mk("prod-"+id+"-user"), mk("prod-"+id+"-work", types.Tag{Key: aws.String("dynops:exception:DDB-CAP-04"), Value: aws.String("launch week, traffic unknown OPS-12")})
+	dev, stg := mk("dev-"+id+"-user"), mk("stg-"+id+"-user")
+	type finding struct{ Resource, Rule, Severity, Status, Reason, Message string }
+	cap04 := func(args ...string) map[string]finding {
+		out, _, _ := target.Dynops(t, filepath.Join(t.TempDir(), "audit.jsonl"), append([]string{"check", "-o", "json"}, args...)...)
+		var rep struct{ Findings []finding }
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		got := map[string]finding{}
+		for _, f := range rep.Findings {
+			if f.Rule == "DDB-CAP-04" {
+				got[f.Resource] = f
+			}
+		}
+		return got
+	}
+	got := cap04("--table", prod, "--table", excepted, "--table", dev, "--table", stg)
+	assert.Equal(t, "fail", got[prod].Status)
+	assert.Equal(t, "error", got[prod].Severity)
+	assert.Contains(t, got[prod].Message, "set on_demand_throughput", "names the fix")
+	assert.Equal(t, "exception", got[excepted].Status)
+	assert.Equal(t, "pass", got[dev].Status)
+	assert.Equal(t, "pass", got[stg].Status, "stg is not protected by default")
+	got = cap04("--table", stg, "--protected-envs", "stg")
+	assert.Equal(t, "fail", got[stg].Status, "the run's protection settings decide")
+}

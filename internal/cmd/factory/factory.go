@@ -7,6 +7,7 @@ package factory
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // Output formats of --output.
@@ -101,6 +103,9 @@ type Factory struct {
 	awsDone bool
 	// unanswered: the endpoints that timed out in this run (awsconfig.Unanswered).
 	unanswered *awsconfig.Unanswered
+	// throttles counts the run's DynamoDB throttles per reason (Throttles).
+	throttlesOnce sync.Once
+	throttles     *throttle.Recorder
 }
 
 // New returns a Factory on the given streams.
@@ -150,7 +155,21 @@ func (f *Factory) AWS(ctx context.Context) (awsclients.Set, error) {
 	if err != nil {
 		return awsclients.Set{}, err
 	}
-	return awsclients.New(cfg), nil
+	return awsclients.New(cfg).CountingThrottles(f.Throttles()), nil
+}
+
+// Throttles is the run's count of DynamoDB throttles per reason, fed by
+// every DynamoDB client of f.AWS (the SDK retries most of them: they would
+// go unseen). The first throttle of each reason is said on stderr at once,
+// with its cause and fix; root puts the counts in the audit record and a
+// summary on stderr at the end of the run.
+func (f *Factory) Throttles() *throttle.Recorder {
+	f.throttlesOnce.Do(func() {
+		f.throttles = throttle.NewRecorder(func(e throttle.Explanation) {
+			f.IOStreams.Notef("throttled (%s, retrying): %s\n", e.Reason.Reason, e.Advice)
+		})
+	})
+	return f.throttles
 }
 
 // AWSForQueue returns the run's clients in the region of an SQS queue URL
@@ -379,4 +398,25 @@ func (f *Factory) CallerArn(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("sts GetCallerIdentity: %w", err)
 	}
 	return aws.ToString(out.Arn), nil
+}
+
+// PrintResult writes a command's --output json result: v, with the run's
+// throttled DynamoDB attempts per reason added as "throttles" when there were
+// any and v is a JSON object (Throttles). The one way a command that reads or
+// writes items prints its result.
+func (f *Factory) PrintResult(v any) error {
+	counts := f.Throttles().Counts()
+	if len(counts) == 0 {
+		return f.IOStreams.PrintJSON(v)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing JSON output: %w", err)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return f.IOStreams.PrintJSON(v)
+	}
+	obj["throttles"], _ = json.Marshal(counts)
+	return f.IOStreams.PrintJSON(obj)
 }

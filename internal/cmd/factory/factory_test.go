@@ -2,11 +2,13 @@ package factory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/pflag"
 
 	"github.com/dynops/dynops/internal/awsconfig"
@@ -184,5 +186,42 @@ func TestConfirmFlagRepeatableAndCommaSeparated(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s: got %q, want %q", args, got, want)
 		}
+	}
+}
+
+// TestPrintResultAddsThrottles: a result printed after DynamoDB throttled
+// the run carries the attempts per reason; without throttles, or for a
+// result that is not an object, it is printed as it is.
+func TestPrintResultAddsThrottles(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	f := New(ios)
+	if err := f.PrintResult(map[string]int{"written": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "throttles") {
+		t.Fatalf("no throttle, no throttles field: %s", out)
+	}
+	f.Throttles().Observe(&types.ThrottlingException{ThrottlingReasons: []types.ThrottlingReason{
+		{Reason: aws.String("TableWriteKeyRangeThroughputExceeded"), Resource: aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user")}}})
+	out.Reset()
+	if err := f.PrintResult(map[string]int{"written": 3}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Written   int              `json:"written"`
+		Throttles map[string]int64 `json:"throttles"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Written != 3 || got.Throttles["TableWriteKeyRangeThroughputExceeded"] != 1 {
+		t.Fatalf("got %+v from %s", got, out)
+	}
+	out.Reset()
+	if err := f.PrintResult([]int{1}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(out.String()) != "[\n  1\n]" {
+		t.Fatalf("a list is printed as it is: %q", out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/item"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // Interrupted is what an interrupt of a writing item command leaves behind:
@@ -103,7 +104,7 @@ func schemaOf(ks []types.KeySchemaElement, attrTypes map[string]string) item.Sch
 func (t *table) read(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, err := t.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, fmt.Errorf("reading the item from %s: %w", t.name, err)
+		return nil, fmt.Errorf("reading the item from %s: %w", t.name, throttle.WithKey(err, string(image(key))))
 	}
 	return out.Item, nil
 }

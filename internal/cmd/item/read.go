@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/item"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 func newCmdGet(f *factory.Factory) *cobra.Command {
@@ -46,7 +47,7 @@ func newCmdGet(f *factory.Factory) *cobra.Command {
 			}
 			out, err := t.db.GetItem(ctx, in)
 			if err != nil {
-				return fmt.Errorf("reading the item from %s: %w", t.name, err)
+				return fmt.Errorf("reading the item from %s: %w", t.name, throttle.WithKey(err, string(image(k.Attrs))))
 			}
 			return printItems(f, t.name, k, []map[string]types.AttributeValue{out.Item}, out.Item != nil, nil)
 		},
@@ -108,7 +109,7 @@ func newCmdQuery(f *factory.Factory) *cobra.Command {
 			for p.HasMorePages() && int32(len(items)) < limit {
 				out, err := p.NextPage(ctx)
 				if err != nil {
-					return fmt.Errorf("querying %s: %w", t.name, err)
+					return fmt.Errorf("querying %s: %w", t.name, throttle.WithKey(err, string(image(k.Attrs))))
 				}
 				items = append(items, out.Items...)
 				last = out.LastEvaluatedKey
@@ -151,7 +152,7 @@ func printItems(f *factory.Factory, tableName string, k item.Parsed, items []map
 	}
 	res.Found = found && len(res.Items) > 0
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(res)
+		return f.PrintResult(res)
 	}
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "key read as %s\n", res.KeyRead)

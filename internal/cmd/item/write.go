@@ -21,6 +21,7 @@ import (
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // writeFlags are the flags every writing item command takes.
@@ -178,7 +179,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 			f.Audit.Act(audit.ItemAction(ch.op, audit.ItemRefused), t.name, detail)
 			return fmt.Errorf("the item in %s changed since it was read (%s no longer holds): nothing written. Read it again (dynops item get) and decide: %w", t.name, c.desc, err)
 		}
-		return fmt.Errorf("%s on %s: %w", ch.op, t.name, err)
+		return fmt.Errorf("%s on %s: %w", ch.op, t.name, throttle.WithKey(err, string(keyJSON(key))))
 	}
 	res.Written = true
 	after, err := t.read(ctx, key)
@@ -196,7 +197,7 @@ func keyJSON(key map[string]types.AttributeValue) json.RawMessage { return image
 
 func printWrite(f *factory.Factory, r writeResult) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(r)
+		return f.PrintResult(r)
 	}
 	out := f.IOStreams.Out
 	for _, s := range r.ReadAs {

@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/poll"
+	"github.com/dynops/dynops/internal/throttle"
 )
 
 // commandTimeout is the bound on one AWS call that cmd declares (or its
@@ -80,6 +81,8 @@ type ErrorBody struct {
 	Message  string `json:"message"`
 	Code     string `json:"code"`
 	ExitCode int    `json:"exit_code"`
+	// Throttles are the run's throttled DynamoDB attempts per reason.
+	Throttles map[string]int64 `json:"throttles,omitempty"`
 }
 
 // classify returns the exit code of err and a short code for JSON.
@@ -113,11 +116,13 @@ func report(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args []
 			path = cmd.CommandPath()
 		}
 		msg = interruptedMessage(path, err, stateAfterInterrupt(cmd))
+	} else if why := throttle.Unexplained(err); why != "" {
+		msg += "\n" + why
 	}
 	// One JSON document on stdout: the error object, unless the command
 	// already wrote its result (e.g. a report with the failures in it).
 	if (f.JSON() || jsonAsked(args)) && !f.IOStreams.WroteJSON() {
-		_ = f.IOStreams.PrintJSONUnfiltered(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code}})
+		_ = f.IOStreams.PrintJSONUnfiltered(ErrorDoc{Error: ErrorBody{Message: msg, Code: kind, ExitCode: code, Throttles: f.Throttles().Counts()}})
 	}
 	if code == exitcode.Interrupted {
 		fmt.Fprintln(f.IOStreams.ErrOut, msg)

@@ -5,6 +5,7 @@ package root
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -134,6 +135,7 @@ func Execute(ctx context.Context, f *factory.Factory, version string, args []str
 	}
 
 	code := exitCode(ctx, f, cmd, args, err)
+	reportThrottles(f)
 	if f.Audit != nil && cmd != nil && !cmdfacts.AuditSkipped(cmd) && cmd.Runnable() {
 		finishAudit(ctx, f, cmd, err, code)
 	}
@@ -167,5 +169,22 @@ func exitCode(ctx context.Context, f *factory.Factory, cmd *cobra.Command, args 
 		return exit.Code
 	default:
 		return report(ctx, f, cmd, args, err)
+	}
+}
+
+// reportThrottles says on stderr how often DynamoDB throttled the run, per
+// reason, with the fix of each cause, and puts the counts in the audit
+// record (throttled.<reason>).
+func reportThrottles(f *factory.Factory) {
+	lines := f.Throttles().Summary()
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(f.IOStreams.ErrOut, "DynamoDB throttled this run (attempts per reason; the SDK retried them):")
+	for _, l := range lines {
+		fmt.Fprintf(f.IOStreams.ErrOut, "  %s\n", l)
+	}
+	if f.Audit != nil {
+		f.Audit.Counts(f.Throttles().AuditCounts())
 	}
 }

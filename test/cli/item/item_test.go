@@ -34,8 +34,14 @@ func TestMain(m *testing.M) { harness.Main(m, &target) }
 // with stdin not a terminal, and returns stdout, stderr and the exit code.
 func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return dynopsAt(t, target.Endpoint(), auditLog, args...)
+}
+
+// dynopsAt is dynops through another endpoint (a fault proxy).
+func dynopsAt(t *testing.T, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
-	if e := target.Endpoint(); e != "" {
+	if e := endpoint; e != "" {
 		full = append(full, "--endpoint-url", e)
 	}
 	cmd := exec.Command(harness.DynopsBinary(t), full...)

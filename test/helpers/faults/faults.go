@@ -19,6 +19,7 @@ package faults
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +60,24 @@ type Config struct {
 	// the client there; the proxy then forwards the request as usual, so a
 	// killed client's last request may or may not take effect.
 	Observe func(n int, op string)
+	// Reasons, when set, are the ThrottlingReasons every DynamoDB throttle
+	// carries (ThrottlingReasons [{reason, resource}] on
+	// ProvisionedThroughputExceededException and RequestLimitExceeded,
+	// throttlingReasons on ThrottlingException: the API reference's
+	// shapes). The emulator never throttles, let alone by reason.
+	Reasons []ThrottlingReason
+	// Operations, when set, are the only operations (Operation) that get
+	// faults; the others are forwarded.
+	Operations []string
+	// Limit, when above 0, is how many faults the proxy injects in all;
+	// it forwards every request after that.
+	Limit int
+}
+
+// ThrottlingReason is one reason of a DynamoDB throttle (API_ThrottlingReason).
+type ThrottlingReason struct {
+	Reason   string `json:"reason"`
+	Resource string `json:"resource"`
 }
 
 // Proxy is a running fault-injecting reverse proxy.
@@ -119,11 +139,19 @@ func (p *Proxy) SetRate(r float64) {
 	p.mu.Unlock()
 }
 
+func sumCounts(c map[Kind]int) int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
 func (p *Proxy) pick() (Kind, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total++
-	if p.rnd.Float64() >= p.cfg.Rate {
+	if p.rnd.Float64() >= p.cfg.Rate || (p.cfg.Limit > 0 && sumCounts(p.counts) >= p.cfg.Limit) {
 		return "", 0
 	}
 	k := p.cfg.Kinds[p.rnd.IntN(len(p.cfg.Kinds))]
@@ -171,11 +199,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.mu.Unlock()
 		p.cfg.Observe(n, Operation(r, body))
 	}
-	kind, delay := p.pick()
+	kind, delay := Kind(""), time.Duration(0)
+	if len(p.cfg.Operations) == 0 || slices.Contains(p.cfg.Operations, Operation(r, body)) {
+		kind, delay = p.pick()
+	}
 	svc := classify(r, body)
 	switch kind {
 	case Throttle, Error500, Error503:
-		writeError(w, svc, kind)
+		writeError(w, shape(svc, kind, p.cfg.Reasons))
 	case Latency:
 		time.Sleep(delay)
 		p.rp.ServeHTTP(w, r)
@@ -213,7 +244,7 @@ type ErrorShape struct {
 }
 
 // Shape returns the error response for a service and kind.
-func shape(svc service, kind Kind) ErrorShape {
+func shape(svc service, kind Kind, reasons []ThrottlingReason) ErrorShape {
 	code, status := "", 500
 	switch svc {
 	case dynamoDB:
@@ -226,8 +257,16 @@ func shape(svc service, kind Kind) ErrorShape {
 		default:
 			code, status = "com.amazon.coral.availability#ServiceUnavailableException", 503
 		}
-		return ErrorShape{Status: status, Headers: map[string]string{"Content-Type": "application/x-amz-json-1.0"},
-			Body: fmt.Sprintf(`{"__type":%q,"message":"injected by test/helpers/faults"}`, code)}
+		body := map[string]any{"__type": code, "message": "injected by test/helpers/faults"}
+		if kind == Throttle && len(reasons) > 0 {
+			field := "ThrottlingReasons"
+			if strings.HasSuffix(code, "#ThrottlingException") {
+				field = "throttlingReasons"
+			}
+			body[field] = reasons
+		}
+		raw, _ := json.Marshal(body)
+		return ErrorShape{Status: status, Headers: map[string]string{"Content-Type": "application/x-amz-json-1.0"}, Body: string(raw)}
 	case sqsJSON, otherJSON:
 		q := ""
 		switch kind {
@@ -285,8 +324,7 @@ func pickOne(codes ...string) string {
 	return codes[pickN%len(codes)]
 }
 
-func writeError(w http.ResponseWriter, svc service, kind Kind) {
-	s := shape(svc, kind)
+func writeError(w http.ResponseWriter, s ErrorShape) {
 	for k, v := range s.Headers {
 		w.Header().Set(k, v)
 	}

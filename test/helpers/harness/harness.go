@@ -415,12 +415,28 @@ func (tg *Target) Dynops(t testing.TB, auditLog string, args ...string) (stdout,
 // (e.g. a cross-region import into a DR region).
 func (tg *Target) DynopsInRegion(t testing.TB, region, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	endpoint := ""
+	if tg.Emulator != nil {
+		endpoint = tg.Emulator.URL
+	}
+	return tg.dynops(t, region, endpoint, auditLog, args...)
+}
+
+// DynopsVia is Dynops through endpoint instead of the emulator (a fault
+// proxy in front of it, test/helpers/faults).
+func (tg *Target) DynopsVia(t testing.TB, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return tg.dynops(t, tg.Region, endpoint, auditLog, args...)
+}
+
+func (tg *Target) dynops(t testing.TB, region, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := factory.New(ios)
 	full := append([]string{}, args...)
 	full = append(full, "--region", region, "--audit-log", auditLog)
-	if tg.Emulator != nil {
-		full = append(full, "--endpoint-url", tg.Emulator.URL)
+	if endpoint != "" {
+		full = append(full, "--endpoint-url", endpoint)
 	}
 	code = root.Execute(context.Background(), f, "test", full)
 	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())

@@ -88,6 +88,12 @@ var plans = harness.NewPlanGroup(
 		v["sns_kms_master_key_id"] = ownTopicKey
 		return v
 	}},
+	harness.PlanCase{Name: "throttle causes", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{
+			"throttle_cause_alarms": map[string]any{"key_range": true, "max_on_demand": true, "account_limit": true},
+			"alarms":                map[string]any{"key_range_throttle_events": map[string]any{"threshold": 5}},
+		})
+	}},
 	harness.PlanCase{Name: "dashboard", Dir: module, Vars: func(testing.TB) map[string]any {
 		return with(map[string]any{
 			"stream_consumers": []map[string]any{{"function_name": table + "-consumer", "dlq_name": table + "-consumer-dlq"}},

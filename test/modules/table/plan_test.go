@@ -96,6 +96,18 @@ var plans = harness.NewPlanGroup(
 			"deletion_protection_disabled_reason": "decommission OPS-9",
 		}
 	}},
+	harness.PlanCase{Name: "prod capped", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"env": "prod", "on_demand_throughput": map[string]any{"max_read_request_units": 4000, "max_write_request_units": 1000}})
+	}},
+	harness.PlanCase{Name: "prod uncapped with reason", Dir: module, Vars: func(testing.TB) map[string]any {
+		return with(map[string]any{"env": "prod", "on_demand_throughput_reason": "launch week, traffic unknown: OPS-12"})
+	}},
+	harness.PlanCase{Name: "prod capped stack", Dir: stack, Vars: func(testing.TB) map[string]any {
+		v := stackVars(map[string]any{"user": user(map[string]any{"on_demand_throughput": map[string]any{"max_read_request_units": 4000, "max_write_request_units": 1000},
+			"global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})})
+		v["env"] = "prod"
+		return v
+	}},
 	harness.PlanCase{Name: "stack exceptions", Dir: stack, Vars: func(testing.TB) map[string]any {
 		return stackVars(map[string]any{"user": everyException()})
 	}},

@@ -205,7 +205,7 @@ func TestStackTakesEveryTableInput(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^variable "([a-z_]+)"`).FindAllStringSubmatch(read("modules/dynamodb-table/variables.tf"), -1) {
 		inputs = append(inputs, m[1])
 	}
-	stackSets := []string{"env", "product", "usage", "allowed_envs", "replicas"}
+	stackSets := []string{"env", "product", "usage", "allowed_envs", "replicas", "protected_envs"}
 	tablesTF, mainTF := read("modules/dynamodb-stack/tables.tf"), read("modules/dynamodb-stack/main.tf")
 	for _, in := range inputs {
 		if slices.Contains(stackSets, in) {

@@ -151,7 +151,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 // with errors exits 1.
 func printReport(f *factory.Factory, rep redrive.MoveReport) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		return f.PrintResult(rep)
 	}
 	out := f.IOStreams.Out
 	dest := rep.Dest

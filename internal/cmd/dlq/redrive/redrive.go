@@ -274,7 +274,7 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 
 func printReport(f *factory.Factory, rep redrive.Report) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		return f.PrintResult(rep)
 	}
 	ios := f.IOStreams
 	var rows [][]string

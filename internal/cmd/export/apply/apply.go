@@ -242,7 +242,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 func print(f *factory.Factory, rep export.ApplyReport) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		return f.PrintResult(rep)
 	}
 	out := f.IOStreams.Out
 	if rep.DryRun {

@@ -262,7 +262,7 @@ func writeConflicts(path string, cs []export.RevertConflict) error {
 
 func print(f *factory.Factory, rep export.RevertReport) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		return f.PrintResult(rep)
 	}
 	out := f.IOStreams.Out
 	verb := "reverted"

@@ -217,7 +217,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			Adopt    []*adopt.Result `json:"adopt,omitempty"`
 			Capacity []capacity.Use  `json:"capacity"`
 		}{res, adopted, opts.Budgets.Uses()}
-		if perr := ios.PrintJSON(out); perr != nil {
+		if perr := f.PrintResult(out); perr != nil {
 			return perr
 		}
 	} else {
