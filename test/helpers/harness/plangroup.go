@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -157,6 +158,7 @@ func (g *PlanGroup) planTogether(t *testing.T) (map[string]*PlanStruct, map[stri
 		return nil, nil, fmt.Errorf("creating the wrapper root: %w", err)
 	}
 	calls := map[string]any{}
+	outputs := map[string]any{}
 	callOf := map[string]string{}
 	needsProvider := false
 	for i, name := range g.order {
@@ -183,11 +185,19 @@ func (g *PlanGroup) planTogether(t *testing.T) (map[string]*PlanStruct, map[stri
 		id := fmt.Sprintf("case_%d", i)
 		calls[id] = call
 		callOf[name] = id
+		// The case's outputs, passed up so that its re-rooted plan has them.
+		for out, sensitive := range rootOutputs(t, dir) {
+			outputs[id+outputSep+out] = map[string]any{"value": "${module." + id + "." + out + "}", "sensitive": sensitive}
+		}
 	}
 	if len(calls) == 0 {
 		return nil, nil, nil
 	}
-	b, err := json.MarshalIndent(map[string]any{"module": calls}, "", "  ")
+	wrapperRoot := map[string]any{"module": calls}
+	if len(outputs) > 0 {
+		wrapperRoot["output"] = outputs
+	}
+	b, err := json.MarshalIndent(wrapperRoot, "", "  ")
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding the wrapper root: %w", err)
 	}
@@ -242,7 +252,10 @@ func reroot(full map[string]any, call string) map[string]any {
 	}
 	if pv, ok := full["planned_values"].(map[string]any); ok {
 		child := childModule(pv["root_module"], prefix)
-		out["planned_values"] = map[string]any{"root_module": child}
+		out["planned_values"] = map[string]any{"root_module": child, "outputs": callOutputs(pv["outputs"], call)}
+	}
+	if oc, ok := full["output_changes"]; ok {
+		out["output_changes"] = callOutputs(oc, call)
 	}
 	for _, k := range []string{"resource_changes", "resource_drift"} {
 		list, _ := full[k].([]any)
@@ -275,6 +288,50 @@ func reroot(full map[string]any, call string) map[string]any {
 		mc, _ := calls[call].(map[string]any)
 		if mod, ok := mc["module"]; ok {
 			out["configuration"] = map[string]any{"provider_config": providerConfigs(cfg["provider_config"], prefix), "root_module": mod}
+		}
+	}
+	return out
+}
+
+// outputSep joins a case's call and the name of one of its outputs in the
+// wrapper root's output names ("case_3__table_arn").
+const outputSep = "__"
+
+// outputBlock matches an output block's name, and sensitiveLine its
+// `sensitive = true`.
+var (
+	outputBlock   = regexp.MustCompile(`(?ms)^output\s+"([^"]+)"\s*\{(.*?)^\}`)
+	sensitiveLine = regexp.MustCompile(`(?m)^\s*sensitive\s*=\s*true`)
+)
+
+// rootOutputs is the outputs a root declares, each with whether it is
+// sensitive (a wrapper output of a sensitive value must say so too).
+func rootOutputs(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	tfs, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		t.Fatalf("listing %s: %v", dir, err)
+	}
+	out := map[string]bool{}
+	for _, f := range tfs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		for _, m := range outputBlock.FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = sensitiveLine.MatchString(m[2])
+		}
+	}
+	return out
+}
+
+// callOutputs are the wrapper's outputs of call, named as the case's own.
+func callOutputs(all any, call string) map[string]any {
+	out := map[string]any{}
+	m, _ := all.(map[string]any)
+	for k, v := range m {
+		if name, ok := strings.CutPrefix(k, call+outputSep); ok {
+			out[name] = v
 		}
 	}
 	return out
