@@ -62,7 +62,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	// 1. Up to the restore.
 	_, errOut, code := target.Dynops(t, log, append(base, "--through", "restore")...)
 	require.Equal(t, exitcode.Stopped, code, "--through exits 5, not 0 like a finished run: "+errOut)
-	require.Contains(t, errOut, "Stopped after step 2/6 restore (--through restore)")
+	require.Contains(t, errOut, "Stopped after step 2/7 restore (--through restore)")
 	require.Equal(t, audit.ResultStopped, runbookRun(t, log, incident).Result, "the audit says stopped, not findings")
 
 	// 2. The bad day: 2 deleted, `damaged` corrupted.
