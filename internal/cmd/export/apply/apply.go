@@ -246,7 +246,7 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	}
 	out := f.IOStreams.Out
 	if rep.DryRun {
-		fmt.Fprintf(out, "DRY RUN: with --yes dynops would apply onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
+		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("apply onto %s, from %s (%s):", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)))
 	} else {
 		fmt.Fprintf(out, "applied onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	}

@@ -267,7 +267,7 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	out := f.IOStreams.Out
 	verb := "reverted"
 	if rep.DryRun {
-		verb = "DRY RUN: with --yes dynops would revert"
+		verb = guard.DryRunHeader("revert")
 	}
 	fmt.Fprintf(out, "%s the window %s .. %s on %s (%d export(s), %d key(s) changed in it):\n", verb,
 		rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339), rep.Table, len(rep.Exports), rep.Keys)

@@ -210,7 +210,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	ds := decided.Decisions()
 	rep.Target = &ds[0]
-	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: opts.Confirm}); err != nil {
+	if err := decided.CheckTyped(opts.Confirm); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
 	}
 	if opts.FromExport != "" {
