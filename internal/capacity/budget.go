@@ -7,9 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/spf13/pflag"
-
-	"github.com/dynops/dynops/internal/cmd/flagcheck"
 )
 
 // Kind is which capacity a budget holds: read or write units.
@@ -22,14 +19,6 @@ const (
 
 // Flag is the name of the flag that sets a budget of this kind.
 func (k Kind) Flag() string { return "max-" + string(k) + "-units" }
-
-// AddFlag registers --max-read-units or --max-write-units on fl into v,
-// with its range: the one way a bulk command takes a budget. what names
-// the table the budget is on (e.g. "--to").
-func AddFlag(fl *pflag.FlagSet, v *float64, k Kind, what string) {
-	fl.Float64Var(v, k.Flag(), 0, fmt.Sprintf("%s capacity units per second the run may take on %s, measured from what DynamoDB reports (0: %d %% of a provisioned table's %s capacity, none on an on-demand table)", k, what, int(DefaultFraction*100), k))
-	flagcheck.Range(fl, k.Flag(), "0", "", "a budget is more than 0 units/s; 0 is the default")
-}
 
 // Describer reads a table's provisioned throughput.
 type Describer interface {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/spf13/pflag"
 )
 
 // Unit sizes, from the DynamoDB developer guide ("DynamoDB read and write
@@ -203,12 +202,6 @@ func LoadPrices(path string) (*Prices, error) {
 		}
 	}
 	return &p, nil
-}
-
-// AddPriceFlag registers --price-file: the one way a bulk command takes
-// on-demand prices for its estimate.
-func AddPriceFlag(fl *pflag.FlagSet, path *string) {
-	fl.StringVar(path, "price-file", "", "on-demand prices for the estimate (JSON: source, date, USD per read/write request unit per region; docs/capacity.md); default: the built-in list (us-east-1 only)")
 }
 
 // ItemWrites estimates writing puts whole items of table's average size

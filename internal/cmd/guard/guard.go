@@ -9,7 +9,11 @@
 //	if c.DryRun() { ...; c.PrintDryRun("restore"); return nil }
 //	rec, err := c.StartAudit(ctx, plan)        // the `started` record, before the first change
 //
-// and every dry run ends with the same notice (DryRunNotice).
+// A command that checks its --confirm values before its first read calls
+// d.CheckTyped(opts.Confirm) first. A dry run's plan opens with one header
+// (DryRunHeader) and ends with one notice (DryRunNotice). The factory has no
+// protection or confirmation of its own: this package is the only way to
+// them (TestProtectionAndConfirmationOnlyThroughTheGuard).
 package guard
 
 import (
@@ -30,10 +34,11 @@ type Decided struct {
 }
 
 // Decide decides each target under the run's protection policy
-// (factory.Protection): tags that could not be read leave a target
+// (factory.ProtectPolicy): tags that could not be read leave a target
 // protected; an endpoint that does not answer, or a Ctrl-C, decides nothing.
+// It is the one way a command learns whether a target is protected.
 func Decide(f *factory.Factory, targets ...protect.Target) (*Decided, error) {
-	ds, err := f.Protection(targets...)
+	ds, err := protection(f, targets...)
 	if err != nil {
 		return nil, err
 	}
@@ -43,25 +48,33 @@ func Decide(f *factory.Factory, targets ...protect.Target) (*Decided, error) {
 // Decisions are the targets' decisions, in the order they were given.
 func (d *Decided) Decisions() []protect.Decision { return d.decisions }
 
+// CheckTyped is Confirm's first check, for commands that make it before
+// their first read (pitr repair, dr drill, item writes): every --confirm
+// value must name one of the targets, a usage error (exit 2) otherwise,
+// protected or not, dry run or not.
+func (d *Decided) CheckTyped(typed []string) error {
+	return confirmMatches(confirmation{targets: d.decisions, typed: typed})
+}
+
 // Confirmed is a run that is either a dry run or confirmed to go ahead.
 type Confirmed struct {
 	d       *Decided
 	goAhead bool
 }
 
-// Confirm applies the one confirmation rule (factory.Confirm): without yes a
+// Confirm applies the one confirmation rule (confirm): without yes a
 // dry run; with it every protected target needs its name in typed or typed
 // at a prompt. A Decided without targets (nothing that exists to protect)
 // goes ahead with yes; a --confirm value must still name a target.
 func (d *Decided) Confirm(yes bool, typed []string) (*Confirmed, error) {
-	c := factory.Confirmation{Yes: yes, Targets: d.decisions, Typed: typed}
+	c := confirmation{yes: yes, targets: d.decisions, typed: typed}
 	if len(d.decisions) == 0 {
-		if err := factory.ConfirmMatches(c); err != nil {
+		if err := confirmMatches(c); err != nil {
 			return nil, err
 		}
 		return &Confirmed{d: d, goAhead: yes}, nil
 	}
-	ok, err := d.f.Confirm(c)
+	ok, err := confirm(d.f, c)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +101,20 @@ func (c *Confirmed) StartAudit(ctx context.Context, plan audit.Plan) (*audit.Rec
 		return nil, err
 	}
 	return rec, nil
+}
+
+// dryRunWould opens every dry run's plan (DryRunHeader).
+const dryRunWould = "DRY RUN: with --yes dynops would"
+
+// DryRunHeader is the one line that opens a dry run's plan, in one casing:
+// "DRY RUN: with --yes dynops would " and what (e.g. "revert the window
+// ..."); with what empty the plan's steps follow ("... would:"). A command
+// does not write its own: TestDryRunWordingOnlyInTheGuard.
+func DryRunHeader(what string) string {
+	if what == "" {
+		return dryRunWould + ":"
+	}
+	return dryRunWould + " " + what
 }
 
 // DryRunNotice is the one line that ends every dry run: nothing was changed,

@@ -18,6 +18,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
@@ -116,14 +117,14 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	if err != nil {
 		return err
 	}
-	decisions, err := f.Protection(protect.ReadTable(ctx, t.db, t.name))
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, t.db, t.name))
 	if err != nil {
 		return err
 	}
-	confirmation := factory.Confirmation{Yes: w.yes, Targets: decisions, Typed: w.confirm}
-	if err := factory.ConfirmMatches(confirmation); err != nil {
+	if err := decided.CheckTyped(w.confirm); err != nil {
 		return err
 	}
+	decisions := decided.Decisions()
 	if err := w.protectedNeeds(f, decisions[0]); err != nil {
 		return err
 	}
@@ -160,18 +161,22 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 		fmt.Fprintf(f.IOStreams.ErrOut, "With the name typed, dynops will %s in %s, if %s:\n", res.Op, res.Table, res.Condition)
 		printImages(f.IOStreams.ErrOut, res)
 	}
-	ok, err := f.Confirm(confirmation)
+	g, err := decided.Confirm(w.yes, w.confirm)
 	if err != nil {
 		return err
 	}
-	res.DryRun = !ok
+	res.DryRun = g.DryRun()
 	detail := map[string]any{"key": keyJSON(key), "reason": w.reason, "before_hash": res.BeforeHash, "after_hash": res.AfterHash,
 		"old_image": res.Before, "new_image": res.After, "condition": c.desc}
-	if !ok {
+	if g.DryRun() {
 		f.Audit.Act(audit.ItemAction(ch.op, audit.ItemPlanned), t.name, detail)
-		return printWrite(f, res)
+		if err := printWrite(f, res); err != nil {
+			return err
+		}
+		g.PrintDryRun(ch.op)
+		return nil
 	}
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{t.name}, Counts: map[string]int64{"items_to_" + ch.op: 1}}); err != nil {
+	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{t.name}, Counts: map[string]int64{"items_to_" + ch.op: 1}}); err != nil {
 		return err
 	}
 	if err := ch.do(ctx, c); err != nil {
@@ -208,7 +213,7 @@ func printWrite(f *factory.Factory, r writeResult) error {
 		return nil
 	}
 	if r.DryRun {
-		fmt.Fprintf(out, "DRY RUN: nothing changed. With --yes dynops would %s in %s, if %s:\n", r.Op, r.Table, r.Condition)
+		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("%s in %s, if %s:", r.Op, r.Table, r.Condition)))
 	} else {
 		fmt.Fprintf(out, "%s done in %s (condition: %s); the image after is read back:\n", r.Op, r.Table, r.Condition)
 	}

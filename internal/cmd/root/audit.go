@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/iostreams"
 )
 
@@ -144,7 +145,7 @@ func finishAudit(ctx context.Context, f *factory.Factory, cmd *cobra.Command, ru
 	case errors.As(runErr, &exit) && exit.Code == exitcode.Usage:
 		out.Refused = true // e.g. a runbook step refused as bad input: not "findings"
 	case runErr == nil, errors.As(runErr, &exit):
-	case factory.IsUsageError(runErr), errors.Is(runErr, factory.ErrNotConfirmed), errors.Is(runErr, audit.ErrNotAudited):
+	case factory.IsUsageError(runErr), errors.Is(runErr, guard.ErrNotConfirmed), errors.Is(runErr, audit.ErrNotAudited):
 		out.Refused, out.Err = true, runErr
 	default:
 		out.Err = runErr

@@ -131,7 +131,7 @@ func TestMoveFallsBackOnEmulator(t *testing.T) {
 		assert.Contains(t, stderr, "the service has no message move tasks here")
 		assert.Contains(t, stdout, "by receive-send-delete")
 	}
-	assert.Contains(t, stdout, "dry run: would move the 13 visible message(s)")
+	assert.Contains(t, stdout, "DRY RUN: with --yes dynops would move the 13 visible message(s)")
 	visible, _ := d.depth(d.dlq)
 	assert.Equal(t, 13, visible)
 

@@ -198,7 +198,7 @@ func TestItemDryRunsChangeNothing(t *testing.T) {
 		{"item", "delete", "--table", name, "--key", `{"pk": "u1", "sk": 1}`},
 	} {
 		out, _, code := dynops(t, auditLog, args...)
-		if code != 0 || !strings.Contains(out, "DRY RUN: nothing changed") || !strings.Contains(out, "before:") {
+		if code != 0 || !strings.Contains(out, "DRY RUN: with --yes dynops would") || !strings.Contains(out, "before:") || !strings.Contains(out, "Dry run: nothing was changed. Add --yes to") {
 			t.Errorf("%v: exit %d:\n%s", args, code, out)
 		}
 		if got := snapshot(t, db, name); got != before {

@@ -33,7 +33,7 @@ func (t *Target) AddFlags(fl *pflag.FlagSet) {
 // Name is the queue's name, the last part of its URL.
 func (t *Target) Name() string { return protect.QueueName(t.Queue) }
 
-// Apply decides whether the change goes ahead (factory.Confirm): a dry run
+// Apply decides whether the change goes ahead (guard's Confirm): a dry run
 // without --yes; the DLQ (its tags read with ListQueueTags) and every other
 // target (e.g. the function a redrive invokes) are decided by the one
 // protection rule, and each protected one needs its name typed (or --confirm).

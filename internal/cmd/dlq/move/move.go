@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/dlq/dlqcmd"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -159,7 +160,7 @@ func printReport(f *factory.Factory, rep redrive.MoveReport) error {
 		dest = "each message's source queue"
 	}
 	if rep.DryRun {
-		fmt.Fprintf(out, "dry run: would move the %d visible message(s) of %s to %s by %s\n", rep.Visible, rep.Source, dest, rep.Method)
+		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("move the %d visible message(s) of %s to %s by %s", rep.Visible, rep.Source, dest, rep.Method)))
 		return nil
 	}
 	fmt.Fprintf(out, "moved %d message(s) from %s to %s by %s", rep.Moved, rep.Source, dest, rep.Method)

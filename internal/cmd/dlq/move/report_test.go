@@ -23,9 +23,9 @@ func TestPrintReport(t *testing.T) {
 		wantCode int
 	}{
 		{"dry run, back to the sources", redrive.MoveReport{Source: "DLQ", DryRun: true, Visible: 4, Method: "StartMessageMoveTask"},
-			"dry run: would move the 4 visible message(s) of DLQ to each message's source queue by StartMessageMoveTask\n", 0},
+			"DRY RUN: with --yes dynops would move the 4 visible message(s) of DLQ to each message's source queue by StartMessageMoveTask\n", 0},
 		{"dry run, to a queue", redrive.MoveReport{Source: "DLQ", Dest: "Q2", DryRun: true, Visible: 1, Method: "receive/send/delete"},
-			"dry run: would move the 1 visible message(s) of DLQ to Q2 by receive/send/delete\n", 0},
+			"DRY RUN: with --yes dynops would move the 1 visible message(s) of DLQ to Q2 by receive/send/delete\n", 0},
 		{"moved by a task", redrive.MoveReport{Source: "DLQ", Moved: 3, Method: "StartMessageMoveTask", TaskHandle: "h1", TaskStatus: "COMPLETED"},
 			"moved 3 message(s) from DLQ to each message's source queue by StartMessageMoveTask (task h1: COMPLETED); 0 kept\n", 0},
 		{"moved by hand, with errors", redrive.MoveReport{Source: "DLQ", Dest: "Q2", Moved: 2, Kept: 1, Method: "receive/send/delete", Errors: []string{"m3: send failed"}},

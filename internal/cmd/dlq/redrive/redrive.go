@@ -161,7 +161,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}, arns: map[string]string{}}
 	for _, d := range confirmed.Decisions() {
 		if d.Kind == protect.Function && d.ARN != "" {
-			g.allowed[d.ARN] = true // not protected, or confirmed by f.Confirm
+			g.allowed[d.ARN] = true // not protected, or confirmed by the guard
 		}
 	}
 	return run(ctx, f, opts, q, sqsClient, clients, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
@@ -216,10 +216,11 @@ func (g *functionGuard) allow(ctx context.Context, fn string) error {
 		return nil
 	}
 	t := protect.ReadFunction(ctx, g.client, fn, inRegionOf(fn))
-	ds, err := g.f.Protection(t)
+	decided, err := guard.Decide(g.f, t)
 	if err != nil {
 		return err
 	}
+	ds := decided.Decisions()
 	if ds[0].Protected {
 		return fmt.Errorf("not invoked: %s; run again with --confirm %s", ds[0], ds[0].Name)
 	}
@@ -301,7 +302,7 @@ func printReport(f *factory.Factory, rep redrive.Report) error {
 	}
 	verdict := fmt.Sprintf("%d replayed and deleted, %d kept in the queue", rep.Counts[redrive.Replayed], rep.Kept())
 	if rep.DryRun {
-		verdict = fmt.Sprintf("dry run: %d would be replayed, %d would be kept", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay])
+		verdict = guard.DryRunHeader(fmt.Sprintf("replay %d, and keep %d", rep.Counts[redrive.WouldReplay], len(rep.Outcomes)-rep.Counts[redrive.WouldReplay]))
 	}
 	fmt.Fprintf(ios.Out, "\n%d message(s) from %s in %.1fs: %s\n", len(rep.Outcomes), rep.Queue, rep.Seconds, verdict)
 	return nil

@@ -38,9 +38,9 @@ func TestReportVerdictCountsEachStatus(t *testing.T) {
 		want   string
 	}{
 		{"dry run: some kept", true, []string{redrive.WouldReplay, redrive.Expired, redrive.WouldReplay, redrive.KeptMalformed, redrive.WouldReplay},
-			"5 message(s) from Q in 1.5s: dry run: 3 would be replayed, 2 would be kept"},
+			"5 message(s) from Q in 1.5s: DRY RUN: with --yes dynops would replay 3, and keep 2"},
 		{"dry run: none replayable", true, []string{redrive.Expired},
-			"1 message(s) from Q in 1.5s: dry run: 0 would be replayed, 1 would be kept"},
+			"1 message(s) from Q in 1.5s: DRY RUN: with --yes dynops would replay 0, and keep 1"},
 		{"applied", false, []string{redrive.Replayed, redrive.Failed, redrive.Replayed, redrive.Discarded, redrive.NotDeleted, redrive.Replayed},
 			"6 message(s) from Q in 1.5s: 3 replayed and deleted, 2 kept in the queue"},
 		{"applied: all replayed", false, []string{redrive.Replayed, redrive.Replayed},

@@ -16,7 +16,6 @@ import (
 	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
-	"github.com/dynops/dynops/internal/protect"
 )
 
 // Options of `dynops dr drill`.
@@ -96,13 +95,14 @@ gone. The experiment is stopped on every way out, Ctrl-C included, unless
 // Run runs (or plans) the drill and prints the timings.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// A drill never runs on a protected table, typed name or not.
-	dec, err := shared.Protection(ctx, f, &opts.Target)
+	decided, err := shared.Protection(ctx, f, &opts.Target)
 	if err != nil {
 		return err
 	}
-	if err := factory.ConfirmMatches(factory.Confirmation{Targets: []protect.Decision{dec}, Typed: opts.Switch.Confirm}); err != nil {
+	if err := decided.CheckTyped(opts.Switch.Confirm); err != nil {
 		return err
 	}
+	dec := decided.Decisions()[0]
 	if dec.Protected {
 		return factory.UsageErrorf("drill refuses %s: rehearse on a table dynops can show is not protected (dev or stg); a real switch is `dynops dr failover`; nothing was changed", dec)
 	}

@@ -193,7 +193,7 @@ func (s *SwitchFlags) Validate(t *TargetFlags) error {
 	return nil
 }
 
-// Request builds the switch request; execute is the outcome of f.Confirm.
+// Request builds the switch request; execute is the outcome of the guard's Confirm.
 func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *TargetFlags, execute bool) failover.Request {
 	rules := t.Rules()
 	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
@@ -201,18 +201,10 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: t.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
 }
 
-// Protection decides whether the table is protected (protect.ReadTable in
+// Protection decides whether the table is protected (guard.Decide of protect.ReadTable in
 // the --region the command runs in; tags that cannot be read, e.g. the region
 // is down, leave it protected).
-func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (protect.Decision, error) {
-	d, err := decide(ctx, f, t)
-	if err != nil {
-		return protect.Decision{}, err
-	}
-	return d.Decisions()[0], nil
-}
-
-func decide(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Decided, error) {
+func Protection(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Decided, error) {
 	clients, err := f.AWS(ctx)
 	if err != nil {
 		return nil, err
@@ -220,11 +212,11 @@ func decide(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Dec
 	return guard.Decide(f, protect.ReadTable(ctx, clients.DynamoDB(), t.Table))
 }
 
-// ConfirmSwitch applies the one confirmation rule (factory.Confirm) to a
+// ConfirmSwitch applies the one confirmation rule (guard's Confirm) to a
 // switch of t; when it goes ahead, the run's `started` audit record is
 // written first, and when that fails nothing goes ahead.
 func (s *SwitchFlags) ConfirmSwitch(ctx context.Context, f *factory.Factory, t *TargetFlags) (*guard.Confirmed, error) {
-	d, err := decide(ctx, f, t)
+	d, err := Protection(ctx, f, t)
 	if err != nil {
 		return nil, err
 	}
@@ -316,15 +308,15 @@ func Header(f *factory.Factory, mode failover.Mode, req failover.Request) {
 	if f.JSON() {
 		return
 	}
-	run := "DRY RUN (pass --yes to do it)"
-	if req.Execute {
-		run = "running"
-	}
 	to := req.Rules.To
 	if to == "" {
 		to = "(the region the state names)"
 	}
-	fmt.Fprintf(f.IOStreams.Out, "dynops dr %s %s -> %s: %s\n", mode, req.Target.Table, to, run)
+	if !req.Execute {
+		fmt.Fprintln(f.IOStreams.Out, guard.DryRunHeader(fmt.Sprintf("run dr %s %s -> %s:", mode, req.Target.Table, to)))
+		return
+	}
+	fmt.Fprintf(f.IOStreams.Out, "dynops dr %s %s -> %s: running\n", mode, req.Target.Table, to)
 }
 
 // PrintChecks prints preflight checks as a table.

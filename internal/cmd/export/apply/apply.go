@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -112,8 +113,8 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
-	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
-	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.StringVar(&opts.SourceTable, "source-table", "", "ARN of the table the exports are of (default: the table of the full export --table was imported from)")
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
@@ -190,7 +191,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	budget := wb.Bucket
+	bucket := wb.Bucket
 	if !ok {
 		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb,
 			"source_table": source, "export_arns": arns, "unverified_exports": opts.Unverified})
@@ -199,18 +200,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	rep, err := export.ApplyIncrements(ctx, db, store, arn, base, incs, export.ApplyOptions{
-		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: budget,
+		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: bucket,
 		Progress: func(inc export.Increment, done, total int) {
-			if budget == nil {
+			if bucket == nil {
 				f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
 				return
 			}
-			u := budget.Usage()
+			u := bucket.Usage()
 			f.IOStreams.Progress("applying %s: %d/%d changes, %.1f WCU/s of %.1f", inc.Dir, done, total, u.PerSecond, u.Budget)
 		},
 	})
-	if budget != nil && ok {
-		u := budget.Usage()
+	if bucket != nil && ok {
+		u := bucket.Usage()
 		rep.WriteCapacity = &u
 		f.Audit.Act(audit.ActExportApply, opts.Table, map[string]any{"write_capacity": u, "write_budget": wb})
 	}
@@ -246,7 +247,7 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	}
 	out := f.IOStreams.Out
 	if rep.DryRun {
-		fmt.Fprintf(out, "DRY RUN: with --yes dynops would apply onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
+		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("apply onto %s, from %s (%s):", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)))
 	} else {
 		fmt.Fprintf(out, "applied onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	}

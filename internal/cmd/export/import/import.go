@@ -290,7 +290,7 @@ func printResult(f *factory.Factory, r Result) error {
 	out := f.IOStreams.Out
 	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)
 	if r.DryRun {
-		fmt.Fprintf(out, "DRY RUN: with --yes dynops would:\n")
+		fmt.Fprintln(out, guard.DryRunHeader(""))
 		fmt.Fprintf(out, "  1. ImportTable %s into NEW table %s in %s (on demand, %d key attribute(s), %d GSI(s))\n", src, r.Table, r.Region, len(r.Schema.KeySchema), len(r.Schema.GSIs))
 		for i, c := range r.Settings {
 			fmt.Fprintf(out, "  %d. %s: %s\n", i+2, c.What, c.Detail)

@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -111,8 +112,8 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
 	flagcheck.Range(fl, "workers", "1", "64", "keys handled at once")
-	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
-	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	budget.AddPriceFlag(fl, &opts.PriceFile)
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
@@ -267,7 +268,7 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	out := f.IOStreams.Out
 	verb := "reverted"
 	if rep.DryRun {
-		verb = "DRY RUN: with --yes dynops would revert"
+		verb = guard.DryRunHeader("revert")
 	}
 	fmt.Fprintf(out, "%s the window %s .. %s on %s (%d export(s), %d key(s) changed in it):\n", verb,
 		rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339), rep.Table, len(rep.Exports), rep.Keys)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -62,7 +63,7 @@ Exit status 1 when the migration could not start (problems listed).`,
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "items no rule matches are a warning, not a problem")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "items their route cannot transform are a warning, not a problem")
-	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	budget.AddPriceFlag(fl, &opts.PriceFile)
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTargets(cmd, "source")
 	return cmd

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/migrate"
 )
@@ -28,10 +29,10 @@ type Budgets struct {
 // and --max-write-units (when it writes destinations) on cmd.
 func AddBudgetFlags(cmd *cobra.Command, b *Budgets, reads, writes string) {
 	if reads != "" {
-		capacity.AddFlag(cmd.Flags(), &b.MaxReadUnits, capacity.Read, reads)
+		budget.AddFlag(cmd.Flags(), &b.MaxReadUnits, capacity.Read, reads)
 	}
 	if writes != "" {
-		capacity.AddFlag(cmd.Flags(), &b.MaxWriteUnits, capacity.Write, writes)
+		budget.AddFlag(cmd.Flags(), &b.MaxWriteUnits, capacity.Write, writes)
 	}
 }
 

@@ -112,7 +112,7 @@ func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
 	return migrate.Clients{DB: c.DynamoDB(), Streams: c.Streams(), SSM: c.SSM()}, nil
 }
 
-// Confirm applies the one confirmation rule (factory.Confirm) to a switch of
+// Confirm applies the one confirmation rule (guard's Confirm) to a switch of
 // source: the source table is decided by the protection rule (its tags read
 // from the service; unreadable tags leave it protected), and the pointer
 // follows the source as the DR pointer follows its table. When it goes

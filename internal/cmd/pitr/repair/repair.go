@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
@@ -172,8 +173,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
-	capacity.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--to")
-	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--to")
+	budget.AddPriceFlag(fl, &opts.PriceFile)
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the original table's name, for the repair of a protected table")
@@ -210,7 +211,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	ds := decided.Decisions()
 	rep.Target = &ds[0]
-	if err := factory.ConfirmMatches(factory.Confirmation{Targets: ds, Typed: opts.Confirm}); err != nil {
+	if err := decided.CheckTyped(opts.Confirm); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
 	}
 	if opts.FromExport != "" {

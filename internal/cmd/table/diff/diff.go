@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -108,8 +109,8 @@ second; the report and the audit record what was used.`,
 	fl.StringVar(&opts.SourceExport, "source-export", "", "a full export instead of --source: s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID (or a local copy)")
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
-	capacity.AddFlag(fl, &opts.MaxReadUnits, capacity.Read, "each scanned table")
-	capacity.AddPriceFlag(fl, &opts.PriceFile)
+	budget.AddFlag(fl, &opts.MaxReadUnits, capacity.Read, "each scanned table")
+	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
