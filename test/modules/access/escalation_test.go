@@ -12,6 +12,7 @@ import (
 	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/iamsim"
@@ -515,4 +516,57 @@ func TestFISRoleReachesOnlyTheSecondaryReplicas_DDB_SEC_01(t *testing.T) {
 	}
 	evaluate(t, m.cells)
 	report(t, "fis-pause-replication", m.cells)
+}
+
+// TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01 (issue 44): the FIS
+// role writes a resource policy on the secondary replicas (the pause
+// statement), and a resource policy can grant anything. With the most
+// permissive table policy it could write, the role still gets nothing
+// outside its documented set (the explicit Deny, not the missing Allow,
+// decides); a DR fence with a break-glass role denies it the policy actions,
+// so it cannot lift the fence; and only an experiment of this account in the
+// template's region may assume it (aws:SourceArn and aws:SourceAccount).
+func TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	dr := planCasePolicies(t, "dr example")
+	role := "dev-dynamodb-fis-pause-replication"
+	m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/" + role + "/fis", policy: policyOf(t, dr, "module.dr.aws_iam_role_policy.fis[0]")}
+	replica := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/dev-example-session"
+	for _, a := range []string{"dynamodb:DeleteTable", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:Scan", "dynamodb:PutItem"} {
+		m.add("fis-pause-replication", a+" replica +table policy granting it", explicit, a, replica, nil)
+		m.cells[len(m.cells)-1].sim.ResourcePolicy = permissive
+	}
+	fenced, err := failover.WithFence("", replica, "arn:aws:iam::"+accountID+":role/dev-dynamodb-break-glass")
+	require.NoError(t, err)
+	var fence any
+	require.NoError(t, json.Unmarshal([]byte(fenced), &fence))
+	for _, a := range []string{"dynamodb:DeleteResourcePolicy", "dynamodb:PutResourcePolicy"} {
+		m.add("fis-pause-replication", a+" fenced replica", explicit, a, replica, nil)
+		m.cells[len(m.cells)-1].sim.ResourcePolicy = fence
+	}
+
+	planned := plans.Plan(t, "dr example").ResourcePlannedValuesMap["module.dr.aws_iam_role.fis[0]"]
+	require.NotNil(t, planned, "no module.dr.aws_iam_role.fis[0] in the plan of dr example")
+	var trust any
+	require.NoError(t, json.Unmarshal([]byte(planned.AttributeValues["assume_role_policy"].(string)), &trust))
+	roleARN := "arn:aws:iam::" + accountID + ":role/" + role
+	experiment := func(region, account string) string {
+		return "arn:aws:fis:" + region + ":" + account + ":experiment/EXP1a2b3c4d5e6f7"
+	}
+	for _, c := range []struct {
+		col, want string
+		ctx       map[string]any
+	}{
+		{"experiment of the account in the template's region", allowed, map[string]any{"aws:SourceAccount": accountID, "aws:SourceArn": experiment("eu-central-1", accountID)}},
+		{"no aws:SourceArn", denied, map[string]any{"aws:SourceAccount": accountID}},
+		{"experiment in another region", denied, map[string]any{"aws:SourceAccount": accountID, "aws:SourceArn": experiment(region, accountID)}},
+		{"another account's experiment", denied, map[string]any{"aws:SourceAccount": "999999999999", "aws:SourceArn": experiment("eu-central-1", "999999999999")}},
+	} {
+		m.cells = append(m.cells, cell{row: "sts:AssumeRole fis.amazonaws.com", col: c.col, want: c.want, sim: simulation{
+			IdentityPolicies: []namedPolicy{}, ServiceControlPolicies: []any{}, ResourceControlPolicies: []any{}, ResourcePolicy: trust,
+			Request: request{Principal: "fis.amazonaws.com", Action: "sts:AssumeRole", Resource: resource{Resource: roleARN, AccountID: accountID}, ContextVariables: c.ctx},
+		}})
+	}
+	evaluate(t, m.cells)
+	report(t, "fis-pause-replication: its cap, a fenced replica, its trust", m.cells)
 }
