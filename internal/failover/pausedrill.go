@@ -123,7 +123,10 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 			})
 	}
 
-	err := run("check-template", "read experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
+	err := run("check-template", "read "+req.Target.Table+"'s resource policy in every region (no fence may be on it) and experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
+		if err := noFence(Inspect(ctx, r.Clients, req.Target, time.Hour, r.Now())); err != nil {
+			return err
+		}
 		return checkTemplate(ctx, f, req)
 	})
 	if err != nil {
@@ -238,6 +241,34 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 	})
 	res.OK = err == nil
 	return res, err
+}
+
+// noFence refuses a drill on a table a fence is on, or whose policy a
+// region cannot show: a fence is a failover's (or a migration's) state,
+// which a drill must not disturb, and the pause statement is written by the
+// same resource-policy actions that could lift it.
+func noFence(s State) error {
+	for _, rs := range s.Regions {
+		arn := s.Target.Table + " in " + rs.Region
+		switch {
+		case !rs.Answers || rs.PolicyError != "":
+			why := rs.Error
+			if rs.PolicyError != "" {
+				why = rs.PolicyError
+			}
+			return fmt.Errorf("cannot tell whether %s is fenced (%s): a pause drill starts only on a table with no fence in any region; run it again when every region answers", arn, why)
+		case rs.Fenced || HasFence(rs.Policy):
+			sid := rs.FenceSid
+			if sid == "" {
+				sid = FenceSidOf(rs.Policy)
+			}
+			if sid == "" {
+				sid = rs.FenceDetail
+			}
+			return fmt.Errorf("%s carries a fence (statement %s): a pause drill does not run on a fenced table; see `dynops dr status --table %s`, and fail back (`dynops dr failback`) or end the migration before the drill", arn, sid, s.Target.Table)
+		}
+	}
+	return nil
 }
 
 // checkTemplate refuses a template that does anything but pause this

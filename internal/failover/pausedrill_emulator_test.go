@@ -12,6 +12,7 @@ package failover_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -220,4 +221,32 @@ func TestPauseDrillStopsTheExperimentOnEveryWayOut(t *testing.T) {
 		doc, _ := policyOf(t, p, away)
 		assert.Empty(t, failover.ReplicationPauses(doc), "and the pause is gone")
 	})
+}
+
+// TestPauseDrillRefusesAFencedTable (issue 44): a DR fence (a resource
+// policy the emulator stores) on the table in either region refuses the
+// drill before any experiment starts, in a dry run too, naming the region
+// and the fence's statement.
+func TestPauseDrillRefusesAFencedTable(t *testing.T) {
+	t.Parallel()
+	for _, region := range []string{home, away} {
+		for _, execute := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s execute=%v", region, execute), func(t *testing.T) {
+				p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+				req.Execute = execute
+				_, arn := policyOf(t, p, region)
+				doc, err := failover.WithFence("", arn, "")
+				require.NoError(t, err)
+				_, err = p.DynamoDB(region).PutResourcePolicy(context.Background(), &dynamodb.PutResourcePolicyInput{ResourceArn: &arn, Policy: &doc})
+				require.NoError(t, err)
+				res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), p.Table+" in "+region+" carries a fence (statement "+failover.FenceSid+")")
+				assert.Zero(t, f.started, "nothing started")
+				assert.False(t, res.OK)
+				got, _ := policyOf(t, p, region)
+				assert.True(t, failover.HasFence(got), "the fence stays")
+			})
+		}
+	}
 }
