@@ -244,9 +244,10 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		{name: "dynops-operator", documented: commandActions(nil, false)},
 		{name: "dynops-break-glass", documented: commandActions(nil, true)},
 		// modules/dr: what `dynops dr` calls (no Route 53 in this plan); the pause
-		// drill (FIS, its alarm) runs as the operator, not the failover role.
+		// drill (FIS, its alarm) runs as the operator, not the failover role;
+		// failover --pause-template lists the experiments.
 		{name: "failover", documented: slices.DeleteFunc(commandActions(drCommands, true), func(a string) bool {
-			return strings.HasPrefix(a, "route53:") || strings.HasPrefix(a, "fis:") || a == "cloudwatch:DescribeAlarms"
+			return strings.HasPrefix(a, "route53:") || (strings.HasPrefix(a, "fis:") && a != "fis:ListExperiments") || a == "cloudwatch:DescribeAlarms"
 		})},
 		// modules/stream-consumer: the stream, the DLQ (and its key), its logs, the handler's statements.
 		{name: "stream-consumer", documented: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "sqs:SendMessage", "kms:GenerateDataKey", "kms:Decrypt", "logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:PutItem"}},
