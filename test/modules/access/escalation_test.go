@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/failover"
@@ -134,6 +135,9 @@ var plans = func() *harness.PlanGroup {
 		}},
 		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
 			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}, "fis_experiment_template_ids": []string{fisTemplateID}}
+		}},
+		{Name: "example with audit log group", Dir: example, Vars: func(testing.TB) map[string]any {
+			return map[string]any{"audit_log_group": map[string]any{"kms_key_arn": "arn:aws:kms:" + region + ":" + accountID + ":key/11111111-2222-3333-4444-555555555555"}}
 		}},
 		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
 			return map[string]any{"account_id": accountID, "route53_enabled": false, "fis_pause_replication_enabled": true}
@@ -570,4 +574,41 @@ func TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01(t *testing.T) {
 	}
 	evaluate(t, m.cells)
 	report(t, "fis-pause-replication: its cap, a fenced replica, its trust", m.cells)
+}
+
+// TestOperatorOnlyAppendsToTheAuditLogGroup_DDB_SEC_01 (issue 44): with
+// audit_log_group, the operator and break-glass roles may create streams in
+// and put events into the module's audit log group (dynops
+// --audit-log-group), and nothing else there: no DeleteLogGroup,
+// DeleteLogStream or PutRetentionPolicy, and no events into another group.
+func TestOperatorOnlyAppendsToTheAuditLogGroup_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	got := planExample(t, "example with audit log group")
+	p := plans.Plan(t, "example with audit log group")
+	lg := p.ResourcePlannedValuesMap["module.access.aws_cloudwatch_log_group.audit[0]"]
+	require.NotNil(t, lg, "no audit log group in the plan")
+	assert.Equal(t, "/dynops/dev-audit", lg.AttributeValues["name"])
+	assert.EqualValues(t, 400, lg.AttributeValues["retention_in_days"])
+	assert.NotEmpty(t, lg.AttributeValues["kms_key_id"])
+	group := "arn:aws:logs:" + region + ":" + accountID + ":log-group:/dynops/dev-audit"
+	stream := group + ":log-stream:run-1"
+	other := "arn:aws:logs:" + region + ":" + accountID + ":log-group:/aws/lambda/dev-other"
+	var cells []cell
+	for _, role := range []string{"dynops-operator", "dynops-break-glass"} {
+		var policy any
+		require.NoError(t, json.Unmarshal([]byte(got.policies[role]), &policy))
+		m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/dev-example-" + role + "/s", policy: policy,
+			tags: map[string]any{"aws:MultiFactorAuthPresent": "true"}}
+		m.add(role, "logs:CreateLogStream audit group", allowed, "logs:CreateLogStream", stream, nil)
+		m.add(role, "logs:PutLogEvents audit group", allowed, "logs:PutLogEvents", stream, nil)
+		m.add(role, "logs:PutLogEvents another group", denied, "logs:PutLogEvents", other+":log-stream:x", nil)
+		m.add(role, "logs:CreateLogStream another group", denied, "logs:CreateLogStream", other+":log-stream:x", nil)
+		m.add(role, "logs:DeleteLogGroup audit group", denied, "logs:DeleteLogGroup", group+":*", nil)
+		m.add(role, "logs:DeleteLogStream audit group", denied, "logs:DeleteLogStream", stream, nil)
+		m.add(role, "logs:PutRetentionPolicy audit group", denied, "logs:PutRetentionPolicy", group+":*", nil)
+		m.add(role, "logs:DeleteRetentionPolicy audit group", denied, "logs:DeleteRetentionPolicy", group+":*", nil)
+		cells = append(cells, m.cells...)
+	}
+	evaluate(t, cells)
+	report(t, "operator and break-glass on the audit log group", cells)
 }
