@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -31,21 +32,40 @@ func openLog(path string) (*logFile, error) {
 	if err := safefile.MkdirParent(path, "audit log"); err != nil {
 		return nil, err
 	}
-	f, err := safefile.Open(path, "audit log", syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT)
+	f, err := safefile.Open(path, "audit log", syscall.O_RDWR|syscall.O_APPEND|syscall.O_CREAT)
 	if err != nil {
 		return nil, err
 	}
 	return &logFile{path: path, f: f}, nil
 }
 
-// append writes line (one record, ending in a newline) with a single write
-// under an exclusive flock, then syncs it to disk.
-func (l *logFile) append(line []byte) error {
+// append chains rec to the file's last line (rec.Prev), encodes it and
+// writes the line with a single write under an exclusive flock (so that two
+// runs appending at once chain in the order they write), then syncs it to
+// disk. It returns rec as written.
+func (l *logFile) append(rec Record) (Record, error) {
 	fd := int(l.f.Fd())
 	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking the audit log %s: %w", l.path, err)
+		return rec, fmt.Errorf("locking the audit log %s: %w", l.path, err)
 	}
 	defer syscall.Flock(fd, syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	last, err := lastLine(l.f)
+	if err != nil {
+		return rec, fmt.Errorf("reading the last record of the audit log %s: %w", l.path, err)
+	}
+	rec.Prev = ""
+	if last != nil {
+		rec.Prev = LineHash(last)
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return rec, fmt.Errorf("encoding the audit record: %w", err)
+	}
+	return rec, l.write(append(line, '\n'))
+}
+
+// write writes line with a single write, then syncs it; the flock is held.
+func (l *logFile) write(line []byte) error {
 	n, err := l.f.Write(line)
 	if err == nil && n != len(line) {
 		err = fmt.Errorf("short write (%d of %d bytes)", n, len(line))

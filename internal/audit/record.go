@@ -61,6 +61,9 @@ type Plan struct {
 
 // Record is one line of the audit log.
 type Record struct {
+	// Prev is the SHA-256 of the line before this one in the local log
+	// (chain.go); "" on a file's first line.
+	Prev     string    `json:"prev"`
 	Time     time.Time `json:"time"`
 	Event    string    `json:"event"` // started or finished
 	RunID    string    `json:"run_id"`

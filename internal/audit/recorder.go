@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -402,16 +401,14 @@ func (r *Recorder) base(event string, t time.Time) Record {
 // write appends rec to the local log (opened on the first record and kept
 // open for the second), then copies it to the sink. r.mu is held.
 func (r *Recorder) write(ctx context.Context, rec Record) (local, central error) {
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("encoding the audit record: %w", err), nil
-	}
 	if r.log == nil {
+		var err error
 		if r.log, err = openLog(r.o.Path); err != nil {
 			return err, nil
 		}
 	}
-	if err := r.log.append(append(line, '\n')); err != nil {
+	rec, err := r.log.append(rec)
+	if err != nil {
 		return err, nil
 	}
 	if r.o.Sink != nil {

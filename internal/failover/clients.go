@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/fis"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -47,11 +48,18 @@ type Route53 interface {
 	UpdateHealthCheck(context.Context, *route53.UpdateHealthCheckInput, ...func(*route53.Options)) (*route53.UpdateHealthCheckOutput, error)
 }
 
+// Experiments lists AWS FIS experiments (a failover asks whether the
+// env's pause experiment runs).
+type Experiments interface {
+	ListExperiments(context.Context, *fis.ListExperimentsInput, ...func(*fis.Options)) (*fis.ListExperimentsOutput, error)
+}
+
 // Clients are the API clients of one region.
 type Clients struct {
 	DynamoDB   DynamoDB
 	SSM        SSM
 	CloudWatch CloudWatch
+	FIS        Experiments
 }
 
 // Regional returns the clients of a region.
@@ -62,6 +70,6 @@ type Regional func(region string) Clients
 func RegionalFrom(s awsclients.Set) Regional {
 	return func(region string) Clients {
 		r := s.In(region)
-		return Clients{DynamoDB: r.DynamoDB(), SSM: r.SSM(), CloudWatch: r.CloudWatch()}
+		return Clients{DynamoDB: r.DynamoDB(), SSM: r.SSM(), CloudWatch: r.CloudWatch(), FIS: r.FIS()}
 	}
 }

@@ -123,7 +123,10 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 			})
 	}
 
-	err := run("check-template", "read experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
+	err := run("check-template", "read "+req.Target.Table+"'s resource policy in every region (no fence may be on it) and experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
+		if err := noFence(Inspect(ctx, r.Clients, req.Target, time.Hour, r.Now())); err != nil {
+			return err
+		}
 		return checkTemplate(ctx, f, req)
 	})
 	if err != nil {
@@ -238,6 +241,76 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 	})
 	res.OK = err == nil
 	return res, err
+}
+
+// pauseExperimentCheck is the preflight's "pause-experiment" check of a
+// failover into region: it fails while an experiment of the env's pause
+// template is pending, initiating or running there (the pause statement may
+// not be on the replica yet, or may come back), and when the experiments
+// cannot be listed (fail closed: the flag asked for the check).
+func pauseExperimentCheck(ctx context.Context, f Experiments, template, region string) Check {
+	c := Check{Name: "pause-experiment", Status: CheckOK}
+	if f == nil {
+		c.Status, c.Detail = CheckFail, "no AWS FIS client for "+region+": cannot tell whether an experiment of "+template+" runs"
+		return c
+	}
+	var running []string
+	in := &fis.ListExperimentsInput{ExperimentTemplateId: aws.String(template)}
+	for {
+		out, err := f.ListExperiments(ctx, in)
+		if err != nil {
+			c.Status, c.Detail = CheckFail, fmt.Sprintf("cannot list the AWS FIS experiments of template %s in %s (fis:ListExperiments): %v; a failover with --pause-template refuses until it can tell that none runs", template, region, err)
+			return c
+		}
+		for _, e := range out.Experiments {
+			if aws.ToString(e.ExperimentTemplateId) != template || e.State == nil {
+				continue
+			}
+			switch e.State.Status {
+			case fistypes.ExperimentStatusPending, fistypes.ExperimentStatusInitiating, fistypes.ExperimentStatusRunning:
+				running = append(running, fmt.Sprintf("%s (%s)", aws.ToString(e.Id), e.State.Status))
+			}
+		}
+		if aws.ToString(out.NextToken) == "" {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	if len(running) > 0 {
+		c.Status = CheckFail
+		c.Detail = fmt.Sprintf("the pause experiment of template %s runs in %s: %s; replication into %s is or will be paused: wait for its end or stop it (aws fis stop-experiment --region %s --id ID)", template, region, strings.Join(running, ", "), region, region)
+		return c
+	}
+	c.Detail = "no experiment of " + template + " runs in " + region
+	return c
+}
+
+// noFence refuses a drill on a table a fence is on, or whose policy a
+// region cannot show: a fence is a failover's (or a migration's) state,
+// which a drill must not disturb, and the pause statement is written by the
+// same resource-policy actions that could lift it.
+func noFence(s State) error {
+	for _, rs := range s.Regions {
+		arn := s.Target.Table + " in " + rs.Region
+		switch {
+		case !rs.Answers || rs.PolicyError != "":
+			why := rs.Error
+			if rs.PolicyError != "" {
+				why = rs.PolicyError
+			}
+			return fmt.Errorf("cannot tell whether %s is fenced (%s): a pause drill starts only on a table with no fence in any region; run it again when every region answers", arn, why)
+		case rs.Fenced || HasFence(rs.Policy):
+			sid := rs.FenceSid
+			if sid == "" {
+				sid = FenceSidOf(rs.Policy)
+			}
+			if sid == "" {
+				sid = rs.FenceDetail
+			}
+			return fmt.Errorf("%s carries a fence (statement %s): a pause drill does not run on a fenced table; see `dynops dr status --table %s`, and fail back (`dynops dr failback`) or end the migration before the drill", arn, sid, s.Target.Table)
+		}
+	}
+	return nil
 }
 
 // checkTemplate refuses a template that does anything but pause this

@@ -12,6 +12,8 @@ package failover_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -220,4 +222,124 @@ func TestPauseDrillStopsTheExperimentOnEveryWayOut(t *testing.T) {
 		doc, _ := policyOf(t, p, away)
 		assert.Empty(t, failover.ReplicationPauses(doc), "and the pause is gone")
 	})
+}
+
+// TestPauseDrillRefusesAFencedTable (issue 44): a DR fence (a resource
+// policy the emulator stores) on the table in either region refuses the
+// drill before any experiment starts, in a dry run too, naming the region
+// and the fence's statement.
+func TestPauseDrillRefusesAFencedTable(t *testing.T) {
+	t.Parallel()
+	for _, region := range []string{home, away} {
+		for _, execute := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s execute=%v", region, execute), func(t *testing.T) {
+				p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+				req.Execute = execute
+				_, arn := policyOf(t, p, region)
+				doc, err := failover.WithFence("", arn, "")
+				require.NoError(t, err)
+				_, err = p.DynamoDB(region).PutResourcePolicy(context.Background(), &dynamodb.PutResourcePolicyInput{ResourceArn: &arn, Policy: &doc})
+				require.NoError(t, err)
+				res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), p.Table+" in "+region+" carries a fence (statement "+failover.FenceSid+")")
+				assert.Zero(t, f.started, "nothing started")
+				assert.False(t, res.OK)
+				got, _ := policyOf(t, p, region)
+				assert.True(t, failover.HasFence(got), "the fence stays")
+			})
+		}
+	}
+}
+
+// listFIS is a fake at the FIS SDK interface for ListExperiments: moto has
+// no ListExperiments (measured: it answers 404), so which experiments run is
+// the fake's; the table, its fence and the pointer are the emulator's.
+type listFIS struct {
+	experiments []fistypes.ExperimentSummary
+	err         error
+	asked       []string
+}
+
+func (l *listFIS) ListExperiments(_ context.Context, in *fis.ListExperimentsInput, _ ...func(*fis.Options)) (*fis.ListExperimentsOutput, error) {
+	l.asked = append(l.asked, aws.ToString(in.ExperimentTemplateId))
+	if l.err != nil {
+		return nil, l.err
+	}
+	return &fis.ListExperimentsOutput{Experiments: l.experiments}, nil
+}
+
+func experimentOf(template string, status fistypes.ExperimentStatus) fistypes.ExperimentSummary {
+	return fistypes.ExperimentSummary{Id: aws.String("EXP" + string(status)), ExperimentTemplateId: aws.String(template), State: &fistypes.ExperimentState{Status: status}}
+}
+
+// TestFailoverRefusesWhileThePauseExperimentRuns_FakeFIS (issue 44): with
+// the env's pause template named, a failover into the region refuses while
+// an experiment of it is pending, initiating or running there (before the
+// pause statement is on the replica), and when the experiments cannot be
+// listed; it changes nothing (no fence, the pointer stays). A finished
+// experiment or another template's does not refuse.
+func TestFailoverRefusesWhileThePauseExperimentRuns_FakeFIS(t *testing.T) {
+	t.Parallel()
+	const template = "EXTpause"
+	for _, c := range []struct {
+		name    string
+		fis     *listFIS
+		refused string
+	}{
+		{"running", &listFIS{experiments: []fistypes.ExperimentSummary{experimentOf(template, fistypes.ExperimentStatusRunning)}}, "the pause experiment of template EXTpause runs in " + away + ": EXPrunning (running)"},
+		{"initiating", &listFIS{experiments: []fistypes.ExperimentSummary{experimentOf(template, fistypes.ExperimentStatusInitiating)}}, "EXPinitiating (initiating)"},
+		{"pending", &listFIS{experiments: []fistypes.ExperimentSummary{experimentOf(template, fistypes.ExperimentStatusPending)}}, "EXPpending (pending)"},
+		{"cannot list", &listFIS{err: errors.New("AccessDeniedException: not authorized to perform fis:ListExperiments")}, "cannot list the AWS FIS experiments of template EXTpause in " + away},
+		{"completed", &listFIS{experiments: []fistypes.ExperimentSummary{experimentOf(template, fistypes.ExperimentStatusCompleted)}}, ""},
+		{"another template", &listFIS{experiments: []fistypes.ExperimentSummary{experimentOf("EXTother", fistypes.ExperimentStatusRunning)}}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPair(t, false)
+			r := p.runner(new([]string))
+			r.Clients = func(region string) failover.Clients {
+				cl := p.Clients(region)
+				if region == away {
+					cl.FIS = c.fis
+				}
+				return cl
+			}
+			req := p.request(failover.Failover, "", away, true)
+			req.PauseTemplate = template
+			res, err := r.Run(context.Background(), req)
+			var check failover.Check
+			for _, ch := range res.Checks {
+				if ch.Name == "pause-experiment" {
+					check = ch
+				}
+			}
+			assert.Equal(t, []string{template}, c.fis.asked, "ListExperiments of the template, in %s", away)
+			if c.refused == "" {
+				assert.Equal(t, failover.CheckOK, check.Status, check.Detail)
+				return
+			}
+			require.ErrorIs(t, err, failover.ErrRefused)
+			assert.Equal(t, failover.CheckFail, check.Status)
+			assert.Contains(t, check.Detail, c.refused)
+			assert.Contains(t, err.Error(), c.refused)
+			p.AssertUnchanged(t)
+		})
+	}
+}
+
+// TestFailoverPauseCheckOnTheEmulatorFailsClosed: the real FIS client
+// against moto, which has no ListExperiments: a failover that names the
+// pause template refuses (it cannot tell), and one that does not is not asked.
+func TestFailoverPauseCheckOnTheEmulatorFailsClosed(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, false)
+	req := p.request(failover.Failover, "", away, false)
+	req.PauseTemplate = "EXTpause"
+	_, err := p.runner(new([]string)).Run(context.Background(), req)
+	require.ErrorIs(t, err, failover.ErrRefused)
+	assert.Contains(t, err.Error(), "pause-experiment: cannot list the AWS FIS experiments of template EXTpause in "+away)
+	req.PauseTemplate = ""
+	res, err := p.runner(new([]string)).Run(context.Background(), req)
+	require.NoError(t, err, "%+v", res.Checks)
 }

@@ -22,6 +22,10 @@ type Request struct {
 	ReplicationTimeout time.Duration
 	// Execute runs the steps; false prints the plan (a dry run).
 	Execute bool
+	// PauseTemplate is the env's AWS FIS pause experiment template
+	// (modules/dr output fis_pause_replication_template_id, in the target
+	// region): a failover refuses while an experiment of it runs. "": not asked.
+	PauseTemplate string
 }
 
 // StepStatus is how a step ended.
@@ -139,6 +143,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 			plan, check := PlanDrain(res.State, req.Rules)
 			res.Drain = &plan
 			res.Checks = append(append(Preflight(res.State, req.Rules), fenceChecks(res.State, req)...), check)
+			if req.Rules.Mode == Failover && req.PauseTemplate != "" {
+				res.Checks = append(res.Checks, pauseExperimentCheck(ctx, r.Clients(req.Rules.To).FIS, req.PauseTemplate, req.Rules.To))
+			}
 		}
 		if why := Refused(res.Checks); len(why) > 0 {
 			err = fmt.Errorf("%w: %s", ErrRefused, strings.Join(why, "; "))

@@ -51,7 +51,8 @@ func Commands() []Command {
 		{"export revert", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:ListBucket", "s3:GetObject"}},
 		{"export import", []string{"dynamodb:ImportTable", "dynamodb:DescribeImport", "dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:CreateTable", "s3:ListBucket", "s3:GetObject", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogGroups", "logs:DescribeLogStreams", "logs:PutRetentionPolicy"}},
 		{"dr status", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "ssm:GetParameter", "cloudwatch:GetMetricData", "route53:GetHealthCheck"}},
-		{"dr failover", drActions()},
+		// --pause-template: is an experiment of the env's pause template running?
+		{"dr failover", append(drActions(), "fis:ListExperiments")},
 		{"dr failback", drActions()},
 		// --pause-replication starts, watches and stops the AWS FIS experiment of
 		// modules/dr's template (the module scopes fis to the env's template IDs).
@@ -122,7 +123,7 @@ func Unscoped() []string {
 		"dynamodb:DescribeEndpoints", "dynamodb:DescribeReservedCapacity", "dynamodb:DescribeReservedCapacityOfferings", "dynamodb:ListStreams",
 		"s3:ListAllMyBuckets", "sqs:ListQueues", "lambda:ListEventSourceMappings", "lambda:ListFunctions",
 		"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:PutMetricData",
-		"backup:ListBackupVaults", "tag:GetResources", "application-autoscaling:DescribeScalableTargets",
+		"backup:ListBackupVaults", "tag:GetResources", "application-autoscaling:DescribeScalableTargets", "fis:ListExperiments",
 	}
 }
 

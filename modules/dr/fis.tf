@@ -28,11 +28,18 @@ data "aws_iam_policy_document" "fis_assume" {
       type        = "Service"
       identifiers = ["fis.amazonaws.com"]
     }
-    # Only this account's experiments may use the role (confused deputy).
+    # Only this account's experiments, run in the region of the template,
+    # may use the role (confused deputy; AWS FIS sets aws:SourceArn to the
+    # experiment's ARN: arn:PARTITION:fis:REGION:ACCOUNT:experiment/ID).
     condition {
       test     = "StringEquals"
       variable = "aws:SourceAccount"
       values   = [local.account]
+    }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${local.partition}:fis:${local.secondary}:${local.account}:experiment/*"]
     }
   }
 }
@@ -54,6 +61,19 @@ data "aws_iam_policy_document" "fis" {
     sid       = "PauseReplication"
     actions   = local.fis_actions
     resources = local.fis_table_arns
+  }
+
+  # DDB-SEC-01: the pause statement is a resource policy this role writes,
+  # and a resource policy can grant anything (DeleteTable, UpdateTable,
+  # Scan, PutItem, ...): an explicit Deny of everything outside the
+  # documented set wins over whatever it grants. A DR fence with a
+  # break-glass role also denies this role the policy actions (dynops dr
+  # drill refuses to start on a fenced replica).
+  statement {
+    sid         = "DenyOutsideDocumentedSet"
+    effect      = "Deny"
+    not_actions = local.fis_actions
+    resources   = ["*"]
   }
 }
 

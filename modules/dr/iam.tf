@@ -42,7 +42,7 @@ locals {
   failover_actions = concat(
     ["dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"],
     ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"],
-    ["ssm:GetParameter", "ssm:PutParameter", "cloudwatch:GetMetricData"],
+    ["ssm:GetParameter", "ssm:PutParameter", "cloudwatch:GetMetricData", "fis:ListExperiments"],
     var.route53 == null ? [] : ["route53:GetHealthCheck", "route53:UpdateHealthCheck"],
   )
 }
@@ -85,6 +85,14 @@ data "aws_iam_policy_document" "failover" {
   statement {
     sid       = "ReplicationLatency"
     actions   = ["cloudwatch:GetMetricData"]
+    resources = ["*"]
+  }
+
+  # dr failover --pause-template: is an experiment of the pause template
+  # running? ListExperiments has no resource-level permissions.
+  statement {
+    sid       = "PauseExperiments"
+    actions   = ["fis:ListExperiments"]
     resources = ["*"]
   }
 

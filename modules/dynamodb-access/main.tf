@@ -193,6 +193,15 @@ locals {
   # from writing into other namespaces (e.g. masking the export alarms' metrics).
   metrics_namespace = "dynops/Export"
 
+  # The central audit copy: the operator appends to it and nothing else
+  # (internal/audit cwlogs.go calls CreateLogStream and PutLogEvents).
+  audit_log_group = var.audit_log_group == null ? null : coalesce(var.audit_log_group.name, "/dynops/${local.scope}audit")
+  audit_append = local.audit_log_group == null ? [] : [merge(local.statement, {
+    Sid      = "DynopsAuditCopy"
+    Action   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    Resource = ["arn:${local.partition}:logs:${local.region}:${var.account_id}:log-group:${local.audit_log_group}:*"]
+  })]
+
   operator_doc        = jsondecode(file("${path.module}/operator-actions.json"))
   operator_actions    = flatten([for s in local.operator_doc.statements : s.actions])
   break_glass_actions = flatten([for s in local.operator_doc.break_glass : s.actions])
@@ -209,6 +218,7 @@ locals {
       Resource  = ["*"]
       Condition = { StringEquals = { "cloudwatch:namespace" = local.metrics_namespace } }
     })] : [],
+    local.audit_append,
   )
   # The env tags are the protection dynops reads (internal/protect: env or
   # environment, any case): the operator may set them on a table that has
@@ -372,4 +382,25 @@ resource "aws_iam_role_policy_attachment" "this" {
 
   role       = aws_iam_role.this[each.key].name
   policy_arn = aws_iam_policy.this[each.key].arn
+}
+
+################################################################################
+# The central audit copy (optional)
+################################################################################
+
+resource "aws_cloudwatch_log_group" "audit" {
+  count = var.audit_log_group == null ? 0 : 1
+
+  name              = local.audit_log_group
+  retention_in_days = var.audit_log_group.retention_in_days
+  kms_key_id        = var.audit_log_group.kms_key_arn
+
+  tags = merge(local.tags, { Name = local.audit_log_group })
+}
+
+resource "aws_cloudwatch_log_data_protection_policy" "audit" {
+  count = try(var.audit_log_group.data_protection_policy, null) == null ? 0 : 1
+
+  log_group_name  = aws_cloudwatch_log_group.audit[0].name
+  policy_document = var.audit_log_group.data_protection_policy
 }

@@ -22,3 +22,8 @@ output "trust_policies" {
   description = "Trust policy JSON per role (the tenant role requires the tenant session tag)."
   value       = var.create_roles ? local.trust : {}
 }
+
+output "audit_log_group_name" {
+  description = "The central audit copy's log group (pass it as `dynops --audit-log-group`); null when audit_log_group is null."
+  value       = try(aws_cloudwatch_log_group.audit[0].name, null)
+}

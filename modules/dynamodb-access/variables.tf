@@ -215,3 +215,23 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "audit_log_group" {
+  description = "The central copy of the dynops audit trail (`dynops --audit-log-group NAME`): a CloudWatch Logs group this module creates, encrypted with kms_key_arn (a customer managed key whose policy lets logs.REGION.amazonaws.com use it), kept retention_in_days, with an optional data protection policy (JSON). The operator and break-glass roles may only append to it (logs:CreateLogStream, logs:PutLogEvents on this group): no delete, no retention change. name defaults to /dynops/ENV[-PRODUCT]-audit. null: no group."
+  type = object({
+    name                   = optional(string)
+    kms_key_arn            = string
+    retention_in_days      = optional(number, 400)
+    data_protection_policy = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.audit_log_group == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/", try(var.audit_log_group.kms_key_arn, "")))
+    error_message = "DDB-SEC-04: audit_log_group.kms_key_arn must be a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID), not an alias: the audit copy is encrypted with a key of the account's."
+  }
+  validation {
+    condition     = var.audit_log_group == null || contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], try(var.audit_log_group.retention_in_days, 0))
+    error_message = "audit_log_group.retention_in_days must be a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653); never-expire (0) is refused: the trail needs an end the account decides."
+  }
+}

@@ -373,3 +373,41 @@ func olderPITRWindow(t *testing.T, back time.Duration) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// TestAuditVerifyNamesTheFirstBrokenLine (issue 44): the records the
+// binary writes chain (`dynops audit verify` exit 0); a line edited in the
+// file breaks the chain at the next line, which verify names (exit 1, -o
+// json too), and verify itself adds no record.
+func TestAuditVerifyNamesTheFirstBrokenLine(t *testing.T) {
+	t.Parallel()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	table := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id", PITR: true})
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	for i := 0; i < 2; i++ {
+		_, errOut, code := target.Dynops(t, log, "pitr", "status", "--table", table)
+		require.Equal(t, 0, code, errOut)
+	}
+	out, errOut, code := target.Dynops(t, log, "audit", "verify")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "the chain holds (4 records chained, 0 written before the chain)")
+
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	require.Len(t, lines, 5, "four records and the empty tail")
+	lines[1] = strings.Replace(lines[1], `"command":"dynops pitr status"`, `"command":"dynops pitr status "`, 1)
+	require.NoError(t, os.WriteFile(log, []byte(strings.Join(lines, "")), 0o600))
+	out, _, code = target.Dynops(t, log, "audit", "verify")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "the chain breaks at line 3: line 3's prev is sha256:")
+	assert.Contains(t, out, "line 2 was edited")
+	out, _, code = target.Dynops(t, log, "audit", "verify", "-o", "json")
+	assert.Equal(t, 1, code)
+	var rep audit.ChainReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, 3, rep.Broken)
+	after, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Join(lines, ""), string(after), "verify writes no record")
+}

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/gruntwork-io/terratest/modules/terraform"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/permissions"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/iamsim"
@@ -134,6 +136,9 @@ var plans = func() *harness.PlanGroup {
 		{Name: "example with boundary", Dir: example, Vars: func(testing.TB) map[string]any {
 			return map[string]any{"permissions_boundary_arn": exampleBoundary, "health_check_ids": []string{healthCheckID}, "fis_experiment_template_ids": []string{fisTemplateID}}
 		}},
+		{Name: "example with audit log group", Dir: example, Vars: func(testing.TB) map[string]any {
+			return map[string]any{"audit_log_group": map[string]any{"kms_key_arn": "arn:aws:kms:" + region + ":" + accountID + ":key/11111111-2222-3333-4444-555555555555"}}
+		}},
 		{Name: "dr example", Dir: "modules/dr/examples/two-region", Vars: func(testing.TB) map[string]any {
 			return map[string]any{"account_id": accountID, "route53_enabled": false, "fis_pause_replication_enabled": true}
 		}},
@@ -243,9 +248,10 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		{name: "dynops-operator", documented: commandActions(nil, false)},
 		{name: "dynops-break-glass", documented: commandActions(nil, true)},
 		// modules/dr: what `dynops dr` calls (no Route 53 in this plan); the pause
-		// drill (FIS, its alarm) runs as the operator, not the failover role.
+		// drill (FIS, its alarm) runs as the operator, not the failover role;
+		// failover --pause-template lists the experiments.
 		{name: "failover", documented: slices.DeleteFunc(commandActions(drCommands, true), func(a string) bool {
-			return strings.HasPrefix(a, "route53:") || strings.HasPrefix(a, "fis:") || a == "cloudwatch:DescribeAlarms"
+			return strings.HasPrefix(a, "route53:") || (strings.HasPrefix(a, "fis:") && a != "fis:ListExperiments") || a == "cloudwatch:DescribeAlarms"
 		})},
 		// modules/stream-consumer: the stream, the DLQ (and its key), its logs, the handler's statements.
 		{name: "stream-consumer", documented: []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "sqs:SendMessage", "kms:GenerateDataKey", "kms:Decrypt", "logs:CreateLogStream", "logs:PutLogEvents", "dynamodb:PutItem"}},
@@ -515,4 +521,94 @@ func TestFISRoleReachesOnlyTheSecondaryReplicas_DDB_SEC_01(t *testing.T) {
 	}
 	evaluate(t, m.cells)
 	report(t, "fis-pause-replication", m.cells)
+}
+
+// TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01 (issue 44): the FIS
+// role writes a resource policy on the secondary replicas (the pause
+// statement), and a resource policy can grant anything. With the most
+// permissive table policy it could write, the role still gets nothing
+// outside its documented set (the explicit Deny, not the missing Allow,
+// decides); a DR fence with a break-glass role denies it the policy actions,
+// so it cannot lift the fence; and only an experiment of this account in the
+// template's region may assume it (aws:SourceArn and aws:SourceAccount).
+func TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	dr := planCasePolicies(t, "dr example")
+	role := "dev-dynamodb-fis-pause-replication"
+	m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/" + role + "/fis", policy: policyOf(t, dr, "module.dr.aws_iam_role_policy.fis[0]")}
+	replica := "arn:aws:dynamodb:eu-central-1:" + accountID + ":table/dev-example-session"
+	for _, a := range []string{"dynamodb:DeleteTable", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:Scan", "dynamodb:PutItem"} {
+		m.add("fis-pause-replication", a+" replica +table policy granting it", explicit, a, replica, nil)
+		m.cells[len(m.cells)-1].sim.ResourcePolicy = permissive
+	}
+	fenced, err := failover.WithFence("", replica, "arn:aws:iam::"+accountID+":role/dev-dynamodb-break-glass")
+	require.NoError(t, err)
+	var fence any
+	require.NoError(t, json.Unmarshal([]byte(fenced), &fence))
+	for _, a := range []string{"dynamodb:DeleteResourcePolicy", "dynamodb:PutResourcePolicy"} {
+		m.add("fis-pause-replication", a+" fenced replica", explicit, a, replica, nil)
+		m.cells[len(m.cells)-1].sim.ResourcePolicy = fence
+	}
+
+	planned := plans.Plan(t, "dr example").ResourcePlannedValuesMap["module.dr.aws_iam_role.fis[0]"]
+	require.NotNil(t, planned, "no module.dr.aws_iam_role.fis[0] in the plan of dr example")
+	var trust any
+	require.NoError(t, json.Unmarshal([]byte(planned.AttributeValues["assume_role_policy"].(string)), &trust))
+	roleARN := "arn:aws:iam::" + accountID + ":role/" + role
+	experiment := func(region, account string) string {
+		return "arn:aws:fis:" + region + ":" + account + ":experiment/EXP1a2b3c4d5e6f7"
+	}
+	for _, c := range []struct {
+		col, want string
+		ctx       map[string]any
+	}{
+		{"experiment of the account in the template's region", allowed, map[string]any{"aws:SourceAccount": accountID, "aws:SourceArn": experiment("eu-central-1", accountID)}},
+		{"no aws:SourceArn", denied, map[string]any{"aws:SourceAccount": accountID}},
+		{"experiment in another region", denied, map[string]any{"aws:SourceAccount": accountID, "aws:SourceArn": experiment(region, accountID)}},
+		{"another account's experiment", denied, map[string]any{"aws:SourceAccount": "999999999999", "aws:SourceArn": experiment("eu-central-1", "999999999999")}},
+	} {
+		m.cells = append(m.cells, cell{row: "sts:AssumeRole fis.amazonaws.com", col: c.col, want: c.want, sim: simulation{
+			IdentityPolicies: []namedPolicy{}, ServiceControlPolicies: []any{}, ResourceControlPolicies: []any{}, ResourcePolicy: trust,
+			Request: request{Principal: "fis.amazonaws.com", Action: "sts:AssumeRole", Resource: resource{Resource: roleARN, AccountID: accountID}, ContextVariables: c.ctx},
+		}})
+	}
+	evaluate(t, m.cells)
+	report(t, "fis-pause-replication: its cap, a fenced replica, its trust", m.cells)
+}
+
+// TestOperatorOnlyAppendsToTheAuditLogGroup_DDB_SEC_01 (issue 44): with
+// audit_log_group, the operator and break-glass roles may create streams in
+// and put events into the module's audit log group (dynops
+// --audit-log-group), and nothing else there: no DeleteLogGroup,
+// DeleteLogStream or PutRetentionPolicy, and no events into another group.
+func TestOperatorOnlyAppendsToTheAuditLogGroup_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	got := planExample(t, "example with audit log group")
+	p := plans.Plan(t, "example with audit log group")
+	lg := p.ResourcePlannedValuesMap["module.access.aws_cloudwatch_log_group.audit[0]"]
+	require.NotNil(t, lg, "no audit log group in the plan")
+	assert.Equal(t, "/dynops/dev-audit", lg.AttributeValues["name"])
+	assert.EqualValues(t, 400, lg.AttributeValues["retention_in_days"])
+	assert.NotEmpty(t, lg.AttributeValues["kms_key_id"])
+	group := "arn:aws:logs:" + region + ":" + accountID + ":log-group:/dynops/dev-audit"
+	stream := group + ":log-stream:run-1"
+	other := "arn:aws:logs:" + region + ":" + accountID + ":log-group:/aws/lambda/dev-other"
+	var cells []cell
+	for _, role := range []string{"dynops-operator", "dynops-break-glass"} {
+		var policy any
+		require.NoError(t, json.Unmarshal([]byte(got.policies[role]), &policy))
+		m := &matrix{principal: "arn:aws:sts::" + accountID + ":assumed-role/dev-example-" + role + "/s", policy: policy,
+			tags: map[string]any{"aws:MultiFactorAuthPresent": "true"}}
+		m.add(role, "logs:CreateLogStream audit group", allowed, "logs:CreateLogStream", stream, nil)
+		m.add(role, "logs:PutLogEvents audit group", allowed, "logs:PutLogEvents", stream, nil)
+		m.add(role, "logs:PutLogEvents another group", denied, "logs:PutLogEvents", other+":log-stream:x", nil)
+		m.add(role, "logs:CreateLogStream another group", denied, "logs:CreateLogStream", other+":log-stream:x", nil)
+		m.add(role, "logs:DeleteLogGroup audit group", denied, "logs:DeleteLogGroup", group+":*", nil)
+		m.add(role, "logs:DeleteLogStream audit group", denied, "logs:DeleteLogStream", stream, nil)
+		m.add(role, "logs:PutRetentionPolicy audit group", denied, "logs:PutRetentionPolicy", group+":*", nil)
+		m.add(role, "logs:DeleteRetentionPolicy audit group", denied, "logs:DeleteRetentionPolicy", group+":*", nil)
+		cells = append(cells, m.cells...)
+	}
+	evaluate(t, cells)
+	report(t, "operator and break-glass on the audit log group", cells)
 }

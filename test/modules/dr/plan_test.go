@@ -140,7 +140,8 @@ func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 		for _, s := range pol.Statement {
 			got[s.Sid] = s
 		}
-		require.ElementsMatch(t, []string{"InspectAndFence", "Canary", "Pointer", "ReplicationLatency", "DenyPolicyChangesWithoutMFA", "DenyOutsideDocumentedSet"}, keys(got))
+		require.ElementsMatch(t, []string{"InspectAndFence", "Canary", "Pointer", "ReplicationLatency", "PauseExperiments", "DenyPolicyChangesWithoutMFA", "DenyOutsideDocumentedSet"}, keys(got))
+		assert.Equal(t, []string{"fis:ListExperiments"}, list(got["PauseExperiments"].Action), "dr failover --pause-template")
 		assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(got["InspectAndFence"].Action))
 		assert.ElementsMatch(t, []string{"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}, list(got["Canary"].Action))
 		assert.Equal(t, []string{"dynops-dr-canary#*"}, list(got["Canary"].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]))
@@ -293,11 +294,13 @@ func TestPlanPauseReplicationTemplate_DDB_DR_01(t *testing.T) {
 
 	var policy struct{ Statement []statement }
 	require.NoError(t, json.Unmarshal([]byte(values(t, p, "module.dr.aws_iam_role_policy.fis[0]")["policy"].(string)), &policy))
-	require.Len(t, policy.Statement, 1)
+	require.Len(t, policy.Statement, 2, "the pause statement and the cap (issue 44)")
 	assert.ElementsMatch(t, []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy"}, list(policy.Statement[0].Action))
 	assert.ElementsMatch(t, arns, list(policy.Statement[0].Resource))
+	assert.Equal(t, "DenyOutsideDocumentedSet", policy.Statement[1].Sid, "what a resource policy it writes grants, it cannot use (test/modules/access: TestFISRoleCappedAndTrustNamesExperiments_DDB_SEC_01)")
 	var trust struct{ Statement []statement }
 	require.NoError(t, json.Unmarshal([]byte(values(t, p, "module.dr.aws_iam_role.fis[0]")["assume_role_policy"].(string)), &trust))
 	require.Len(t, trust.Statement, 1)
 	assert.Equal(t, "123456789012", trust.Statement[0].Condition["StringEquals"]["aws:SourceAccount"], "this account's experiments only")
+	assert.Equal(t, "arn:aws:fis:eu-central-1:123456789012:experiment/*", trust.Statement[0].Condition["ArnLike"]["aws:SourceArn"], "experiments in the template's region only")
 }

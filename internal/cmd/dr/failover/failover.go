@@ -31,7 +31,10 @@ pointer names to --to, in named steps:
 
   preflight          the target replica is ACTIVE, ReplicationLatency into it is under
                      --max-replication-latency, it carries no fence, no replica's policy
-                     pauses replication (AWS FIS), the pointer agrees;
+                     pauses replication (AWS FIS), the pointer agrees; with
+                     --pause-template, no experiment of the env's pause template is
+                     pending, initiating or running in --to (fis:ListExperiments;
+                     one that cannot be listed refuses);
                      the drain is computed and printed with the metric values it used
   drain-canary       an item written in the old region just before the fence
   fence-old          a resource policy on the old region's table denies item writes to
@@ -77,6 +80,7 @@ canary's time and flips. See docs/dr-drain.md.`,
 	}
 	shared.AddTargetFlags(cmd, &opts.Target)
 	shared.AddSwitchFlags(cmd, &opts.Switch, "the region writes move to")
+	shared.AddPauseTemplateFlag(cmd, &opts.Switch)
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the failover stopped between steps (the audit log lists what was done); run `dynops dr status`, then the same failover again or the runbook's rollback")
 	cmdfacts.SetTimeout(cmd, 10*time.Second)

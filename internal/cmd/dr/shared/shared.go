@@ -143,6 +143,14 @@ type SwitchFlags struct {
 	// drain is --drain as given; drainGiven tells whether it was.
 	drain      time.Duration
 	drainGiven func() bool
+	// PauseTemplate is the env's AWS FIS pause template (failover only:
+	// AddPauseTemplateFlag).
+	PauseTemplate string
+}
+
+// AddPauseTemplateFlag registers --pause-template (dr failover).
+func AddPauseTemplateFlag(cmd *cobra.Command, s *SwitchFlags) {
+	cmd.Flags().StringVar(&s.PauseTemplate, "pause-template", "", "the env's AWS FIS pause experiment template (modules/dr output fis_pause_replication_template_id): refuse while an experiment of it runs in --to")
 }
 
 // AddSwitchFlags registers the flags of SwitchFlags on cmd.
@@ -198,7 +206,7 @@ func (s *SwitchFlags) Request(mode failover.Mode, target failover.Target, t *Tar
 	rules := t.Rules()
 	rules.Mode, rules.From, rules.To, rules.FromGiven, rules.Force = mode, s.From, s.To, s.From != "", s.Force
 	rules.Drain = s.Drain
-	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: t.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute}
+	return failover.Request{Target: target, Rules: rules, BreakGlassRoleARN: t.BreakGlassRoleARN, ReplicationTimeout: s.ReplicationTimeout, Execute: execute, PauseTemplate: s.PauseTemplate}
 }
 
 // Protection decides whether the table is protected (guard.Decide of protect.ReadTable in

@@ -68,6 +68,7 @@ module "access" {
 
   health_check_ids            = var.health_check_ids
   fis_experiment_template_ids = var.fis_experiment_template_ids
+  audit_log_group             = var.audit_log_group
 
   create_roles           = true
   trusted_principal_arns = ["arn:aws:iam::${var.account_id}:role/${var.env}-${var.product}-app"]

@@ -33,3 +33,14 @@ variable "fis_experiment_template_ids" {
   type        = list(string)
   default     = []
 }
+
+variable "audit_log_group" {
+  description = "Passed to the module: the central audit copy's log group (null: none)."
+  type = object({
+    name                   = optional(string)
+    kms_key_arn            = string
+    retention_in_days      = optional(number, 400)
+    data_protection_policy = optional(string)
+  })
+  default = null
+}
