@@ -96,7 +96,11 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err := r.checkStops(rb); err != nil {
 		return nil, err
 	}
-	st, err := r.Store.Load(r.Incident, rb.Name)
+	if err := r.Store.Hold(ctx, r.Incident, rb.Name); err != nil {
+		return nil, err
+	}
+	defer func() { _ = r.Store.Release(context.WithoutCancel(ctx), r.Incident, rb.Name) }()
+	st, err := r.Store.Load(ctx, r.Incident, rb.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +142,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Store.Save(st); err != nil {
+	if err := r.Store.Save(ctx, st); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
@@ -159,6 +163,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		if ctx.Err() != nil {
 			return sum, ctx.Err()
 		}
+		if err := r.Store.Hold(ctx, r.Incident, rb.Name); err != nil { // renewed before every step
+			return sum, err
+		}
 		if step.IsDecision() {
 			choice, how, err := r.decide(step)
 			if err != nil {
@@ -169,7 +176,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			}
 			st.Decisions[step.ID] = choice
 			st.Done = append(st.Done, step.ID)
-			if err := r.Store.Save(st); err != nil {
+			if err := r.Store.Save(ctx, st); err != nil {
 				return sum, err
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: decided %s (%s)\n", i+1, len(rb.Steps), step.ID, choice, how)
@@ -184,7 +191,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		if d, c, ok := strings.Cut(step.When, "="); ok && st.Decisions[d] != c {
 			st.Done = append(st.Done, step.ID)
-			if err := r.Store.Save(st); err != nil {
+			if err := r.Store.Save(ctx, st); err != nil {
 				return sum, err
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: not on this path (%s=%s), skipped\n", i+1, len(rb.Steps), step.ID, d, st.Decisions[d])
@@ -228,7 +235,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			args = append(args, "--confirm", c)
 		}
 		st.Current = step.ID
-		if err := r.Store.Save(st); err != nil {
+		if err := r.Store.Save(ctx, st); err != nil {
 			return sum, err
 		}
 		checks := make([]Check, len(step.Checks))
@@ -243,7 +250,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		var se *StepError
 		if errors.As(err, &se) && se.Code == 2 {
 			st.Refused = step.ID // bad input: nothing changed, its params may still change
-			_ = r.Store.Save(st)
+			_ = r.Store.Save(ctx, st)
 		}
 		if err != nil {
 			return sum, err
@@ -266,7 +273,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		st.Done = append(st.Done, step.ID)
 		st.Current = ""
 		st.Updated = r.Now().UTC()
-		if err := r.Store.Save(st); err != nil {
+		if err := r.Store.Save(ctx, st); err != nil {
 			return sum, err
 		}
 		sum.Ran = append(sum.Ran, step.ID)

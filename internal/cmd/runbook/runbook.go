@@ -9,6 +9,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/runbook/list"
 	"github.com/dynops/dynops/internal/cmd/runbook/run"
 	"github.com/dynops/dynops/internal/cmd/runbook/show"
+	"github.com/dynops/dynops/internal/cmd/runbook/status"
 )
 
 // NewCmdRunbook returns `dynops runbook` and its subcommands.
@@ -26,5 +27,6 @@ incident's audit timeline and resumes after an interruption.`,
 	cmd.AddCommand(list.NewCmdList(f, nil))
 	cmd.AddCommand(show.NewCmdShow(f, nil))
 	cmd.AddCommand(run.NewCmdRun(f, nil))
+	cmd.AddCommand(status.NewCmdStatus(f, nil))
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/runbook/shared"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
 )
@@ -32,6 +32,8 @@ type Options struct {
 	RestartFrom string
 	// Decide are the choices of decision steps, STEP=CHOICE.
 	Decide []string
+	// StateBucket is the team's shared state (BUCKET[/PREFIX]).
+	StateBucket string
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -76,6 +78,7 @@ terminal and without --decide its default is taken (said, and audited).`,
 	cmd.Flags().StringVar(&opts.Through, "through", "", "stop after this step (e.g. --through restore: look at the restored table), then run again to go on")
 	cmd.Flags().StringSliceVar(&opts.Decide, "decide", nil, "the choice of a decision step, STEP=CHOICE (repeatable or comma-separated), e.g. --decide path=repair")
 	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
+	shared.AddStateBucketFlag(cmd.Flags(), &opts.StateBucket)
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
@@ -116,7 +119,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
 	f.Audit.SetTags(tags)
-	store := runbook.Store{Dir: filepath.Join(filepath.Dir(f.Audit.Path()), "runbooks")}
+	store, err := shared.Store(ctx, f, opts.StateBucket)
+	if err != nil {
+		return err
+	}
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
 		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
@@ -154,8 +160,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var pe *runbook.ParamError
 	var se *runbook.StepError
+	var he *runbook.HeldError
 	switch {
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &he):
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped):
 		return factory.ExitError{Code: exitcode.Stopped}
