@@ -33,7 +33,10 @@ type State struct {
 	// Results are each finished step's full JSON output (a run on a
 	// terminal shows one summary line per step).
 	Results map[string]json.RawMessage `json:"results,omitempty"`
-	Updated time.Time                  `json:"updated"`
+	// Approvals are the second-approver requests of destructive steps on
+	// protected targets (step -> request), in the shared state.
+	Approvals map[string]*Approval `json:"approvals,omitempty"`
+	Updated   time.Time            `json:"updated"`
 }
 
 // ParamChange is a parameter given a new value on resume.

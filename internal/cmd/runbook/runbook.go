@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/runbook/approve"
 	"github.com/dynops/dynops/internal/cmd/runbook/list"
+	"github.com/dynops/dynops/internal/cmd/runbook/reject"
 	"github.com/dynops/dynops/internal/cmd/runbook/run"
 	"github.com/dynops/dynops/internal/cmd/runbook/show"
 	"github.com/dynops/dynops/internal/cmd/runbook/status"
@@ -28,5 +30,7 @@ incident's audit timeline and resumes after an interruption.`,
 	cmd.AddCommand(show.NewCmdShow(f, nil))
 	cmd.AddCommand(run.NewCmdRun(f, nil))
 	cmd.AddCommand(status.NewCmdStatus(f, nil))
+	cmd.AddCommand(approve.NewCmdApprove(f, nil))
+	cmd.AddCommand(reject.NewCmdReject(f, nil))
 	return cmd
 }

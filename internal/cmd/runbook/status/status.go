@@ -30,6 +30,8 @@ type Run struct {
 	Holder   *runbook.Lease `json:"holder,omitempty"` // the lease, active or not
 	Held     bool           `json:"held"`             // the lease is active now
 	Updated  time.Time      `json:"updated"`
+	// Approvals are the steps' approval requests (the plan, its hash, who approved).
+	Approvals map[string]*runbook.Approval `json:"approvals,omitempty"`
 }
 
 // Status is the output of `dynops runbook status`.
@@ -110,7 +112,7 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 			done = []string{}
 		}
 		out.Runs = append(out.Runs, Run{Incident: incident, Runbook: name, Started: st.Started, Done: done, Current: st.Current,
-			Holder: l, Held: l.Active(now), Updated: st.Updated})
+			Holder: l, Held: l.Active(now), Updated: st.Updated, Approvals: st.Approvals})
 	}
 	if f.JSON() {
 		return f.IOStreams.PrintJSON(out)
@@ -127,6 +129,19 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 			fmt.Fprintf(w, "  holder:  none (last: %s, released or expired %s)\n", r.Holder.Holder, r.Holder.Expires.Format(time.RFC3339))
 		default:
 			fmt.Fprintf(w, "  holder:  none\n")
+		}
+		for _, a := range r.Approvals {
+			state := fmt.Sprintf("waiting for %d approval(s) by another caller than %s, until %s", a.Needed, a.Requester, a.Expires.Format(time.RFC3339))
+			switch {
+			case a.Rejected != nil:
+				state = "rejected by " + a.Rejected.Caller + ": " + a.Rejected.Reason
+			case a.Approved():
+				state = "approved"
+			case !a.Waiting(now):
+				state = "timed out"
+			}
+			fmt.Fprintf(w, "  approval of step %s: %s (%d given)\n  plan sha256 %s:\n    %s\n", a.Step, state, len(a.Approvers), a.PlanSHA256,
+				strings.ReplaceAll(strings.TrimSpace(a.Plan), "\n", "\n    "))
 		}
 	}
 	return nil
