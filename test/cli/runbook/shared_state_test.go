@@ -7,9 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/stretchr/testify/assert"
@@ -139,7 +142,7 @@ func TestRunbookTwoProcessesResumeAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errOuts[i], codes[i] = target.Dynops(t, logs[i], args...)
+			_, errOuts[i], codes[i] = runAs(t, nil, logs[i], args...)
 		}()
 	}
 	wg.Wait()
@@ -163,6 +166,42 @@ func TestRunbookTwoProcessesResumeAtOnce(t *testing.T) {
 	for step, n := range runs {
 		assert.Equal(t, 1, n, "step %s ran %d times", step, n)
 	}
+}
+
+// accessKey is an IAM user's access key: on the emulator, GetCallerIdentity
+// answers the user of the key, so two keys are two callers.
+type accessKey struct{ ID, Secret, ARN string }
+
+// iamUser creates an IAM user with an access key.
+func iamUser(t *testing.T, name string) accessKey {
+	t.Helper()
+	ctx := context.Background()
+	client := iam.NewFromConfig(target.AWSConfig(t))
+	name += "-" + harness.UniqueID()
+	u, err := client.CreateUser(ctx, &iam.CreateUserInput{UserName: &name})
+	require.NoError(t, err)
+	k, err := client.CreateAccessKey(ctx, &iam.CreateAccessKeyInput{UserName: &name})
+	require.NoError(t, err)
+	return accessKey{ID: aws.ToString(k.AccessKey.AccessKeyId), Secret: aws.ToString(k.AccessKey.SecretAccessKey), ARN: aws.ToString(u.User.Arn)}
+}
+
+// runAs runs the dynops binary (its own process) as key's user (nil: the
+// emulator's default credentials).
+func runAs(t *testing.T, key *accessKey, log string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := command(t, log, args...)
+	if key != nil {
+		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret)
+	}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if code < 0 {
+		require.NoError(t, err)
+	}
+	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return out.String(), errOut.String(), code
 }
 
 // stepRuns counts the `started` records of each runbook step in the audit log.
