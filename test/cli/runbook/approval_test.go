@@ -178,3 +178,25 @@ func countActs(t *testing.T, log, what string) int {
 	}
 	return n
 }
+
+// TestRunbookRejected: a rejection (by another caller, with a reason) stops
+// the run at the step (exit 5, nothing restored); both are audited, and the
+// next run asks for a new approval.
+func TestRunbookRejected(t *testing.T) {
+	bob, alice := iamUser(t, "bob"), iamUser(t, "alice")
+	r := newApprovalRun(t)
+	errOut, code := r.run(bob, restorePoint())
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	_, errOut, code = runAs(t, &alice, r.log, "runbook", "reject", "--incident", r.incident, "--step", "restore",
+		"--reason", "wrong restore point", "--state-bucket", r.bucket)
+	require.Equal(t, 0, code, errOut)
+	errOut, code = r.run(bob, restorePoint())
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	assert.Contains(t, errOut, alice.ARN+" rejected its plan (wrong restore point)")
+	assert.Equal(t, 1, countActs(t, r.log, audit.ActRunbookReject))
+	assert.Equal(t, 1, countActs(t, r.log, audit.ActRunbookApprovalRejected))
+	assert.Equal(t, 0, realRuns(t, r.log, "restore"), "nothing was restored")
+	errOut, code = r.run(bob, restorePoint())
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	assert.Contains(t, errOut, "needs 1 approval(s) by another caller", "a new request")
+}
