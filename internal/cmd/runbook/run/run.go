@@ -91,7 +91,7 @@ terminal and without --decide its default is taken (said, and audited).`,
 	cmd.Flags().IntVar(&opts.Approvals, "approvals", 0, "other callers (STS ARNs) who must approve the plan of each destructive step on protected targets before it runs (needs --state-bucket)")
 	flagcheck.Range(cmd.Flags(), "approvals", "0", "5", "second approvers per step")
 	cmd.Flags().DurationVar(&opts.ApprovalTimeout, "approval-timeout", runbook.DefaultApprovalTimeout, "how long an approval request waits; after it the run stops at the step")
-	flagcheck.Range(cmd.Flags(), "approval-timeout", "1s", "168h", "up to 7 days, as SSM Automation's aws:approve")
+	flagcheck.Range(cmd.Flags(), "approval-timeout", "1s", "168h", "an approval request waits at most a week")
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
