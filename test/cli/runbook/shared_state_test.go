@@ -224,3 +224,29 @@ func stepRuns(t *testing.T, log string) map[string]int {
 	}
 	return out
 }
+
+// TestSharedStateChangedUnderARunIsRefused: a save of a state another
+// process changed since this one read it is refused (If-Match on the ETag
+// read): the later writer learns, nothing is overwritten.
+func TestSharedStateChangedUnderARunIsRefused(t *testing.T) {
+	bucket, client := stateBucket(t)
+	ctx := context.Background()
+	a, b := sharedStore(client, bucket, "arn:aws:iam::123456789012:user/a"), sharedStore(client, bucket, "arn:aws:iam::123456789012:user/b")
+	require.NoError(t, a.Save(ctx, &runbook.State{Incident: "INC-CAS", Runbook: "throttling", Done: []string{"probe"}}))
+	stA, err := a.Load(ctx, "INC-CAS", "throttling")
+	require.NoError(t, err)
+	stB, err := b.Load(ctx, "INC-CAS", "throttling")
+	require.NoError(t, err)
+	stB.Done = append(stB.Done, "check")
+	require.NoError(t, b.Save(ctx, stB))
+	stA.Done = append(stA.Done, "other")
+	err = a.Save(ctx, stA)
+	var ce *runbook.ConflictError
+	require.ErrorAs(t, err, &ce)
+	got, err := b.Load(ctx, "INC-CAS", "throttling")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"probe", "check"}, got.Done, "b's write stays")
+	// A first save of a state that exists (If-None-Match: *) is refused too.
+	err = sharedStore(client, bucket, "arn:aws:iam::123456789012:user/c").Save(ctx, &runbook.State{Incident: "INC-CAS", Runbook: "throttling"})
+	require.ErrorAs(t, err, &ce)
+}
