@@ -77,6 +77,18 @@ const (
 	ActRunbookDecide = "runbook.decide"
 	// ActRunbookRestartFrom is a runbook run restarted at a step (--restart-from): the steps to run again.
 	ActRunbookRestartFrom = "runbook.restart-from"
+	// ActRunbookApprovalRequested is a destructive step on protected targets waiting for another caller's approval of its plan (hash, requester, expiry).
+	ActRunbookApprovalRequested = "runbook.approval-requested"
+	// ActRunbookApprove is an approval of a step's plan by another caller (`runbook approve`).
+	ActRunbookApprove = "runbook.approve"
+	// ActRunbookReject is a rejection of a step's plan (`runbook reject`), and its reason.
+	ActRunbookReject = "runbook.reject"
+	// ActRunbookApprovalUsed is an approved plan run by the runbook run, with its approvers.
+	ActRunbookApprovalUsed = "runbook.approval-used"
+	// ActRunbookApprovalRejected is a run stopped at a step whose plan was rejected.
+	ActRunbookApprovalRejected = "runbook.approval-rejected"
+	// ActRunbookApprovalTimedOut is a run stopped at a step whose approval request timed out.
+	ActRunbookApprovalTimedOut = "runbook.approval-timed-out"
 	// ActResumeBackfill is a backfill resumed from its state file.
 	ActResumeBackfill = "resume-backfill"
 	// ActBackfillItems is the items a backfill wrote.

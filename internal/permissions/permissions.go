@@ -61,7 +61,14 @@ func Commands() []Command {
 		// writes the audit trail: the central copy (--audit-log-group), which
 		// any command may write. (sts:GetCallerIdentity, called by every run
 		// for the audit identity, needs no IAM grant.)
-		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents"}},
+		// With --state-bucket it reads and conditionally writes the team's
+		// shared run state and lease (s3:PutObject with If-Match/If-None-Match).
+		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents", "s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
+		// Anyone with read access to the state prefix follows a run.
+		{"runbook status", []string{"s3:GetObject", "s3:ListBucket"}},
+		// An approval or rejection is a conditional write of the shared state.
+		{"runbook approve", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
+		{"runbook reject", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
 		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ListQueueTags", "sqs:ListDeadLetterSourceQueues"}},
 		{"migrate plan", []string{"dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource"}},
 		{"migrate backfill", []string{"dynamodb:DescribeTable", "dynamodb:DescribeStream", "dynamodb:Scan", "dynamodb:BatchWriteItem"}},

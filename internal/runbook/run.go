@@ -50,6 +50,17 @@ type Runner struct {
 	// kept in the state file, and -o json shows it).
 	Summarize bool
 	Now       func() time.Time
+	// Approvals is how many other callers must approve a destructive step
+	// on protected targets (a step with confirm: names) before it runs for
+	// real; 0: none. It needs a shared store (the approvers write there).
+	Approvals int
+	// ApprovalTimeout is how long a request waits (DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// Caller is the run's STS caller ARN (the requester of approvals).
+	Caller string
+	// Approval is told each approval event of a step (requested, used,
+	// rejected, timed-out); the audit records it.
+	Approval func(event string, a *Approval)
 	// Begin is called once the parameters are known, before the first
 	// step (the runbook run's own `started` audit record); an error stops
 	// the run before anything ran.
@@ -69,6 +80,13 @@ func (e *StepError) Unwrap() error { return e.Err }
 // ErrStopped is returned when the runbook stopped before a destructive step
 // because nobody confirmed it (a dry run of that step was shown).
 var ErrStopped = errors.New("stopped before a destructive step")
+
+// ErrAwaitingApproval is returned when the run stopped at a destructive
+// step on protected targets whose plan no other caller approved yet.
+var ErrAwaitingApproval = errors.New("waiting for a second approver")
+
+// DefaultApprovalTimeout is how long an approval request waits.
+const DefaultApprovalTimeout = time.Hour
 
 // MissingParamsError lists the params nobody gave.
 type MissingParamsError struct{ Params []Param }
@@ -96,7 +114,11 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err := r.checkStops(rb); err != nil {
 		return nil, err
 	}
-	st, err := r.Store.Load(r.Incident, rb.Name)
+	if err := r.Store.Hold(ctx, r.Incident, rb.Name); err != nil {
+		return nil, err
+	}
+	defer func() { _ = r.Store.Release(context.WithoutCancel(ctx), r.Incident, rb.Name) }()
+	st, err := r.Store.Load(ctx, r.Incident, rb.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +160,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Store.Save(st); err != nil {
+	if err := r.Store.Save(ctx, st); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
@@ -159,6 +181,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		if ctx.Err() != nil {
 			return sum, ctx.Err()
 		}
+		if err := r.Store.Hold(ctx, r.Incident, rb.Name); err != nil { // renewed before every step
+			return sum, err
+		}
 		if step.IsDecision() {
 			choice, how, err := r.decide(step)
 			if err != nil {
@@ -169,7 +194,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			}
 			st.Decisions[step.ID] = choice
 			st.Done = append(st.Done, step.ID)
-			if err := r.Store.Save(st); err != nil {
+			if err := r.Store.Save(ctx, st); err != nil {
 				return sum, err
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: decided %s (%s)\n", i+1, len(rb.Steps), step.ID, choice, how)
@@ -184,7 +209,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		}
 		if d, c, ok := strings.Cut(step.When, "="); ok && st.Decisions[d] != c {
 			st.Done = append(st.Done, step.ID)
-			if err := r.Store.Save(st); err != nil {
+			if err := r.Store.Save(ctx, st); err != nil {
 				return sum, err
 			}
 			fmt.Fprintf(r.ErrOut, "\n== step %d/%d %s: not on this path (%s=%s), skipped\n", i+1, len(rb.Steps), step.ID, d, st.Decisions[d])
@@ -227,8 +252,13 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		for _, c := range confirmsFor(r.Confirm, targets[step.ID]) {
 			args = append(args, "--confirm", c)
 		}
+		if r.Approvals > 0 && step.Destructive && len(targets[step.ID]) > 0 {
+			if err := r.approved(ctx, st, step, args); err != nil {
+				return sum, err
+			}
+		}
 		st.Current = step.ID
-		if err := r.Store.Save(st); err != nil {
+		if err := r.Store.Save(ctx, st); err != nil {
 			return sum, err
 		}
 		checks := make([]Check, len(step.Checks))
@@ -243,7 +273,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		var se *StepError
 		if errors.As(err, &se) && se.Code == 2 {
 			st.Refused = step.ID // bad input: nothing changed, its params may still change
-			_ = r.Store.Save(st)
+			_ = r.Store.Save(ctx, st)
 		}
 		if err != nil {
 			return sum, err
@@ -266,7 +296,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		st.Done = append(st.Done, step.ID)
 		st.Current = ""
 		st.Updated = r.Now().UTC()
-		if err := r.Store.Save(st); err != nil {
+		if err := r.Store.Save(ctx, st); err != nil {
 			return sum, err
 		}
 		sum.Ran = append(sum.Ran, step.ID)
@@ -698,4 +728,94 @@ func (r *Runner) decide(step Step) (choice, how string, err error) {
 	}
 	fmt.Fprintf(r.ErrOut, "\nStopped at decision %s: nothing more was changed. Choose with --decide %s=%s and run the same command again.\n", step.ID, step.ID, strings.Replace(options, "/", "|", -1))
 	return "", "", ErrStopped
+}
+
+// approved lets a destructive step on protected targets run only with the
+// approval of r.Approvals other callers of exactly this plan (its command
+// line and dry-run output, by SHA-256). Without one it records a request
+// in the shared state, prints the plan and its hash, and stops
+// (ErrAwaitingApproval); a rejected or timed-out request stops the run too.
+func (r *Runner) approved(ctx context.Context, st *State, step Step, args []string) error {
+	var dry []string
+	for _, a := range args {
+		if a != "--yes" {
+			dry = append(dry, a)
+		}
+	}
+	var out bytes.Buffer
+	code := r.Exec(ctx, append(dry, "-o", "json"), step.ID, &out)
+	if allowed := append([]int{0}, step.AllowExit...); !slices.Contains(allowed, code) {
+		return &StepError{Step: step.ID, Code: code, Err: fmt.Errorf("its dry run (the plan to approve) exited %d; fix the cause, then run the same `dynops runbook run` again", code)}
+	}
+	plan := "dynops " + strings.Join(quoteArgs(args), " ") + "\n" + strings.TrimSpace(out.String()) + "\n"
+	sha := PlanSHA256(plan)
+	now := r.Now().UTC()
+	if st.Approvals == nil {
+		st.Approvals = map[string]*Approval{}
+	}
+	event := func(e string, a *Approval) {
+		if r.Approval != nil {
+			r.Approval(e, a)
+		}
+	}
+	if a := st.Approvals[step.ID]; a != nil {
+		switch {
+		case a.PlanSHA256 != sha:
+			fmt.Fprintf(r.ErrOut, "   the plan changed since approval was asked (sha256 %s, now %s): a new approval is needed\n", a.PlanSHA256, sha)
+		case a.Approved():
+			delete(st.Approvals, step.ID) // used once: a run of the step again asks again
+			if err := r.Store.Save(ctx, st); err != nil {
+				return err
+			}
+			fmt.Fprintf(r.ErrOut, "   plan sha256 %s approved by %s\n", sha, approvers(a))
+			event("approval-used", a)
+			return nil
+		case a.Rejected != nil:
+			delete(st.Approvals, step.ID)
+			if err := r.Store.Save(ctx, st); err != nil {
+				return err
+			}
+			event("rejected", a)
+			fmt.Fprintf(r.ErrOut, "\nStopped before step %s: %s rejected its plan (%s). Nothing more was changed. Run the same command again to ask for a new approval.\n", step.ID, a.Rejected.Caller, orDash(a.Rejected.Reason))
+			return ErrAwaitingApproval
+		case !now.Before(a.Expires):
+			a.TimedOut = true
+			delete(st.Approvals, step.ID)
+			if err := r.Store.Save(ctx, st); err != nil {
+				return err
+			}
+			event("timed-out", a)
+			fmt.Fprintf(r.ErrOut, "\nStopped before step %s: its approval request timed out at %s with %d of %d approval(s). Nothing more was changed. Run the same command again to ask again.\n", step.ID, a.Expires.Format(time.RFC3339), len(a.Approvers), a.Needed)
+			return ErrAwaitingApproval
+		default:
+			fmt.Fprintf(r.ErrOut, "\nStopped before step %s: still waiting for approval (%d of %d, until %s).\n", step.ID, len(a.Approvers), a.Needed, a.Expires.Format(time.RFC3339))
+			printApprove(r.ErrOut, st, a)
+			return ErrAwaitingApproval
+		}
+	}
+	timeout := r.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	a := &Approval{Step: step.ID, Plan: plan, PlanSHA256: sha, Requester: r.Caller, Requested: now, Expires: now.Add(timeout), Needed: r.Approvals}
+	st.Approvals[step.ID] = a
+	if err := r.Store.Save(ctx, st); err != nil {
+		return err
+	}
+	event("approval-requested", a)
+	fmt.Fprintf(r.ErrOut, "\nStopped before step %s: it changes protected targets and needs %d approval(s) by another caller before %s.\nThe plan (sha256 %s):\n%s", step.ID, a.Needed, a.Expires.Format(time.RFC3339), sha, plan)
+	printApprove(r.ErrOut, st, a)
+	return ErrAwaitingApproval
+}
+
+func printApprove(w io.Writer, st *State, a *Approval) {
+	fmt.Fprintf(w, "Another caller approves with:\n  dynops runbook approve --incident %s --runbook %s --step %s --plan-sha256 %s\nthen run the same `dynops runbook run` again.\n", st.Incident, st.Runbook, a.Step, a.PlanSHA256)
+}
+
+func approvers(a *Approval) string {
+	var out []string
+	for _, d := range a.Approvers {
+		out = append(out, d.Caller)
+	}
+	return strings.Join(out, ", ")
 }

@@ -136,7 +136,7 @@ func (f *fakeExec) exec(_ context.Context, args []string, step string, stdout io
 }
 
 func newRunner(t *testing.T, dir string, fe *fakeExec, params map[string]string, yes bool) *Runner {
-	return &Runner{Exec: fe.exec, Store: Store{Dir: dir}, Incident: "INC-1", Params: params, Yes: yes,
+	return &Runner{Exec: fe.exec, Store: FileStore{Dir: dir}, Incident: "INC-1", Params: params, Yes: yes,
 		Out: io.Discard, ErrOut: io.Discard, Now: func() time.Time { return time.Date(2026, 11, 21, 9, 35, 12, 0, time.UTC) }}
 }
 
@@ -174,7 +174,7 @@ func TestRunCarriesOutputsAndResumes(t *testing.T) {
 		t.Errorf("outputs %v", sum.Outputs)
 	}
 	// Each finished step's full output is kept in the state file.
-	st, err := Store{Dir: dir}.Load(r.Incident, rb.Name)
+	st, err := FileStore{Dir: dir}.Load(context.Background(), r.Incident, rb.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestParamChangeOnResume(t *testing.T) {
 	if len(changed) != 1 || changed[0].Old != "--time T0" || changed[0].New != "--time T1" {
 		t.Errorf("changes %+v", changed)
 	}
-	st, err := Store{Dir: dir}.Load("INC-1", "demo")
+	st, err := FileStore{Dir: dir}.Load(context.Background(), "INC-1", "demo")
 	if err != nil || len(st.Changes) != 1 || st.Changes[0].Name != "mode" {
 		t.Fatalf("state changes %+v %v: the change is in the state file", st, err)
 	}

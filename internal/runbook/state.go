@@ -1,12 +1,15 @@
 package runbook
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -30,7 +33,10 @@ type State struct {
 	// Results are each finished step's full JSON output (a run on a
 	// terminal shows one summary line per step).
 	Results map[string]json.RawMessage `json:"results,omitempty"`
-	Updated time.Time                  `json:"updated"`
+	// Approvals are the second-approver requests of destructive steps on
+	// protected targets (step -> request), in the shared state.
+	Approvals map[string]*Approval `json:"approvals,omitempty"`
+	Updated   time.Time            `json:"updated"`
 }
 
 // ParamChange is a parameter given a new value on resume.
@@ -53,8 +59,29 @@ func (s *State) IsDone(id string) bool {
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// Store keeps states in a directory (next to the audit log).
-type Store struct{ Dir string }
+// Store keeps the states of runbook runs: FileStore (one laptop, the
+// sandbox) or S3Store (a team's shared prefix, with a holder lease).
+type Store interface {
+	// Load returns the saved state, or nil when there is none.
+	Load(ctx context.Context, incident, runbook string) (*State, error)
+	// Save writes st; an S3Store refuses a state changed by another run.
+	Save(ctx context.Context, st *State) error
+	// WorkDir is the local private directory of a run ({{state_dir}}).
+	WorkDir(incident, runbook string) (string, error)
+	// Hold makes this process the holder of the run (or renews its hold);
+	// a run held by another process returns a *HeldError.
+	Hold(ctx context.Context, incident, runbook string) error
+	// Release ends this process's hold (the run may be resumed by anyone).
+	Release(ctx context.Context, incident, runbook string) error
+	// Holder is the run's hold record, nil when there is none.
+	Holder(ctx context.Context, incident, runbook string) (*Lease, error)
+	// Runs lists the runbooks with a saved state for the incident.
+	Runs(ctx context.Context, incident string) ([]string, error)
+}
+
+// FileStore keeps states in a directory (next to the audit log). One
+// process on one machine: no lease (Hold and Release do nothing).
+type FileStore struct{ Dir string }
 
 // CheckIncident says whether id can name files: letters, digits, . _ -.
 func CheckIncident(id string) error {
@@ -64,12 +91,12 @@ func CheckIncident(id string) error {
 	return nil
 }
 
-func (s Store) path(incident, runbook string) string {
+func (s FileStore) path(incident, runbook string) string {
 	return filepath.Join(s.Dir, incident+"."+runbook+".json")
 }
 
 // WorkDir is the private directory of an incident's runbook run ({{state_dir}}).
-func (s Store) WorkDir(incident, runbook string) (string, error) {
+func (s FileStore) WorkDir(incident, runbook string) (string, error) {
 	dir := filepath.Join(s.Dir, incident+"."+runbook+".d")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating the runbook work directory %s: %w", dir, err)
@@ -78,7 +105,7 @@ func (s Store) WorkDir(incident, runbook string) (string, error) {
 }
 
 // Load returns the saved state, or nil when there is none.
-func (s Store) Load(incident, runbook string) (*State, error) {
+func (s FileStore) Load(_ context.Context, incident, runbook string) (*State, error) {
 	p := s.path(incident, runbook)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -95,7 +122,7 @@ func (s Store) Load(incident, runbook string) (*State, error) {
 }
 
 // Save writes st atomically (a temp file renamed over the old one), 0600.
-func (s Store) Save(st *State) error {
+func (s FileStore) Save(_ context.Context, st *State) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("creating the runbook state directory %s: %w", s.Dir, err)
 	}
@@ -124,4 +151,27 @@ func (s Store) Save(st *State) error {
 		return fmt.Errorf("saving the runbook state %s: %w", p, err)
 	}
 	return nil
+}
+
+// Hold does nothing: a local file has one user.
+func (s FileStore) Hold(context.Context, string, string) error { return nil }
+
+// Release does nothing.
+func (s FileStore) Release(context.Context, string, string) error { return nil }
+
+// Holder is nil: a local file has no lease.
+func (s FileStore) Holder(context.Context, string, string) (*Lease, error) { return nil, nil }
+
+// Runs lists the runbooks with a state file for the incident.
+func (s FileStore) Runs(_ context.Context, incident string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(s.Dir, incident+".*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		out = append(out, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), incident+"."), ".json"))
+	}
+	sort.Strings(out)
+	return out, nil
 }

@@ -6,9 +6,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/runbook/approve"
 	"github.com/dynops/dynops/internal/cmd/runbook/list"
+	"github.com/dynops/dynops/internal/cmd/runbook/reject"
 	"github.com/dynops/dynops/internal/cmd/runbook/run"
 	"github.com/dynops/dynops/internal/cmd/runbook/show"
+	"github.com/dynops/dynops/internal/cmd/runbook/status"
 )
 
 // NewCmdRunbook returns `dynops runbook` and its subcommands.
@@ -26,5 +29,8 @@ incident's audit timeline and resumes after an interruption.`,
 	cmd.AddCommand(list.NewCmdList(f, nil))
 	cmd.AddCommand(show.NewCmdShow(f, nil))
 	cmd.AddCommand(run.NewCmdRun(f, nil))
+	cmd.AddCommand(status.NewCmdStatus(f, nil))
+	cmd.AddCommand(approve.NewCmdApprove(f, nil))
+	cmd.AddCommand(reject.NewCmdReject(f, nil))
 	return cmd
 }

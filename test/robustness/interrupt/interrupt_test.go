@@ -36,6 +36,17 @@ func TestMain(m *testing.M) { harness.Main(m, &target) }
 // holdingProxy forwards to the emulator, except requests whose X-Amz-Target
 // ends with hold: those wait until the client goes away. held receives one
 // value per held request.
+// holds reports whether the proxy holds request r: hold names a JSON
+// protocol operation (X-Amz-Target, e.g. DescribeTable), or, for S3's REST
+// requests, "METHOD /path-part" (e.g. "GET /dynops/runbooks/": an object
+// read under that prefix).
+func holds(r *http.Request, hold string) bool {
+	if method, part, ok := strings.Cut(hold, " "); ok {
+		return r.Method == method && strings.Contains(r.URL.Path, part)
+	}
+	return strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+hold)
+}
+
 func holdingProxy(t *testing.T, emulatorURL, hold string) (string, <-chan struct{}) {
 	t.Helper()
 	u, err := url.Parse(emulatorURL)
@@ -46,7 +57,7 @@ func holdingProxy(t *testing.T, emulatorURL, hold string) (string, <-chan struct
 	held := make(chan struct{}, 100)
 	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+hold) {
+		if holds(r, hold) {
 			// Read the body, so the server notices when the client hangs up.
 			_, _ = io.Copy(io.Discard, r.Body)
 			select {

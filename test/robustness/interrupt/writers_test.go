@@ -93,9 +93,12 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 		"dr failback": {"DescribeTable", []string{"--table", tbl, "--to", target.Region, "--regions", target.Region + ",eu-central-1", "--yes"}},
 		"dr drill":    {"DescribeTable", []string{"--table", tbl, "--regions", target.Region + ",eu-central-1", "--yes"}},
 		"runbook run": {"DescribeContinuousBackups", []string{"pitr-restore", "--incident", "INC-" + id, "--param", "table=" + tbl, "--param", "restore_point=--latest", "--yes"}},
-		"item put":    {"PutItem", []string{"--table", tbl, "--item", `{"user_id": "u-ctrl-c", "status": "new"}`, "--yes"}},
-		"item update": {"UpdateItem", []string{"--table", tbl, "--key", `{"user_id": "user_00001"}`, "--set", `{"status": "held"}`, "--yes"}},
-		"item delete": {"DeleteItem", []string{"--table", tbl, "--key", `{"user_id": "user_00002"}`, "--yes"}},
+		// The read of the shared run state (S3 REST: held by method and path).
+		"runbook approve": {"GET /dynops/runbooks/", []string{"--incident", "INC-" + id, "--runbook", "pitr-restore", "--step", "restore", "--plan-sha256", strings.Repeat("0", 64), "--state-bucket", bucket}},
+		"runbook reject":  {"GET /dynops/runbooks/", []string{"--incident", "INC-" + id, "--runbook", "pitr-restore", "--step", "restore", "--reason", "test", "--state-bucket", bucket}},
+		"item put":        {"PutItem", []string{"--table", tbl, "--item", `{"user_id": "u-ctrl-c", "status": "new"}`, "--yes"}},
+		"item update":     {"UpdateItem", []string{"--table", tbl, "--key", `{"user_id": "user_00001"}`, "--set", `{"status": "held"}`, "--yes"}},
+		"item delete":     {"DeleteItem", []string{"--table", tbl, "--key", `{"user_id": "user_00002"}`, "--yes"}},
 		// The tables' first read (Security Hub's REST calls cannot be held by target).
 		"check": {"DescribeTable", []string{"--table", tbl, "--to-security-hub"}},
 	}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +16,8 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/runbook/shared"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
 )
@@ -32,6 +34,11 @@ type Options struct {
 	RestartFrom string
 	// Decide are the choices of decision steps, STEP=CHOICE.
 	Decide []string
+	// StateBucket is the team's shared state (BUCKET[/PREFIX]).
+	StateBucket string
+	// Approvals other callers must approve a destructive step on protected targets.
+	Approvals       int
+	ApprovalTimeout time.Duration
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -61,8 +68,12 @@ terminal and without --decide its default is taken (said, and audited).`,
 		Example: `  dynops runbook run pitr-restore --incident INC-1234 --param table=prod-hoge-user
   dynops runbook run pitr-restore --incident INC-1234 --yes --confirm prod-hoge-user
   dynops audit timeline --incident INC-1234`,
-		Args: cobra.ExactArgs(1),
+		// One NAME, checked in RunE: root's flag checks (ranges) come first.
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return factory.UsageErrorf("runbook run: name the runbook (`dynops runbook list` lists them), e.g. dynops runbook run pitr-restore")
+			}
 			opts.Name = args[0]
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -76,6 +87,11 @@ terminal and without --decide its default is taken (said, and audited).`,
 	cmd.Flags().StringVar(&opts.Through, "through", "", "stop after this step (e.g. --through restore: look at the restored table), then run again to go on")
 	cmd.Flags().StringSliceVar(&opts.Decide, "decide", nil, "the choice of a decision step, STEP=CHOICE (repeatable or comma-separated), e.g. --decide path=repair")
 	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
+	shared.AddStateBucketFlag(cmd.Flags(), &opts.StateBucket)
+	cmd.Flags().IntVar(&opts.Approvals, "approvals", 0, "other callers (STS ARNs) who must approve the plan of each destructive step on protected targets before it runs (needs --state-bucket)")
+	flagcheck.Range(cmd.Flags(), "approvals", "0", "5", "second approvers per step")
+	cmd.Flags().DurationVar(&opts.ApprovalTimeout, "approval-timeout", runbook.DefaultApprovalTimeout, "how long an approval request waits; after it the run stops at the step")
+	flagcheck.Range(cmd.Flags(), "approval-timeout", "1s", "168h", "an approval request waits at most a week")
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
@@ -116,7 +132,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
 	f.Audit.SetTags(tags)
-	store := runbook.Store{Dir: filepath.Join(filepath.Dir(f.Audit.Path()), "runbooks")}
+	if opts.Approvals > 0 && opts.StateBucket == "" {
+		return factory.UsageErrorf("--approvals needs --state-bucket BUCKET: approvers record their approval in the team's shared run state, which a local file is not")
+	}
+	store, err := shared.Store(ctx, f, opts.StateBucket)
+	if err != nil {
+		return err
+	}
+	caller := ""
+	if s, ok := store.(*runbook.S3Store); ok {
+		caller = s.Caller
+	}
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
 		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
@@ -125,6 +151,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	r := &runbook.Runner{
 		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until, Through: opts.Through,
 		RestartFrom: opts.RestartFrom, Decide: decide,
+		Approvals: opts.Approvals, ApprovalTimeout: opts.ApprovalTimeout, Caller: caller,
+		Approval: func(event string, a *runbook.Approval) {
+			what := map[string]string{"approval-requested": audit.ActRunbookApprovalRequested, "approval-used": audit.ActRunbookApprovalUsed,
+				"rejected": audit.ActRunbookApprovalRejected, "timed-out": audit.ActRunbookApprovalTimedOut}[event]
+			f.Audit.Act(what, a.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "needed": a.Needed,
+				"approvers": a.Approvers, "rejected": a.Rejected, "expires": a.Expires})
+		},
 		Decided: func(step, choice, how string) {
 			f.Audit.Act(audit.ActRunbookDecide, step, map[string]string{"choice": choice, "how": how})
 		},
@@ -154,10 +187,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var pe *runbook.ParamError
 	var se *runbook.StepError
+	var he *runbook.HeldError
 	switch {
-	case errors.As(err, &pe):
+	case errors.As(err, &pe), errors.As(err, &he):
 		return factory.UsageErrorf("%w", err)
-	case errors.Is(err, runbook.ErrStopped):
+	case errors.Is(err, runbook.ErrStopped), errors.Is(err, runbook.ErrAwaitingApproval):
 		return factory.ExitError{Code: exitcode.Stopped}
 	case errors.As(err, &se) && ctx.Err() != nil:
 		// Ctrl-C: the step printed what it left; root says what the run left.
