@@ -46,6 +46,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/migrate/routes"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -224,7 +225,7 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 				tt := t
 				res.NewestRecord = &tt
 			}
-			keys, err := fromStream(r.Dynamodb.Keys)
+			keys, err := ddbjson.FromStream(r.Dynamodb.Keys)
 			if err != nil {
 				return err
 			}
@@ -456,7 +457,7 @@ func apply(ctx context.Context, c Clients, o CatchUpOptions, last map[string]*ch
 				count(&res.Deleted)
 				return nil
 			}
-			img, err := fromStream(r.Dynamodb.NewImage)
+			img, err := ddbjson.FromStream(r.Dynamodb.NewImage)
 			if err != nil {
 				return err
 			}
@@ -464,7 +465,7 @@ func apply(ctx context.Context, c Clients, o CatchUpOptions, last map[string]*ch
 				return fmt.Errorf("stream record %s of %s has no new image: the stream must be NEW_IMAGE or NEW_AND_OLD_IMAGES", aws.ToString(r.Dynamodb.SequenceNumber), k)
 			}
 			rt := o.Routes.Find(img)
-			if old, _ := fromStream(r.Dynamodb.OldImage); len(old) > 0 {
+			if old, _ := ddbjson.FromStream(r.Dynamodb.OldImage); len(old) > 0 {
 				if ort := o.Routes.Find(old); ort != nil && (rt == nil || ort.Table != rt.Table) {
 					ok, err := del(ort.Table)
 					if err != nil {
@@ -508,56 +509,4 @@ func apply(ctx context.Context, c Clients, o CatchUpOptions, last map[string]*ch
 func isConditionFailed(err error) bool {
 	var cf *types.ConditionalCheckFailedException
 	return errors.As(err, &cf)
-}
-
-// fromStream converts stream attribute values to DynamoDB ones.
-func fromStream(m map[string]stypes.AttributeValue) (map[string]types.AttributeValue, error) {
-	out := make(map[string]types.AttributeValue, len(m))
-	for k, v := range m {
-		c, err := convertValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %s: %w", k, err)
-		}
-		out[k] = c
-	}
-	return out, nil
-}
-
-func convertValue(v stypes.AttributeValue) (types.AttributeValue, error) {
-	switch v := v.(type) {
-	case *stypes.AttributeValueMemberS:
-		return &types.AttributeValueMemberS{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberN:
-		return &types.AttributeValueMemberN{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberBOOL:
-		return &types.AttributeValueMemberBOOL{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberNULL:
-		return &types.AttributeValueMemberNULL{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberSS:
-		return &types.AttributeValueMemberSS{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberNS:
-		return &types.AttributeValueMemberNS{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberBS:
-		return &types.AttributeValueMemberBS{Value: v.Value}, nil
-	case *stypes.AttributeValueMemberL:
-		l := make([]types.AttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			c, err := convertValue(e)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = c
-		}
-		return &types.AttributeValueMemberL{Value: l}, nil
-	case *stypes.AttributeValueMemberM:
-		m, err := fromStream(v.Value)
-		if err != nil {
-			return nil, err
-		}
-		return &types.AttributeValueMemberM{Value: m}, nil
-	default:
-		return nil, fmt.Errorf("unknown attribute value type %T", v)
-	}
 }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/tablediff"
 )
 
@@ -125,20 +125,11 @@ func readShardKeys(ctx context.Context, s Streams, arn, shard string, keyNames [
 	return nil
 }
 
-// streamKey encodes a stream record's keys (S, N or B) as tablediff.EncodeKey does.
+// streamKey encodes a stream record's keys as tablediff.EncodeKey does.
 func streamKey(keys map[string]stypes.AttributeValue, keyNames []string) ([]byte, error) {
-	item := make(map[string]types.AttributeValue, len(keys))
-	for k, v := range keys {
-		switch v := v.(type) {
-		case *stypes.AttributeValueMemberS:
-			item[k] = &types.AttributeValueMemberS{Value: v.Value}
-		case *stypes.AttributeValueMemberN:
-			item[k] = &types.AttributeValueMemberN{Value: v.Value}
-		case *stypes.AttributeValueMemberB:
-			item[k] = &types.AttributeValueMemberB{Value: v.Value}
-		default:
-			return nil, fmt.Errorf("key attribute %q is %T, not S, N or B", k, v)
-		}
+	item, err := ddbjson.FromStream(keys)
+	if err != nil {
+		return nil, err
 	}
 	return tablediff.EncodeKey(item, keyNames)
 }

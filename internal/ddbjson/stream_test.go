@@ -1,4 +1,4 @@
-package migrate
+package ddbjson_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/ddbjson/streamtest"
 )
 
@@ -22,7 +23,7 @@ func TestFromStreamEveryAttributeType(t *testing.T) {
 		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "e"}, &types.AttributeValueMemberN{Value: "2"}}},
 		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberBOOL{Value: false}}},
 	}
-	got, err := fromStream(in)
+	got, err := ddbjson.FromStream(in)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
@@ -31,7 +32,7 @@ func TestFromStreamEveryAttributeType(t *testing.T) {
 		"in a list": &stypes.AttributeValueMemberL{Value: []stypes.AttributeValue{&stypes.AttributeValueMemberS{Value: "ok"}, &stypes.UnknownUnionMember{Tag: "X"}}},
 		"in a map":  &stypes.AttributeValueMemberM{Value: map[string]stypes.AttributeValue{"j": &stypes.UnknownUnionMember{Tag: "X"}}},
 	} {
-		_, err := fromStream(map[string]stypes.AttributeValue{"k": bad})
+		_, err := ddbjson.FromStream(map[string]stypes.AttributeValue{"k": bad})
 		assert.ErrorContains(t, err, "attribute k: ", name)
 		assert.ErrorContains(t, err, "unknown attribute value type *types.UnknownUnionMember", name)
 	}
