@@ -86,3 +86,35 @@ func TestNoRangeCheckedByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsPrintedThroughTheFactory reads the command sources: a command's
+// -o json result goes through f.PrintResult, which adds the run's throttles
+// per reason; a command that prints through IOStreams.PrintJSON itself would
+// drop them.
+func TestResultsPrintedThroughTheFactory(t *testing.T) {
+	direct := regexp.MustCompile(`IOStreams\.PrintJSON\(`)
+	var files []string
+	for _, pattern := range []string{"../*/*.go", "../*/*/*.go", "../*/*/*/*.go"} {
+		more, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, more...)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "../factory/") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loc := range direct.FindAllIndex(src, -1) {
+			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
+			t.Errorf("%s:%d prints its JSON result past the factory: use f.PrintResult", strings.TrimPrefix(f, "../"), line)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func NewCmdVersion(f *factory.Factory, version string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := Read(version)
 			if f.JSON() {
-				return f.IOStreams.PrintJSON(info)
+				return f.PrintResult(info)
 			}
 			fmt.Fprintln(f.IOStreams.Out, info)
 			return nil

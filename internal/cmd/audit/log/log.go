@@ -73,7 +73,7 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 		if runs == nil {
 			runs = []audit.Run{}
 		}
-		return f.IOStreams.PrintJSON(runs)
+		return f.PrintResult(runs)
 	}
 	rows := make([][]string, 0, len(runs))
 	for _, r := range runs {

@@ -54,7 +54,7 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(struct {
+		return f.PrintResult(struct {
 			Incident string             `json:"incident"`
 			Runs     []audit.Run        `json:"runs"`
 			Steps    []audit.StepStatus `json:"steps"`

@@ -53,7 +53,7 @@ func Run(_ context.Context, f *factory.Factory, _ *Options) error {
 		return fmt.Errorf("%w (the log is --audit-log, DYNOPS_AUDIT_LOG or $XDG_STATE_HOME/dynops/audit.jsonl)", err)
 	}
 	if f.JSON() {
-		if err := f.IOStreams.PrintJSON(rep); err != nil {
+		if err := f.PrintResult(rep); err != nil {
 			return err
 		}
 	} else if rep.OK() {

@@ -109,7 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.Counts(counts)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	} else {
 		err = printTable(f.IOStreams, rep)
 	}

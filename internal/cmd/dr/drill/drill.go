@@ -123,7 +123,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	d, runErr := runner.Drill(ctx, req)
 	shared.CountSteps(f, &d.Failover, d.Failback)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(d)
+		err = f.PrintResult(d)
 	} else {
 		err = printDrill(f.IOStreams, d, g)
 	}
@@ -188,7 +188,7 @@ func runPause(ctx context.Context, f *factory.Factory, opts *Options, target fai
 	}
 	res, runErr := runner.PauseDrill(ctx, rc.FIS(), rc.CloudWatch(), req)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(res)
+		err = f.PrintResult(res)
 	} else {
 		err = printPause(f.IOStreams, res, g)
 	}

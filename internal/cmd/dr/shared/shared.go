@@ -381,7 +381,7 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 	res, runErr := runner.Run(ctx, req)
 	CountSteps(f, &res)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(res)
+		err = f.PrintResult(res)
 	} else {
 		err = PrintResult(f.IOStreams, res, g)
 	}

@@ -69,7 +69,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep := failover.ReadStatus(ctx, runner.Clients, target, opts.Target.Rules(), f.Now())
 	f.IOStreams.Done()
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	} else {
 		err = printReport(f.IOStreams, rep)
 	}

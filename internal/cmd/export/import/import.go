@@ -285,7 +285,7 @@ func schema(ctx context.Context, clients awsclients.Set, sourceRegion string, op
 
 func printResult(f *factory.Factory, r Result) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(r)
+		return f.PrintResult(r)
 	}
 	out := f.IOStreams.Out
 	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)

@@ -192,7 +192,7 @@ func runSeries(ctx context.Context, f *factory.Factory, db export.SeriesDB, opts
 
 func printSteps(f *factory.Factory, steps []export.Outcome) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(steps)
+		return f.PrintResult(steps)
 	}
 	var rows [][]string
 	for _, s := range steps {

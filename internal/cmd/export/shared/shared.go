@@ -44,7 +44,7 @@ func Wait(ctx context.Context, f *factory.Factory, db export.DynamoDB, arn strin
 // PrintExports prints exports as a table, or as JSON (a list).
 func PrintExports(f *factory.Factory, es []export.Export) error {
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(es)
+		return f.PrintResult(es)
 	}
 	rows := make([][]string, len(es))
 	for i, e := range es {

@@ -93,7 +93,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.Counts(map[string]int64{"exports": int64(len(rep.Exports)), "items": rep.Items, "bytes": rep.Bytes, "ok": boolCount(rep.OK)})
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	} else {
 		err = printReport(f.IOStreams, rep)
 	}

@@ -117,7 +117,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return left
 	}
 	if f.JSON() {
-		if err := f.IOStreams.PrintJSON(struct {
+		if err := f.PrintResult(struct {
 			migrate.PassResult
 			Capacity []capacity.Use `json:"capacity"`
 		}{total, opts.Budgets.Uses()}); err != nil {

@@ -116,7 +116,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
 		f.Audit.Act(audit.ActCutover, opts.Source, rep.Steps)
 		if f.JSON() {
-			return f.IOStreams.PrintJSON(rep)
+			return f.PrintResult(rep)
 		}
 		printSteps(f, rep.Steps)
 		g.PrintDryRun("cut over")
@@ -133,7 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}, l.State)
 	if res != nil {
 		if f.JSON() {
-			if perr := f.IOStreams.PrintJSON(Report{Steps: res.Steps, Result: res}); perr != nil {
+			if perr := f.PrintResult(Report{Steps: res.Steps, Result: res}); perr != nil {
 				return perr
 			}
 		} else {

@@ -96,7 +96,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(struct {
+		err = f.PrintResult(struct {
 			*migrate.PlanResult
 			Paths []Path `json:"paths"`
 		}{res, ps})

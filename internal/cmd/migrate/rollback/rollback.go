@@ -97,7 +97,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rep)
+		return f.PrintResult(rep)
 	}
 	var rows [][]string
 	for _, s := range rep.Steps {

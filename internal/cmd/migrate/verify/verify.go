@@ -85,7 +85,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(struct {
+		err = f.PrintResult(struct {
 			*migrate.VerifyResult
 			Capacity []capacity.Use `json:"capacity"`
 		}{res, opts.Budgets.Uses()})

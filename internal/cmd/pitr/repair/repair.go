@@ -352,7 +352,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		rep.DryRun = true
 		f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"plan": rep.Plan, "write_budget": wb})
 		if f.JSON() {
-			return f.IOStreams.PrintJSON(rep)
+			return f.PrintResult(rep)
 		}
 		g.PrintDryRun("repair")
 		return nil
@@ -382,7 +382,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep.Conflicts, rep.Record = rep.Result.Conflicts, ro.RecordFile
 	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"result": rep.Result, "write_budget": wb})
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	} else {
 		printResult(f, rep.Result, ro.RecordFile)
 		if c := rep.Result.WriteCapacity; c != nil {

@@ -140,7 +140,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if g.DryRun() {
 		f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
 		if f.JSON() {
-			return f.IOStreams.PrintJSON(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
+			return f.PrintResult(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
 		}
 		printPlan(f, plan)
 		g.PrintDryRun("restore")
@@ -178,7 +178,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return usage(err)
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(res)
+		return f.PrintResult(res)
 	}
 	printResult(f, res)
 	return nil

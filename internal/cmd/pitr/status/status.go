@@ -64,7 +64,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		windows = append(windows, w)
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(windows)
+		return f.PrintResult(windows)
 	}
 	rows := make([][]string, 0, len(windows))
 	for _, w := range windows {

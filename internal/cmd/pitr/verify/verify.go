@@ -73,7 +73,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.Audit.Counts(map[string]int64{"keys": rep.Keys, "repaired": rep.Repaired, "deleted": rep.Deleted, "left_alone": rep.LeftAlone,
 		"changed_since": rep.ChangedSince, "extra_kept": rep.ExtraKept, "broken": int64(len(rep.Broken))})
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(rep)
+		err = f.PrintResult(rep)
 	} else {
 		printReport(f, rep)
 	}

@@ -67,7 +67,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookApprove, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "approvers": a.Approvers, "needed": a.Needed})
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(a)
+		return f.PrintResult(a)
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "Approved step %s of %s (incident %s), plan sha256 %s: %d of %d approval(s). The run goes on when `dynops runbook run %s --incident %s` is run again.\n",
 		opts.Step, st.Runbook, st.Incident, a.PlanSHA256, len(a.Approvers), a.Needed, st.Runbook, st.Incident)

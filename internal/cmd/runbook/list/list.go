@@ -39,7 +39,7 @@ func Run(f *factory.Factory) error {
 		return err
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(all)
+		return f.PrintResult(all)
 	}
 	rows := make([][]string, 0, len(all))
 	for _, rb := range all {

@@ -63,7 +63,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookReject, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "rejected": a.Rejected})
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(a)
+		return f.PrintResult(a)
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "Rejected step %s of %s (incident %s): the run stops at it.\n", opts.Step, st.Runbook, st.Incident)
 	return nil

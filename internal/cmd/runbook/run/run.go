@@ -207,7 +207,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if f.JSON() {
-		if err := f.IOStreams.PrintJSON(sum); err != nil {
+		if err := f.PrintResult(sum); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func Run(f *factory.Factory, name string) error {
 		return factory.UsageErrorf("%w", err)
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(rb)
+		return f.PrintResult(rb)
 	}
 	_, err = fmt.Fprint(f.IOStreams.Out, rb.Markdown)
 	return err

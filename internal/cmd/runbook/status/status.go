@@ -115,7 +115,7 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 			Holder: l, Held: l.Active(now), Updated: st.Updated, Approvals: st.Approvals})
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(out)
+		return f.PrintResult(out)
 	}
 	w := f.IOStreams.Out
 	fmt.Fprintf(w, "Incident %s (%s)\n", incident, where)

@@ -108,7 +108,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if f.JSON() {
-		return f.IOStreams.PrintJSON(res)
+		return f.PrintResult(res)
 	}
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "# envs/tables.yaml entry for %s (dynops table adopt): add it under the product's tables.\n", res.Table)

@@ -216,7 +216,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.Counts(counts)
 	if f.JSON() {
-		err = f.IOStreams.PrintJSON(report{Report: rep, ReadBudgets: budgets})
+		err = f.PrintResult(report{Report: rep, ReadBudgets: budgets})
 	} else {
 		err = printReport(f, rep)
 		for _, bu := range budgets {
