@@ -89,6 +89,10 @@ const (
 	ActRunbookApprovalRejected = "runbook.approval-rejected"
 	// ActRunbookApprovalTimedOut is a run stopped at a step whose approval request timed out.
 	ActRunbookApprovalTimedOut = "runbook.approval-timed-out"
+	// ActRunbookBreakGlass is a gate of a destructive step (its approval, or its env's cap) skipped by the break-glass role, with the reason.
+	ActRunbookBreakGlass = "runbook.break-glass"
+	// ActRunbookNotifyFailed is a notification of a runbook run that was not delivered (the run went on): the target (never a webhook's URL), the event, the error.
+	ActRunbookNotifyFailed = "runbook.notify-failed"
 	// ActResumeBackfill is a backfill resumed from its state file.
 	ActResumeBackfill = "resume-backfill"
 	// ActBackfillItems is the items a backfill wrote.

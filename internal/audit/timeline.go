@@ -118,7 +118,8 @@ func (r Run) Changed() string {
 
 // actionNote is what an action's detail says in a few words, when it is a
 // choice or a change: a decision's choice and how it was made ("repair
-// (--decide)"), a parameter's old and new value ("--latest -> --time T").
+// (--decide)"), a parameter's old and new value ("--latest -> --time T"),
+// a gate skipped by break-glass and why ("approval skipped: REASON").
 func actionNote(detail any) string {
 	d, ok := detail.(map[string]any)
 	if !ok {
@@ -139,6 +140,8 @@ func actionNote(detail any) string {
 		return str("choice")
 	case str("old") != "" || str("new") != "":
 		return str("old") + " -> " + str("new")
+	case str("skipped") != "" && str("reason") != "":
+		return str("skipped") + " skipped: " + str("reason")
 	}
 	return ""
 }

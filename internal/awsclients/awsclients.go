@@ -19,9 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/securityhub"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/ssmincidents"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
@@ -98,6 +101,23 @@ func (s Set) SQS() *sqs.Client { return sqs.NewFromConfig(s.cfg) }
 
 // SSM is the SSM client (the active-region pointer, migration routes).
 func (s Set) SSM() *ssm.Client { return ssm.NewFromConfig(s.cfg) }
+
+// SNS is the SNS client (runbook notifications).
+func (s Set) SNS() *sns.Client { return sns.NewFromConfig(s.cfg) }
+
+// SecretsManager is the Secrets Manager client (a notification webhook's URL).
+func (s Set) SecretsManager() *secretsmanager.Client { return secretsmanager.NewFromConfig(s.cfg) }
+
+// Incidents is the Incident Manager client (runbook events on an incident
+// record's timeline); endpoint, when not nil, overrides the config's
+// (moto 5.2.1 has no ssm-incidents).
+func (s Set) Incidents(endpoint *string) *ssmincidents.Client {
+	return ssmincidents.NewFromConfig(s.cfg, func(o *ssmincidents.Options) {
+		if endpoint != nil {
+			o.BaseEndpoint = endpoint
+		}
+	})
+}
 
 // CloudWatch is the CloudWatch client, speaking awsQuery instead of the
 // SDK's default (Smithy RPC v2 CBOR): AWS accepts both, the local emulator

@@ -301,7 +301,7 @@ func TestConfigFileDiscipline(t *testing.T) {
 		{"typo of protected_envs", "protect_envs: [qa]\n", 0o600, []string{`unknown key "protect_envs"`, "did you mean protected_envs?"}},
 		{"typo of unprotected_envs", "unprotected_env: [sandbox]\n", 0o600, []string{`unknown key "unprotected_env"`, "did you mean unprotected_envs?"}},
 		{"upper case", "Protected_Envs: [qa]\n", 0o600, []string{`unknown key "Protected_Envs"`, "did you mean protected_envs?"}},
-		{"unrelated key beside a known one", "protected_envs: [qa]\nsomething: 1\n", 0o600, []string{`unknown key "something"`, "the keys are protected_envs and unprotected_envs"}},
+		{"unrelated key beside a known one", "protected_envs: [qa]\nsomething: 1\n", 0o600, []string{`unknown key "something"`, "the keys are protected_envs, unprotected_envs and runbook"}},
 		{"group-writable", "protected_envs: [qa]\n", 0o620, []string{"mode 0620", "chmod go-w"}},
 		{"world-writable", "protected_envs: [qa]\n", 0o602, []string{"mode 0602", "chmod go-w"}},
 	} {

@@ -23,14 +23,18 @@ const (
 	EnvConfig      = "DYNOPS_CONFIG"           // path of the config file
 )
 
-// Config is the protection part of the dynops config file
-// ($XDG_CONFIG_HOME/dynops/config.yaml, or DYNOPS_CONFIG):
+// Config is the dynops config file ($XDG_CONFIG_HOME/dynops/config.yaml,
+// or DYNOPS_CONFIG): its protection part, and the per-env runbook section
+// (kept raw here, parsed by internal/runbook: ParseEnvConfigs):
 //
 //	protected_envs: [stg, perf]
 //	unprotected_envs: [qa, sandbox]
+//	runbook:
+//	  prod: {state_bucket: acme-oncall, approvals: 1}
 type Config struct {
-	ProtectedEnvs   []string `yaml:"protected_envs"`
-	UnprotectedEnvs []string `yaml:"unprotected_envs"`
+	ProtectedEnvs   []string  `yaml:"protected_envs"`
+	UnprotectedEnvs []string  `yaml:"unprotected_envs"`
+	Runbook         yaml.Node `yaml:"runbook"`
 }
 
 // Settings are where LoadPolicy looks.
@@ -70,31 +74,19 @@ func LoadPolicy(s Settings) (Policy, error) {
 		getenv = func(string) string { return "" }
 	}
 	p := NewPolicy()
-	path := s.ConfigPath
-	explicit := path != "" || getenv(EnvConfig) != ""
-	if path == "" {
-		path = DefaultConfigPath(getenv)
+	c, path, found, err := ReadConfig(s)
+	if err != nil {
+		return p, err
 	}
-	if path != "" {
-		b, err := readConfig(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && !explicit:
-		case err != nil:
-			return p, fmt.Errorf("reading the dynops config %s: %w (fix or remove it; protection settings must be readable)", path, err)
-		default:
-			c, err := parseConfig(path, b)
-			if err != nil {
-				return p, err
-			}
-			if err := checkEnvs(path+": protected_envs", c.ProtectedEnvs); err != nil {
-				return p, err
-			}
-			if err := checkEnvs(path+": unprotected_envs", c.UnprotectedEnvs); err != nil {
-				return p, err
-			}
-			p.AddProtected("config "+path, c.ProtectedEnvs...)
-			p.AddUnprotected("config "+path, c.UnprotectedEnvs...)
+	if found {
+		if err := checkEnvs(path+": protected_envs", c.ProtectedEnvs); err != nil {
+			return p, err
 		}
+		if err := checkEnvs(path+": unprotected_envs", c.UnprotectedEnvs); err != nil {
+			return p, err
+		}
+		p.AddProtected("config "+path, c.ProtectedEnvs...)
+		p.AddUnprotected("config "+path, c.UnprotectedEnvs...)
 	}
 	for _, v := range []struct {
 		name string
@@ -113,6 +105,37 @@ func LoadPolicy(s Settings) (Policy, error) {
 	}
 	p.AddProtected("--protected-envs", s.Flag...)
 	return p, nil
+}
+
+// ReadConfig reads and parses the config file of s (ConfigPath,
+// DYNOPS_CONFIG, then the default path). found is false when no file was
+// given and the default one does not exist. A file that exists but cannot
+// be read or parsed, or has an unknown key, is an error naming it.
+func ReadConfig(s Settings) (c Config, path string, found bool, err error) {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	path = s.ConfigPath
+	explicit := path != "" || getenv(EnvConfig) != ""
+	if path == "" {
+		path = DefaultConfigPath(getenv)
+	}
+	if path == "" {
+		return c, "", false, nil
+	}
+	b, err := readConfig(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return c, path, false, nil
+	case err != nil:
+		return c, path, false, fmt.Errorf("reading the dynops config %s: %w (fix or remove it; protection settings must be readable)", path, err)
+	}
+	c, err = parseConfig(path, b)
+	if err != nil {
+		return c, path, false, err
+	}
+	return c, path, true, nil
 }
 
 // SplitList splits a comma-separated list, dropping blanks.
@@ -159,7 +182,7 @@ func readConfig(path string) ([]byte, error) {
 }
 
 // configKeys are the keys the config file may have.
-var configKeys = []string{"protected_envs", "unprotected_envs"}
+var configKeys = []string{"protected_envs", "unprotected_envs", "runbook"}
 
 // parseConfig parses the config file; an unknown key is an error naming it,
 // the file, and the known key it is closest to.
@@ -170,23 +193,40 @@ func parseConfig(path string, b []byte) (Config, error) {
 		return c, fmt.Errorf("parsing the dynops config %s: %w (protected_envs and unprotected_envs are lists of env names)", path, err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
-		if slices.Contains(configKeys, k) {
-			continue
+		if err := UnknownKey(path, "", k, configKeys, "a setting dynops does not read would leave protection other than you meant"); err != nil {
+			return c, err
 		}
-		hint := "the keys are " + strings.Join(configKeys, " and ")
-		best, dist := "", 4
-		for _, known := range configKeys {
-			if d := levenshtein.Distance(strings.ToLower(k), known, nil); d < dist {
-				best, dist = known, d
-			}
-		}
-		if best != "" {
-			hint = fmt.Sprintf("did you mean %s?", best)
-		}
-		return c, fmt.Errorf("the dynops config %s has an unknown key %q: %s (a setting dynops does not read would leave protection other than you meant)", path, k, hint)
 	}
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("parsing the dynops config %s: %w (protected_envs and unprotected_envs are lists of env names)", path, err)
 	}
 	return c, nil
+}
+
+// UnknownKey returns nil when key is one of known, else the one refusal of
+// a config key dynops does not read: the file, where in it (a section such
+// as "runbook.prod", "" for the top), the key, the known key it is closest
+// to (or all of them), and why it matters.
+func UnknownKey(path, section, key string, known []string, why string) error {
+	if slices.Contains(known, key) {
+		return nil
+	}
+	hint := "the keys are " + strings.Join(known[:len(known)-1], ", ") + " and " + known[len(known)-1]
+	if len(known) == 1 {
+		hint = "the key is " + known[0]
+	}
+	best, dist := "", 4
+	for _, k := range known {
+		if d := levenshtein.Distance(strings.ToLower(key), k, nil); d < dist {
+			best, dist = k, d
+		}
+	}
+	if best != "" {
+		hint = fmt.Sprintf("did you mean %s?", best)
+	}
+	where := ""
+	if section != "" {
+		where = " in " + section
+	}
+	return fmt.Errorf("the dynops config %s has an unknown key %q%s: %s (%s)", path, key, where, hint, why)
 }

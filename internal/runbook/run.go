@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynops/dynops/internal/notify"
 )
 
 // Exec runs one dynops command line in-process and returns its exit code;
@@ -61,6 +63,25 @@ type Runner struct {
 	// Approval is told each approval event of a step (requested, used,
 	// rejected, timed-out); the audit records it.
 	Approval func(event string, a *Approval)
+	// StepApprovals override Approvals for the steps they name (the
+	// config's step_approvals of this runbook).
+	StepApprovals map[string]int
+	// Env is the run's env: its config section and its cap.
+	Env string
+	// Cap is at most how many destructive steps on protected targets may
+	// run in Env per hour, counted by Counter (the team's shared state); 0:
+	// no cap. CapFrom says where it is set (the refusal names it).
+	Cap     int
+	CapFrom string
+	Counter CapCounter
+	// BreakGlass is the reason of a break-glass run (--break-glass; the
+	// caller is the break-glass role, checked before the run): the approval
+	// gate and the cap are skipped, each skip told to BrokeGlass (the audit
+	// records it) and notified.
+	BreakGlass string
+	BrokeGlass func(step, gate string)
+	// Notifier is told the run's events (nil: nobody).
+	Notifier *notify.Notifier
 	// Begin is called once the parameters are known, before the first
 	// step (the runbook run's own `started` audit record); an error stops
 	// the run before anything ran.
@@ -201,6 +222,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			if r.Decided != nil {
 				r.Decided(step.ID, choice, how)
 			}
+			r.notify(ctx, rb, notify.Decided, step.ID, fmt.Sprintf("decided %s (%s)", choice, how))
 			sum.Ran = append(sum.Ran, step.ID)
 			if r.stopAfter(i, rb) {
 				return sum, nil
@@ -252,8 +274,8 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		for _, c := range confirmsFor(r.Confirm, targets[step.ID]) {
 			args = append(args, "--confirm", c)
 		}
-		if r.Approvals > 0 && step.Destructive && len(targets[step.ID]) > 0 {
-			if err := r.approved(ctx, st, step, args); err != nil {
+		if step.Destructive && len(targets[step.ID]) > 0 {
+			if err := r.gates(ctx, rb, st, step, args); err != nil {
 				return sum, err
 			}
 		}
@@ -269,7 +291,11 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 			checks[j] = c
 		}
 		step.Checks = checks
+		r.notify(ctx, rb, notify.StepStarted, step.ID, fmt.Sprintf("step %d/%d started%s", i+1, len(rb.Steps), title))
 		doc, err := r.runStep(ctx, step, args)
+		if err != nil {
+			r.notify(ctx, rb, notify.StepFailed, step.ID, "failed: "+err.Error())
+		}
 		var se *StepError
 		if errors.As(err, &se) && se.Code == 2 {
 			st.Refused = step.ID // bad input: nothing changed, its params may still change
@@ -288,7 +314,9 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		for _, o := range step.Outputs {
 			v, ok := Lookup(doc, o.Path)
 			if !ok {
-				return sum, &StepError{Step: step.ID, Code: 1, Err: fmt.Errorf("output %s: %s is not in the step's JSON output", o.Name, o.Path)}
+				err := &StepError{Step: step.ID, Code: 1, Err: fmt.Errorf("output %s: %s is not in the step's JSON output", o.Name, o.Path)}
+				r.notify(ctx, rb, notify.StepFailed, step.ID, "failed: "+err.Error())
+				return sum, err
 			}
 			st.Outputs[o.Name] = String(v)
 			fmt.Fprintf(r.ErrOut, "   output %s = %s\n", o.Name, st.Outputs[o.Name])
@@ -299,6 +327,7 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 		if err := r.Store.Save(ctx, st); err != nil {
 			return sum, err
 		}
+		r.notify(ctx, rb, notify.StepFinished, step.ID, fmt.Sprintf("step %d/%d finished", i+1, len(rb.Steps)))
 		sum.Ran = append(sum.Ran, step.ID)
 		if r.stopAfter(i, rb) {
 			return sum, nil
@@ -735,7 +764,7 @@ func (r *Runner) decide(step Step) (choice, how string, err error) {
 // line and dry-run output, by SHA-256). Without one it records a request
 // in the shared state, prints the plan and its hash, and stops
 // (ErrAwaitingApproval); a rejected or timed-out request stops the run too.
-func (r *Runner) approved(ctx context.Context, st *State, step Step, args []string) error {
+func (r *Runner) approved(ctx context.Context, rb *Runbook, st *State, step Step, args []string, need int) error {
 	var dry []string
 	for _, a := range args {
 		if a != "--yes" {
@@ -757,6 +786,8 @@ func (r *Runner) approved(ctx context.Context, st *State, step Step, args []stri
 		if r.Approval != nil {
 			r.Approval(e, a)
 		}
+		kind, text := approvalNotice(e, a)
+		r.notify(ctx, rb, kind, step.ID, text)
 	}
 	if a := st.Approvals[step.ID]; a != nil {
 		switch {
@@ -797,7 +828,7 @@ func (r *Runner) approved(ctx context.Context, st *State, step Step, args []stri
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
-	a := &Approval{Step: step.ID, Plan: plan, PlanSHA256: sha, Requester: r.Caller, Requested: now, Expires: now.Add(timeout), Needed: r.Approvals}
+	a := &Approval{Step: step.ID, Plan: plan, PlanSHA256: sha, Requester: r.Caller, Requested: now, Expires: now.Add(timeout), Needed: need}
 	st.Approvals[step.ID] = a
 	if err := r.Store.Save(ctx, st); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
 )
@@ -39,6 +41,24 @@ type Options struct {
 	// Approvals other callers must approve a destructive step on protected targets.
 	Approvals       int
 	ApprovalTimeout time.Duration
+	// Env picks the config file's runbook section (default: the env of
+	// the runbook's targets named by --param).
+	Env string
+	// NotifySNSTopic and NotifyWebhook (ssm:/PATH or secretsmanager:NAME)
+	// receive the run's events; IncidentRecordARN adds them to an Incident
+	// Manager incident's timeline.
+	NotifySNSTopic    string
+	NotifyWebhook     string
+	IncidentRecordARN string
+	// DestructiveRunsPerHour caps the env's destructive steps on
+	// protected targets per hour, across the team (0: none).
+	DestructiveRunsPerHour int
+	// BreakGlass is the reason of a break-glass run: as the break-glass
+	// role, approvals and the cap are skipped (recorded with it).
+	BreakGlass string
+	// Given reports whether a flag was on the command line (flags win
+	// over the config file).
+	Given func(flag string) bool
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -75,6 +95,7 @@ terminal and without --decide its default is taken (said, and audited).`,
 				return factory.UsageErrorf("runbook run: name the runbook (`dynops runbook list` lists them), e.g. dynops runbook run pitr-restore")
 			}
 			opts.Name = args[0]
+			opts.Given = cmd.Flags().Changed
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -89,9 +110,16 @@ terminal and without --decide its default is taken (said, and audited).`,
 	cmd.Flags().StringVar(&opts.RestartFrom, "restart-from", "", "run this step and every later one again, even if they finished (same --incident)")
 	shared.AddStateBucketFlag(cmd.Flags(), &opts.StateBucket)
 	cmd.Flags().IntVar(&opts.Approvals, "approvals", 0, "other callers (STS ARNs) who must approve the plan of each destructive step on protected targets before it runs (needs --state-bucket)")
-	flagcheck.Range(cmd.Flags(), "approvals", "0", "5", "second approvers per step")
+	flagcheck.Range(cmd.Flags(), "approvals", "0", strconv.Itoa(runbook.MaxApprovals), "second approvers per step")
 	cmd.Flags().DurationVar(&opts.ApprovalTimeout, "approval-timeout", runbook.DefaultApprovalTimeout, "how long an approval request waits; after it the run stops at the step")
 	flagcheck.Range(cmd.Flags(), "approval-timeout", "1s", "168h", "an approval request waits at most a week")
+	cmd.Flags().StringVar(&opts.Env, "env", "", "the env whose runbook settings of the config file apply (default: the env of the targets given with --param)")
+	cmd.Flags().StringVar(&opts.NotifySNSTopic, "notify-sns-topic", "", "publish the run's events (steps, approvals, decisions, break-glass) to this SNS topic ARN")
+	cmd.Flags().StringVar(&opts.NotifyWebhook, "notify-webhook", "", "post the run's events to the Slack-compatible webhook whose URL is kept at ssm:/PATH (SecureString) or secretsmanager:NAME")
+	cmd.Flags().StringVar(&opts.IncidentRecordARN, "incident-record-arn", "", "add the run's events to this Incident Manager incident record's timeline")
+	cmd.Flags().IntVar(&opts.DestructiveRunsPerHour, "destructive-runs-per-hour", 0, "at most this many destructive steps on protected targets per hour in the env, across the team (needs the shared state; 0: no cap)")
+	flagcheck.Range(cmd.Flags(), "destructive-runs-per-hour", "0", strconv.Itoa(runbook.MaxDestructiveRunsPerHour), "destructive runs per hour")
+	cmd.Flags().StringVar(&opts.BreakGlass, "break-glass", "", "the reason to skip the approvals and the cap (only as the "+protect.BreakGlassRole+" role; recorded, notified)")
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
@@ -132,17 +160,25 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
 	f.Audit.SetTags(tags)
-	if opts.Approvals > 0 && opts.StateBucket == "" {
-		return factory.UsageErrorf("--approvals needs --state-bucket BUCKET: approvers record their approval in the team's shared run state, which a local file is not")
+	set, err := settings(f, opts, rb, params)
+	if err != nil {
+		return err
 	}
-	store, err := shared.Store(ctx, f, opts.StateBucket)
+	store, err := shared.Store(ctx, f, set.StateBucket.Value)
 	if err != nil {
 		return err
 	}
 	caller := ""
-	if s, ok := store.(*runbook.S3Store); ok {
-		caller = s.Caller
+	s3store, _ := store.(*runbook.S3Store)
+	if s3store != nil {
+		caller = s3store.Caller
 	}
+	if opts.BreakGlass != "" {
+		if caller, err = breakGlass(ctx, f, opts.BreakGlass); err != nil {
+			return err
+		}
+	}
+	notifier := notifications(ctx, f, set, opts.IncidentRecordARN)
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
 		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
@@ -151,7 +187,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	r := &runbook.Runner{
 		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until, Through: opts.Through,
 		RestartFrom: opts.RestartFrom, Decide: decide,
-		Approvals: opts.Approvals, ApprovalTimeout: opts.ApprovalTimeout, Caller: caller,
+		Approvals: set.Approvals.Value, StepApprovals: set.StepApprovals.Value, ApprovalTimeout: opts.ApprovalTimeout, Caller: caller,
+		Env: set.Env.Value, Cap: set.Cap.Value, CapFrom: set.Cap.From, BreakGlass: opts.BreakGlass, Notifier: notifier,
+		BrokeGlass: func(step, gate string) {
+			f.Audit.Act(audit.ActRunbookBreakGlass, step, map[string]string{"skipped": gate, "reason": opts.BreakGlass, "caller": caller})
+		},
 		Approval: func(event string, a *runbook.Approval) {
 			what := map[string]string{"approval-requested": audit.ActRunbookApprovalRequested, "approval-used": audit.ActRunbookApprovalUsed,
 				"rejected": audit.ActRunbookApprovalRejected, "timed-out": audit.ActRunbookApprovalTimedOut}[event]
@@ -178,6 +218,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				ErrOut: f.IOStreams.ErrOut, CanPrompt: f.IOStreams.CanPrompt(), Tags: t})
 		},
 	}
+	if s3store != nil {
+		r.Counter = s3store
+	}
 	if f.IOStreams.CanPrompt() {
 		r.Ask = runbook.LineAsker(f.IOStreams.In, f.IOStreams.ErrOut)
 	}
@@ -188,8 +231,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	var pe *runbook.ParamError
 	var se *runbook.StepError
 	var he *runbook.HeldError
+	var ce *runbook.CapError
 	switch {
-	case errors.As(err, &pe), errors.As(err, &he):
+	case errors.As(err, &pe), errors.As(err, &he), errors.As(err, &ce):
 		return factory.UsageErrorf("%w", err)
 	case errors.Is(err, runbook.ErrStopped), errors.Is(err, runbook.ErrAwaitingApproval):
 		return factory.ExitError{Code: exitcode.Stopped}
