@@ -42,13 +42,14 @@ type Event struct {
 	At       time.Time         `json:"at"`
 }
 
-// Line is the event as a person reads it in a channel.
+// Line is the event as a person reads it in a channel:
+// "[INC-1234] pitr-restore / restore (step-started): step 2/6 started".
 func (e Event) Line() string {
 	s := fmt.Sprintf("[%s] %s", e.Incident, e.Runbook)
 	if e.Step != "" {
 		s += " / " + e.Step
 	}
-	return s + ": " + e.Text
+	return s + " (" + e.Type + "): " + e.Text
 }
 
 // Sink is one notification target.

@@ -189,10 +189,24 @@ func iamUser(t *testing.T, name string) accessKey {
 // emulator's default credentials).
 func runAs(t *testing.T, key *accessKey, log string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := command(t, log, args...)
+	var env []string
 	if key != nil {
-		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret)
+		env = key.env()
 	}
+	return runEnv(t, log, env, args...)
+}
+
+// env is the key as the environment of a process.
+func (k accessKey) env() []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + k.ID, "AWS_SECRET_ACCESS_KEY=" + k.Secret}
+}
+
+// runEnv runs the dynops binary (its own process) with env added to its
+// environment (credentials, DYNOPS_CONFIG).
+func runEnv(t *testing.T, log string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := command(t, log, args...)
+	cmd.Env = harness.ProcessEnv(t, append([]string{"DYNOPS_INCIDENT="}, env...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
