@@ -62,8 +62,13 @@ func Commands() []Command {
 		// any command may write. (sts:GetCallerIdentity, called by every run
 		// for the audit identity, needs no IAM grant.)
 		// With --state-bucket it reads and conditionally writes the team's
-		// shared run state and lease (s3:PutObject with If-Match/If-None-Match).
-		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents", "s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
+		// shared run state and lease (s3:PutObject with If-Match/If-None-Match),
+		// and the env's destructive-run cap there. Notifications publish to the
+		// env's SNS topic, read the webhook's URL (an SSM SecureString under the
+		// AWS managed key, or a Secrets Manager secret) and add Incident
+		// Manager timeline events.
+		{"runbook run", []string{"logs:CreateLogStream", "logs:PutLogEvents", "s3:GetObject", "s3:PutObject", "s3:ListBucket",
+			"sns:Publish", "ssm:GetParameter", "secretsmanager:GetSecretValue", "ssm-incidents:CreateTimelineEvent"}},
 		// Anyone with read access to the state prefix follows a run.
 		{"runbook status", []string{"s3:GetObject", "s3:ListBucket"}},
 		// An approval or rejection is a conditional write of the shared state.

@@ -164,7 +164,12 @@ locals {
     "*" = ["*"]
     # The operator works in every region of the env (DR failover): any region, env-scoped tables.
     dynamodb = [local.env_tables_any_region]
-    ssm      = ["arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${local.scope}*", "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${local.scope}*"]
+    # The DR pointer, the migration routes, and the env's runbook notification webhook (a SecureString).
+    ssm = [
+      "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/dr/${local.scope}*",
+      "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/migrate/${local.scope}*",
+      "arn:${local.partition}:ssm:*:${var.account_id}:parameter/dynops/oncall/${local.scope}*",
+    ]
     # Health check ARNs hold only an ID: the env's are the ones modules/dr created for it.
     route53 = [for id in var.health_check_ids : "arn:${local.partition}:route53:::healthcheck/${id}"]
     # The env's experiment templates only (any region: modules/dr makes the pause template in the DR region),
@@ -183,6 +188,11 @@ locals {
     # hub it would reach every product's findings (suppress GuardDuty's, lower a control's).
     securityhub = ["arn:${local.partition}:securityhub:${local.region}:${var.account_id}:hub/default", "arn:${local.partition}:securityhub:${local.region}:${var.account_id}:product/${var.account_id}/default"]
     backup      = ["arn:${local.partition}:backup:${local.region}:${var.account_id}:backup-vault:${var.env}-*", "arn:${local.partition}:backup:${local.region}:${var.account_id}:recovery-point:*"]
+    # runbook run notifications (docs/oncall-team.md): the env's topics, its webhook secret, and the
+    # timelines of incidents opened by its response plans (incident-record/<response plan>/<id>).
+    sns            = ["arn:${local.partition}:sns:${local.region}:${var.account_id}:${local.scope}*"]
+    secretsmanager = ["arn:${local.partition}:secretsmanager:${local.region}:${var.account_id}:secret:dynops/oncall/${local.scope}*"]
+    ssm-incidents  = ["arn:${local.partition}:ssm-incidents::${var.account_id}:incident-record/${local.scope}*"]
   }
   # S3 ARNs carry no account: a bucket named like the env's could be another
   # account's; the condition ties them to this account.
@@ -207,7 +217,7 @@ locals {
   break_glass_actions = flatten([for s in local.operator_doc.break_glass : s.actions])
   operator_allow = concat(
     [for s in local.operator_doc.statements : merge(local.statement, {
-      Sid       = "Dynops${s.scope == "*" ? "Unscoped" : title(s.scope)}"
+      Sid       = "Dynops${s.scope == "*" ? "Unscoped" : replace(title(replace(s.scope, "-", " ")), " ", "")}"
       Action    = [for a in s.actions : a if a != "cloudwatch:PutMetricData"]
       Resource  = local.operator_scopes[s.scope]
       Condition = lookup(local.operator_conditions, s.scope, null)
@@ -254,7 +264,7 @@ locals {
     Version = "2012-10-17"
     Statement = concat(local.operator_allow, [
       for s in local.operator_doc.break_glass : merge(local.statement, {
-        Sid      = s.scope == "dynamodb" ? "BreakGlassProtection" : "BreakGlass${title(s.scope)}"
+        Sid      = s.scope == "dynamodb" ? "BreakGlassProtection" : "BreakGlass${replace(title(replace(s.scope, "-", " ")), " ", "")}"
         Action   = s.actions
         Resource = s.scope == "dynamodb" ? [local.env_tables_any_region] : local.operator_scopes[s.scope]
       })
