@@ -238,7 +238,6 @@ func breakGlassRole(t *testing.T) []string {
 	return []string{"AWS_ACCESS_KEY_ID=" + aws.ToString(c.AccessKeyId), "AWS_SECRET_ACCESS_KEY=" + aws.ToString(c.SecretAccessKey), "AWS_SESSION_TOKEN=" + aws.ToString(c.SessionToken)}
 }
 
-
 // breakGlassActs are the runbook.break-glass actions of the log: step -> what was skipped and why.
 func breakGlassActs(t *testing.T, log, incident string) []map[string]any {
 	t.Helper()
