@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -331,4 +332,80 @@ func TestRunbookBreakGlassSkipsTheApproval(t *testing.T) {
 	assert.Contains(t, md, "runbook.break-glass restore: approval skipped: "+reason, "the timeline shows the skip and its reason")
 	assert.Equal(t, timelineEvents(t, log, incident), hook.events(t), "notified as the timeline has it")
 	assert.Contains(t, hook.events(t), notify.BreakGlass+" restore")
+}
+
+// TestRunbookNotificationFailuresDoNotStopTheRun: a topic that does not
+// exist fails every Publish: the run still finishes (exit 0), the failure
+// is printed and audited (twice, then the topic is not tried again), and
+// the webhook read from Secrets Manager gets every event.
+func TestRunbookNotificationFailuresDoNotStopTheRun(t *testing.T) {
+	_, table := prodTable(t)
+	hook := newWebhook(t)
+	name := "dynops/oncall/prod-" + harness.UniqueID()
+	_, err := secretsmanager.NewFromConfig(target.AWSConfig(t)).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: &name, SecretString: &hook.URL})
+	require.NoError(t, err)
+	missing := "arn:aws:sns:" + target.Region + ":123456789012:prod-" + harness.UniqueID()
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	incident := "INC-" + harness.UniqueID()
+	_, errOut, code := runEnv(t, log, nil, "runbook", "run", "throttling", "--incident", incident, "--yes",
+		"--param", "table="+table, "--param", `key={"user_id": "user_00001"}`, "--decide", "cause=hot-key",
+		"--notify-sns-topic", missing, "--notify-webhook", "secretsmanager:"+name)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "notify: SNS topic "+missing+": ")
+	assert.Contains(t, errOut, "(the run goes on)")
+	assert.Equal(t, 2, countActs(t, log, audit.ActRunbookNotifyFailed), "two failures audited, then the topic is given up")
+	assert.Equal(t, timelineEvents(t, log, incident), hook.events(t), "the webhook got every event")
+}
+
+// TestWebhookSecretMustBeASecureString: a webhook URL kept in a plain
+// String parameter is refused, naming the parameter and the fix, never the
+// value; a SecureString is read decrypted.
+func TestWebhookSecretMustBeASecureString(t *testing.T) {
+	ctx := context.Background()
+	client := ssm.NewFromConfig(target.AWSConfig(t))
+	name := "/dynops/oncall/prod-" + harness.UniqueID()
+	url := "https://hooks.example.com/services/T0/B0/SECRET" + harness.UniqueID()
+	_, err := client.PutParameter(ctx, &ssm.PutParameterInput{Name: &name, Value: &url, Type: ssmtypes.ParameterTypeString})
+	require.NoError(t, err)
+	_, err = notify.ResolveSecret(ctx, "ssm:"+name, client, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ssm:"+name+" is a String parameter")
+	assert.Contains(t, err.Error(), "SecureString")
+	assert.NotContains(t, err.Error(), "SECRET")
+
+	ref := webhookSecret(t, url)
+	got, err := notify.ResolveSecret(ctx, ref, client, nil)
+	require.NoError(t, err)
+	assert.Equal(t, url, got)
+}
+
+// TestRunbookSettingsRefusedBeforeAnything: settings that cannot work are
+// refused (exit 2) naming the setting, where it was set and the fix, before
+// any step or AWS call: a cap or approvals without the shared state, an
+// env dynops cannot tell while the file has per-env settings, an unknown
+// key in the runbook section.
+func TestRunbookSettingsRefusedBeforeAnything(t *testing.T) {
+	for _, c := range []struct {
+		name, config string
+		args         []string
+		want         []string
+	}{
+		{"cap without the shared state", "runbook:\n  prod:\n    destructive_runs_per_hour: 2\n",
+			[]string{"--param", "table=prod-hoge-user"}, []string{"a cap of 2 destructive run(s) per hour (config ", "runbook.prod.destructive_runs_per_hour) needs the team's shared run state"}},
+		{"approvals without the shared state", "runbook:\n  prod:\n    approvals: 1\n",
+			[]string{"--param", "table=prod-hoge-user"}, []string{"1 approval(s) (config ", "runbook.prod.approvals) needs the team's shared run state"}},
+		{"no env to tell", "runbook:\n  prod:\n    approvals: 1\n", nil, []string{"cannot tell which env's runbook settings", "give --env ENV (one of prod)"}},
+		{"unknown key", "runbook:\n  prod:\n    aprovals: 1\n", []string{"--env", "prod"}, []string{`unknown key "aprovals" in runbook.prod: did you mean approvals?`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := configFile(t, c.config)
+			log := filepath.Join(t.TempDir(), "audit.jsonl")
+			_, errOut, code := runEnv(t, log, []string{"DYNOPS_CONFIG=" + cfg}, append([]string{"runbook", "run", "pitr-restore", "--incident", "INC-" + harness.UniqueID(), "--yes"}, c.args...)...)
+			require.Equal(t, 2, code, errOut)
+			for _, w := range append(c.want, cfg) {
+				assert.Contains(t, errOut, w)
+			}
+			assert.Empty(t, stepRuns(t, log), "nothing ran")
+		})
+	}
 }
