@@ -25,6 +25,12 @@ func (r *Runner) gates(ctx context.Context, rb *Runbook, st *State, step Step, a
 	}
 	if need := r.approvalsFor(step.ID); need > 0 {
 		if r.BreakGlass != "" {
+			if st.Approvals[step.ID] != nil { // a request waiting from an earlier run: nobody needs to answer it now
+				delete(st.Approvals, step.ID)
+				if err := r.Store.Save(ctx, st); err != nil {
+					return err
+				}
+			}
 			r.brokeGlass(ctx, rb, step.ID, "approval", fmt.Sprintf("break-glass: the approval of %d other caller(s) skipped (%s)", need, r.BreakGlass))
 		} else if err := r.approved(ctx, rb, st, step, args, need); err != nil {
 			return err

@@ -299,10 +299,11 @@ func TestRunbookDestructiveRunCapAcrossEngineers(t *testing.T) {
 }
 
 // TestRunbookBreakGlassSkipsTheApproval: env prod needs one approver
-// (config file). --break-glass by a caller who is not the break-glass role
-// is refused (exit 2, nothing run); as the role the restore runs without
-// an approval request, the skip in the audit and the incident's timeline
-// with its reason, and notified.
+// (config file): alice's run waits for one (notified). --break-glass by
+// her, not the break-glass role, is refused (exit 2, nothing run); as the
+// role the same run restores without the approval, the waiting request
+// dropped, the skip in the audit and the incident's timeline with its
+// reason, and every event notified as the timeline has it.
 func TestRunbookBreakGlassSkipsTheApproval(t *testing.T) {
 	alice := iamUser(t, "alice")
 	_, table := prodTable(t)
@@ -315,22 +316,36 @@ func TestRunbookBreakGlassSkipsTheApproval(t *testing.T) {
 	args := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table,
 		"--param", "restore_point=" + restorePoint(), "--yes", "--confirm", table, "--through", "restore", "--break-glass", reason}
 
-	_, errOut, code := runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, alice.env()...), args...)
+	_, errOut, code := runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, alice.env()...), args[:len(args)-2]...)
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	assert.Contains(t, errOut, "needs 1 approval(s) by another caller", "without break-glass the restore waits")
+	steps := stepRuns(t, log)
+	status := func() string {
+		out, errOut, code := target.Dynops(t, log, "runbook", "status", "--incident", incident, "--state-bucket", bucket, "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	require.Contains(t, status(), `"plan_sha256"`, "the request waits in the shared state")
+
+	_, errOut, code = runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, alice.env()...), args...)
 	require.Equal(t, 2, code, errOut)
 	assert.Contains(t, errOut, "only a session of the dynops-break-glass role may skip approvals and the cap, and the caller is "+alice.ARN)
-	assert.Empty(t, stepRuns(t, log), "nothing ran")
+	assert.Equal(t, steps, stepRuns(t, log), "nothing ran")
 
 	_, errOut, code = runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, breakGlassRole(t)...), args...)
 	require.Equal(t, exitcode.Stopped, code, errOut) // --through restore
 	assert.Contains(t, errOut, "config "+cfg+": runbook.prod.approvals")
 	assert.Contains(t, errOut, "break-glass: the approval of 1 other caller(s) skipped ("+reason+")")
 	assert.Equal(t, 1, realRuns(t, log, "restore"), "the restore ran without an approval")
-	assert.Equal(t, 0, countActs(t, log, audit.ActRunbookApprovalRequested))
+	assert.Equal(t, 1, countActs(t, log, audit.ActRunbookApprovalRequested), "only alice's run asked")
+	assert.Equal(t, 0, countActs(t, log, audit.ActRunbookApprovalUsed))
 	assert.Equal(t, []map[string]any{{"step": "restore", "skipped": "approval", "reason": reason}}, breakGlassActs(t, log, incident))
+	assert.NotContains(t, status(), `"plan_sha256"`, "no request is left waiting after break-glass")
 	md, errOut, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, md, "runbook.break-glass restore: approval skipped: "+reason, "the timeline shows the skip and its reason")
 	assert.Equal(t, timelineEvents(t, log, incident), hook.events(t), "notified as the timeline has it")
+	assert.Contains(t, hook.events(t), notify.ApprovalWaiting+" restore")
 	assert.Contains(t, hook.events(t), notify.BreakGlass+" restore")
 }
 
