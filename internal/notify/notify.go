@@ -23,8 +23,10 @@ const (
 	StepFinished     = "step-finished"
 	StepFailed       = "step-failed"
 	ApprovalWaiting  = "approval-waiting"
-	Approved         = "approved"
-	Rejected         = "rejected"
+	Approved         = "approved"          // `runbook approve` by another caller
+	Rejected         = "rejected"          // `runbook reject` by another caller
+	ApprovalUsed     = "approval-used"     // the run goes on with the approved plan
+	ApprovalRejected = "approval-rejected" // the run stops at a rejected plan
 	ApprovalTimedOut = "approval-timed-out"
 	Decided          = "decided"
 	BreakGlass       = "break-glass"

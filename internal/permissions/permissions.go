@@ -71,9 +71,10 @@ func Commands() []Command {
 			"sns:Publish", "ssm:GetParameter", "secretsmanager:GetSecretValue", "ssm-incidents:CreateTimelineEvent"}},
 		// Anyone with read access to the state prefix follows a run.
 		{"runbook status", []string{"s3:GetObject", "s3:ListBucket"}},
-		// An approval or rejection is a conditional write of the shared state.
-		{"runbook approve", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
-		{"runbook reject", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket"}},
+		// An approval or rejection is a conditional write of the shared state,
+		// notified to the env's topic and webhook (docs/oncall-team.md).
+		{"runbook approve", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket", "sns:Publish", "ssm:GetParameter", "secretsmanager:GetSecretValue"}},
+		{"runbook reject", []string{"s3:GetObject", "s3:PutObject", "s3:ListBucket", "sns:Publish", "ssm:GetParameter", "secretsmanager:GetSecretValue"}},
 		{"dlq move", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ListQueueTags", "sqs:ListDeadLetterSourceQueues"}},
 		{"migrate plan", []string{"dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource"}},
 		{"migrate backfill", []string{"dynamodb:DescribeTable", "dynamodb:DescribeStream", "dynamodb:Scan", "dynamodb:BatchWriteItem"}},

@@ -88,9 +88,9 @@ func approvalNotice(event string, a *Approval) (kind, text string) {
 	case "approval-requested":
 		return notify.ApprovalWaiting, fmt.Sprintf("waiting for %d approval(s) of plan sha256 %s by another caller, until %s", a.Needed, a.PlanSHA256, a.Expires.Format("2006-01-02T15:04:05Z07:00"))
 	case "approval-used":
-		return notify.Approved, fmt.Sprintf("plan sha256 %s approved by %s: running", a.PlanSHA256, approvers(a))
+		return notify.ApprovalUsed, fmt.Sprintf("plan sha256 %s approved by %s: running", a.PlanSHA256, approvers(a))
 	case "rejected":
-		return notify.Rejected, fmt.Sprintf("plan rejected by %s (%s): stopped", a.Rejected.Caller, orDash(a.Rejected.Reason))
+		return notify.ApprovalRejected, fmt.Sprintf("plan rejected by %s (%s): stopped", a.Rejected.Caller, orDash(a.Rejected.Reason))
 	default:
 		return notify.ApprovalTimedOut, fmt.Sprintf("approval request timed out with %d of %d: stopped", len(a.Approvers), a.Needed)
 	}

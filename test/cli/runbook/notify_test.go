@@ -137,8 +137,8 @@ func topicEvents(t *testing.T, queueURL string) []string {
 
 // timelineEvents are the events of the incident's audit timeline, as
 // "type step": each step that ran for real (its start, then its end), the
-// decisions, approvals and break-glass skips of the runbook run, in time
-// order.
+// decisions, approval events and break-glass skips of the runbook run, and
+// the approvals and rejections of other callers, in time order.
 func timelineEvents(t *testing.T, log, incident string) []string {
 	t.Helper()
 	type at struct {
@@ -147,22 +147,23 @@ func timelineEvents(t *testing.T, log, incident string) []string {
 	}
 	var all []at
 	acts := map[string]string{audit.ActRunbookDecide: notify.Decided, audit.ActRunbookApprovalRequested: notify.ApprovalWaiting,
-		audit.ActRunbookApprovalUsed: notify.Approved, audit.ActRunbookApprovalRejected: notify.Rejected,
-		audit.ActRunbookApprovalTimedOut: notify.ApprovalTimedOut, audit.ActRunbookBreakGlass: notify.BreakGlass}
+		audit.ActRunbookApprovalUsed: notify.ApprovalUsed, audit.ActRunbookApprovalRejected: notify.ApprovalRejected,
+		audit.ActRunbookApprovalTimedOut: notify.ApprovalTimedOut, audit.ActRunbookBreakGlass: notify.BreakGlass,
+		audit.ActRunbookApprove: notify.Approved, audit.ActRunbookReject: notify.Rejected}
 	for _, r := range runs(t, log) {
-		switch {
-		case r.Incident != incident:
-		case r.Step != "" && r.ParentRun != "" && !r.DryRun:
+		if r.Incident != incident {
+			continue
+		}
+		if r.Step != "" && r.ParentRun != "" && !r.DryRun {
 			end := notify.StepFinished // ok, or findings (check's exit 1, which the step allows)
 			if r.Result == audit.ResultFailed || r.Result == audit.ResultRefused || r.Interrupted() {
 				end = notify.StepFailed
 			}
 			all = append(all, at{r.Time, []string{notify.StepStarted + " " + r.Step, end + " " + r.Step}})
-		case r.Step == "" && r.Runbook != "":
-			for _, a := range r.Actions {
-				if kind, ok := acts[a.What]; ok {
-					all = append(all, at{a.Time, []string{kind + " " + a.Target}})
-				}
+		}
+		for _, a := range r.Actions { // the runbook run's, and those of `runbook approve` and `reject`
+			if kind, ok := acts[a.What]; ok {
+				all = append(all, at{a.Time, []string{kind + " " + a.Target}})
 			}
 		}
 	}
@@ -423,4 +424,38 @@ func TestRunbookSettingsRefusedBeforeAnything(t *testing.T) {
 			assert.Empty(t, stepRuns(t, log), "nothing ran")
 		})
 	}
+}
+
+// TestRunbookApprovalNotifiedWhenGiven: the second approver's approval is
+// notified the moment it is recorded (the run's holder hears it without
+// polling), and the whole approval flow (waiting, approved, used, the
+// restore) reaches the webhook as the timeline has it.
+func TestRunbookApprovalNotifiedWhenGiven(t *testing.T) {
+	bob, alice := iamUser(t, "bob"), iamUser(t, "alice")
+	_, table := prodTable(t)
+	bucket, _ := stateBucket(t)
+	hook := newWebhook(t)
+	cfg := configFile(t, fmt.Sprintf("runbook:\n  prod:\n    state_bucket: %s\n    approvals: 1\n    notify: {webhook: '%s'}\n", bucket, webhookSecret(t, hook.URL)))
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	incident := "INC-" + harness.UniqueID()
+	args := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table,
+		"--param", "restore_point=" + restorePoint(), "--yes", "--confirm", table, "--through", "restore"}
+	_, errOut, code := runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, bob.env()...), args...)
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	hash := hashOf(t, errOut)
+
+	_, errOut, code = runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, alice.env()...), "runbook", "approve", "--incident", incident,
+		"--step", "restore", "--plan-sha256", hash, "--state-bucket", bucket)
+	require.Equal(t, 0, code, errOut)
+	events := hook.events(t)
+	require.NotEmpty(t, events)
+	assert.Equal(t, notify.Approved+" restore", events[len(events)-1], "the approval is notified when given")
+	hook.mu.Lock()
+	assert.Contains(t, hook.texts[len(hook.texts)-1], "approved by "+alice.ARN)
+	hook.mu.Unlock()
+
+	_, errOut, code = runEnv(t, log, append([]string{"DYNOPS_CONFIG=" + cfg}, bob.env()...), args...)
+	require.Equal(t, exitcode.Stopped, code, errOut)
+	assert.Equal(t, 1, realRuns(t, log, "restore"))
+	assert.Equal(t, timelineEvents(t, log, incident), hook.events(t), "notified as the timeline has it")
 }

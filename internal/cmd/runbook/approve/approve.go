@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/notify"
 	"github.com/dynops/dynops/internal/runbook"
 )
 
@@ -66,6 +67,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookApprove, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "approvers": a.Approvers, "needed": a.Needed})
+	shared.NotifyDecision(ctx, f, st, notify.Approved, opts.Step, fmt.Sprintf("plan sha256 %s approved by %s (%d of %d)", a.PlanSHA256, a.Approvers[len(a.Approvers)-1].Caller, len(a.Approvers), a.Needed))
 	if f.JSON() {
 		return f.PrintResult(a)
 	}

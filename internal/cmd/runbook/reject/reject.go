@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/notify"
 	"github.com/dynops/dynops/internal/runbook"
 )
 
@@ -62,6 +63,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookReject, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "rejected": a.Rejected})
+	shared.NotifyDecision(ctx, f, st, notify.Rejected, opts.Step, fmt.Sprintf("plan sha256 %s rejected by %s (%s)", a.PlanSHA256, a.Rejected.Caller, opts.Reason))
 	if f.JSON() {
 		return f.PrintResult(a)
 	}

@@ -178,7 +178,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
-	notifier := notifications(ctx, f, set, opts.IncidentRecordARN)
+	notifier := shared.Notifier(ctx, f, set, opts.IncidentRecordARN)
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
 		stepOut = f.IOStreams.ErrOut // stdout holds the summary only

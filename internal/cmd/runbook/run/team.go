@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dynops/dynops/internal/audit"
-	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
-	"github.com/dynops/dynops/internal/notify"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/runbook"
 )
@@ -97,44 +94,6 @@ func breakGlass(ctx context.Context, f *factory.Factory, reason string) (string,
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "Break-glass as %s: %s (approvals and the cap are skipped, each skip audited and notified).\n", caller, reason)
 	return caller, nil
-}
-
-// notifications builds the run's notifier from its settings. A target that
-// cannot be set up (its secret unreadable) is said, audited and left out:
-// notifications never stop a run. Nil when nothing is configured.
-func notifications(ctx context.Context, f *factory.Factory, set runbook.RunSettings, recordARN string) *notify.Notifier {
-	n := &notify.Notifier{Failed: func(sink string, e notify.Event, err error) {
-		fmt.Fprintf(f.IOStreams.ErrOut, "   notify: %s: %v (the run goes on)\n", sink, err)
-		f.Audit.Act(audit.ActRunbookNotifyFailed, sink, map[string]string{"event": e.Type, "step": e.Step, "error": err.Error()})
-	}}
-	if set.SNSTopicARN.Value == "" && set.Webhook.Value == "" && recordARN == "" {
-		return nil
-	}
-	clients, err := f.AWS(ctx)
-	if err != nil {
-		n.Failed("notifications", notify.Event{Type: "setup"}, err)
-		return nil
-	}
-	if arn := set.SNSTopicARN.Value; arn != "" {
-		n.Sinks = append(n.Sinks, notify.Topic{SNS: clients.SNS(), ARN: arn})
-	}
-	if ref := set.Webhook.Value; ref != "" {
-		url, err := notify.ResolveSecret(ctx, ref, clients.SSM(), clients.SecretsManager())
-		if err != nil {
-			n.Failed("webhook "+ref, notify.Event{Type: "setup"}, err)
-		} else {
-			n.Sinks = append(n.Sinks, notify.Webhook{URL: url, Ref: ref})
-		}
-	}
-	if recordARN != "" {
-		endpoint, err := awsconfig.ServiceEndpoint("SSM_INCIDENTS", "", "", f.Flags.AllowInsecureEndpoint)
-		if err != nil {
-			n.Failed("Incident Manager record "+recordARN, notify.Event{Type: "setup"}, err)
-		} else {
-			n.Sinks = append(n.Sinks, notify.IncidentTimeline{API: clients.Incidents(endpoint), RecordARN: recordARN})
-		}
-	}
-	return n
 }
 
 func envOr(s string) string {
