@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,4 +264,41 @@ func TestSharedStateChangedUnderARunIsRefused(t *testing.T) {
 	// A first save of a state that exists (If-None-Match: *) is refused too.
 	err = sharedStore(client, bucket, "arn:aws:iam::123456789012:user/c").Save(ctx, &runbook.State{Incident: "INC-CAS", Runbook: "throttling"})
 	require.ErrorAs(t, err, &ce)
+}
+
+// TestCapSlotsHoldUnderARace: six engineers' runs claim a cap of 2
+// destructive runs per hour at once over the emulator's conditional
+// PutObject: exactly two get a slot, every other is told the cap and the
+// two runs that hold it.
+func TestCapSlotsHoldUnderARace(t *testing.T) {
+	bucket, client := stateBucket(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := sharedStore(client, bucket, fmt.Sprintf("arn:aws:iam::123456789012:user/oncall-%d", i))
+			errs[i] = s.ClaimDestructiveRun(ctx, 2, runbook.DestructiveRun{Env: "prod", Incident: fmt.Sprintf("INC-%d", i), Runbook: "pitr-restore", Step: "restore"})
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		var ce *runbook.CapError
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &ce):
+			assert.Equal(t, 2, ce.Limit)
+			assert.Len(t, ce.Used, 2, "the refusal names the two runs holding the cap")
+		default:
+			t.Errorf("neither a slot nor the cap: %v", err)
+		}
+	}
+	assert.Equal(t, 2, won, "exactly two runs got a slot")
+	used, err := sharedStore(client, bucket, "arn:aws:iam::123456789012:user/reader").DestructiveRuns(ctx, "prod", 2)
+	require.NoError(t, err)
+	assert.Len(t, used, 2)
 }
