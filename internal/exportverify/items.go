@@ -59,7 +59,7 @@ func (e Export) ExportSummary(ctx context.Context) (Summary, string, error) {
 // parallel data files are read at once (download, gunzip, MD5, cutting into
 // lines: one goroutine each) and their lines are decoded by one parser per
 // core (runtime.GOMAXPROCS), so one process uses every core while memory
-// stays flat: a few 256 KB chunks of lines per parser are in flight, however
+// stays flat: two 64 KB chunks of lines per parser are in flight, however
 // large the export (see parsePool). Each file is checked as Verify checks it
 // (listed MD5, size, item count; the counts must add up to the summary's),
 // and the first problem ends the read with an error naming the file: a diff

@@ -19,8 +19,8 @@ import (
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 )
 
-// bigFile is an export of one data file of n items of ~250 bytes: several
-// of the parsers' 256 KB chunks.
+// bigFile is an export of one data file of n items of ~250 bytes: many
+// of the parsers' 64 KB chunks.
 func bigFile(t *testing.T, n int, records []exporttest.Record) (string, exporttest.Written) {
 	t.Helper()
 	root := t.TempDir()
