@@ -79,7 +79,7 @@ test-unit: ## only the fast packages (no terraform, no emulator: DYNOPS_NO_EMULA
 	DYNOPS_NO_EMULATOR=1 go test -count=1 $(UNIT_PACKAGES)
 
 BENCH_FLAGS ?=
-bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run: ratios with their goals
+bench: build ## dynops beside the raw client (Go SDK, gzip -t) in one run, then ONE MACHINE (per core, RSS 10x/1x): ratios with their goals; exits 1 naming a row below its goal
 	$(SETUP) && bin/with-emulator -- go run ./test/tools/bench $(BENCH_FLAGS)
 
 bench-memory: build ## diff's max RSS at 20,000 and 200,000 items per table + heap profile (minutes)

@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -98,4 +99,37 @@ func Resolve(ctx context.Context, db Describer, table string, k Kind, flag float
 	b.Bucket, b.UnitsPerSecond = bk, d
 	b.Source = fmt.Sprintf("default: %d %% of the table's %d provisioned %s units; --%s to change", int(DefaultFraction*100), prov, k, k.Flag())
 	return b, nil
+}
+
+// DescribeOnce is db with each table's DescribeTable read once per run: a
+// command that checks the tables' keys, resolves their budgets and
+// estimates their size before it scans (table diff) asks DynamoDB once per
+// table, not once per question. Only successful answers are kept (a failed
+// call is made again when asked again). It is safe for concurrent use.
+func DescribeOnce(db Describer) Describer {
+	return &describeOnce{db: db, tables: map[string]*dynamodb.DescribeTableOutput{}}
+}
+
+type describeOnce struct {
+	db     Describer
+	mu     sync.Mutex
+	tables map[string]*dynamodb.DescribeTableOutput
+}
+
+func (d *describeOnce) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, o ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	name := aws.ToString(in.TableName)
+	d.mu.Lock()
+	out, ok := d.tables[name]
+	d.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	out, err := d.db.DescribeTable(ctx, in, o...)
+	if err != nil {
+		return out, err
+	}
+	d.mu.Lock()
+	d.tables[name] = out
+	d.mu.Unlock()
+	return out, nil
 }

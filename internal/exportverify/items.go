@@ -2,9 +2,11 @@ package exportverify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -52,22 +54,33 @@ func (e Export) ExportSummary(ctx context.Context) (Summary, string, error) {
 	return sum, keys[0], nil
 }
 
-// EachItem streams every item of the export to fn, reading parallel data
-// files at once (fn is called from that many goroutines). Each file is
-// checked as Verify checks it (listed MD5, size, item count; the counts must
-// add up to the summary's), and the first problem ends the read with an
-// error naming the file: a diff or repair never runs on a damaged export.
+// EachItem streams every item of the export to fn, from any goroutine
+// (fn must be safe for concurrent use; items come in no particular order).
+// parallel data files are read at once (download, gunzip, MD5, cutting into
+// lines: one goroutine each) and their lines are decoded by one parser per
+// core (runtime.GOMAXPROCS), so one process uses every core while memory
+// stays flat: two 64 KB chunks of lines per parser are in flight, however
+// large the export (see parsePool). Each file is checked as Verify checks it
+// (listed MD5, size, item count; the counts must add up to the summary's),
+// and the first problem ends the read with an error naming the file: a diff
+// or repair never runs on a damaged export.
 func (e Export) EachItem(ctx context.Context, parallel int, fn func(item map[string]types.AttributeValue) error) (Summary, error) {
 	sum, entries, err := e.Files(ctx)
 	if err != nil {
 		return sum, err
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	pool := newParsePool(gctx, runtime.GOMAXPROCS(0), fn)
 	g.SetLimit(max(parallel, 1))
 	for _, en := range entries {
-		g.Go(func() error { return e.EachItemOfFile(gctx, sum, en, fn) })
+		g.Go(func() error {
+			f := pool.file()
+			return e.readDataFile(gctx, sum, en, f.add, f.wait)
+		})
 	}
-	return sum, g.Wait()
+	err = g.Wait()
+	pool.close()
+	return sum, err
 }
 
 // Files reads the export's summary and its list of data files, and checks
@@ -95,11 +108,34 @@ func (e Export) Files(ctx context.Context) (Summary, []FileEntry, error) {
 	return sum, entries, nil
 }
 
-// EachItemOfFile streams the items of one data file of the export to fn
-// and checks the file as Verify does (MD5, size, item count): an error
-// names the file. A caller that checkpoints per file (migrate backfill
-// --from-export) keeps a file's results only once this returns nil.
+// EachItemOfFile streams the items of one data file of the export to fn,
+// in the file's order from the calling goroutine, and checks the file as
+// Verify does (MD5, size, item count): an error names the file. A caller
+// that checkpoints per file (migrate backfill --from-export) keeps a file's
+// results only once this returns nil.
 func (e Export) EachItemOfFile(ctx context.Context, sum Summary, en FileEntry, fn func(map[string]types.AttributeValue) error) error {
+	return e.readDataFile(ctx, sum, en, func(line []byte) error { return decodeItem(line, fn) }, nil)
+}
+
+// decodeItem decodes one line of a full export and hands its item to fn.
+func decodeItem(line []byte, fn func(map[string]types.AttributeValue) error) error {
+	l, err := ddbjson.Decode(line)
+	if err != nil {
+		return err
+	}
+	if len(l.Item) == 0 {
+		return fmt.Errorf(`no "Item": not a full export`)
+	}
+	return fn(l.Item)
+}
+
+// readDataFile reads one data file to its end, each line to line (in order,
+// on this goroutine), and checks it (MD5, size, item count). When line only
+// hands the lines on, wait is called once the file is read: it returns when
+// they are all done, with the first failed line's error. An error names the
+// file; a file cut short is reported as truncated even when a line the cut
+// made failed first.
+func (e Export) readDataFile(ctx context.Context, sum Summary, en FileEntry, line func([]byte) error, wait func() error) error {
 	key, err := resolve(ctx, e.Store, sum, en.DataFileS3Key, "")
 	if err != nil {
 		return fmt.Errorf("data file %s listed in %s: %w", en.DataFileS3Key, FilesName, err)
@@ -113,16 +149,14 @@ func (e Export) EachItemOfFile(ctx context.Context, sum Summary, en FileEntry, f
 		return err
 	}
 	defer body.Close()
-	n, items, md5sum, err := scanFile(body, func(line []byte) error {
-		l, err := ddbjson.Decode(line)
-		if err != nil {
-			return err
+	n, items, md5sum, err := scanFile(body, line)
+	if wait != nil {
+		// The read's own error (truncation, gzip, the context) says more
+		// than a line it cut; otherwise the first line that failed.
+		if werr := wait(); werr != nil && (err == nil || errors.Is(err, errLinesFailed)) {
+			err = werr
 		}
-		if len(l.Item) == 0 {
-			return fmt.Errorf(`no "Item": not a full export`)
-		}
-		return fn(l.Item)
-	})
+	}
 	where := e.Store.Describe(key)
 	switch {
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/repair"
+	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
@@ -160,4 +162,33 @@ func diffedUsers(t *testing.T, name string, n, m int) (src, dst, log, keys strin
 	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source", src, "--target", dst, "--keys-out", keys)
 	require.Equal(t, 0, code, errOut)
 	return src, dst, log, keys
+}
+
+// TestDiffDescribesEachTableOnce: the key check, the read budgets, the
+// estimate and the diff all need the tables' descriptions; the binary asks
+// DynamoDB once per table (it asked four times per table before), counted
+// by a proxy in front of the emulator that injects no fault.
+func TestDiffDescribesEachTableOnce(t *testing.T) {
+	src, dst, log, _ := diffedUsers(t, "once", 30, 25)
+	var mu sync.Mutex
+	ops := map[string]int{}
+	p, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
+		mu.Lock()
+		ops[op]++
+		mu.Unlock()
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+
+	out, errOut, code := target.DynopsVia(t, p.URL, log, "table", "diff", "--source", src, "--target", dst, "--segments", "2", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct {
+		OnlyInSource int64 `json:"only_in_source"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, int64(5), rep.OnlyInSource)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 2, ops["DescribeTable"], "one DescribeTable per table for the key check, budgets, estimate and diff: %v", ops)
+	assert.GreaterOrEqual(t, ops["Scan"], 4, "2 segments x 2 tables: %v", ops)
 }

@@ -7,6 +7,12 @@
 //	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
 //	export verify                vs `gzip -t` of the same files (same number of processes)
 //
+// then ONE MACHINE (onemachine.go): the export parse and the diff of two
+// exports in items per CPU second (items/s per core) with the cores each
+// kept busy, each beside a baseline measured in the same run (encoding/json
+// decoding the same lines; the parse), and the diff's peak RSS at 10x the
+// items over 1x (exports, and Scans of the in-process fake DynamoDB);
+//
 // then two tables of their own (budgets.go): each bulk command at a
 // capacity budget (items/s and the units/s used beside the budget), and
 // each migration path (scan, export, export+import) beside migrate plan's
@@ -18,6 +24,11 @@
 // so both see the same load, and the ratio printed is the median of the
 // rounds' ratios. On the emulator (moto, one Python process) the emulator is
 // the ceiling both reach; the ratios say how close dynops gets to it.
+//
+// A row below its goal makes the bench exit 1 naming the row (after all
+// rows are printed): performance claims are these ratios, never timed
+// assertions in tests. -baseline BIN benches another build of dynops in the
+// same rounds of table diff (before/after in one run).
 //
 // `make bench-memory` (-memory) measures the diff's max RSS at 1x and 10x
 // the items instead, and writes a heap profile of the diff at its peak.
@@ -61,6 +72,7 @@ type env struct {
 	cfg      aws.Config
 	db       *dynamodb.Client
 	dynops   string // the binary
+	baseline string // another build benched beside it (-baseline), "" for none
 	region   string
 	endpoint string // "" on AWS
 	id       string // unique part of table names
@@ -79,6 +91,7 @@ type env struct {
 type measure struct {
 	work    float64
 	seconds float64
+	cpu     float64 // CPU seconds (user + system) of the process
 	rssKB   int64
 	// From the garbage collector's trace (-memory): the largest heap left
 	// live after a collection, and the largest heap goal, in MB.
@@ -101,6 +114,7 @@ type benchCase struct {
 	// its ratio says what dynops adds beyond the service's own work.
 	ref      string
 	refRound func(e *env) (measure, error)
+	refNote  string // what the ref's ratio says (default: what dynops adds)
 	// after, when set, runs once after the rounds and returns lines printed
 	// below the table (e.g. the migration's catch-up lag).
 	after func(e *env) ([]string, error)
@@ -120,6 +134,7 @@ func run() error {
 	fake := flag.Bool("fake", false, "with -memory: serve the tables from an in-process fake DynamoDB (Scan only; seconds instead of minutes)")
 	profile := flag.String("heap-profile", ".cache/bench/diff-heap.pprof", "with -memory: where the in-process diff's peak heap profile goes")
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
+	baseline := flag.String("baseline", "", "another dynops build (e.g. of an older commit) run in the same rounds of table diff: its ratio is before/after in one run")
 	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
 	flag.Parse()
 
@@ -134,6 +149,11 @@ func run() error {
 		}
 	}
 	e.segments = *segments
+	if *baseline != "" {
+		if e.baseline, err = filepath.Abs(*baseline); err != nil {
+			return err
+		}
+	}
 	e.profiles = *profiles
 	fmt.Printf("dynops bench: %s, %d CPUs (GOMAXPROCS %d), %d items per table, %d segments per table, %d workers\n\n",
 		e.where(), runtime.NumCPU(), runtime.GOMAXPROCS(0), e.items, e.segments, e.workers)
@@ -187,33 +207,57 @@ func run() error {
 		}
 		rows = append(rows, r)
 	}
-	fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "OPERATION", "DYNOPS", "RAW CLIENT (same run)", "RAW", "RATIO", "GOAL", "")
-	missed := 0
+	if len(rows) > 0 {
+		fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "OPERATION", "DYNOPS", "RAW CLIENT (same run)", "RAW", "RATIO", "GOAL", "")
+	}
+	var missed []string
 	for _, r := range rows {
 		ratio := median(r.ratios)
 		verdict := "met"
 		if ratio < r.c.goal {
-			verdict, missed = "MISSED", missed+1
+			verdict, missed = "MISSED", append(missed, r.c.name)
 		}
 		fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", r.c.name,
 			fmt.Sprintf("%.1f %s", median(rates(r.dyn)), r.c.unit), r.c.raw,
 			fmt.Sprintf("%.1f %s", median(rates(r.raw)), r.c.unit),
 			fmt.Sprintf("%.2fx", ratio), fmt.Sprintf(">=%.2fx", r.c.goal), verdict)
 		if r.c.refRound != nil {
-			fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", "  same work, raw", "", r.c.ref,
-				fmt.Sprintf("%.1f %s", median(rates(r.refs)), r.c.unit), fmt.Sprintf("%.2fx", median(r.refRatios)), "-", "(what dynops adds)")
+			note := r.c.refNote
+			if note == "" {
+				note = "(what dynops adds)"
+			}
+			label := "  same work, raw"
+			if r.c.refNote != "" {
+				label = "  baseline build"
+			}
+			fmt.Printf("%-28s %-14s %-40s %-14s %-7s %-7s %s\n", label, "", r.c.ref,
+				fmt.Sprintf("%.1f %s", median(rates(r.refs)), r.c.unit), fmt.Sprintf("%.2fx", median(r.refRatios)), "-", note)
 		}
 	}
-	fmt.Printf("\nratio = dynops rate / raw rate, median of %d alternating rounds; max RSS of dynops per case:", *rounds)
-	for _, r := range rows {
-		fmt.Printf(" %s %d MB;", r.c.name, maxRSS(r.dyn)/1024)
+	if len(rows) > 0 {
+		fmt.Printf("\nratio = dynops rate / raw rate, median of %d alternating rounds; max RSS of dynops per case:", *rounds)
+		for _, r := range rows {
+			fmt.Printf(" %s %d MB;", r.c.name, maxRSS(r.dyn)/1024)
+		}
+		fmt.Println()
 	}
-	fmt.Println()
 	for _, n := range notes {
 		fmt.Println(n)
 	}
-	if missed > 0 {
-		fmt.Printf("%d goal(s) missed (see docs/performance.md: what bounds each ratio)\n", missed)
+	if selected("onemachine", *only) {
+		var om []goalRow
+		err := timed("onemachine", func(e *env) (err error) { om, err = oneMachine(e); return err }, e)
+		if err != nil {
+			return fmt.Errorf("one machine: %w", err)
+		}
+		fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", "ROW", "DYNOPS", "BASELINE (same run)", "RATIO", "GOAL", "")
+		for _, r := range om {
+			verdict := "met"
+			if !r.met() {
+				verdict, missed = "MISSED", append(missed, r.name)
+			}
+			fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", r.name, r.value, r.baseline, fmt.Sprintf("%.2fx", r.ratio), r.goalText(), verdict)
+		}
 	}
 	for _, s := range []struct {
 		name string
@@ -224,6 +268,10 @@ func run() error {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 		}
+	}
+	if len(missed) > 0 {
+		// Exit non-zero naming the rows (docs/performance.md: what bounds each ratio).
+		return fmt.Errorf("%d row(s) below their goal: %s", len(missed), strings.Join(missed, "; "))
 	}
 	return nil
 }
@@ -307,8 +355,11 @@ func (e *env) runDynops(args ...string) ([]byte, measure, error) {
 	}
 	out := stdout.Bytes()
 	m := measure{seconds: time.Since(start).Seconds(), rssKB: hwm}
-	if hwm == 0 && cmd.ProcessState != nil {
-		m.rssKB = rssKB(cmd.ProcessState) // not Linux: see rssKB
+	if ps := cmd.ProcessState; ps != nil {
+		m.cpu = (ps.UserTime() + ps.SystemTime()).Seconds() // the child's own, unlike its max RSS
+		if hwm == 0 {
+			m.rssKB = rssKB(ps) // not Linux: see rssKB
+		}
 	}
 	if e.gctrace {
 		m.liveMB, m.goalMB = gcTrace(errOut.String())

@@ -32,23 +32,18 @@ func benchMemory(e *env, n int, profilePath string, fake bool) error {
 	for _, k := range []int{1, 10} {
 		start := time.Now()
 		var a, b string
+		var m measure
+		var err error
+		e.gctrace = true
 		if fake {
-			f, err := startFake(n * k)
-			if err != nil {
-				return err
-			}
-			endpoint := e.endpoint
-			e.endpoint, a, b = f.url, "dev-fake-restored", "dev-fake"
-			defer func() { e.endpoint = endpoint; f.close() }()
+			m, err = e.fakeDiff(n * k)
 		} else {
-			var err error
 			if a, b, _, err = e.diffTables(fmt.Sprintf("mem%dx", k), n*k); err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "bench: %d items x 2 tables written in %.0fs\n", n*k, time.Since(start).Seconds())
+			_, m, err = e.diff(a, b)
 		}
-		e.gctrace = true
-		_, m, err := e.diff(a, b, "--timeout", "10m") // moto serves 8 segments' pages one at a time
 		e.gctrace = false
 		if err != nil {
 			return err

@@ -142,11 +142,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		d.Target = opts.TargetExport
 	}
 	db := clients.DynamoDB()
+	// The key check, the budgets, the estimate and the diff itself all read
+	// the tables' descriptions: one DescribeTable per table for all of them.
+	desc := capacity.DescribeOnce(db)
 	// The total: both tables' ItemCount (approximate, refreshed every ~6 h);
 	// unknown (0) when a side is an export.
 	var total int64
 	if d.SourceExport == nil && d.TargetExport == nil {
-		_, count, err := tablediff.SameKey(ctx, db, d.Source, d.Target)
+		_, count, err := tablediff.SameKey(ctx, desc, d.Source, d.Target)
 		if err != nil {
 			return err
 		}
@@ -166,11 +169,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if side.isExport {
 			continue
 		}
-		b, err := capacity.Resolve(ctx, db, side.table, capacity.Read, opts.MaxReadUnits)
+		b, err := capacity.Resolve(ctx, desc, side.table, capacity.Read, opts.MaxReadUnits)
 		if err != nil {
 			return err
 		}
-		items, bytes, _, err := capacity.TableSize(ctx, db, side.table)
+		items, bytes, _, err := capacity.TableSize(ctx, desc, side.table)
 		if err != nil {
 			return err
 		}
@@ -200,7 +203,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep, err := tablediff.Diff(ctx, struct {
 		tablediff.Describer
 		capacity.Scanner
-	}{db, capacity.Scans(db, buckets)}, d)
+	}{desc, capacity.Scans(db, buckets)}, d)
 	bar.Done()
 	if err != nil {
 		return err
