@@ -39,6 +39,8 @@ type Options struct {
 	// Approvals other callers must approve a destructive step on protected targets.
 	Approvals       int
 	ApprovalTimeout time.Duration
+	// InAWS runs it as an ECS task, followed from here (--in-aws).
+	InAWS InAWSOptions
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -92,9 +94,10 @@ terminal and without --decide its default is taken (said, and audited).`,
 	flagcheck.Range(cmd.Flags(), "approvals", "0", "5", "second approvers per step")
 	cmd.Flags().DurationVar(&opts.ApprovalTimeout, "approval-timeout", runbook.DefaultApprovalTimeout, "how long an approval request waits; after it the run stops at the step")
 	flagcheck.Range(cmd.Flags(), "approval-timeout", "1s", "168h", "an approval request waits at most a week")
+	addInAWSFlags(cmd.Flags(), &opts.InAWS)
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
-	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
+	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step (with --in-aws only the following stopped: the task goes on)")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	cmdfacts.SetTargets(cmd)
 	return cmd
@@ -135,6 +138,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Approvals > 0 && opts.StateBucket == "" {
 		return factory.UsageErrorf("--approvals needs --state-bucket BUCKET: approvers record their approval in the team's shared run state, which a local file is not")
 	}
+	if opts.InAWS.Enabled && opts.StateBucket == "" {
+		return runInAWS(ctx, f, opts, nil, rb) // refused: names the fix
+	}
 	store, err := shared.Store(ctx, f, opts.StateBucket)
 	if err != nil {
 		return err
@@ -142,6 +148,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	caller := ""
 	if s, ok := store.(*runbook.S3Store); ok {
 		caller = s.Caller
+		s.TTL = opts.InAWS.Lease
 	}
 	stepOut := f.IOStreams.Out
 	if f.JSON() {
@@ -178,6 +185,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				ErrOut: f.IOStreams.ErrOut, CanPrompt: f.IOStreams.CanPrompt(), Tags: t})
 		},
 	}
+	if opts.InAWS.Enabled {
+		return runInAWS(ctx, f, opts, r, rb)
+	}
+	r.Outcome = outcome(ctx)
 	if f.IOStreams.CanPrompt() {
 		r.Ask = runbook.LineAsker(f.IOStreams.In, f.IOStreams.ErrOut)
 	}
