@@ -11,8 +11,10 @@
 #                   retention and an optional KMS key
 #
 # The terminal that starts a run needs ecs:RunTask on the task definition,
-# ecs:DescribeTasks and iam:PassRole on the two roles: the `start_policy_json`
-# output.
+# ecs:DescribeTasks, iam:PassRole on the two roles and the state prefix: the
+# `start_policy_json` output. The dynops-operator policy's cap
+# (DenyOutsideDocumentedSet) denies the ECS and IAM actions: attach it to a
+# role without that policy (docs/runner.md).
 
 data "aws_partition" "current" {}
 
@@ -96,15 +98,19 @@ locals {
     )
   }
 
-  # What the terminal that starts and follows runs needs.
+  # What the terminal that starts and follows runs needs: the task, the
+  # roles it passes to ECS, and the state prefix (it records the task there
+  # and follows the run there). ARNs from the names: known at plan.
   start = {
     Version = "2012-10-17"
     Statement = [
+      local.runner.Statement[0],
+      local.runner.Statement[1],
       merge(local.statement, {
         Sid       = "StartRun"
         Action    = ["ecs:RunTask"]
         Resource  = ["arn:${local.partition}:ecs:${local.region}:${var.account_id}:task-definition/${local.name}:*"]
-        Condition = { ArnEquals = { "ecs:cluster" = aws_ecs_cluster.this.arn } }
+        Condition = { ArnEquals = { "ecs:cluster" = "arn:${local.partition}:ecs:${local.region}:${var.account_id}:cluster/${local.name}" } }
       }),
       merge(local.statement, {
         Sid       = "FollowRun"
@@ -115,7 +121,7 @@ locals {
       merge(local.statement, {
         Sid       = "PassRunnerRoles"
         Action    = ["iam:PassRole"]
-        Resource  = [aws_iam_role.task.arn, aws_iam_role.execution.arn]
+        Resource  = [for r in ["task", "execution"] : "arn:${local.partition}:iam::${var.account_id}:role/${local.name}-${r}"]
         Condition = { StringEquals = { "iam:PassedToService" = "ecs-tasks.amazonaws.com" } }
       }),
     ]

@@ -32,7 +32,7 @@ output "task_policy_documents" {
 }
 
 output "start_policy_json" {
-  description = "The policy a terminal needs to start and follow runs (ecs:RunTask on this task definition in this cluster, ecs:DescribeTasks, iam:PassRole of the two roles to ECS tasks): attach it to the on-call roles."
+  description = "The policy a terminal needs to start and follow runs (ecs:RunTask on this task definition in this cluster, ecs:DescribeTasks, iam:PassRole of the two roles to ECS tasks, the state prefix): attach it to the role that starts runs, one without the dynops-operator policy, whose cap denies the ECS and IAM actions."
   value       = jsonencode({ Version = local.start.Version, Statement = [for s in local.start.Statement : { for k, v in s : k => v if v != null }] })
 }
 

@@ -104,6 +104,39 @@ func TestPlanRunner_DDB_SEC_01(t *testing.T) {
 			Request: iamsim.Request{Principal: "arn:aws:iam::" + accountID + ":role/prod-hoge-dynops-runner-task", Action: c.action,
 				Resource: iamsim.Resource{Resource: c.arn, AccountID: c.account}, ContextVariables: ctx}}
 	}
+	// The terminal that starts runs: start_policy_json alone.
+	var start any
+	startJSON, ok := p.RawPlan.OutputChanges["start_policy_json"].After.(string)
+	require.True(t, ok, "start_policy_json is known at plan")
+	require.NoError(t, json.Unmarshal([]byte(startJSON), &start))
+	taskDef := "arn:aws:ecs:eu-west-1:" + accountID + ":task-definition/prod-hoge-dynops-runner:3"
+	cluster := "arn:aws:ecs:eu-west-1:" + accountID + ":cluster/prod-hoge-dynops-runner"
+	taskRole := "arn:aws:iam::" + accountID + ":role/prod-hoge-dynops-runner-task"
+	for _, c := range []struct {
+		name, want, action, arn string
+		ctx                     map[string]any
+	}{
+		{"start a run", iamsim.Allowed, "ecs:RunTask", taskDef, map[string]any{"ecs:cluster": cluster}},
+		{"start it in another cluster", "Denied", "ecs:RunTask", taskDef, map[string]any{"ecs:cluster": "arn:aws:ecs:eu-west-1:" + accountID + ":cluster/other"}},
+		{"start another task definition", "Denied", "ecs:RunTask", "arn:aws:ecs:eu-west-1:" + accountID + ":task-definition/admin:1", map[string]any{"ecs:cluster": cluster}},
+		{"follow a run", iamsim.Allowed, "ecs:DescribeTasks", "arn:aws:ecs:eu-west-1:" + accountID + ":task/prod-hoge-dynops-runner/0123456789abcdef", nil},
+		{"pass the task role to ECS", iamsim.Allowed, "iam:PassRole", taskRole, map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
+		{"pass the task role to Lambda", "Denied", "iam:PassRole", taskRole, map[string]any{"iam:PassedToService": "lambda.amazonaws.com"}},
+		{"pass another role", "Denied", "iam:PassRole", "arn:aws:iam::" + accountID + ":role/admin", map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
+		{"read the run state", iamsim.Allowed, "s3:GetObject", state, nil},
+	} {
+		ctx := map[string]any{"aws:ResourceAccount": accountID}
+		for k, v := range c.ctx {
+			ctx[k] = v
+		}
+		cells = append(cells, struct {
+			name, want, action, arn, account string
+			ctx                              map[string]any
+		}{"starter: " + c.name, c.want, c.action, c.arn, accountID, c.ctx})
+		sims = append(sims, iamsim.Simulation{IdentityPolicies: []iamsim.NamedPolicy{{Name: "start", Policy: start}}, ServiceControlPolicies: []any{}, ResourceControlPolicies: []any{},
+			Request: iamsim.Request{Principal: "arn:aws:iam::" + accountID + ":role/oncall", Action: c.action,
+				Resource: iamsim.Resource{Resource: c.arn, AccountID: accountID}, ContextVariables: ctx}})
+	}
 	for i, r := range iamsim.Run(t, sims) {
 		c := cells[i]
 		ok := r.OverallResult == c.want || c.want == "Denied" && (r.OverallResult == iamsim.Implicit || r.OverallResult == iamsim.Explicit)
