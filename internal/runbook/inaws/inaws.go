@@ -135,9 +135,9 @@ type Follow struct {
 	Task     runbook.Task
 	Incident string
 	Follower *runbook.Follower
-	// Since is when the task was started: an end recorded before it is an
-	// earlier run's.
-	Since    time.Time
+	// Before is the end the state recorded before the task started (an
+	// earlier run's), nil if none: the task's own end is another.
+	Before   *runbook.Ended
 	Interval time.Duration // between reads (default FollowInterval)
 }
 
@@ -173,7 +173,7 @@ func (fl *Follow) Run(ctx context.Context) (*End, error) {
 		}
 		end.State = st
 		fl.Follower.Show(st)
-		if st.Ended != nil && !st.Ended.At.Before(fl.Since) {
+		if st.Ended != nil && (fl.Before == nil || !st.Ended.At.Equal(fl.Before.At)) {
 			end.Ended = st.Ended
 			return true, nil
 		}

@@ -470,3 +470,29 @@ func TestRunbookInAWSRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, tasks.TaskArns, "no task started")
 }
+
+// TestRunbookInAWSCtrlCStopsFollowingNotTheTask: Ctrl-C on the terminal
+// that follows a run in AWS ends the follow (exit 130, saying so and how to
+// read or stop the task); the task is not stopped.
+func TestRunbookInAWSCtrlCStopsFollowingNotTheTask(t *testing.T) {
+	c := newInAWS(t)
+	laptop := start(t, commandAt(t, c.logs[0], c.Endpoint, c.args(c.flags()...)...))
+	var task *runbook.Task
+	eventually(t, "the task's record", laptop, func() bool {
+		var err error
+		task, err = c.store.LoadTask(context.Background(), c.incident, "throttling")
+		require.NoError(t, err)
+		return task != nil
+	})
+	time.Sleep(500 * time.Millisecond) // following
+	require.NoError(t, laptop.cmd.Process.Signal(syscall.SIGINT))
+	require.Equal(t, 130, laptop.wait(t, time.Minute))
+	errOut := laptop.stderr.String()
+	assert.Contains(t, errOut, "interrupted: dynops runbook run stopped while following task "+task.ARN)
+	assert.Contains(t, errOut, "the task goes on in AWS (Ctrl-C stops following, not the task)")
+	assert.Contains(t, errOut, "aws ecs stop-task --cluster "+c.Cluster+" --task "+task.ARN)
+	out, err := c.ECS.DescribeTasks(context.Background(), &ecs.DescribeTasksInput{Cluster: &c.Cluster, Tasks: []string{task.ARN}})
+	require.NoError(t, err)
+	require.Len(t, out.Tasks, 1)
+	assert.Equal(t, "RUNNING", aws.ToString(out.Tasks[0].LastStatus), "the task was not stopped")
+}

@@ -91,10 +91,10 @@ func runInAWS(ctx context.Context, f *factory.Factory, opts *Options, r *runbook
 	fmt.Fprintf(w, "Started %s for incident %s in ECS task %s (cluster %s).\nFollowing it here from its state in %s: Ctrl-C stops following, not the task.\n",
 		rb.Name, r.Incident, arn, o.Target.Cluster, opts.StateBucket)
 	fol := &runbook.Follower{Runbook: rb, ErrOut: w}
+	fl := &inaws.Follow{Store: store, ECS: api, Task: task, Incident: r.Incident, Follower: fol}
 	if before != nil {
-		fol.Earlier = before.Done
+		fol.Earlier, fl.Before = before.Done, before.Ended
 	}
-	fl := &inaws.Follow{Store: store, ECS: api, Task: task, Incident: r.Incident, Follower: fol, Since: now.UTC().Add(-time.Second)}
 	end, err := fl.Run(ctx)
 	resume := fmt.Sprintf("resume it here with the same `dynops runbook run %s --incident %s --state-bucket %s ...` without --in-aws, or in a new task with --in-aws", rb.Name, r.Incident, opts.StateBucket)
 	switch {
