@@ -360,6 +360,21 @@ func TestRunbookInAWSFollowedFromTheTerminal(t *testing.T) {
 	require.NotNil(t, st.Ended)
 	assert.Equal(t, 0, st.Ended.Code)
 
+	out, errOut, code := target.Dynops(t, c.logs[0], "runbook", "status", "--incident", c.incident, "--state-bucket", c.bucket, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var status struct {
+		Runs []struct {
+			Ended struct{ Code int } `json:"ended"`
+			Task  struct {
+				ARN string `json:"task_arn"`
+			} `json:"task"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &status), out)
+	require.Len(t, status.Runs, 1)
+	assert.Equal(t, aws.ToString(ecsTask.TaskArn), status.Runs[0].Task.ARN, "status names the run's task")
+	assert.Equal(t, 0, status.Runs[0].Ended.Code)
+
 	started := runbookRun(t, c.logs[0], c.incident)
 	assert.Equal(t, audit.ResultOK, started.Result, "the terminal's run is audited")
 	require.NotNil(t, started.Plan)
