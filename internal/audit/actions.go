@@ -87,6 +87,8 @@ const (
 	ActRunbookApprovalUsed = "runbook.approval-used"
 	// ActRunbookApprovalRejected is a run stopped at a step whose plan was rejected.
 	ActRunbookApprovalRejected = "runbook.approval-rejected"
+	// ActRunbookInAWS is a runbook run started as an ECS task (`runbook run --in-aws`): the task ARN, cluster, task definition and command.
+	ActRunbookInAWS = "runbook.in-aws"
 	// ActRunbookApprovalTimedOut is a run stopped at a step whose approval request timed out.
 	ActRunbookApprovalTimedOut = "runbook.approval-timed-out"
 	// ActRunbookBreakGlass is a gate of a destructive step (its approval, or its env's cap) skipped by the break-glass role, with the reason.

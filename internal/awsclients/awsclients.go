@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/fis"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
@@ -95,6 +96,9 @@ func (s Set) S3() *s3.Client {
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 }
+
+// ECS is the ECS client (`runbook run --in-aws` starts and follows its task).
+func (s Set) ECS() *ecs.Client { return ecs.NewFromConfig(s.cfg) }
 
 // SQS is the SQS client.
 func (s Set) SQS() *sqs.Client { return sqs.NewFromConfig(s.cfg) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -86,6 +87,10 @@ type Runner struct {
 	// step (the runbook run's own `started` audit record); an error stops
 	// the run before anything ran.
 	Begin func() error
+	// Outcome, when set, gives the exit code and reason of a run's end,
+	// recorded in its state (State.Ended) before the hold is released: a
+	// terminal following a run in AWS learns there how it ended.
+	Outcome func(sum *Summary, err error) (code int, why string)
 }
 
 // StepError is a step that stopped the runbook.
@@ -131,7 +136,7 @@ type Summary struct {
 }
 
 // Run runs rb from its first unfinished step.
-func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
+func (r *Runner) Run(ctx context.Context, rb *Runbook) (sum *Summary, err error) {
 	if err := r.checkStops(rb); err != nil {
 		return nil, err
 	}
@@ -143,6 +148,12 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	saved := false // a state refused before its first save stays unwritten
+	defer func() {
+		if saved {
+			r.recordEnd(context.WithoutCancel(ctx), st, sum, err)
+		}
+	}()
 	if st == nil {
 		st = &State{Incident: r.Incident, Runbook: rb.Name, Started: r.Now().UTC().Format("20060102t150405z"),
 			Params: map[string]string{}, Outputs: map[string]string{}}
@@ -181,10 +192,12 @@ func (r *Runner) Run(ctx context.Context, rb *Runbook) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.Ended = nil
 	if err := r.Store.Save(ctx, st); err != nil {
 		return nil, err
 	}
-	sum := &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
+	saved = true
+	sum = &Summary{Incident: r.Incident, Runbook: rb.Name, Outputs: st.Outputs}
 	if flag, step := r.stopDoneEarlier(st); flag != "" {
 		fmt.Fprintf(r.ErrOut, "\nStopped: step %s was done earlier, so %s %s stops before anything runs. Run the same command without %s to go on.\n", step, flag, step, flag)
 		return sum, nil
@@ -466,11 +479,7 @@ func (r *Runner) resolveParams(rb *Runbook, st *State) error {
 	for _, k := range names {
 		v := r.Params[k]
 		if _, ok := declared[k]; !ok {
-			var all []string
-			for _, p := range rb.Params {
-				all = append(all, p.Name)
-			}
-			return &ParamError{fmt.Errorf("--param %s: runbook %s has no such parameter (it takes: %s)", k, rb.Name, strings.Join(all, ", "))}
+			return unknownParam(rb, k)
 		}
 		if old, ok := st.Params[k]; ok && old != v {
 			if err := r.changeParam(rb, st, k, old, v); err != nil {
@@ -849,4 +858,20 @@ func approvers(a *Approval) string {
 		out = append(out, d.Caller)
 	}
 	return strings.Join(out, ", ")
+}
+
+// recordEnd saves how the run ended in its state (Outcome): not over a
+// state another process changed (its save is refused anyway).
+func (r *Runner) recordEnd(ctx context.Context, st *State, sum *Summary, err error) {
+	var ce *ConflictError
+	if r.Outcome == nil || errors.As(err, &ce) {
+		return
+	}
+	code, why := r.Outcome(sum, err)
+	host, _ := os.Hostname()
+	st.Ended = &Ended{Code: code, Why: why, By: r.Caller, Host: host, At: r.Now().UTC()}
+	st.Updated = st.Ended.At
+	if serr := r.Store.Save(ctx, st); serr != nil {
+		fmt.Fprintf(r.ErrOut, "warning: how the run ended (exit %d) is not in its state: %v\n", code, serr)
+	}
 }

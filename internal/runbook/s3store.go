@@ -295,6 +295,34 @@ func (s *S3Store) Runs(ctx context.Context, incident string) ([]string, error) {
 	return out, nil
 }
 
+// Task is the ECS task a run was started in (`runbook run --in-aws`),
+// kept next to the run's state (RUNBOOK.task.json): the task writes the
+// state, so the terminal that started it writes only this.
+type Task struct {
+	ARN            string    `json:"task_arn"`
+	Cluster        string    `json:"cluster"`
+	TaskDefinition string    `json:"task_definition"`
+	Container      string    `json:"container"`
+	Command        []string  `json:"command"` // the container's command: dynops's arguments
+	StartedBy      string    `json:"started_by"`
+	Started        time.Time `json:"started"`
+}
+
+// LoadTask returns the run's last task, nil when it never ran in AWS.
+func (s *S3Store) LoadTask(ctx context.Context, incident, runbook string) (*Task, error) {
+	var t Task
+	found, err := s.get(ctx, s.key(incident, runbook, "task"), &t)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// SaveTask records the run's task (over the one LoadTask read, if any).
+func (s *S3Store) SaveTask(ctx context.Context, incident, runbook string, t *Task) error {
+	return s.put(ctx, s.key(incident, runbook, "task"), t)
+}
+
 // ParseStateBucket splits --state-bucket BUCKET[/PREFIX] (default prefix
 // dynops/runbooks/).
 func ParseStateBucket(v string) (bucket, prefix string, err error) {

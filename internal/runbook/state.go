@@ -36,7 +36,19 @@ type State struct {
 	// Approvals are the second-approver requests of destructive steps on
 	// protected targets (step -> request), in the shared state.
 	Approvals map[string]*Approval `json:"approvals,omitempty"`
-	Updated   time.Time            `json:"updated"`
+	// Ended is how the last run of it ended (cleared when a run resumes
+	// it): a terminal following a run in AWS reads it there.
+	Ended   *Ended    `json:"ended,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// Ended is how a run ended: the exit code of `dynops runbook run` and why.
+type Ended struct {
+	Code int       `json:"code"`
+	Why  string    `json:"why"`
+	By   string    `json:"by,omitempty"` // the caller that ran it (STS ARN)
+	Host string    `json:"host,omitempty"`
+	At   time.Time `json:"at"`
 }
 
 // ParamChange is a parameter given a new value on resume.

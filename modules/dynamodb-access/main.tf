@@ -301,7 +301,7 @@ locals {
 }
 
 resource "aws_iam_policy" "this" {
-  for_each = local.policies
+  for_each = var.create_policies ? local.policies : {}
 
   name        = "${local.name_prefix}-${each.key}"
   description = "dynops ${each.key}: DynamoDB access to ${var.env}-* tables (DDB-SEC-01/02/03)"

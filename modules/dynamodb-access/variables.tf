@@ -135,6 +135,17 @@ variable "tenant_tag_key" {
 # Roles
 ################################################################################
 
+variable "create_policies" {
+  description = "Create the IAM policies. false: only render them (output `policy_documents`), as modules/dynops-runner does for the role its task runs as."
+  type        = bool
+  default     = true
+
+  validation {
+    condition     = var.create_policies || !var.create_roles
+    error_message = "DDB-SEC-01: create_roles = true attaches the policies this module creates: keep create_policies = true with it."
+  }
+}
+
 variable "create_roles" {
   description = "Also create one IAM role per policy. Each role trusts its own principals (role_trusted_principal_arns, else trusted_principal_arns); the tenant role trusts only role_trusted_principal_arns[\"tenant\"] and requires the tenant tag."
   type        = bool

@@ -249,6 +249,14 @@ func (e *Emulator) Configure(ctx context.Context, jsonBody string) error {
 	return e.post(ctx, "/moto-api/config", jsonBody)
 }
 
+// SetTransition sets how a model's status advances (moto's state manager),
+// e.g. SetTransition(ctx, "ecs::task", `{"progression": "manual", "times": 1000000}`):
+// moto advances an ECS task one status per DescribeTasks call (RUNNING to
+// STOPPED in four) unless told otherwise.
+func (e *Emulator) SetTransition(ctx context.Context, model, transition string) error {
+	return e.post(ctx, "/moto-api/state-manager/set-transition", fmt.Sprintf(`{"model_name": %q, "transition": %s}`, model, transition))
+}
+
 func (e *Emulator) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

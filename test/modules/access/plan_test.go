@@ -249,6 +249,8 @@ func TestPlanValidations(t *testing.T) {
 		{"DDB-SEC-02 cross-tenant index without a reason", map[string]any{"tenant_tables": map[string]any{"dev-hoge-order": map[string]any{"cross_tenant_indexes": map[string]any{"gsi3": " "}}}}, "DDB-SEC-02: cross_tenant_indexes must map GSI names"},
 		{"DDB-SEC-03 health check wildcard", map[string]any{"health_check_ids": []string{"*"}}, "DDB-SEC-03: health_check_ids must be Route 53 health check IDs"},
 		{"DDB-SEC-01 roles without principals", map[string]any{"create_roles": true}, "DDB-SEC-01: create_roles = true needs trusted_principal_arns"},
+		{"DDB-SEC-01 roles without the policies they attach", map[string]any{"create_roles": true, "create_policies": false, "trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/app"}},
+			"DDB-SEC-01: create_roles = true attaches the policies this module creates"},
 		{"DDB-SEC-01 one principal trusted by the tenant and the data-patch role", map[string]any{"create_roles": true, "tenant_tables": map[string]any{"dev-hoge-order": map[string]any{}},
 			"trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/app"}, "role_trusted_principal_arns": map[string]any{"tenant": []string{"arn:aws:iam::123456789012:role/app"}}},
 			"DDB-SEC-01: arn:aws:iam::123456789012:role/app is trusted by both the tenant role and the data-patch role"},

@@ -59,6 +59,8 @@ type Options struct {
 	// Given reports whether a flag was on the command line (flags win
 	// over the config file).
 	Given func(flag string) bool
+	// InAWS runs it as an ECS task, followed from here (--in-aws).
+	InAWS InAWSOptions
 }
 
 // NewCmdRun returns `dynops runbook run NAME`.
@@ -120,9 +122,10 @@ terminal and without --decide its default is taken (said, and audited).`,
 	cmd.Flags().IntVar(&opts.DestructiveRunsPerHour, "destructive-runs-per-hour", 0, "at most this many destructive steps on protected targets per hour in the env, across the team (needs the shared state; 0: no cap)")
 	flagcheck.Range(cmd.Flags(), "destructive-runs-per-hour", "0", strconv.Itoa(runbook.MaxDestructiveRunsPerHour), "destructive runs per hour")
 	cmd.Flags().StringVar(&opts.BreakGlass, "break-glass", "", "the reason to skip the approvals and the cap (only as the "+protect.BreakGlassRole+" role; recorded, notified)")
+	addInAWSFlags(cmd.Flags(), &opts.InAWS)
 	factory.AddConfirmFlag(cmd.Flags(), &opts.Confirm, "the name of a protected target of the runbook's steps (each step that changes things gets the ones that name its targets)")
 	cmdfacts.Writes(cmd)
-	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step")
+	cmdfacts.SetInterrupt(cmd, "the step that was running stopped (the audit log of the incident lists the steps done); run the same `dynops runbook run` with the same --incident again: it resumes at that step (with --in-aws only the following stopped: the task goes on)")
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	cmdfacts.SetTargets(cmd)
 	return cmd
@@ -164,6 +167,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	opts.StateBucket = set.StateBucket.Value // the task gets the resolved bucket
+	if opts.InAWS.Enabled && opts.StateBucket == "" {
+		return runInAWS(ctx, f, opts, set, nil, rb) // refused: names the fix
+	}
 	store, err := shared.Store(ctx, f, set.StateBucket.Value)
 	if err != nil {
 		return err
@@ -172,6 +179,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	s3store, _ := store.(*runbook.S3Store)
 	if s3store != nil {
 		caller = s3store.Caller
+		s3store.TTL = opts.InAWS.Lease
 	}
 	if opts.BreakGlass != "" {
 		if caller, err = breakGlass(ctx, f, opts.BreakGlass); err != nil {
@@ -221,6 +229,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if s3store != nil {
 		r.Counter = s3store
 	}
+	if opts.InAWS.Enabled {
+		return runInAWS(ctx, f, opts, set, r, rb)
+	}
+	r.Outcome = outcome(ctx)
 	if f.IOStreams.CanPrompt() {
 		r.Ask = runbook.LineAsker(f.IOStreams.In, f.IOStreams.ErrOut)
 	}

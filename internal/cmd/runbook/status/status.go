@@ -32,6 +32,10 @@ type Run struct {
 	Updated  time.Time      `json:"updated"`
 	// Approvals are the steps' approval requests (the plan, its hash, who approved).
 	Approvals map[string]*runbook.Approval `json:"approvals,omitempty"`
+	// Ended is how its last run ended; Task the ECS task it was last
+	// started in (`runbook run --in-aws`).
+	Ended *runbook.Ended `json:"ended,omitempty"`
+	Task  *runbook.Task  `json:"task,omitempty"`
 }
 
 // Status is the output of `dynops runbook status`.
@@ -111,8 +115,14 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if done == nil {
 			done = []string{}
 		}
-		out.Runs = append(out.Runs, Run{Incident: incident, Runbook: name, Started: st.Started, Done: done, Current: st.Current,
-			Holder: l, Held: l.Active(now), Updated: st.Updated, Approvals: st.Approvals})
+		run := Run{Incident: incident, Runbook: name, Started: st.Started, Done: done, Current: st.Current,
+			Holder: l, Held: l.Active(now), Updated: st.Updated, Approvals: st.Approvals, Ended: st.Ended}
+		if s, ok := store.(*runbook.S3Store); ok {
+			if run.Task, err = s.LoadTask(ctx, incident, name); err != nil {
+				return err
+			}
+		}
+		out.Runs = append(out.Runs, run)
 	}
 	if f.JSON() {
 		return f.PrintResult(out)
@@ -122,6 +132,12 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 	for _, r := range out.Runs {
 		fmt.Fprintf(w, "\n%s (started %s)\n  done:    %s\n", r.Runbook, r.Started, orNone(strings.Join(r.Done, ", ")))
 		fmt.Fprintf(w, "  current: %s\n", orNone(r.Current))
+		if r.Task != nil {
+			fmt.Fprintf(w, "  task:    %s (started by %s at %s)\n", r.Task.ARN, r.Task.StartedBy, r.Task.Started.Format(time.RFC3339))
+		}
+		if r.Ended != nil {
+			fmt.Fprintf(w, "  ended:   exit %d at %s: %s\n", r.Ended.Code, r.Ended.At.Format(time.RFC3339), r.Ended.Why)
+		}
 		switch {
 		case r.Held:
 			fmt.Fprintf(w, "  holder:  %s (host %s, until %s)\n", r.Holder.Holder, r.Holder.Host, r.Holder.Expires.Format(time.RFC3339))
