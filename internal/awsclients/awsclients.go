@@ -10,6 +10,7 @@ package awsclients
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -92,6 +93,10 @@ func (s Set) S3() *s3.Client {
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 }
+
+// Batch is the AWS Batch client (the batch engine of sharded runs,
+// internal/engine/batch).
+func (s Set) Batch() *batch.Client { return batch.NewFromConfig(s.cfg) }
 
 // SQS is the SQS client.
 func (s Set) SQS() *sqs.Client { return sqs.NewFromConfig(s.cfg) }
