@@ -1,0 +1,28 @@
+provider "aws" {
+  region = var.region
+}
+
+# The Batch side of a sharded diff and repair of prod-hoge-user (docs/batch.md):
+# the shards read the table and its exports, exchange through the run bucket,
+# and may repair the same table with conditional writes.
+module "dynops_batch" {
+  source = "../.."
+
+  name               = "${var.env}-${var.product}-dynops-batch"
+  subnet_ids         = var.subnet_ids
+  security_group_ids = var.security_group_ids
+  max_vcpus          = 64
+  image              = "${var.account_id}.dkr.ecr.${var.region}.amazonaws.com/dynops:v2.4.0"
+
+  worker = {
+    vcpu       = 2
+    memory_mib = 8192
+  }
+
+  source_table_arns       = ["arn:aws:dynamodb:${var.region}:${var.account_id}:table/${var.env}-${var.product}-user"]
+  write_target_table_arns = ["arn:aws:dynamodb:${var.region}:${var.account_id}:table/${var.env}-${var.product}-user"]
+  export_locations        = [{ bucket = "${var.env}-${var.product}-dynamodb-exports", prefix = "exports/${var.env}-${var.product}-user" }]
+  run_location            = { bucket = "${var.env}-${var.product}-dynops-runs", prefix = "diff" }
+
+  tags = { Environment = var.env }
+}
