@@ -172,9 +172,37 @@ resource "aws_iam_role_policy" "execution" {
   })
 }
 
+# The job role's trust: the Batch tasks, and with kubernetes_service_account
+# that one service account through the cluster's OIDC provider (IRSA).
+data "aws_iam_policy_document" "job_trust" {
+  source_policy_documents = [data.aws_iam_policy_document.ecs_tasks.json]
+
+  dynamic "statement" {
+    for_each = var.kubernetes_service_account == null ? [] : [var.kubernetes_service_account]
+    content {
+      sid     = "KubernetesServiceAccount"
+      actions = ["sts:AssumeRoleWithWebIdentity"]
+      principals {
+        type        = "Federated"
+        identifiers = [statement.value.oidc_provider_arn]
+      }
+      condition {
+        test     = "StringEquals"
+        variable = "${split("oidc-provider/", statement.value.oidc_provider_arn)[1]}:sub"
+        values   = ["system:serviceaccount:${statement.value.namespace}:${statement.value.name}"]
+      }
+      condition {
+        test     = "StringEquals"
+        variable = "${split("oidc-provider/", statement.value.oidc_provider_arn)[1]}:aud"
+        values   = ["sts.amazonaws.com"]
+      }
+    }
+  }
+}
+
 resource "aws_iam_role" "job" {
   name               = "${var.name}-job"
-  assume_role_policy = data.aws_iam_policy_document.ecs_tasks.json
+  assume_role_policy = data.aws_iam_policy_document.job_trust.json
   tags               = local.tags
 }
 

@@ -203,6 +203,25 @@ variable "data_kms_key_arns" {
   }
 }
 
+variable "kubernetes_service_account" {
+  description = "Also let a Kubernetes service account assume the job role through IRSA (examples/kubernetes): the cluster's IAM OIDC provider ARN, the namespace and the service account's name. null: only the Batch tasks assume it."
+  type = object({
+    oidc_provider_arn = string
+    namespace         = string
+    name              = string
+  })
+  default = null
+
+  validation {
+    condition = var.kubernetes_service_account == null || (
+      can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider/.+$", try(var.kubernetes_service_account.oidc_provider_arn, ""))) &&
+      can(regex("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", try(var.kubernetes_service_account.namespace, ""))) &&
+      can(regex("^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", try(var.kubernetes_service_account.name, "")))
+    )
+    error_message = "DDB-SEC-01: kubernetes_service_account must be { oidc_provider_arn = \"arn:aws:iam::ACCOUNT:oidc-provider/oidc.eks.REGION.amazonaws.com/id/ID\", namespace = \"dynops\", name = \"dynops-diff\" }: one service account, no wildcards."
+  }
+}
+
 variable "tags" {
   description = "Tags of every resource."
   type        = map(string)

@@ -124,6 +124,36 @@ func TestPlanComputeQueueAndWorker(t *testing.T) {
 	assert.EqualValues(t, 30, lg["retention_in_days"], "DDB-MON-02")
 }
 
+// TestPlanJobRoleTrust_DDB_SEC_01: the job role trusts the Batch tasks of
+// its own account and, with kubernetes_service_account, that one service
+// account of the cluster's OIDC provider (examples/kubernetes); without it,
+// nothing else.
+func TestPlanJobRoleTrust_DDB_SEC_01(t *testing.T) {
+	t.Parallel()
+	type statement struct {
+		Action    any
+		Principal map[string]any
+		Condition map[string]map[string]any
+	}
+	trust := func(name, addr string) []statement {
+		var doc struct{ Statement []statement }
+		require.NoError(t, json.Unmarshal([]byte(attrs(t, name, addr)["assume_role_policy"].(string)), &doc))
+		return doc.Statement
+	}
+	full := trust("complete", "module.dynops_batch.aws_iam_role.job")
+	require.Len(t, full, 2)
+	assert.Equal(t, "ecs-tasks.amazonaws.com", full[0].Principal["Service"])
+	assert.Equal(t, account, full[0].Condition["StringEquals"]["aws:SourceAccount"])
+	issuer := "oidc.eks." + region + ".amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
+	assert.Equal(t, "arn:aws:iam::"+account+":oidc-provider/"+issuer, full[1].Principal["Federated"])
+	assert.Equal(t, "sts:AssumeRoleWithWebIdentity", full[1].Action)
+	assert.Equal(t, "system:serviceaccount:dynops:dynops-diff", full[1].Condition["StringEquals"][issuer+":sub"])
+	assert.Equal(t, "sts.amazonaws.com", full[1].Condition["StringEquals"][issuer+":aud"])
+	only := trust("read only", "aws_iam_role.job")
+	require.Len(t, only, 1, "no service account: the Batch tasks only")
+	assert.Equal(t, "ecs-tasks.amazonaws.com", only[0].Principal["Service"])
+}
+
 // TestPlanBatchValidations: every validation message of modules/dynops-batch,
 // with its rule and its fix.
 func TestPlanBatchValidations(t *testing.T) {
@@ -150,6 +180,7 @@ func TestPlanBatchValidations(t *testing.T) {
 		{Name: "DDB-SEC-01 export prefix empty", Vars: with(map[string]any{"export_locations": []any{map[string]any{"bucket": "prod-hoge-dynamodb-exports", "prefix": ""}}}), Want: []string{"DDB-SEC-01: export_locations must be { bucket", "whole bucket"}},
 		{Name: "DDB-SEC-01 run prefix with slash", Vars: with(map[string]any{"run_location": map[string]any{"bucket": "prod-hoge-dynops-runs", "prefix": "/diff/"}}), Want: []string{"DDB-SEC-01: run_location must be { bucket"}},
 		{Name: "DDB-SEC-01 write target wildcard", Vars: with(map[string]any{"write_target_table_arns": []string{"*"}}), Want: []string{"DDB-SEC-01: write_target_table_arns must be table ARNs"}},
+		{Name: "DDB-SEC-01 service account wildcard", Vars: with(map[string]any{"kubernetes_service_account": map[string]any{"oidc_provider_arn": "arn:aws:iam::" + account + ":oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/X", "namespace": "dynops", "name": "*"}}), Want: []string{"DDB-SEC-01: kubernetes_service_account must be", "no wildcards"}},
 		{Name: "DDB-SEC-04 data key alias", Vars: with(map[string]any{"data_kms_key_arns": []string{"alias/aws/s3"}}), Want: []string{"DDB-SEC-04: data_kms_key_arns must be KMS key ARNs"}},
 	})
 }

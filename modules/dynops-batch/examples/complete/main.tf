@@ -24,5 +24,12 @@ module "dynops_batch" {
   export_locations        = [{ bucket = "${var.env}-${var.product}-dynamodb-exports", prefix = "exports/${var.env}-${var.product}-user" }]
   run_location            = { bucket = "${var.env}-${var.product}-dynops-runs", prefix = "diff" }
 
+  # The same role for examples/kubernetes/dynops-diff-job.yaml (IRSA).
+  kubernetes_service_account = {
+    oidc_provider_arn = "arn:aws:iam::${var.account_id}:oidc-provider/oidc.eks.${var.region}.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
+    namespace         = "dynops"
+    name              = "dynops-diff"
+  }
+
   tags = { Environment = var.env }
 }
