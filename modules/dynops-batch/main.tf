@@ -73,7 +73,7 @@ resource "aws_batch_job_definition" "worker" {
   platform_capabilities = ["FARGATE"]
   propagate_tags        = true
 
-  container_properties = jsonencode({
+  container_properties = jsonencode(merge({
     image            = var.image
     command          = ["dynops", "version"]
     jobRoleArn       = local.job_role_arn
@@ -95,7 +95,10 @@ resource "aws_batch_job_definition" "worker" {
         "awslogs-stream-prefix" = "shard"
       }
     }
-  })
+    },
+    # Fargate's 20 GiB are there without asking; more only when asked.
+    { for k, v in { ephemeralStorage = { sizeInGiB = var.worker.ephemeral_storage_gib } } : k => v if var.worker.ephemeral_storage_gib > 20 },
+  ))
 
   retry_strategy {
     attempts = var.worker.retry_attempts

@@ -65,12 +65,13 @@ variable "image" {
 }
 
 variable "worker" {
-  description = "Size and limits of each shard's task: vcpu and memory_mib (a Fargate combination), retry_attempts (Batch moves a failed shard back to RUNNABLE up to this many attempts in all; shards are idempotent) and timeout_seconds (an attempt running longer is stopped)."
+  description = "Size and limits of each shard's task: vcpu and memory_mib (a Fargate combination), ephemeral_storage_gib (the task's disk, where the diff spills its buckets: Fargate gives 20 free, up to 200), retry_attempts (Batch moves a failed shard back to RUNNABLE up to this many attempts in all; shards are idempotent) and timeout_seconds (an attempt running longer is stopped)."
   type = object({
-    vcpu            = optional(number, 1)
-    memory_mib      = optional(number, 4096)
-    retry_attempts  = optional(number, 3)
-    timeout_seconds = optional(number, 14400)
+    vcpu                  = optional(number, 1)
+    memory_mib            = optional(number, 4096)
+    ephemeral_storage_gib = optional(number, 20)
+    retry_attempts        = optional(number, 3)
+    timeout_seconds       = optional(number, 14400)
   })
   default = {}
 
@@ -90,6 +91,11 @@ variable "worker" {
       var.worker.memory_mib >= 32768 && var.worker.memory_mib <= 122880 && var.worker.memory_mib % 8192 == 0
     )
     error_message = "DDB-CAP-04: worker.memory_mib must be a Fargate memory for worker.vcpu: 0.25 vCPU 512/1024/2048; 0.5 vCPU 1024-4096, 1 vCPU 2048-8192, 2 vCPU 4096-16384, 4 vCPU 8192-30720 (steps of 1024); 8 vCPU 16384-61440 (steps of 4096); 16 vCPU 32768-122880 (steps of 8192)."
+  }
+
+  validation {
+    condition     = var.worker.ephemeral_storage_gib >= 20 && var.worker.ephemeral_storage_gib <= 200 && var.worker.ephemeral_storage_gib == floor(var.worker.ephemeral_storage_gib)
+    error_message = "DDB-CAP-04: worker.ephemeral_storage_gib must be a whole number from 20 to 200 (Fargate's task storage)."
   }
 
   validation {

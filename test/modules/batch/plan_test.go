@@ -99,6 +99,7 @@ func TestPlanComputeQueueAndWorker(t *testing.T) {
 	require.True(t, ok, "container_properties unknown at plan: %v", jd["container_properties"])
 	var c struct {
 		Image                string
+		EphemeralStorage     struct{ SizeInGiB int } `json:"ephemeralStorage"`
 		JobRoleArn           string
 		ExecutionRoleArn     string
 		ResourceRequirements []struct{ Type, Value string }
@@ -114,6 +115,7 @@ func TestPlanComputeQueueAndWorker(t *testing.T) {
 	assert.Equal(t, account+".dkr.ecr."+region+".amazonaws.com/dynops:v2.4.0", c.Image)
 	assert.ElementsMatch(t, []struct{ Type, Value string }{{"VCPU", "2"}, {"MEMORY", "8192"}}, c.ResourceRequirements)
 	assert.Equal(t, "DISABLED", c.NetworkConfiguration.AssignPublicIP)
+	assert.Equal(t, 50, c.EphemeralStorage.SizeInGiB, "the spill disk asked for")
 	assert.Equal(t, "awslogs", c.LogConfiguration.LogDriver)
 	assert.Equal(t, "/aws/batch/prod-hoge-dynops-batch", c.LogConfiguration.Options["awslogs-group"])
 	assert.Equal(t, "arn:aws:iam::"+account+":role/prod-hoge-dynops-batch-job", c.JobRoleArn)
@@ -169,6 +171,7 @@ func TestPlanBatchValidations(t *testing.T) {
 		{Name: "DDB-CAP-04 vcpu not Fargate", Vars: worker(map[string]any{"vcpu": 3}), Want: []string{"DDB-CAP-04: worker.vcpu must be a Fargate vCPU value"}},
 		{Name: "DDB-CAP-04 memory not for the vcpu", Vars: worker(map[string]any{"vcpu": 1, "memory_mib": 16384}), Want: []string{"DDB-CAP-04: worker.memory_mib must be a Fargate memory for worker.vcpu", "1 vCPU 2048-8192"}},
 		{Name: "DDB-CAP-04 memory step on 8 vCPU", Vars: worker(map[string]any{"vcpu": 8, "memory_mib": 17408}), Want: []string{"DDB-CAP-04: worker.memory_mib must be a Fargate memory for worker.vcpu"}},
+		{Name: "DDB-CAP-04 task storage", Vars: worker(map[string]any{"ephemeral_storage_gib": 201}), Want: []string{"DDB-CAP-04: worker.ephemeral_storage_gib must be a whole number from 20 to 200"}},
 		{Name: "DDB-CAP-04 retries", Vars: worker(map[string]any{"retry_attempts": 11}), Want: []string{"DDB-CAP-04: worker.retry_attempts must be 1 to 10"}},
 		{Name: "DDB-CAP-04 timeout", Vars: worker(map[string]any{"timeout_seconds": 30}), Want: []string{"DDB-CAP-04: worker.timeout_seconds must be a whole number of at least 60"}},
 		{Name: "DDB-CAP-04 vcpu above max_vcpus", Vars: with(map[string]any{"max_vcpus": 2, "worker": map[string]any{"vcpu": 4, "memory_mib": 8192}}), Want: []string{"DDB-CAP-04: worker.vcpu must not exceed max_vcpus"}},

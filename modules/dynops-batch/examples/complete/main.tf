@@ -15,8 +15,9 @@ module "dynops_batch" {
   image              = "${var.account_id}.dkr.ecr.${var.region}.amazonaws.com/dynops:v2.4.0"
 
   worker = {
-    vcpu       = 2
-    memory_mib = 8192
+    vcpu                  = 2
+    memory_mib            = 8192
+    ephemeral_storage_gib = 50
   }
 
   source_table_arns       = ["arn:aws:dynamodb:${var.region}:${var.account_id}:table/${var.env}-${var.product}-user"]
