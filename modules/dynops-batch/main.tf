@@ -23,6 +23,20 @@ locals {
   s3          = "arn:${local.partition}:s3:::"
   run_objects = "${local.s3}${var.run_location.bucket}/${var.run_location.prefix}/*"
 
+  # The actions each role is documented to use (README): everything else is
+  # denied explicitly, whatever a resource policy (a table's, a bucket's)
+  # allows (DDB-SEC-01, as every role the modules create).
+  write_actions = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+  job_actions = sort(distinct(concat(
+    ["dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:DescribeExport", "s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListBucket"],
+    length(var.write_target_table_arns) == 0 ? [] : local.write_actions,
+    length(var.data_kms_key_arns) == 0 ? [] : ["kms:Decrypt", "kms:GenerateDataKey"],
+  )))
+  execution_actions = concat(
+    ["logs:CreateLogStream", "logs:PutLogEvents"],
+    local.ecr_repository == null ? [] : ["ecr:GetAuthorizationToken", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+  )
+
   tags = var.tags
 }
 
@@ -171,6 +185,12 @@ resource "aws_iam_role_policy" "execution" {
           Resource = local.ecr_repository
         },
       ],
+      [{
+        Sid       = "DenyOutsideDocumentedSet"
+        Effect    = "Deny"
+        NotAction = local.execution_actions
+        Resource  = "*"
+      }],
     )
   })
 }
@@ -262,7 +282,7 @@ resource "aws_iam_role_policy" "job" {
       length(var.write_target_table_arns) == 0 ? [] : [{
         Sid      = "ConditionalWritesToTargets"
         Effect   = "Allow"
-        Action   = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+        Action   = local.write_actions
         Resource = var.write_target_table_arns
       }],
       length(var.data_kms_key_arns) == 0 ? [] : [{
@@ -270,6 +290,12 @@ resource "aws_iam_role_policy" "job" {
         Effect   = "Allow"
         Action   = ["kms:Decrypt", "kms:GenerateDataKey"]
         Resource = var.data_kms_key_arns
+      }],
+      [{
+        Sid       = "DenyOutsideDocumentedSet"
+        Effect    = "Deny"
+        NotAction = local.job_actions
+        Resource  = "*"
       }],
     )
   })

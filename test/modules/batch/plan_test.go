@@ -190,9 +190,22 @@ func TestPlanBatchValidations(t *testing.T) {
 
 type probe struct{ name, action, resource, want string }
 
+// everything is the most permissive resource policy a table or bucket of
+// the account could carry: with it, only the role's own explicit Deny
+// keeps it inside its documented set.
+var everything = map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+	"Sid": "EverythingToEveryone", "Effect": "Allow", "Principal": map[string]any{"AWS": "*"}, "Action": "*", "Resource": "*",
+}}}
+
 // evaluate asks the evaluator each probe of the shards' roles; a
 // s3:ListBucket probe's name ends with the prefix it lists.
 func evaluate(t *testing.T, title string, identity any, probes []probe) {
+	t.Helper()
+	evaluateWith(t, title, identity, nil, probes)
+}
+
+// evaluateWith is evaluate with a resource policy on every request.
+func evaluateWith(t *testing.T, title string, identity, resourcePolicy any, probes []probe) {
 	t.Helper()
 	sims := make([]iamsim.Simulation, len(probes))
 	asked := make([]iamsim.Probe, len(probes))
@@ -207,6 +220,7 @@ func evaluate(t *testing.T, title string, identity any, probes []probe) {
 			ResourceControlPolicies: []any{},
 			Request: iamsim.Request{Principal: "arn:aws:sts::" + account + ":assumed-role/prod-hoge-dynops-batch-job/task", Action: p.action,
 				Resource: iamsim.Resource{Resource: p.resource, AccountID: account}, ContextVariables: asked[i].Context},
+			ResourcePolicy: resourcePolicy,
 		}
 	}
 	iamsim.Expect(t, title, sims, asked)
@@ -218,7 +232,8 @@ func evaluate(t *testing.T, title string, identity any, probes []probe) {
 // writes (conditionally) the named target table; it cannot touch another
 // prefix, another bucket, another table, write with BatchWriteItem, or
 // delete the run's objects. Planned without write targets, it writes no
-// table at all.
+// table at all. With a resource policy allowing everything on the table or
+// bucket, its own Deny keeps it inside its documented set.
 func TestJobRoleScopedToTheRun_DDB_SEC_01(t *testing.T) {
 	t.Parallel()
 	user, other := table("prod-hoge-user"), table("prod-hoge-order")
@@ -257,6 +272,19 @@ func TestJobRoleScopedToTheRun_DDB_SEC_01(t *testing.T) {
 		{"GetObject in any export bucket", "s3:GetObject", exports + "/exports/prod-hoge-user/x", denied},
 		{"PutObject in the run prefix", "s3:PutObject", runs + "/diff/run-1/x", iamsim.Allowed},
 	})
+	evaluateWith(t, "dynops-batch job role, the resource carrying a policy that allows everything", policy(t, "complete", "module.dynops_batch.aws_iam_role_policy.job"), everything, []probe{
+		{"DeleteTable of the target table", "dynamodb:DeleteTable", user, iamsim.Explicit},
+		{"BatchWriteItem on the target table", "dynamodb:BatchWriteItem", user, iamsim.Explicit},
+		{"PutResourcePolicy on the target table", "dynamodb:PutResourcePolicy", user, iamsim.Explicit},
+		{"DeleteObject in the run prefix", "s3:DeleteObject", runs + "/diff/run-1/x", iamsim.Explicit},
+		{"PutBucketPolicy of the run bucket", "s3:PutBucketPolicy", runs, iamsim.Explicit},
+		{"PutItem on the target table", "dynamodb:PutItem", user, iamsim.Allowed},
+	})
+	evaluateWith(t, "dynops-batch job role without write targets, the table allowing everything", policy(t, "read only", "aws_iam_role_policy.job"), everything, []probe{
+		{"PutItem on a source table", "dynamodb:PutItem", user, iamsim.Explicit},
+		{"UpdateItem on a source table", "dynamodb:UpdateItem", user, iamsim.Explicit},
+		{"Scan of a source table", "dynamodb:Scan", user, iamsim.Allowed},
+	})
 }
 
 // TestExecutionRolePullsOnlyItsImage_DDB_SEC_01: the execution role pulls
@@ -276,5 +304,9 @@ func TestExecutionRolePullsOnlyItsImage_DDB_SEC_01(t *testing.T) {
 	evaluate(t, "dynops-batch execution role, image outside ECR", policy(t, "read only", "aws_iam_role_policy.execution"), []probe{
 		{"GetAuthorizationToken", "ecr:GetAuthorizationToken", "*", denied},
 		{"BatchGetImage of dynops", "ecr:BatchGetImage", repo + "dynops", denied},
+	})
+	evaluateWith(t, "dynops-batch execution role, the log group allowing everything", policy(t, "complete", "module.dynops_batch.aws_iam_role_policy.execution"), everything, []probe{
+		{"DeleteLogGroup of the module's log group", "logs:DeleteLogGroup", logs + "/aws/batch/prod-hoge-dynops-batch", iamsim.Explicit},
+		{"PutImage to dynops", "ecr:PutImage", repo + "dynops", iamsim.Explicit},
 	})
 }
