@@ -37,6 +37,7 @@ type API interface {
 	SubmitJob(ctx context.Context, in *awsbatch.SubmitJobInput, optFns ...func(*awsbatch.Options)) (*awsbatch.SubmitJobOutput, error)
 	DescribeJobs(ctx context.Context, in *awsbatch.DescribeJobsInput, optFns ...func(*awsbatch.Options)) (*awsbatch.DescribeJobsOutput, error)
 	TerminateJob(ctx context.Context, in *awsbatch.TerminateJobInput, optFns ...func(*awsbatch.Options)) (*awsbatch.TerminateJobOutput, error)
+	ListJobs(ctx context.Context, in *awsbatch.ListJobsInput, optFns ...func(*awsbatch.Options)) (*awsbatch.ListJobsOutput, error)
 }
 
 // Options name where the shards run: the job queue and the worker's job
@@ -149,7 +150,8 @@ func JobName(runID, stage string) string {
 }
 
 // Submit implements engine.Engine: SubmitJob of the stage, an array job of
-// s.Shards children (a plain job for one), depending on after's whole job.
+// s.Shards children (a plain job for one), depending on after's whole job;
+// refused while a job of the same run and stage has not ended.
 func (e *Engine) Submit(ctx context.Context, s engine.Stage, after engine.Job) (engine.Job, error) {
 	cmd, err := Command(s)
 	if err != nil {
@@ -159,8 +161,12 @@ func (e *Engine) Submit(ctx context.Context, s engine.Stage, after engine.Job) (
 	if err != nil {
 		return nil, err
 	}
+	name := JobName(runID, s.Name)
+	if err := e.refuseLiveJob(ctx, s.Name, name); err != nil {
+		return nil, err
+	}
 	in := &awsbatch.SubmitJobInput{
-		JobName:            aws.String(JobName(runID, s.Name)),
+		JobName:            aws.String(name),
 		JobQueue:           aws.String(e.opts.Queue),
 		JobDefinition:      aws.String(e.opts.JobDefinition),
 		ContainerOverrides: &types.ContainerOverrides{Command: cmd},
@@ -187,6 +193,37 @@ func (e *Engine) Submit(ctx context.Context, s engine.Stage, after engine.Job) (
 		return nil, fmt.Errorf("submitting stage %q to AWS Batch queue %s: the answer has no job ID", s.Name, e.opts.Queue)
 	}
 	return Job{JobID: *out.JobId, JobName: aws.ToString(out.JobName), Shards: s.Shards}, nil
+}
+
+// refuseLiveJob refuses to submit a stage while a job of the same name (the
+// same run and stage) has not ended in the queue: a driver that stopped
+// without cancelling its jobs (SIGKILL, a lost machine) left it running, and
+// a second one would run every shard again (the same outputs, twice the
+// cost) while only the new one is followed and cancelled.
+func (e *Engine) refuseLiveJob(ctx context.Context, stage, name string) error {
+	p := awsbatch.NewListJobsPaginator(e.api, &awsbatch.ListJobsInput{
+		JobQueue: aws.String(e.opts.Queue),
+		Filters:  []types.KeyValuesPair{{Name: aws.String("JOB_NAME"), Values: []string{name}}},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("stage %q: listing AWS Batch jobs named %s in queue %s (a run's stage is submitted once): %w", stage, name, e.opts.Queue, err)
+		}
+		for _, j := range page.JobSummaryList {
+			if !strings.EqualFold(aws.ToString(j.JobName), name) {
+				continue
+			}
+			switch j.Status {
+			case types.JobStatusSucceeded, types.JobStatusFailed:
+				continue
+			}
+			id := aws.ToString(j.JobId)
+			return fmt.Errorf("stage %q: AWS Batch job %s (%s) of this run is still %s in queue %s, left by a run that stopped without cancelling it; wait until it ends, or stop it with `aws batch terminate-job --job-id %s --reason REASON`, then run again (finished shards' outputs are kept)",
+				stage, id, name, j.Status, e.opts.Queue, id)
+		}
+	}
+	return nil
 }
 
 func (e *Engine) tags(runID string, s engine.Stage) map[string]string {

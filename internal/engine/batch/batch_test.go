@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,25 @@ type fakeAPI struct {
 	submitted  []*awsbatch.SubmitJobInput
 	terminated []*awsbatch.TerminateJobInput
 	jobs       []types.JobDetail
+	// listed answers ListJobs, one page per element.
+	listed [][]types.JobSummary
+	lists  []*awsbatch.ListJobsInput
+}
+
+func (f *fakeAPI) ListJobs(_ context.Context, in *awsbatch.ListJobsInput, _ ...func(*awsbatch.Options)) (*awsbatch.ListJobsOutput, error) {
+	f.lists = append(f.lists, in)
+	page := 0
+	if in.NextToken != nil {
+		page, _ = strconv.Atoi(*in.NextToken)
+	}
+	out := &awsbatch.ListJobsOutput{}
+	if page < len(f.listed) {
+		out.JobSummaryList = f.listed[page]
+	}
+	if page+1 < len(f.listed) {
+		out.NextToken = aws.String(strconv.Itoa(page + 1))
+	}
+	return out, nil
 }
 
 func (f *fakeAPI) SubmitJob(_ context.Context, in *awsbatch.SubmitJobInput, _ ...func(*awsbatch.Options)) (*awsbatch.SubmitJobOutput, error) {
@@ -253,5 +273,38 @@ func TestJobNameFollowsSubmitJobsRule(t *testing.T) {
 		if c.stage != "" && !strings.HasSuffix(got, "-"+c.stage) {
 			t.Errorf("JobName(%q, %q) = %q lost the stage", c.run, c.stage, got)
 		}
+	}
+}
+
+// TestSubmitRefusedWhileTheSameStageRuns_FakeBatchAPI: a job of the same run
+// and stage that has not ended (left by a driver killed without cancelling
+// it) refuses the submission, naming the job and how to stop it; ended jobs
+// of that name (a finished or cancelled earlier attempt) do not, on any page.
+func TestSubmitRefusedWhileTheSameStageRuns_FakeBatchAPI(t *testing.T) {
+	const name = "dynops-20261129T0100Z-a1b2-map"
+	for _, status := range []types.JobStatus{"SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING"} {
+		t.Run(string(status), func(t *testing.T) {
+			e, f := newFake(t)
+			f.listed = [][]types.JobSummary{
+				{{JobId: aws.String("old-1"), JobName: aws.String(name), Status: "FAILED"}},
+				{{JobId: aws.String("old-2"), JobName: aws.String(name), Status: status}},
+			}
+			_, err := e.Submit(t.Context(), mapStage(4), nil)
+			if err == nil || !strings.Contains(err.Error(), "old-2") || !strings.Contains(err.Error(), "aws batch terminate-job --job-id old-2") {
+				t.Fatalf("err %v, want a refusal naming old-2 and how to stop it", err)
+			}
+			if len(f.submitted) != 0 {
+				t.Error("submitted while the same stage runs")
+			}
+			in := f.lists[0]
+			if aws.ToString(in.JobQueue) != "dynops-batch" || len(in.Filters) != 1 || aws.ToString(in.Filters[0].Name) != "JOB_NAME" || in.Filters[0].Values[0] != name {
+				t.Errorf("ListJobs asked %+v", in)
+			}
+		})
+	}
+	e, f := newFake(t)
+	f.listed = [][]types.JobSummary{{{JobId: aws.String("old"), JobName: aws.String(name), Status: "SUCCEEDED"}, {JobId: aws.String("other"), JobName: aws.String(name + "-x"), Status: "RUNNING"}}}
+	if _, err := e.Submit(t.Context(), mapStage(4), nil); err != nil {
+		t.Fatalf("an ended job of the same name, or a running one of another name, refused the stage: %v", err)
 	}
 }

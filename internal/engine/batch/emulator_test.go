@@ -75,7 +75,8 @@ func describe(t *testing.T, c *awsbatch.Client, id string) types.JobDetail {
 // submitted, described and terminated through the production client; what
 // the emulator records is what the engine asked: the array size, each
 // child's command, the dependency on the whole map job, the tags, the
-// termination reason. moto 5.2.1 runs no container without Docker: every
+// termination reason; the same stage is not submitted again while its job
+// has not ended. moto 5.2.1 runs no container without Docker: every
 // child fails at once, and the engine reports the stage failed (the
 // summary counts every child ended although moto leaves the parent
 // SUBMITTED), so a run on a broken queue stops instead of waiting forever.
@@ -114,6 +115,12 @@ func TestBatchEngineOnTheEmulator(t *testing.T) {
 	assert.Contains(t, err.Error(), "3 shard(s) failed")
 	require.NotEmpty(t, seen)
 	assert.Equal(t, engine.Status{Failed: 3, Done: true}, seen[len(seen)-1])
+
+	// moto leaves an array parent SUBMITTED for good: to the engine the
+	// run's map stage has not ended, so the same stage is not submitted twice.
+	_, err = e.Submit(ctx, engine.Stage{Name: "map", Args: []string{"shard", "run", "--run", run, "--stage", "map"}, Shards: 3}, nil)
+	require.Error(t, err, "the same run's map stage submitted while its job has not ended")
+	assert.Contains(t, err.Error(), mapJob.ID())
 
 	reason := "dynops table diff interrupted (Ctrl-C)"
 	require.NoError(t, e.Cancel(ctx, reduceJob, reason))
