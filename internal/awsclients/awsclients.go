@@ -10,6 +10,7 @@ package awsclients
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
@@ -99,6 +100,10 @@ func (s Set) S3() *s3.Client {
 
 // ECS is the ECS client (`runbook run --in-aws` starts and follows its task).
 func (s Set) ECS() *ecs.Client { return ecs.NewFromConfig(s.cfg) }
+
+// Batch is the AWS Batch client (the batch engine of sharded runs,
+// internal/engine/batch).
+func (s Set) Batch() *batch.Client { return batch.NewFromConfig(s.cfg) }
 
 // SQS is the SQS client.
 func (s Set) SQS() *sqs.Client { return sqs.NewFromConfig(s.cfg) }

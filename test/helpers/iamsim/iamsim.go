@@ -7,12 +7,15 @@ package iamsim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -104,4 +107,36 @@ func Run(t testing.TB, sims []Simulation) []Result {
 	require.NoError(t, json.Unmarshal(Node(t, "simulate.cjs", in), &results))
 	require.Len(t, results, len(sims))
 	return results
+}
+
+// Denied, as a Probe's Want, accepts either kind of deny.
+const Denied = "Denied"
+
+// Probe is one request of a report and the decision it must get (Allowed,
+// Implicit, Explicit or Denied); Context holds the request's context keys.
+type Probe struct {
+	Name, Action, Resource, Want string
+	Context                      map[string]any
+}
+
+// Expect evaluates sims (sims[i] asks probes[i]) in one node process,
+// asserts each decision and logs them as a table titled title, so a report
+// reads the same in every suite.
+func Expect(t *testing.T, title string, sims []Simulation, probes []Probe) {
+	t.Helper()
+	require.Len(t, sims, len(probes))
+	results := Run(t, sims)
+	var b strings.Builder
+	fmt.Fprintf(&b, "IAM evaluator: %s (%d requests)\n", title, len(probes))
+	for i, p := range probes {
+		got := results[i].OverallResult
+		ok := got == p.Want || (p.Want == Denied && (got == Implicit || got == Explicit))
+		mark := ""
+		if !ok {
+			mark = "  WRONG, want " + p.Want
+		}
+		fmt.Fprintf(&b, "  %-17s %s%s\n", got, p.Name, mark)
+		assert.True(t, ok, "%s: %s on %s: got %s, want %s (errors: %s)", p.Name, p.Action, p.Resource, got, p.Want, results[i].Errors)
+	}
+	t.Log("\n" + b.String())
 }

@@ -163,6 +163,15 @@ var moduleCases = []harness.PlanCase{
 			"schedule_enabled": true, "scheduler_zip_path": harness.PlanZip(t), "alarm_actions": []string{"arn:aws:sns:" + region + ":" + accountID + ":dev-example-alerts"},
 		}
 	}},
+	{Name: "dynops batch", Dir: "modules/dynops-batch", Vars: func(testing.TB) map[string]any {
+		return map[string]any{
+			"name": "dev-example-dynops-batch", "subnet_ids": []string{"subnet-0123456789abcdef0"}, "security_group_ids": []string{"sg-0123456789abcdef0"},
+			"image":             accountID + ".dkr.ecr." + region + ".amazonaws.com/dynops:v2.4.0",
+			"source_table_arns": []string{tableARN("dev", "order")}, "write_target_table_arns": []string{tableARN("dev", "order")},
+			"export_locations": []map[string]any{{"bucket": "dev-example-exports", "prefix": "exports/dev-example-order"}},
+			"run_location":     map[string]any{"bucket": "dev-example-exports", "prefix": "dynops-runs"},
+		}
+	}},
 	{Name: "ci test role", Dir: "modules/ci-test-role", Vars: func(testing.TB) map[string]any {
 		return map[string]any{"github_repository": "hoge-inc/dynops", "account_id": accountID}
 	}},
@@ -235,6 +244,7 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 	consumer := planCasePolicies(t, "stream consumer")
 	export := planCasePolicies(t, "export")
 	ci := planCasePolicies(t, "ci test role")
+	batch := planCasePolicies(t, "dynops batch")
 
 	item := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 	drCommands := []string{"dr status", "dr failover", "dr failback", "dr drill"}
@@ -268,6 +278,11 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 			"dynamodb:RestoreTableFromAwsBackup", "dynamodb:RestoreTableFromBackup", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:UpdateItem",
 			"backup:CopyFromBackupVault", "backup:CopyIntoBackupVault", "backup:DescribeBackupVault", "backup:StartRestoreJob", "kms:DescribeKey",
 		}},
+		// modules/dynops-batch: the run's tables, exports and prefixes; the
+		// conditional writes to its write targets; the image and the logs.
+		{name: "dynops-batch-job", documented: []string{"dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:DescribeExport", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+			"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListBucket"}},
+		{name: "dynops-batch-execution", documented: []string{"logs:CreateLogStream", "logs:PutLogEvents", "ecr:GetAuthorizationToken", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"}},
 		// modules/ci-test-role: on the env's resources (not dev-t*), nothing.
 		{name: "ci-test-role", postureOnly: true},
 		// A role the CI suite creates: the boundary, with the widest policy
@@ -299,6 +314,12 @@ func TestEscalationMatrix_DDB_SEC_01(t *testing.T) {
 		case "export-scheduler":
 			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler_lambda[0]")}
 			r.planCase, r.roleAddr = "export", "aws_iam_role.scheduler_lambda[0]"
+		case "dynops-batch-job":
+			r.policies = []any{policyOf(t, batch, "aws_iam_role_policy.job")}
+			r.planCase, r.roleAddr = "dynops batch", "aws_iam_role.job"
+		case "dynops-batch-execution":
+			r.policies = []any{policyOf(t, batch, "aws_iam_role_policy.execution")}
+			r.planCase, r.roleAddr = "dynops batch", "aws_iam_role.execution"
 		case "export-schedule":
 			r.policies = []any{policyOf(t, export, "aws_iam_role_policy.scheduler[0]")}
 			r.planCase, r.roleAddr = "export", "aws_iam_role.scheduler[0]"

@@ -17,7 +17,7 @@ const (
 	account  = "123456789012"
 	region   = "eu-west-1"
 	testZone = "ZTESTZONE123"
-	denied   = "Denied" // either kind of deny
+	denied   = iamsim.Denied // either kind of deny
 )
 
 // plans: the CI role planned twice in one terraform run: with the defaults,
@@ -69,7 +69,9 @@ type probe struct {
 func run(t *testing.T, title, principal string, identity, boundary any, probes []probe) {
 	t.Helper()
 	sims := make([]iamsim.Simulation, len(probes))
+	asked := make([]iamsim.Probe, len(probes))
 	for i, p := range probes {
+		asked[i] = iamsim.Probe{Name: p.name, Action: p.action, Resource: p.resource, Want: p.want, Context: p.ctx}
 		sims[i] = iamsim.Simulation{
 			IdentityPolicies:        []iamsim.NamedPolicy{{Name: "identity", Policy: identity}},
 			ServiceControlPolicies:  []any{},
@@ -86,20 +88,7 @@ func run(t *testing.T, title, principal string, identity, boundary any, probes [
 			sims[i].PermissionBoundaries = []iamsim.NamedPolicy{{Name: "boundary", Policy: boundary}}
 		}
 	}
-	results := iamsim.Run(t, sims)
-	var b strings.Builder
-	fmt.Fprintf(&b, "IAM evaluator: %s (%d requests)\n", title, len(probes))
-	for i, p := range probes {
-		got := results[i].OverallResult
-		ok := got == p.want || (p.want == denied && (got == iamsim.Implicit || got == iamsim.Explicit))
-		mark := ""
-		if !ok {
-			mark = "  WRONG, want " + p.want
-		}
-		fmt.Fprintf(&b, "  %-17s %s%s\n", got, p.name, mark)
-		assert.True(t, ok, "%s: %s on %s: got %s, want %s (errors: %s)", p.name, p.action, p.resource, got, p.want, results[i].Errors)
-	}
-	t.Log("\n" + b.String())
+	iamsim.Expect(t, title, sims, asked)
 }
 
 // TestCITestRoleCannotMakeItselfAdmin_DDB_SEC_01: every path by which the CI

@@ -68,6 +68,7 @@ var examples = []example{
 	{dir: "modules/dynamodb-table/examples/multi-tenant", vars: func(p, a, _ string) map[string]any {
 		return map[string]any{"product": p, "contributor_insights_enabled": false}
 	}},
+	{dir: "modules/dynops-batch/examples/complete", emulatorLacks: "a managed Fargate compute environment (moto 5.2.1 asks for a service role AWS does not need and looks the subnets and security groups up in its own EC2)"},
 	{dir: "modules/dynamodb-vpc-endpoint/examples/complete", vars: func(p, a, _ string) map[string]any {
 		return map[string]any{"env": "dev"}
 	}},

@@ -229,6 +229,7 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 	"dynamodb-vpc-endpoint":  {"./test/modules/security/", "TestPlanVPCEndpointValidations_DDB_SEC_05"},
 	"dynamodb-readiness":     {"./test/modules/access/", "TestPlanReadinessValidations"},
 	"cloudtrail-data-events": {"./test/modules/security/", "TestPlanCloudTrailValidations_DDB_SEC_06"},
+	"dynops-batch":           {"./test/modules/batch/", "TestPlanBatchValidations"},
 }
 
 var (
