@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -262,6 +263,13 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		return nil, err
 	}
 	if ex := st.Backfill.Export; ex != nil && ex.Import != nil {
+		// Nothing is in a destination yet: items left behind refuse the
+		// imports before any table is created (Preflight cannot read the
+		// export's items before they are transformed).
+		if err := backfillResult(st).leftBehind(o); err != nil {
+			problems := append(strings.Split(err.Error(), "\n"), "no destination was created: run the same backfill again once the routes are fixed, or with the flag (the transformed files are kept)")
+			return nil, &RefusedError{&InputError{problems}}
+		}
 		if err := b.importAll(ctx, src); err != nil {
 			return nil, err
 		}

@@ -152,6 +152,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// A resumed backfill's destinations hold its items; one that reads an
+	// export does not scan the source for the check (the export spares the
+	// source's reads): its items are checked as they are read.
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{
+		Written: l.State.Backfill != nil && !opts.Restart, Items: opts.FromExport == "" && opts.ExportTo == "", Creates: opts.ImportTo != "",
+		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Segments: opts.Segments})
+	if err != nil {
+		return err
+	}
 	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != ""); err != nil {
 		return err
 	}
@@ -204,7 +213,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}, l.State)
 	ios.Done()
 	if err != nil && !migrate.LeftBehind(err) {
-		return err
+		return shared.Refusal(err)
 	}
 	if !res.AlreadyDone {
 		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,

@@ -88,6 +88,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
+	if err != nil {
+		return err
+	}
 	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, false); err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// the pass finished, so its result is printed before the error.
 	total, passes, left := migrate.CatchUp(ctx, c, o, l.State)
 	if left != nil && !migrate.LeftBehind(left) {
-		return left
+		return shared.Refusal(left)
 	}
 	if f.JSON() {
 		if err := f.PrintResult(struct {

@@ -104,6 +104,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
+	// The source's items are read as plan reads them, before the fence: a
+	// problem found after it would leave the source fenced.
+	was := l.State.Backfill
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
+		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
+	if err != nil {
+		return err
+	}
 	pointer := opts.Pointer
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
@@ -145,7 +153,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if err != nil {
-		return err
+		return shared.Refusal(err)
 	}
 	if f.JSON() {
 		return nil
