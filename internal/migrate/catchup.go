@@ -447,7 +447,7 @@ func checkChanges(o CatchUpOptions, last map[string]*change) error {
 	}
 	problems := strings.Split(err.Error(), "\n")
 	problems = append(problems, "nothing of this pass was written and the checkpoint did not move: run the catch-up again once the routes are fixed, or with the flag")
-	return &RefusedError{&InputError{problems}}
+	return &RefusedError{InputError: &InputError{problems}, Cause: err}
 }
 
 const newerCondition = "attribute_not_exists(#s) OR #s < :s"

@@ -9,9 +9,14 @@ import (
 // RefusedError is a writing step refused by the plan's checks before its
 // first write: nothing was written (a usage error at the command line,
 // exit 2).
-type RefusedError struct{ *InputError }
+// Cause, when set, is the structured finding (an *UnmatchedError, an
+// *UntransformableError) behind the problems.
+type RefusedError struct {
+	*InputError
+	Cause error
+}
 
-func (e *RefusedError) Unwrap() error { return e.InputError }
+func (e *RefusedError) Unwrap() []error { return []error{e.InputError, e.Cause} }
 
 // IsRefused reports whether err is a RefusedError.
 func IsRefused(err error) bool {
@@ -50,7 +55,7 @@ func Preflight(ctx context.Context, db DynamoDB, o PreflightOptions) error {
 	res, err := Plan(ctx, db, PlanOptions{Input: o.Input, Segments: o.Segments, AllowUnmatched: o.AllowUnmatched,
 		AllowUntransformable: o.AllowUntransformable, preflight: &o})
 	if IsInputError(err) {
-		return &RefusedError{asInput(err)}
+		return &RefusedError{InputError: asInput(err)}
 	}
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func Preflight(ctx context.Context, db DynamoDB, o PreflightOptions) error {
 	}
 	problems := append([]string{}, res.Problems...)
 	problems = append(problems, fmt.Sprintf("`dynops migrate plan --source %s --routes %s` lists the same problems with counts and samples", o.Source, o.Routes.Path))
-	return &RefusedError{&InputError{problems}}
+	return &RefusedError{InputError: &InputError{problems}}
 }
 
 func asInput(err error) *InputError {

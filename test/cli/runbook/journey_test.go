@@ -30,6 +30,7 @@ type writer struct {
 	done chan struct{}
 	mu   sync.Mutex
 	keys []string
+	at   []time.Time // when each key's put was acknowledged
 	errs int
 }
 
@@ -53,6 +54,7 @@ func startWriter(db *dynamodb.Client, table string, max int) *writer {
 				w.errs++
 			} else {
 				w.keys = append(w.keys, id)
+				w.at = append(w.at, time.Now())
 			}
 			w.mu.Unlock()
 		}
@@ -66,6 +68,19 @@ func (w *writer) halt() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.keys...)
+}
+
+// ackedBefore are the keys whose put was acknowledged before t.
+func (w *writer) ackedBefore(t time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for i, at := range w.at {
+		if at.Before(t) {
+			out = append(out, w.keys[i])
+		}
+	}
+	return out
 }
 
 // nextSecond sleeps into the next whole second and a little more: stream

@@ -45,6 +45,12 @@ number and is conditional on the destination holding an older one, so a change
 never overwrites a newer one. An item whose key moved to another route (new
 SK prefix) is deleted from its old destination by its REMOVE.
 
+Before its first write it runs the checks of migrate plan on the source and
+the destinations, and each pass checks its changes before it applies any: a
+change no rule matches or its route cannot transform refuses the pass (exit
+2, nothing written, the checkpoint unmoved) unless allowed, as the backfill
+was run or with --allow-unmatched / --allow-untransformable.
+
 It prints the lag (age of the newest change applied). --follow repeats until
 interrupted. A position older than the stream's 24 h retention is refused: it
 needs a new backfill.`,

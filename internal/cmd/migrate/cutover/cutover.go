@@ -54,6 +54,10 @@ the first that fails:
   4. flip-pointer: set the SSM parameter the application reads (--pointer,
      default /dynops/migrate/SOURCE/active) to --value (default multi), read back.
 
+Before the fence it runs the checks of migrate plan (the source, the
+destinations, every source item): a problem refuses the cutover, exit 2,
+nothing changed.
+
 Writes to the source fail from step 1 until the application follows the
 pointer: keep that window short. If a step fails the source stays fenced:
 fix the cause and run cutover again, or ` + "`dynops migrate rollback`" + `.

@@ -1,0 +1,141 @@
+package runbook
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/test/helpers/fixture"
+	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// stepStarted is the incident's run of step, once its `started` record is
+// written.
+func stepStarted(t *testing.T, log, incident, step string) *audit.Run {
+	t.Helper()
+	recs, err := audit.Read(log)
+	if err != nil {
+		return nil
+	}
+	for _, r := range audit.Runs(recs) {
+		if r.Incident == incident && r.Step == step {
+			return &r
+		}
+	}
+	return nil
+}
+
+// scanItems reads every item of a table by its user_id.
+func scanItems(t *testing.T, db *dynamodb.Client, table string) map[string]map[string]types.AttributeValue {
+	t.Helper()
+	out := map[string]map[string]types.AttributeValue{}
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: &table})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			out[it["user_id"].(*types.AttributeValueMemberS).Value] = it
+		}
+	}
+	return out
+}
+
+// TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01 is the DR
+// journey the way an incident goes (issue 43): the application keeps
+// writing to the protected prod table through the export, the verify and
+// the import; the runbook runs in the built binary without a terminal
+// (--yes, the typed name by --confirm) and is SIGKILLed once its import
+// step has started, then resumed with the same incident. The resumed run
+// exits 0 without exporting again; the DR table holds every item of the
+// source as it was (nothing lost: every item acknowledged before the export
+// started, with its value), nothing that was never in the source, and the
+// timeline lists each step once, the import marked interrupted.
+func TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01(t *testing.T) {
+	const users = 200
+	table, bucket, db := exportFixture(t, users)
+	dr := drDB(t)
+	t.Cleanup(func() { dropTable(dr, table) })
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	incident := "INC-" + harness.UniqueID()
+	w := startWriter(db, table, 4000)
+	defer func() {
+		select {
+		case <-w.done:
+		default:
+			w.halt()
+		}
+	}()
+	args := []string{"runbook", "run", "export-and-cross-region-restore", "--incident", incident, "--yes", "--confirm", table,
+		"--param", "table=" + table, "--param", "bucket=" + bucket, "--param", "prefix=exports/" + table,
+		"--param", "source_region=" + target.Region, "--param", "dr_region=" + drRegion, "--param", "schema=--schema-from " + table,
+		"--param", "verify_flags=--data-only", "--param", "accepted_failing_errors=99"}
+
+	// 1. The runbook in the built binary, killed once the import started.
+	cmd := command(t, log, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	var killedAt time.Time
+	for stepStarted(t, log, incident, "import") == nil {
+		select {
+		case err := <-exited:
+			t.Fatalf("the runbook ended (%v) before its import step started:\n%s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no import step after 2 minutes:\n%s", stderr.String())
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
+	killedAt = time.Now()
+	exportRun := stepStarted(t, log, incident, "export")
+	require.NotNil(t, exportRun)
+	t.Logf("killed in the import step at %s", killedAt.Format(time.RFC3339Nano))
+
+	// 2. Resume: the same command, the same incident.
+	_, errOut, code := target.Dynops(t, log, args...)
+	require.Equal(t, 0, code, errOut)
+	for _, s := range []string{"export", "verify"} {
+		assert.Contains(t, errOut, s+": done earlier, skipped", "the export is not taken again")
+	}
+	written := w.halt()
+	require.NotEmpty(t, written, "the writer wrote through the journey")
+	require.Zero(t, w.errs, "the source took every write: the runbook never fenced it")
+
+	// 3. The DR table: the source as it was, nothing lost, nothing invented.
+	source, restored := scanItems(t, db, table), scanItems(t, dr, table)
+	for i, it := range fixture.Users(users) {
+		id := it["user_id"].(*types.AttributeValueMemberS).Value
+		assert.Equal(t, it, restored[id], "user %d is in the DR table as it was", i)
+	}
+	for _, id := range w.ackedBefore(exportRun.Time) {
+		assert.Contains(t, restored, id, "writer item %s, acknowledged before the export started, is in the DR table", id)
+	}
+	for id, it := range restored {
+		assert.Equal(t, source[id], it, "DR item %s is an item of the source, with its value", id)
+	}
+	assert.Less(t, len(restored), len(source), "the writer went on after the export: the DR table is the export, not the live table")
+
+	// 4. The timeline: each step once, the import marked interrupted.
+	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
+	require.Equal(t, 0, code)
+	steps := stepsSection(md)
+	require.Len(t, steps, 4, md)
+	for i, id := range []string{"export: ok", "verify: ok", "import: ok", "check: findings"} {
+		assert.True(t, strings.HasPrefix(steps[i], "- export-and-cross-region-restore / "+id), "step line %q", steps[i])
+		assert.Equal(t, strings.HasPrefix(id, "import"), strings.Contains(steps[i], "INTERRUPTED 1 time(s)"), steps[i])
+	}
+	assertOnlyAlarmsMissing(t, log)
+}
