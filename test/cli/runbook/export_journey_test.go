@@ -54,13 +54,30 @@ func scanItems(t *testing.T, db *dynamodb.Client, table string) map[string]map[s
 // journey the way an incident goes (issue 43): the application keeps
 // writing to the protected prod table through the export, the verify and
 // the import; the runbook runs in the built binary without a terminal
-// (--yes, the typed name by --confirm) and is SIGKILLed once its import
+// (--yes, the typed name by --confirm) and is SIGKILLed once its export
 // step has started, then resumed with the same incident. The resumed run
-// exits 0 without exporting again; the DR table holds every item of the
-// source as it was (nothing lost: every item acknowledged before the export
-// started, with its value), nothing that was never in the source, and the
-// timeline lists each step once, the import marked interrupted.
+// exits 0; the DR table holds every item of the source as it was (nothing
+// lost: every item acknowledged before the export started, with its
+// value), nothing that was never in the source, and the timeline lists
+// each step once, the killed one marked interrupted.
 func TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01(t *testing.T) {
+	exportJourney(t, "export")
+}
+
+// TestRunbookExportJourneyKilledInImport_DDB_DR_01 is the same journey
+// killed in the import step, after its ImportTable created the DR table:
+// the resumed step takes over that import (found with ListImports) instead
+// of refusing its own table.
+func TestRunbookExportJourneyKilledInImport_DDB_DR_01(t *testing.T) {
+	if target.OnEmulator() {
+		_, err := drDB(t).ListImports(context.Background(), &dynamodb.ListImportsInput{}, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		require.Error(t, err, "the emulator answers ListImports now: drop this skip")
+		t.Skip("moto has no ListImports (NotImplementedError, measured above): the import a killed step started cannot be found, so the resumed step refuses the table it created (exit 2, naming list-imports); runs on AWS (DYNOPS_TEST_TARGET=aws); the decision: internal/cmd/export/import TestTargetTakenOverFromAKilledImport_ListImportsMissingOnTheEmulator")
+	}
+	exportJourney(t, "import")
+}
+
+func exportJourney(t *testing.T, killIn string) {
 	const users = 200
 	table, bucket, db := exportFixture(t, users)
 	dr := drDB(t)
@@ -80,7 +97,7 @@ func TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01(t *testing.T) {
 		"--param", "source_region=" + target.Region, "--param", "dr_region=" + drRegion, "--param", "schema=--schema-from " + table,
 		"--param", "verify_flags=--data-only", "--param", "accepted_failing_errors=99"}
 
-	// 1. The runbook in the built binary, killed once the import started.
+	// 1. The runbook in the built binary, killed once the step started.
 	cmd := command(t, log, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -89,26 +106,30 @@ func TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(2 * time.Minute)
 	var killedAt time.Time
-	for stepStarted(t, log, incident, "import") == nil {
+	for stepStarted(t, log, incident, killIn) == nil {
 		select {
 		case err := <-exited:
-			t.Fatalf("the runbook ended (%v) before its import step started:\n%s", err, stderr.String())
+			t.Fatalf("the runbook ended (%v) before its %s step started:\n%s", err, killIn, stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
-		require.True(t, time.Now().Before(deadline), "no import step after 2 minutes:\n%s", stderr.String())
+		require.True(t, time.Now().Before(deadline), "no %s step after 2 minutes:\n%s", killIn, stderr.String())
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	<-exited
 	killedAt = time.Now()
 	exportRun := stepStarted(t, log, incident, "export")
 	require.NotNil(t, exportRun)
-	t.Logf("killed in the import step at %s", killedAt.Format(time.RFC3339Nano))
+	t.Logf("killed in the %s step at %s", killIn, killedAt.Format(time.RFC3339Nano))
 
 	// 2. Resume: the same command, the same incident.
 	_, errOut, code := target.Dynops(t, log, args...)
 	require.Equal(t, 0, code, errOut)
-	for _, s := range []string{"export", "verify"} {
-		assert.Contains(t, errOut, s+": done earlier, skipped", "the export is not taken again")
+	steps := []string{"export", "verify", "import", "check"}
+	for _, s := range steps {
+		if s == killIn {
+			break
+		}
+		assert.Contains(t, errOut, s+": done earlier, skipped", "the steps before the killed one are not run again")
 	}
 	written := w.halt()
 	require.NotEmpty(t, written, "the writer wrote through the journey")
@@ -131,11 +152,15 @@ func TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01(t *testing.T) {
 	// 4. The timeline: each step once, the import marked interrupted.
 	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
 	require.Equal(t, 0, code)
-	steps := stepsSection(md)
-	require.Len(t, steps, 4, md)
-	for i, id := range []string{"export: ok", "verify: ok", "import: ok", "check: findings"} {
-		assert.True(t, strings.HasPrefix(steps[i], "- export-and-cross-region-restore / "+id), "step line %q", steps[i])
-		assert.Equal(t, strings.HasPrefix(id, "import"), strings.Contains(steps[i], "INTERRUPTED 1 time(s)"), steps[i])
+	lines := stepsSection(md)
+	require.Len(t, lines, 4, md)
+	for i, s := range steps {
+		state := "ok"
+		if s == "check" {
+			state = "findings" // the emulator's tables have no alarms
+		}
+		assert.True(t, strings.HasPrefix(lines[i], "- export-and-cross-region-restore / "+s+": "+state), "step line %q", lines[i])
+		assert.Equal(t, s == killIn, strings.Contains(lines[i], "INTERRUPTED 1 time(s)"), lines[i])
 	}
 	assertOnlyAlarmsMissing(t, log)
 }

@@ -35,6 +35,11 @@ type writer struct {
 }
 
 func startWriter(db *dynamodb.Client, table string, max int) *writer {
+	return startWriterKeyed(db, table, "user_id", max)
+}
+
+// startWriterKeyed is startWriter for a table whose hash key is key.
+func startWriterKeyed(db *dynamodb.Client, table, key string, max int) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -46,8 +51,8 @@ func startWriter(db *dynamodb.Client, table string, max int) *writer {
 			}
 			id := fmt.Sprintf("writer_%05d", i)
 			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-				"user_id": &types.AttributeValueMemberS{Value: id},
-				"status":  &types.AttributeValueMemberS{Value: "signed-up"},
+				key:      &types.AttributeValueMemberS{Value: id},
+				"status": &types.AttributeValueMemberS{Value: "signed-up"},
 			}})
 			w.mu.Lock()
 			if err != nil {
