@@ -64,6 +64,7 @@ func (hh heldHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error
 // the DLQ is empty (the verify step), every writer item is in the table,
 // and the timeline lists each step once, the redrive interrupted.
 func TestRunbookDLQRedriveJourney_DDB_STREAM_05(t *testing.T) {
+	harness.Long(t, "the dlq-redrive journey waits out a killed run's 10 s visibility timeout (about 40 s); TestRunbookExportAndCrossRegionRestoreJourney_DDB_DR_01 and the pitr journey run in make test")
 	held := &heldConsumer{free: 1, arrived: make(chan struct{}), release: make(chan struct{})} // the sample step's one batch goes through
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { close(held.release) }) }
@@ -81,7 +82,7 @@ func TestRunbookDLQRedriveJourney_DDB_STREAM_05(t *testing.T) {
 		}
 	}()
 	args := []string{"runbook", "run", "dlq-redrive", "--incident", incident, "--yes", "--confirm", name + "," + fn,
-		"--param", "queue=" + dlq, "--param", "function=" + fn}
+		"--param", "queue=" + dlq, "--param", "function=" + fn, "--param", "visibility=--visibility-timeout 10s"}
 
 	// 1. In the built binary; killed while the redrive step's first batch
 	// is held by the consumer.

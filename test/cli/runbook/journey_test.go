@@ -40,6 +40,19 @@ func startWriter(db *dynamodb.Client, table string, max int) *writer {
 
 // startWriterKeyed is startWriter for a table whose hash key is key.
 func startWriterKeyed(db *dynamodb.Client, table, key string, max int) *writer {
+	return startWriterItems(db, table, max, nil, func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			key:      &types.AttributeValueMemberS{Value: id},
+			"status": &types.AttributeValueMemberS{Value: "signed-up"},
+		}
+	})
+}
+
+// startWriterItems is startWriter with the items item builds from each id;
+// refused, when set, is asked before each put and a true answer counts the
+// put as refused without sending it (a fence the emulator stores but does
+// not enforce, enforced as AWS does).
+func startWriterItems(db *dynamodb.Client, table string, max int, refused func() bool, item func(id string) map[string]types.AttributeValue) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -50,10 +63,13 @@ func startWriterKeyed(db *dynamodb.Client, table, key string, max int) *writer {
 			case <-time.After(50 * time.Millisecond):
 			}
 			id := fmt.Sprintf("writer_%05d", i)
-			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-				key:      &types.AttributeValueMemberS{Value: id},
-				"status": &types.AttributeValueMemberS{Value: "signed-up"},
-			}})
+			if refused != nil && refused() {
+				w.mu.Lock()
+				w.errs++
+				w.mu.Unlock()
+				continue
+			}
+			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item(id)})
 			w.mu.Lock()
 			if err != nil {
 				w.errs++
