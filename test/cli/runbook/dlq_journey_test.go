@@ -1,14 +1,11 @@
 package runbook
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -86,22 +83,15 @@ func TestRunbookDLQRedriveJourney_DDB_STREAM_05(t *testing.T) {
 
 	// 1. In the built binary; killed while the redrive step's first batch
 	// is held by the consumer.
-	cmd := command(t, log, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-held.arrived:
-	case err := <-exited:
-		t.Fatalf("the runbook ended (%v) before its redrive step invoked the consumer:\n%s", err, stderr.String())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no redrive invocation after 2 minutes:\n%s", stderr.String())
-	}
+	killWhen(t, command(t, log, args...), "its redrive step invoked the consumer", func() bool {
+		select {
+		case <-held.arrived:
+			return true
+		default:
+			return false
+		}
+	})
 	require.NotNil(t, stepStarted(t, log, incident, "redrive"), "the held invocation is the redrive step's")
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
 	release() // the held batch is processed after all: its answer is lost with the killed run
 	t.Logf("killed in the redrive step; %d record(s) processed so far", count(t, db, processed))
 

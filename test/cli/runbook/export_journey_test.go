@@ -1,13 +1,10 @@
 package runbook
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -98,28 +95,9 @@ func exportJourney(t *testing.T, killIn string) {
 		"--param", "verify_flags=--data-only", "--param", "accepted_failing_errors=99"}
 
 	// 1. The runbook in the built binary, killed once the step started.
-	cmd := command(t, log, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(2 * time.Minute)
-	var killedAt time.Time
-	for stepStarted(t, log, incident, killIn) == nil {
-		select {
-		case err := <-exited:
-			t.Fatalf("the runbook ended (%v) before its %s step started:\n%s", err, killIn, stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no %s step after 2 minutes:\n%s", killIn, stderr.String())
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
-	killedAt = time.Now()
+	killWhen(t, command(t, log, args...), "its "+killIn+" step started", func() bool { return stepStarted(t, log, incident, killIn) != nil })
 	exportRun := stepStarted(t, log, incident, "export")
 	require.NotNil(t, exportRun)
-	t.Logf("killed in the %s step at %s", killIn, killedAt.Format(time.RFC3339Nano))
 
 	// 2. Resume: the same command, the same incident.
 	_, errOut, code := target.Dynops(t, log, args...)

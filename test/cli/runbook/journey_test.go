@@ -2,13 +2,16 @@ package runbook
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,6 +105,29 @@ func (w *writer) ackedBefore(t time.Time) []string {
 		}
 	}
 	return out
+}
+
+// killWhen starts cmd (the built binary) and SIGKILLs it once ready says
+// so (asked every 5 ms); the test fails when the command ends first or
+// nothing is ready within 2 minutes (what names what was awaited).
+func killWhen(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !ready() {
+		select {
+		case err := <-exited:
+			t.Fatalf("the command ended (%v) before %s:\n%s", err, what, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "not %s after 2 minutes", what)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
 }
 
 // nextSecond sleeps into the next whole second and a little more: stream

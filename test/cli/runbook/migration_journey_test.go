@@ -1,14 +1,11 @@
 package runbook
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -72,26 +69,10 @@ func TestRunbookMigrationJourney_DDB_API_02(t *testing.T) {
 	// 1. In the built binary, every BatchWriteItem slowed; killed once the
 	// backfill has recorded its position and not finished.
 	state := filepath.Join(os.Getenv("XDG_STATE_HOME"), "dynops", "migrate", src+".json")
-	cmd := slowCommand(t, log, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if st, err := migrate.LoadState(state); err == nil && st.Backfill != nil && !st.BackfillDone() {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the runbook ended (%v) before its backfill was under way:\n%s", err, stderr.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no backfill after 2 minutes:\n%s", stderr.String())
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
+	killWhen(t, slowCommand(t, log, args...), "its backfill was under way", func() bool {
+		st, err := migrate.LoadState(state)
+		return err == nil && st.Backfill != nil && !st.BackfillDone()
+	})
 	st, err := migrate.LoadState(state)
 	require.NoError(t, err)
 	require.False(t, st.BackfillDone(), "killed in the backfill")
