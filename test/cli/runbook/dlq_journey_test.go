@@ -70,14 +70,7 @@ func TestRunbookDLQRedriveJourney_DDB_STREAM_05(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
 	name := dlq[strings.LastIndex(dlq, "/")+1:]
-	w := startWriterKeyed(db, table, "order_id", 4000)
-	defer func() {
-		select {
-		case <-w.done:
-		default:
-			w.halt()
-		}
-	}()
+	w := startWriterKeyed(t, db, table, "order_id", 4000)
 	args := []string{"runbook", "run", "dlq-redrive", "--incident", incident, "--yes", "--confirm", name + "," + fn,
 		"--param", "queue=" + dlq, "--param", "function=" + fn, "--param", "visibility=--visibility-timeout 10s"}
 

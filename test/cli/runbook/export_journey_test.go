@@ -81,14 +81,7 @@ func exportJourney(t *testing.T, killIn string) {
 	t.Cleanup(func() { dropTable(dr, table) })
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
-	w := startWriter(db, table, 4000)
-	defer func() {
-		select {
-		case <-w.done:
-		default:
-			w.halt()
-		}
-	}()
+	w := startWriter(t, db, table, 4000)
 	args := []string{"runbook", "run", "export-and-cross-region-restore", "--incident", incident, "--yes", "--confirm", table,
 		"--param", "table=" + table, "--param", "bucket=" + bucket, "--param", "prefix=exports/" + table,
 		"--param", "source_region=" + target.Region, "--param", "dr_region=" + drRegion, "--param", "schema=--schema-from " + table,

@@ -29,7 +29,8 @@ import (
 // stopped, at most max of them: the application that goes on through the
 // restore, the repair and the verify.
 type writer struct {
-	stop chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
 	done chan struct{}
 	mu   sync.Mutex
 	keys []string
@@ -37,13 +38,13 @@ type writer struct {
 	errs int
 }
 
-func startWriter(db *dynamodb.Client, table string, max int) *writer {
-	return startWriterKeyed(db, table, "user_id", max)
+func startWriter(t *testing.T, db *dynamodb.Client, table string, max int) *writer {
+	return startWriterKeyed(t, db, table, "user_id", max)
 }
 
 // startWriterKeyed is startWriter for a table whose hash key is key.
-func startWriterKeyed(db *dynamodb.Client, table, key string, max int) *writer {
-	return startWriterItems(db, table, max, nil, func(id string) map[string]types.AttributeValue {
+func startWriterKeyed(t *testing.T, db *dynamodb.Client, table, key string, max int) *writer {
+	return startWriterItems(t, db, table, max, nil, func(id string) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{
 			key:      &types.AttributeValueMemberS{Value: id},
 			"status": &types.AttributeValueMemberS{Value: "signed-up"},
@@ -54,9 +55,11 @@ func startWriterKeyed(db *dynamodb.Client, table, key string, max int) *writer {
 // startWriterItems is startWriter with the items item builds from each id;
 // refused, when set, is asked before each put and a true answer counts the
 // put as refused without sending it (a fence the emulator stores but does
-// not enforce, enforced as AWS does).
-func startWriterItems(db *dynamodb.Client, table string, max int, refused func() bool, item func(id string) map[string]types.AttributeValue) *writer {
+// not enforce, enforced as AWS does). The writer stops when the test ends,
+// if halt has not stopped it before.
+func startWriterItems(t *testing.T, db *dynamodb.Client, table string, max int, refused func() bool, item func(id string) map[string]types.AttributeValue) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { w.halt() })
 	go func() {
 		defer close(w.done)
 		for i := 0; i < max; i++ {
@@ -87,7 +90,7 @@ func startWriterItems(db *dynamodb.Client, table string, max int, refused func()
 }
 
 func (w *writer) halt() []string {
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -167,14 +170,7 @@ func TestRunbookPitrRestoreKeepsGoodWrites_DDB_PITR_02(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
 	dropRestoredWhenDone(t, db, table)
-	w := startWriter(db, table, 4000)
-	defer func() {
-		select {
-		case <-w.done:
-		default:
-			w.halt()
-		}
-	}()
+	w := startWriter(t, db, table, 4000)
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore (the emulator restores the current items).

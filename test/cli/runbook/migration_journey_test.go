@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/migrate"
+	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/harness"
 	"github.com/dynops/dynops/test/helpers/migrationexample"
 )
@@ -34,6 +35,24 @@ import (
 // timeline lists each step once, the backfill interrupted.
 func TestRunbookMigrationJourney_DDB_API_02(t *testing.T) {
 	harness.Long(t, "the migration journey: a 13-table fixture, a killed backfill and a cutover with its drain (about 40 s); the migration runbook's prod run (TestRunbookMigrationOnProd_DDB_PROT_01) is in make test")
+	migrationJourney(t, false)
+}
+
+// TestRunbookMigrationJourneySlowedEmulator_DDB_API_02 is the same journey
+// with the resumed run behind a proxy that delays every request up to
+// 150 ms or trickles its answer (test/helpers/faults' latency and slow
+// body): the catch-up, the verify and the cutover's drain on a slow
+// service must still miss no acknowledged write (issue 43 #9: a verify on
+// a loaded machine once found differences).
+func TestRunbookMigrationJourneySlowedEmulator_DDB_API_02(t *testing.T) {
+	harness.Long(t, "the migration journey behind a latency proxy (about a minute)")
+	if !target.OnEmulator() {
+		t.Skip("emulator only: the latency proxy stands in front of the emulator")
+	}
+	migrationJourney(t, true)
+}
+
+func migrationJourney(t *testing.T, slowed bool) {
 	db, src, dests := migrationFixture(t)
 	ctx := context.Background()
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -50,17 +69,10 @@ func TestRunbookMigrationJourney_DDB_API_02(t *testing.T) {
 		doc, _, err := failover.ResourcePolicy(ctx, db, srcARN)
 		return err == nil && failover.HasFence(doc)
 	}
-	w := startWriterItems(db, src, 4000, fenced, func(id string) map[string]types.AttributeValue {
+	w := startWriterItems(t, db, src, 4000, fenced, func(id string) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{"PK": migrationexample.S("TENANT#w"), "SK": migrationexample.S("PUSH_SUB#" + id),
 			"GSI2PK": migrationexample.S("USER#w"), "GSI2SK": migrationexample.S(id), "endpoint": migrationexample.S("https://push.example.com/" + id)}
 	})
-	defer func() {
-		select {
-		case <-w.done:
-		default:
-			w.halt()
-		}
-	}()
 	args := []string{"runbook", "run", "single-to-multi-table-migration", "--incident", incident, "--yes",
 		"--confirm", strings.Join(append([]string{src}, dests...), ","),
 		"--param", "source=" + src, "--param", "routes=" + migrationexample.RoutesFile(),
@@ -78,7 +90,16 @@ func TestRunbookMigrationJourney_DDB_API_02(t *testing.T) {
 	require.False(t, st.BackfillDone(), "killed in the backfill")
 
 	// 2. Resume: the same command, the same incident.
-	_, errOut, code := target.Dynops(t, log, args...)
+	resume := target.Dynops
+	if slowed {
+		p, err := faults.Start(target.Emulator.URL, faults.Config{Rate: 1, Kinds: []faults.Kind{faults.Latency, faults.SlowBody}, Seed: 43})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		resume = func(t testing.TB, log string, args ...string) (string, string, int) {
+			return target.DynopsVia(t, p.URL, log, args...)
+		}
+	}
+	_, errOut, code := resume(t, log, args...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "plan: done earlier, skipped")
 	written := w.halt()
