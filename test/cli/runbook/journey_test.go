@@ -31,11 +31,11 @@ import (
 type writer struct {
 	stop     chan struct{}
 	stopOnce sync.Once
-	done chan struct{}
-	mu   sync.Mutex
-	keys []string
-	at   []time.Time // when each key's put was acknowledged
-	errs int
+	done     chan struct{}
+	mu       sync.Mutex
+	keys     []string
+	at       []time.Time // when each key's put was acknowledged
+	errs     int
 }
 
 func startWriter(t *testing.T, db *dynamodb.Client, table string, max int) *writer {
