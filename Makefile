@@ -62,8 +62,8 @@ test-go: ## go test of every package, with per-test results and counts (dynops b
 	$(SETUP) && go build -o .cache/test-bin/dynops ./cmd/dynops && \
 	  DYNOPS_TEST_BIN=$(CURDIR)/.cache/test-bin/dynops "$$GOTESTSUM" --format testname --jsonfile .cache/go-test.json -- -count=1 -timeout $(TEST_TIMEOUT) $(GO_PACKAGES)
 
-test-long: ## the long suites make test leaves out for the CI budget: the day-2 walk (TestDay2), every legacy shape adoption, every example's empty second plan (about 15 min)
-	$(SETUP) && DYNOPS_TEST_LONG=1 go test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestDay2$$|TestAdoptSingleTableShapes|TestEveryExampleSecondPlanIsEmpty' ./test/modules/table/ ./test/modules/examples/
+test-long: ## the long suites make test leaves out for the CI budget: the day-2 walk (TestDay2), every legacy shape adoption, every example's empty second plan, the runbook journeys (about 16 min)
+	$(SETUP) && DYNOPS_TEST_LONG=1 go test -count=1 -timeout $(TEST_TIMEOUT) -run 'TestDay2$$|TestAdoptSingleTableShapes|TestEveryExampleSecondPlanIsEmpty|Journey' ./test/modules/table/ ./test/modules/examples/ ./test/cli/runbook/
 
 test-cpu: ## the go test stage with its CPU split: terraform (by subcommand and test), the emulator (by package), the rest
 	@scripts/test-cpu.sh

@@ -180,6 +180,31 @@ func List(ctx context.Context, db DynamoDB, tableArn string) ([]Export, error) {
 	return es, nil
 }
 
+// FindFull returns the full export of tableArn into to's bucket and
+// prefix that is IN_PROGRESS or COMPLETED, nil when there is none: the
+// export a killed run started there. at, when set, must be its export time.
+func FindFull(ctx context.Context, db DynamoDB, tableArn string, to Target, at time.Time) (*Export, error) {
+	es, err := List(ctx, db, tableArn)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range es {
+		if s.Status == exportwindow.Failed || (s.Type != "" && s.Type != string(types.ExportTypeFullExport)) {
+			continue
+		}
+		e, err := Describe(ctx, db, s.Arn)
+		if err != nil {
+			return nil, err
+		}
+		if e.Status == exportwindow.Failed || e.Bucket != to.Bucket || strings.TrimSuffix(e.Prefix, "/") != strings.TrimSuffix(to.Prefix, "/") ||
+			(e.Type != "" && e.Type != string(types.ExportTypeFullExport)) || (!at.IsZero() && !e.ExportTime.Equal(at)) {
+			continue
+		}
+		return &e, nil
+	}
+	return nil, nil
+}
+
 // ErrExportFailed: the export ended FAILED.
 var ErrExportFailed = errors.New("export failed")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,8 +109,11 @@ func (e *UntransformableError) Error() string {
 
 // LeftBehind reports whether err says only that items were left behind
 // (unmatched or untransformable): the run itself finished and its result
-// is complete.
+// is complete. A step refused before its first write (RefusedError) is not.
 func LeftBehind(err error) bool {
+	if IsRefused(err) {
+		return false // nothing was written: the run did not happen
+	}
 	var u *UnmatchedError
 	var t *UntransformableError
 	return errors.As(err, &u) || errors.As(err, &t)
@@ -262,6 +266,13 @@ func Backfill(ctx context.Context, c Clients, o BackfillOptions, st *State) (*Ba
 		return nil, err
 	}
 	if ex := st.Backfill.Export; ex != nil && ex.Import != nil {
+		// Nothing is in a destination yet: items left behind refuse the
+		// imports before any table is created (Preflight cannot read the
+		// export's items before they are transformed).
+		if err := backfillResult(st).leftBehind(o); err != nil {
+			problems := append(strings.Split(err.Error(), "\n"), "no destination was created: run the same backfill again once the routes are fixed, or with the flag (the transformed files are kept)")
+			return nil, &RefusedError{InputError: &InputError{problems}, Cause: err}
+		}
 		if err := b.importAll(ctx, src); err != nil {
 			return nil, err
 		}

@@ -245,6 +245,9 @@ func CatchUpPass(ctx context.Context, c Clients, o CatchUpOptions, st *State) (*
 		newSeq[id] = got
 	}
 	res.Keys = len(last)
+	if err := checkChanges(o, last); err != nil {
+		return nil, err
+	}
 	if err := apply(ctx, c, o, last, res); err != nil {
 		return nil, err
 	}
@@ -399,6 +402,52 @@ func PadSeq(seq string) string {
 		return seq
 	}
 	return strings.Repeat("0", 40-len(seq)) + seq
+}
+
+// checkChanges is the plan's check of what a pass is about to write (its
+// records, as Preflight checks the source's items for the backfill): a
+// change no route matches, or whose new image its route cannot transform,
+// refuses the pass before its first write unless allowed (then apply
+// counts it and leaves it behind). The checkpoint does not move.
+func checkChanges(o CatchUpOptions, last map[string]*change) error {
+	var unmatched, untransformable int64
+	uSample, tSample := []string{}, []string{}
+	keys := make([]string, 0, len(last))
+	for k := range last {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r := last[k].rec
+		if r.EventName == stypes.OperationTypeRemove {
+			if o.Routes.Find(last[k].keys) == nil {
+				unmatched++
+				uSample = appendSample(uSample, k)
+			}
+			continue
+		}
+		img, err := ddbjson.FromStream(r.Dynamodb.NewImage)
+		if err != nil || len(img) == 0 {
+			continue // apply says what is wrong with the record
+		}
+		rt := o.Routes.Find(img)
+		if rt == nil {
+			unmatched++
+			uSample = appendSample(uSample, k)
+			continue
+		}
+		if _, err := rt.Transform(img); err != nil {
+			untransformable++
+			tSample = appendSample(tSample, fmt.Sprintf("%s: %v", k, err))
+		}
+	}
+	err := leftBehindErr(unmatched, uSample, o.AllowUnmatched, untransformable, tSample, o.AllowUntransformable)
+	if err == nil {
+		return nil
+	}
+	problems := strings.Split(err.Error(), "\n")
+	problems = append(problems, "nothing of this pass was written and the checkpoint did not move: run the catch-up again once the routes are fixed, or with the flag")
+	return &RefusedError{InputError: &InputError{problems}, Cause: err}
 }
 
 const newerCondition = "attribute_not_exists(#s) OR #s < :s"

@@ -23,6 +23,10 @@ type PlanOptions struct {
 	// AllowUntransformable makes items their route cannot transform a
 	// warning (the backfill leaves them behind) instead of a problem.
 	AllowUntransformable bool
+	// preflight, when set, is the step Preflight checks for: which of the
+	// plan's checks apply (the items, the destinations' emptiness); the
+	// guideline rules (warnings only) are not read.
+	preflight *PreflightOptions
 }
 
 // TableCount is how many source items a destination receives.
@@ -72,7 +76,14 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 	if o.Sample > 0 {
 		segments, limit = 1, int32(min(o.Sample+1, 1000)) // a sample is the first items of one Scan
 	}
-	err = scanTable(ctx, db, o.Source, segments, false, limit, func(item map[string]types.AttributeValue) error {
+	pf := o.preflight
+	scan := func(fn func(map[string]types.AttributeValue) error) error {
+		if pf != nil && !pf.Items {
+			return nil
+		}
+		return scanTable(ctx, db, o.Source, segments, false, limit, fn)
+	}
+	err = scan(func(item map[string]types.AttributeValue) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if o.Sample > 0 && res.Scanned >= int64(o.Sample) {
@@ -109,9 +120,11 @@ func Plan(ctx context.Context, db DynamoDB, o PlanOptions) (*PlanResult, error) 
 	for _, t := range o.Routes.Tables() {
 		res.Tables = append(res.Tables, TableCount{Table: t, Routes: names[t], Items: counts[t]})
 	}
-	res.Destinations, err = CheckDestinations(ctx, db, src, o.Routes, true, true)
-	if err != nil {
-		return nil, err
+	if pf == nil || !pf.Creates {
+		res.Destinations, err = CheckDestinations(ctx, db, src, o.Routes, pf == nil || !pf.Written, pf == nil)
+		if err != nil {
+			return nil, err
+		}
 	}
 	res.Problems = append(res.Problems, Problems(res.Destinations)...)
 	if res.Unmatched > 0 {

@@ -69,23 +69,23 @@ func TestBadInputRefused(t *testing.T) {
 			}},
 		{name: "missing routes file", cmd: []string{"backfill"}, code: 2, want: []string{"--routes", "no such file"},
 			prepare: func(t *testing.T, d *domain) string { return filepath.Join(t.TempDir(), "absent.yaml") }},
-		{name: "missing destinations", noDest: true, cmd: []string{"backfill", "--allow-unmatched"}, code: 1,
+		{name: "missing destinations", noDest: true, cmd: []string{"backfill", "--allow-unmatched"}, code: 2,
 			want: []string{"nothing was written", "dev-aiagent-users does not exist", "dev-aiagent-notices does not exist"}},
-		{name: "wrong key schema", cmd: []string{"backfill", "--allow-unmatched"}, code: 1, want: []string{"dev-aiagent-wrongkey is keyed id(S) HASH", "PK(S) HASH, SK(S) RANGE"},
+		{name: "wrong key schema", cmd: []string{"backfill", "--allow-unmatched"}, code: 2, want: []string{"dev-aiagent-wrongkey is keyed id(S) HASH", "PK(S) HASH, SK(S) RANGE"},
 			prepare: func(t *testing.T, d *domain) string {
 				fixture.Create(t, d.db, fixture.Table{Name: "dev-aiagent-wrongkey", HashKey: "id"})
 				return writeFile(t, strings.Replace(string(exampleRoutes), "table: dev-aiagent-notices", "table: dev-aiagent-wrongkey", 1))
 			}},
-		{name: "destination not empty", cmd: []string{"backfill", "--allow-unmatched"}, code: 1, want: []string{"dev-aiagent-tasks is not empty"},
+		{name: "destination not empty", cmd: []string{"backfill", "--allow-unmatched"}, code: 2, want: []string{"dev-aiagent-tasks is not empty"},
 			prepare: func(t *testing.T, d *domain) string {
 				fixture.Put(t, d.db, "dev-aiagent-tasks", []map[string]types.AttributeValue{{"PK": s("TENANT#x"), "SK": s("TASK#already")}})
 				return routesFile()
 			}},
-		{name: "source key differs from routes", cmd: []string{"backfill", "--allow-unmatched"}, code: 1, want: []string{"source_key [pk sk]", "fix source_key"},
+		{name: "source key differs from routes", cmd: []string{"backfill", "--allow-unmatched"}, code: 2, want: []string{"source_key [pk sk]", "fix source_key"},
 			prepare: func(t *testing.T, d *domain) string {
 				return writeFile(t, "version: 1\nsource_key: [pk, sk]\nroutes:\n  - table: dev-aiagent-users\n    match: {pk: \"TENANT#*\"}\n")
 			}},
-		{name: "source without stream", noItems: true, cmd: []string{"backfill"}, code: 1, want: []string{"has no stream", "NEW_AND_OLD_IMAGES"}},
+		{name: "source without stream", noItems: true, cmd: []string{"backfill"}, code: 2, want: []string{"has no stream", "NEW_AND_OLD_IMAGES"}},
 		{name: "catch-up before backfill", cmd: []string{"catch-up"}, code: 1, want: []string{"no migration of dev-aiagent-single found", "backfill"}},
 		{name: "cutover before backfill", cmd: []string{"cutover", "--yes"}, code: 1, want: []string{"no migration of dev-aiagent-single found"}},
 		{name: "DDB-PROT-01 protected destination without its typed name", cmd: []string{"backfill", "--allow-unmatched"}, code: 2,

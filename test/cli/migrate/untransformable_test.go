@@ -2,8 +2,8 @@ package migrate_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -15,11 +15,13 @@ import (
 )
 
 // Items a route matches but cannot transform (a rename onto an attribute
-// the item already has) are treated as unmatched ones are, the same way in
-// plan, backfill and verify: counted, sampled with their key and the
-// reason, left behind while every other item is written, and the run fails
-// (exit 1) unless --allow-untransformable. A backfill used to write the
-// pages before the first such item, then stop with a state file behind.
+// the item already has) are a problem of the plan; backfill and catch-up
+// run the plan's checks before their first write and refuse (exit 2,
+// nothing written, no state) unless --allow-untransformable; with it they
+// are counted, sampled with their key and the reason, and left behind
+// while every other item is written, and verify leaves them out. A
+// backfill used to write every other item and fail only at the end
+// (issue 43: 9,009 items written for a route plan had refused).
 func TestUntransformableItemsLeftBehind(t *testing.T) {
 	d := setup(t, true)
 	d.populate(t, 120)
@@ -48,10 +50,21 @@ func TestUntransformableItemsLeftBehind(t *testing.T) {
 	out, _, code = run("plan", "--allow-unmatched", "--allow-untransformable", "-o", "json")
 	assert.Equal(t, 0, code, "plan: a warning with --allow-untransformable: %s", out)
 
-	out, errOut, code := run("backfill", "--allow-unmatched", "-o", "json")
-	assert.Equal(t, 1, code, "backfill fails at the end without --allow-untransformable")
-	assert.Contains(t, errOut, "2 item(s) cannot be transformed")
+	// The backfill runs the plan's checks before its first write: refused
+	// with exit 2, nothing written (it once wrote 9,009 items, then stopped).
+	before := destinationCounts(t, d.db)
+	_, errOut, code := run("backfill", "--allow-unmatched")
+	assert.Equal(t, 2, code, "backfill is refused without --allow-untransformable: %s", errOut)
+	assert.Contains(t, errOut, "nothing was written")
+	assert.Contains(t, errOut, "items cannot be transformed by their route")
 	assert.Contains(t, errOut, "--allow-untransformable")
+	assert.Contains(t, errOut, "dynops migrate plan --source "+source)
+	assert.Equal(t, before, destinationCounts(t, d.db), "the destinations are untouched")
+	_, err := os.Stat(state)
+	assert.True(t, os.IsNotExist(err), "no state file is written")
+
+	out, errOut, code = run("backfill", "--allow-unmatched", "--allow-untransformable", "-o", "json")
+	require.Equal(t, 0, code, "backfill leaves them behind with --allow-untransformable: %s", errOut)
 	var res migrate.BackfillResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 	assert.EqualValues(t, 2, res.Untransformable)
@@ -63,9 +76,10 @@ func TestUntransformableItemsLeftBehind(t *testing.T) {
 	}
 	assert.NotEmpty(t, users, "the transformable users are written")
 
-	// The finished backfill run again reports the same, and passes with leave.
+	// The finished backfill run again is refused the same way without the
+	// flag, and says it is done with it.
 	_, _, code = run("backfill", "--allow-unmatched")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code)
 	out, _, code = run("backfill", "--allow-unmatched", "--allow-untransformable")
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "finished already")
@@ -75,15 +89,20 @@ func TestUntransformableItemsLeftBehind(t *testing.T) {
 	fixture.Put(t, d.db, source, []map[string]types.AttributeValue{
 		{"PK": s("TENANT#clash"), "SK": s("USER#u3"), "GSI1PK": s("x"), "user_list_key": s("y")},
 	})
-	out, errOut, code = run("catch-up", "-o", "json")
-	assert.Equal(t, 1, code, "catch-up fails without --allow-untransformable: %s", out)
+	// The backfill allowed them, so the catch-up's default does too; told
+	// otherwise it refuses the pass before its first write.
+	before = destinationCounts(t, d.db)
+	st := readState(t, state)
+	st.Backfill.AllowUntransformable = false
+	require.NoError(t, st.Save())
+	_, errOut, code = run("catch-up")
+	assert.Equal(t, 2, code, "catch-up is refused without --allow-untransformable: %s", errOut)
 	// The stream holds every change since the backfill's position: the two
 	// put before it started as well as the new one.
 	assert.Contains(t, errOut, "3 item(s) cannot be transformed")
-	var pass migrate.PassResult
-	require.NoError(t, json.Unmarshal([]byte(out), &pass), out)
-	assert.EqualValues(t, 3, pass.Untransformable)
-	assert.Contains(t, strings.Join(pass.UntransformableSample, "\n"), "USER#u3")
+	assert.Contains(t, errOut, "USER#u3")
+	assert.Contains(t, errOut, "checkpoint did not move")
+	assert.Equal(t, before, destinationCounts(t, d.db), "nothing of the pass is written")
 	out, _, code = run("catch-up", "--allow-untransformable")
 	assert.Equal(t, 0, code, out)
 

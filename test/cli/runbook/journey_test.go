@@ -2,13 +2,16 @@ package runbook
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,15 +29,37 @@ import (
 // stopped, at most max of them: the application that goes on through the
 // restore, the repair and the verify.
 type writer struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	keys []string
-	errs int
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex
+	keys     []string
+	at       []time.Time // when each key's put was acknowledged
+	errs     int
 }
 
-func startWriter(db *dynamodb.Client, table string, max int) *writer {
+func startWriter(t *testing.T, db *dynamodb.Client, table string, max int) *writer {
+	return startWriterKeyed(t, db, table, "user_id", max)
+}
+
+// startWriterKeyed is startWriter for a table whose hash key is key.
+func startWriterKeyed(t *testing.T, db *dynamodb.Client, table, key string, max int) *writer {
+	return startWriterItems(t, db, table, max, nil, func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			key:      &types.AttributeValueMemberS{Value: id},
+			"status": &types.AttributeValueMemberS{Value: "signed-up"},
+		}
+	})
+}
+
+// startWriterItems is startWriter with the items item builds from each id;
+// refused, when set, is asked before each put and a true answer counts the
+// put as refused without sending it (a fence the emulator stores but does
+// not enforce, enforced as AWS does). The writer stops when the test ends,
+// if halt has not stopped it before.
+func startWriterItems(t *testing.T, db *dynamodb.Client, table string, max int, refused func() bool, item func(id string) map[string]types.AttributeValue) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(func() { w.halt() })
 	go func() {
 		defer close(w.done)
 		for i := 0; i < max; i++ {
@@ -44,15 +69,19 @@ func startWriter(db *dynamodb.Client, table string, max int) *writer {
 			case <-time.After(50 * time.Millisecond):
 			}
 			id := fmt.Sprintf("writer_%05d", i)
-			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
-				"user_id": &types.AttributeValueMemberS{Value: id},
-				"status":  &types.AttributeValueMemberS{Value: "signed-up"},
-			}})
+			if refused != nil && refused() {
+				w.mu.Lock()
+				w.errs++
+				w.mu.Unlock()
+				continue
+			}
+			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item(id)})
 			w.mu.Lock()
 			if err != nil {
 				w.errs++
 			} else {
 				w.keys = append(w.keys, id)
+				w.at = append(w.at, time.Now())
 			}
 			w.mu.Unlock()
 		}
@@ -61,11 +90,47 @@ func startWriter(db *dynamodb.Client, table string, max int) *writer {
 }
 
 func (w *writer) halt() []string {
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.keys...)
+}
+
+// ackedBefore are the keys whose put was acknowledged before t.
+func (w *writer) ackedBefore(t time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for i, at := range w.at {
+		if at.Before(t) {
+			out = append(out, w.keys[i])
+		}
+	}
+	return out
+}
+
+// killWhen starts cmd (the built binary) and SIGKILLs it once ready says
+// so (asked every 5 ms); the test fails when the command ends first or
+// nothing is ready within 2 minutes (what names what was awaited).
+func killWhen(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !ready() {
+		select {
+		case err := <-exited:
+			t.Fatalf("the command ended (%v) before %s:\n%s", err, what, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "not %s after 2 minutes", what)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-exited
 }
 
 // nextSecond sleeps into the next whole second and a little more: stream
@@ -105,14 +170,7 @@ func TestRunbookPitrRestoreKeepsGoodWrites_DDB_PITR_02(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	incident := "INC-" + harness.UniqueID()
 	dropRestoredWhenDone(t, db, table)
-	w := startWriter(db, table, 4000)
-	defer func() {
-		select {
-		case <-w.done:
-		default:
-			w.halt()
-		}
-	}()
+	w := startWriter(t, db, table, 4000)
 	base := []string{"runbook", "run", "pitr-restore", "--incident", incident, "--param", "table=" + table, "--yes", "--confirm", table}
 
 	// 1. Up to the restore (the emulator restores the current items).

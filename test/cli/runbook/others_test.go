@@ -132,6 +132,14 @@ func TestRunbookDRRestoreInRegion_DDB_DR_01(t *testing.T) {
 // of four records: the dlq-redrive runbook's targets.
 func dlqFixture(t *testing.T) (db *dynamodb.Client, dlq, fn, processed string) {
 	t.Helper()
+	db, dlq, fn, processed, _ = dlqFixtureWrapped(t, nil)
+	return db, dlq, fn, processed
+}
+
+// dlqFixtureWrapped is dlqFixture with the consumer wrapped (nil: as is),
+// and the source table's name.
+func dlqFixtureWrapped(t *testing.T, wrap func(lambda.Handler) lambda.Handler) (db *dynamodb.Client, dlq, fn, processed, table string) {
+	t.Helper()
 	ctx := context.Background()
 	cfg := target.AWSConfig(t)
 	var streams *dynamodbstreams.Client
@@ -139,7 +147,7 @@ func dlqFixture(t *testing.T) (db *dynamodb.Client, dlq, fn, processed string) {
 	db, streams, sq = dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	id := harness.UniqueID()
 	prod := map[string]string{"env": "prod"}
-	table := "prod-" + id + "-order"
+	table = "prod-" + id + "-order"
 	processed = "prod-" + id + "-processed"
 	streamArn := fixture.Create(t, db, fixture.Table{Name: table, HashKey: "order_id", Stream: true, Tags: prod})
 	fixture.Create(t, db, fixture.Table{Name: processed, HashKey: "event_id", Tags: prod})
@@ -154,7 +162,13 @@ func dlqFixture(t *testing.T) (db *dynamodb.Client, dlq, fn, processed string) {
 	t.Cleanup(func() { _ = ep.Close() })
 	consumer := &handler.Handler{DB: db, ProcessedTable: processed}
 	fn = table + "-consumer" // prod-…: protected, like the queue: both need --confirm
-	ep.Register(fn, func() lambda.Handler { return lambda.NewHandler(consumer.Handle) })
+	ep.Register(fn, func() lambda.Handler {
+		h := lambda.NewHandler(consumer.Handle)
+		if wrap != nil {
+			return wrap(h)
+		}
+		return h
+	})
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", ep.URL) // the in-process steps invoke the local endpoint
 
 	for i := 0; i < 4; i++ {
@@ -168,7 +182,7 @@ func dlqFixture(t *testing.T) (db *dynamodb.Client, dlq, fn, processed string) {
 		r := esm.OnFailure(shard, recs[batch[0]:batch[1]], esm.FunctionArn(target.Region, fn), "", 3, time.Now())
 		require.NoError(t, esm.Send(ctx, sq, dlq, r))
 	}
-	return db, dlq, fn, processed
+	return db, dlq, fn, processed, table
 }
 
 func TestRunbookDLQRedrive_DDB_STREAM_05(t *testing.T) {

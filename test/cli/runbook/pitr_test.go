@@ -86,7 +86,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(2 * time.Minute)
-	for repairStarted(t, log, incident) == nil {
+	for stepStarted(t, log, incident, "repair") == nil {
 		select {
 		case err := <-exited:
 			t.Fatalf("the runbook ended (%v) before its repair step started:\n%s", err, stderr.String())
@@ -109,7 +109,7 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	t.Logf("killed during the repair: %d of %d corrupted items left", left, damaged)
 
 	// The killed command: `started` without `finished`, listed as interrupted.
-	killed := repairStarted(t, log, incident)
+	killed := stepStarted(t, log, incident, "repair")
 	require.True(t, killed.Interrupted())
 	var listed *audit.Run
 	for _, r := range auditLogJSON(t, log, "--incident", incident) {
@@ -167,22 +167,6 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 			assert.Equal(t, int64(2), r.Counts["only_in_source"])
 		}
 	}
-}
-
-// repairStarted is the incident's repair-step run, once its `started` record
-// is written.
-func repairStarted(t *testing.T, log, incident string) *audit.Run {
-	t.Helper()
-	recs, err := audit.Read(log)
-	if err != nil {
-		return nil
-	}
-	for _, r := range audit.Runs(recs) {
-		if r.Incident == incident && r.Step == "repair" {
-			return &r
-		}
-	}
-	return nil
 }
 
 // TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02: a plain

@@ -149,9 +149,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	var more []protect.Target
+	named := map[string]bool{}
 	for _, fn := range fns {
 		if fn != "" {
 			more = append(more, protect.ReadFunction(ctx, lc, fn, inRegionOf(fn)))
+			named[protect.FunctionName(fn)] = true
+		}
+	}
+	if opts.Function == "" {
+		// A message in flight (taken by a run that was killed) cannot be
+		// read until its visibility timeout ends, nor the function it
+		// names: a function --confirm names is a target as well when it
+		// exists, so the resumed redrive is not refused the name its
+		// returning messages ask for. A name that is no function stays
+		// refused as matching no target.
+		for _, c := range opts.Confirm {
+			if named[c] {
+				continue
+			}
+			if t := protect.ReadFunction(ctx, lc, c); t.ARN != "" {
+				more = append(more, t)
+				named[c] = true
+			}
 		}
 	}
 	confirmed, err := opts.Apply(ctx, f, sqsClient, more...)

@@ -86,11 +86,26 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + opts.Bucket + "/" + opts.Prefix}, Counts: map[string]int64{"exports_to_start": 1}}); err != nil {
 		return err
 	}
-	e, err := export.StartFull(ctx, db, tbl.Arn, opts.Time, export.Target{Bucket: opts.Bucket, Prefix: opts.Prefix}, "")
+	to := export.Target{Bucket: opts.Bucket, Prefix: opts.Prefix}
+	// A run killed after its ExportTableToPointInTime (a runbook step
+	// resumed) left an export in this very prefix: a second one would put
+	// two exports side by side, which verify and import cannot tell apart.
+	// It is taken as this run's instead.
+	found, err := export.FindFull(ctx, db, tbl.Arn, to, opts.Time)
 	if err != nil {
-		return err
+		return fmt.Errorf("looking for an export an earlier run started into s3://%s/%s: %w; nothing was started", opts.Bucket, opts.Prefix, err)
 	}
-	f.Audit.Act(audit.ActExportFull, opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
+	var e export.Export
+	if found != nil {
+		e = *found
+		f.IOStreams.Infof("an export of %s into s3://%s/%s is already %s (%s, an earlier run's): taken as this run's instead of starting another\n", opts.Table, opts.Bucket, opts.Prefix, e.Status, e.Arn)
+		f.Audit.Act(audit.ActExportFull, opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time, "taken_over": "an export into this prefix, already " + e.Status + ", found with ListExports: taken as this run's instead of starting another"})
+	} else {
+		if e, err = export.StartFull(ctx, db, tbl.Arn, opts.Time, to, ""); err != nil {
+			return err
+		}
+		f.Audit.Act(audit.ActExportFull, opts.Table, map[string]any{"export_arn": e.Arn, "bucket": opts.Bucket, "prefix": opts.Prefix, "time": opts.Time})
+	}
 	if opts.Wait {
 		if e, err = shared.Wait(ctx, f, db, e.Arn); err != nil {
 			_ = shared.PrintExports(f, []export.Export{e})

@@ -175,7 +175,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	db := clients.DynamoDB()
-	if err := targetAbsent(ctx, db, opts.Table, clients.Region()); err != nil {
+	if err := targetAbsent(ctx, db, opts.Table, clients.Region(), src); err != nil {
 		return err
 	}
 	if g.DryRun() {
@@ -250,18 +250,37 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return printResult(f, res)
 }
 
+// targetDB is what targetAbsent reads.
+type targetDB interface {
+	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	export.ImportDB
+}
+
 // targetAbsent refuses an import into a table that exists: ImportTable only
-// creates new tables, and a dry run must say so before --yes does.
-func targetAbsent(ctx context.Context, db *dynamodb.Client, table, region string) error {
+// creates new tables, and a dry run must say so before --yes does. One
+// exception: the table an import of this same export created (in progress
+// or completed, found with ListImports), as a run killed after its
+// ImportTable leaves it. The run goes on with that import (StartImport
+// takes it over) instead of refusing its own table: the resumed runbook
+// step finishes what the killed one started.
+func targetAbsent(ctx context.Context, db targetDB, table, region string, src export.Source) error {
 	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
-	if err == nil {
+	var nf *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &nf):
+		return nil
+	case err != nil:
+		return fmt.Errorf("checking that --table %s does not exist yet: %w", table, err)
+	}
+	found, ferr := export.FindImport(ctx, db, table, src)
+	switch {
+	case ferr != nil:
+		return factory.UsageErrorf("--table %s already exists in %s: an import creates a NEW table, and whether an earlier run's import of s3://%s/%s created it could not be read (%v): if a killed `export import` created it, follow that import with `aws dynamodb list-imports`; otherwise pass another --table (or delete the table first)",
+			table, region, src.Bucket, src.DataPrefix, ferr)
+	case found == nil:
 		return factory.UsageErrorf("--table %s already exists in %s: an import creates a NEW table; pass another --table (or delete the table first)", table, region)
 	}
-	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return nil
-	}
-	return fmt.Errorf("checking that --table %s does not exist yet: %w", table, err)
+	return nil
 }
 
 func schema(ctx context.Context, clients awsclients.Set, sourceRegion string, opts *Options) (export.Schema, error) {

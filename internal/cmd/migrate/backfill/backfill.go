@@ -85,11 +85,14 @@ that does is refused before anything is written. At the end dynops prints
 each destination's tables.yaml entry and terraform import blocks (as
 dynops table adopt does) to bring them under Terraform.
 
-Items no rule matches, and items their route cannot transform (a rename
-onto an attribute the item already has), are counted, sampled and left
-behind while the rest is written; at the end they fail the run (exit 1)
-unless --allow-unmatched / --allow-untransformable. migrate plan finds both
-before anything is written, and catch-up and verify treat them the same way.`,
+Before its first write it runs the checks of migrate plan (the source, the
+destinations, and every source item: with an export, the items are checked
+as they are read): what plan lists as a problem refuses the backfill, exit
+2, nothing written. Items no rule matches, and items their route cannot
+transform (a rename onto an attribute the item already has), are such
+problems unless --allow-unmatched / --allow-untransformable: then they are
+counted, sampled and left behind while the rest is written. Catch-up and
+cutover run the same checks; verify leaves such items out, counted.`,
 		Example: `  dynops migrate backfill --source dev-aiagent-single --routes routes.yaml
   dynops migrate backfill --source dev-aiagent-single --routes routes.yaml --segments 8 --max-writes-per-second 2000
   dynops migrate backfill --source prod-aiagent-single --routes routes.yaml --export-to s3://prod-exports/migrate --confirm prod-aiagent-single
@@ -152,6 +155,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// A resumed backfill's destinations hold its items; one that reads an
+	// export does not scan the source for the check (the export spares the
+	// source's reads): its items are checked as they are read.
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{
+		Written: l.State.Backfill != nil && !opts.Restart, Items: opts.FromExport == "" && opts.ExportTo == "", Creates: opts.ImportTo != "",
+		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Segments: opts.Segments})
+	if err != nil {
+		return err
+	}
 	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != ""); err != nil {
 		return err
 	}
@@ -204,7 +216,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}, l.State)
 	ios.Done()
 	if err != nil && !migrate.LeftBehind(err) {
-		return err
+		return shared.Refusal(err)
 	}
 	if !res.AlreadyDone {
 		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,

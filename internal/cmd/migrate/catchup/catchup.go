@@ -45,6 +45,12 @@ number and is conditional on the destination holding an older one, so a change
 never overwrites a newer one. An item whose key moved to another route (new
 SK prefix) is deleted from its old destination by its REMOVE.
 
+Before its first write it runs the checks of migrate plan on the source and
+the destinations, and each pass checks its changes before it applies any: a
+change no rule matches or its route cannot transform refuses the pass (exit
+2, nothing written, the checkpoint unmoved) unless allowed, as the backfill
+was run or with --allow-unmatched / --allow-untransformable.
+
 It prints the lag (age of the newest change applied). --follow repeats until
 interrupted. A position older than the stream's 24 h retention is refused: it
 needs a new backfill.`,
@@ -88,6 +94,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
+	if err != nil {
+		return err
+	}
 	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, false); err != nil {
 		return err
 	}
@@ -114,7 +124,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// the pass finished, so its result is printed before the error.
 	total, passes, left := migrate.CatchUp(ctx, c, o, l.State)
 	if left != nil && !migrate.LeftBehind(left) {
-		return left
+		return shared.Refusal(left)
 	}
 	if f.JSON() {
 		if err := f.PrintResult(struct {

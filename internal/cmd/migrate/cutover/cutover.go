@@ -54,6 +54,10 @@ the first that fails:
   4. flip-pointer: set the SSM parameter the application reads (--pointer,
      default /dynops/migrate/SOURCE/active) to --value (default multi), read back.
 
+Before the fence it runs the checks of migrate plan (the source, the
+destinations, every source item): a problem refuses the cutover, exit 2,
+nothing changed.
+
 Writes to the source fail from step 1 until the application follows the
 pointer: keep that window short. If a step fails the source stays fenced:
 fix the cause and run cutover again, or ` + "`dynops migrate rollback`" + `.
@@ -104,6 +108,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
+	// The source's items are read as plan reads them, before the fence: a
+	// problem found after it would leave the source fenced.
+	was := l.State.Backfill
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
+		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
+	if err != nil {
+		return err
+	}
 	pointer := opts.Pointer
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
@@ -145,7 +157,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if err != nil {
-		return err
+		return shared.Refusal(err)
 	}
 	if f.JSON() {
 		return nil

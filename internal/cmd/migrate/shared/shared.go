@@ -112,6 +112,30 @@ func Clients(ctx context.Context, f *factory.Factory) (migrate.Clients, error) {
 	return migrate.Clients{DB: c.DynamoDB(), Streams: c.Streams(), SSM: c.SSM()}, nil
 }
 
+// Preflight runs the validation of `migrate plan` (migrate.Preflight)
+// before a step's first write, on the loaded routes: every migrate command
+// that writes calls it first (TestEveryWritingStepRunsThePreflight), and
+// what plan would list as a problem refuses the step with exit 2, nothing
+// written.
+func Preflight(ctx context.Context, f *factory.Factory, l *Loaded, o migrate.PreflightOptions) error {
+	clients, err := f.AWS(ctx)
+	if err != nil {
+		return err
+	}
+	o.Input = l.Input
+	return Refusal(migrate.Preflight(ctx, clients.DynamoDB(), o))
+}
+
+// Refusal makes a step refused before its first write (migrate.RefusedError:
+// the preflight, or a catch-up pass whose records the routes cannot take) a
+// usage error: exit 2.
+func Refusal(err error) error {
+	if migrate.IsRefused(err) {
+		return factory.UsageErrorf("%w", err)
+	}
+	return err
+}
+
 // Confirm applies the one confirmation rule (guard's Confirm) to a switch of
 // source: the source table is decided by the protection rule (its tags read
 // from the service; unreadable tags leave it protected), and the pointer
