@@ -80,13 +80,13 @@ type PlanFile struct {
 // ShardEstimate is what the run will cost beside capacity: task-hours at an
 // assumed per-shard rate and S3 requests (upper bounds).
 type ShardEstimate struct {
-	Items      int64   `json:"items"`
-	Bytes      int64   `json:"bytes"`
+	Items                  int64   `json:"items"`
+	Bytes                  int64   `json:"bytes"`
 	ItemsPerSecondPerShard float64 `json:"items_per_second_per_shard"`
-	TaskHours  float64 `json:"task_hours"`
-	Minutes    float64 `json:"minutes"`
-	S3Puts     int64   `json:"s3_puts"`
-	S3Gets     int64   `json:"s3_gets"`
+	TaskHours              float64 `json:"task_hours"`
+	Minutes                float64 `json:"minutes"`
+	S3Puts                 int64   `json:"s3_puts"`
+	S3Gets                 int64   `json:"s3_gets"`
 }
 
 // AssumedShardRate is the items per second one shard is assumed to read,
