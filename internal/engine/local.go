@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // Local runs each shard of a stage as a process of a dynops binary on this
@@ -109,6 +111,12 @@ func (l *Local) runShard(ctx context.Context, j *localJob, s Stage, i int) {
 	args := append(append([]string{}, s.Args...), "--shard", sh.String())
 	cmd := exec.CommandContext(ctx, l.Binary, args...)
 	cmd.Env = l.Env
+	// Its own process group, killed whole: a shard's children cannot keep
+	// it (and its stderr) alive after Cancel, and a Ctrl-C at the terminal
+	// reaches this process only, which cancels the shards itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

@@ -205,7 +205,12 @@ func (e *env) export(t *testing.T) (string, []map[string]types.AttributeValue) {
 	var items []map[string]types.AttributeValue
 	var mu sync.Mutex
 	_, err = exportverify.Export{Store: exportverify.DirStore{Root: root}, Prefix: spec.Prefix, URI: root}.EachItem(ctx, 1,
-		func(it map[string]types.AttributeValue) error { mu.Lock(); items = append(items, it); mu.Unlock(); return nil })
+		func(it map[string]types.AttributeValue) error {
+			mu.Lock()
+			items = append(items, it)
+			mu.Unlock()
+			return nil
+		})
 	require.NoError(t, err)
 	return "s3://" + e.bucket + "/" + spec.Prefix + "/AWSDynamoDB/" + spec.ExportID, items
 }
