@@ -107,15 +107,7 @@ func NewPlan(ctx context.Context, db Describer, opts Options, shards int, run st
 	if shards < 1 {
 		return nil, fmt.Errorf("a sharded diff needs 1 shard or more, not %d", shards)
 	}
-	if opts.Segments <= 0 {
-		opts.Segments = 4
-	}
-	if opts.SampleSize <= 0 {
-		opts.SampleSize = 10
-	}
-	if opts.ExportParallel <= 0 {
-		opts.ExportParallel = 4
-	}
+	opts.setDefaults()
 	for _, a := range opts.Attributes {
 		if _, err := ParsePath(a); err != nil {
 			return nil, err
@@ -152,6 +144,23 @@ func NewPlan(ctx context.Context, db Describer, opts Options, shards int, run st
 	}
 	p.Estimate = p.estimate()
 	return p, nil
+}
+
+// setDefaults fills in what opts leaves at zero: 4 Scan segments, 10
+// sample keys, 4 export files at once, the clock.
+func (o *Options) setDefaults() {
+	if o.Segments <= 0 {
+		o.Segments = 4
+	}
+	if o.SampleSize <= 0 {
+		o.SampleSize = 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ExportParallel <= 0 {
+		o.ExportParallel = 4
+	}
 }
 
 // planExport lists the export's data files with their item counts (from
