@@ -267,8 +267,8 @@ func readBudgets(ctx context.Context, f *factory.Factory, clients awsclients.Set
 		buckets[side.table] = b.Bucket
 		if !f.JSON() {
 			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
-			if shards > 1 && b.Bucket != nil {
-				fmt.Fprintf(f.IOStreams.ErrOut, "  split across %d shards: %g units/s each\n", shards, b.UnitsPerSecond/float64(shards))
+			if share, err := b.Split(shards); err == nil && shards > 1 && share.Bucket != nil {
+				fmt.Fprintf(f.IOStreams.ErrOut, "each shard's part: %s\n", share)
 			}
 		}
 	}

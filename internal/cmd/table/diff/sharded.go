@@ -110,8 +110,12 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	perShard := map[string]float64{}
 	for _, b := range budgets {
-		if b.Bucket != nil {
-			perShard[b.Table] = b.UnitsPerSecond / float64(sh.Shards)
+		share, err := b.Split(sh.Shards)
+		if err != nil {
+			return err
+		}
+		if share.Bucket != nil {
+			perShard[b.Table] = share.UnitsPerSecond
 		}
 	}
 	for _, side := range []*tablediff.PlanSide{&p.Source, &p.Target} {
