@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -131,10 +130,8 @@ func (l *Local) runShard(ctx context.Context, j *localJob, s Stage, i int) {
 		j.succeeded++
 	}
 	j.mu.Unlock()
-	if err != nil && l.Log != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("cancelled: %w", errors.Join(err, ctx.Err()))
-		}
+	// A cancelled shard is the driver's to report (Cancel, Ctrl-C).
+	if err != nil && ctx.Err() == nil && l.Log != nil {
 		fmt.Fprintf(l.Log, "%s shard %s failed: %v: %s\n", s.Name, sh, err, lastLine(stderr.String()))
 	}
 }

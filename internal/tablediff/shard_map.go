@@ -43,7 +43,8 @@ func mapDoneObject(shard int) string { return fmt.Sprintf("map/done/shard-%04d.j
 // and export files of both sides, reduces each item to its key and
 // checksum, and writes one object per side and bucket (records sorted by
 // key: a retried shard writes the same bytes) and then its marker.
-// opts.Export opens an export side (its URI as the plan names it).
+// open opens an export side (its URI as the plan names it); tempDir holds
+// the shard's spill (default: the system temp dir).
 func MapShard(ctx context.Context, db DynamoDB, run *shardrun.Run, p *Plan, sh engine.Shard, open func(uri string) (*exportverify.Export, error), tempDir string) (*MapDone, error) {
 	if sh.Count != p.Shards {
 		return nil, fmt.Errorf("shard %s, but the plan %s has %d shards: give --shard I/%d", sh, run.Where(PlanName), p.Shards, p.Shards)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -348,4 +349,49 @@ func TestShardRetriedOrDuplicatedChangesNothing(t *testing.T) {
 		require.Equal(t, 0, code)
 		assert.Equal(t, want, e.objects(t, "diff-runs/retry/"))
 	})
+}
+
+// TestCtrlCStopsEveryShard: SIGINT to a sharded diff while its map shards
+// scan (every request slowed by the fault proxy): exit 130, the interrupt
+// line says how to continue the run, and no shard is left running: no
+// request reaches the emulator after the command ended.
+func TestCtrlCStopsEveryShard(t *testing.T) {
+	e := newEnv(t)
+	src, dst := e.tables(t)
+	var ended atomic.Bool
+	var after atomic.Int32
+	started := make(chan struct{})
+	var once sync.Once
+	proxy, err := faults.Start(target.Emulator.URL, faults.Config{Rate: 1, Kinds: []faults.Kind{faults.Latency}, Seed: 3, Observe: func(_ int, op string) {
+		if ended.Load() {
+			after.Add(1)
+		}
+		if op == "Scan" {
+			once.Do(func() { close(started) })
+		}
+	}})
+	require.NoError(t, err)
+	defer proxy.Close()
+	cmd := command(t, proxy.URL, e.log, "table", "diff", "--source", src, "--target", dst, "--engine", "local", "--shards", "4",
+		"--run-prefix", "s3://"+e.bucket+"/diff-runs", "--run-id", "ctrl-c")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	require.NoError(t, cmd.Start())
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no shard scanned within a minute: %s", errOut.String())
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_ = cmd.Wait()
+	ended.Store(true)
+	t.Log(errOut.String())
+	assert.Equal(t, 130, cmd.ProcessState.ExitCode())
+	assert.Contains(t, errOut.String(), "interrupted: ")
+	assert.Contains(t, errOut.String(), "--run-id ctrl-c")
+	time.Sleep(time.Second)
+	assert.Zero(t, after.Load(), "a request after the command ended: a shard was left running")
+	objs := e.objects(t, "diff-runs/ctrl-c/")
+	assert.NotContains(t, objs, "diff-runs/ctrl-c/reduce/bucket-0000.json", "stopped before the reduce stage")
 }

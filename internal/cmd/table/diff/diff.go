@@ -123,7 +123,7 @@ second; the report and the audit record what was used.`,
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	opts.Sharded.addFlags(fl)
-	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
+	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed (a sharded run's objects stay under its --run-prefix); run the diff again (with --engine, the same --run-id continues the run)")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTimeout(cmd, time.Minute)
 	cmdfacts.SetTargets(cmd, "target", "source")
