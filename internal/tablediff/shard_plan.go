@@ -113,12 +113,9 @@ func NewPlan(ctx context.Context, db Describer, opts Options, shards int, run st
 			return nil, err
 		}
 	}
-	keyNames, count, err := keysOf(ctx, db, opts)
+	keyNames, err := keysAndBuckets(ctx, db, &opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Buckets <= 0 {
-		opts.Buckets = bucketsFor(count)
 	}
 	p := &Plan{Version: 1, Run: run, KeyNames: keyNames, Attributes: opts.Attributes, PageLimit: opts.PageLimit,
 		Shards: shards, Buckets: opts.Buckets, SampleSize: opts.SampleSize, ExportParallel: opts.ExportParallel, Created: now.UTC()}
@@ -161,6 +158,19 @@ func (o *Options) setDefaults() {
 	if o.ExportParallel <= 0 {
 		o.ExportParallel = 4
 	}
+}
+
+// keysAndBuckets reads the key of opts' sides (keysOf) and sizes the
+// buckets from their item count when opts leaves them at 0.
+func keysAndBuckets(ctx context.Context, db Describer, opts *Options) ([]string, error) {
+	keyNames, count, err := keysOf(ctx, db, *opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Buckets <= 0 {
+		opts.Buckets = bucketsFor(count)
+	}
+	return keyNames, nil
 }
 
 // planExport lists the export's data files with their item counts (from

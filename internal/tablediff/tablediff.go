@@ -129,12 +129,9 @@ func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	keyNames, count, err := keysOf(ctx, db, opts)
+	keyNames, err := keysAndBuckets(ctx, db, &opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Buckets <= 0 {
-		opts.Buckets = bucketsFor(count)
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "dynops-diff-")
 	if err != nil {
