@@ -113,6 +113,10 @@ const (
 	ActUnfenceWrites = "unfence-writes"
 	// ActRollback is the steps a rollback would take (dry run).
 	ActRollback = "rollback"
+	// ActShardRun is a sharded run submitted to an engine: its run URI (s3://BUCKET/PREFIX/RUN-ID), engine, shards and per-shard budgets.
+	ActShardRun = "shard-run"
+	// ActShardStage is one shard of a sharded run's stage, run by `dynops shard run`.
+	ActShardStage = "shard-stage"
 )
 
 // DRStepAction is the action of one step of a DR switch: "dr failover:

@@ -20,6 +20,7 @@ import (
 
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/ddbjson"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -46,6 +47,10 @@ type RevertOptions struct {
 	WriteBudget *capacity.Bucket
 	// Progress is told the keys handled so far of the total.
 	Progress func(done, total int64)
+	// Shard, with a Count above 1, limits the revert to the keys whose key
+	// hash is that shard's (tablediff.KeyShard): N shards revert what one
+	// revert does.
+	Shard engine.Shard
 }
 
 // RevertConflict is a key left alone: changed after the window, so putting
@@ -68,7 +73,9 @@ type RevertReport struct {
 	Vouched     []exportverify.Vouched `json:"vouched,omitempty"`
 	// Unverified is the --unverified-exports reason, when one was given.
 	Unverified string `json:"unverified_exports,omitempty"`
-	Keys       int64  `json:"keys"` // changed in the window
+	Keys       int64  `json:"keys"` // changed in the window (of this shard, with one)
+	// Shard is the part of the keys this revert takes (--shard I/N), "" for all.
+	Shard string `json:"shard,omitempty"`
 	// KeysDigest is the SHA-256 of the changed keys (sorted, one a line):
 	// two runs over the same keys have the same digest.
 	KeysDigest string `json:"keys_digest,omitempty"`
@@ -184,6 +191,18 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 	keyNames, err := tableKeyNames(ctx, db, o.Table)
 	if err != nil {
 		return rep, err
+	}
+	if o.Shard.Count > 1 {
+		rep.Shard = o.Shard.String()
+		for id, c := range changes {
+			k, err := tablediff.EncodeKey(c.keys, keyNames)
+			if err != nil {
+				return rep, fmt.Errorf("a key of the exports: %w", err)
+			}
+			if tablediff.KeyShard(k, o.Shard.Count) != o.Shard.Index {
+				delete(changes, id)
+			}
+		}
 	}
 	rep.Keys = int64(len(changes))
 	var restores, deletes, already, conflicts, done atomic.Int64

@@ -37,7 +37,11 @@ func Commands() []Command {
 		// --from-export asks DynamoDB to vouch for the export.
 		{"pitr repair", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:DescribeStream", "dynamodb:GetShardIterator", "dynamodb:GetRecords"}},
 		{"pitr verify", []string{"dynamodb:GetItem"}},
-		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan"}},
+		// --source-export/--target-export read an export; --engine writes the run's
+		// plan and reads its shards' results under --run-prefix.
+		{"table diff", []string{"dynamodb:DescribeTable", "dynamodb:Scan", "s3:ListBucket", "s3:GetObject", "s3:PutObject"}},
+		// A shard of a sharded run: Scan segments and export files in, objects under the run's prefix out.
+		{"shard run", []string{"dynamodb:Scan", "s3:ListBucket", "s3:GetObject", "s3:PutObject"}},
 		{"table adopt", []string{"dynamodb:DescribeTable", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:DescribeContributorInsights", "dynamodb:GetResourcePolicy", "application-autoscaling:DescribeScalableTargets"}},
 		{"dlq inspect", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}},
 		{"dlq redrive", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:SendMessage", "sqs:ListQueueTags", "dynamodb:GetShardIterator", "dynamodb:GetRecords", "lambda:InvokeFunction", "lambda:GetFunctionConfiguration", "lambda:ListTags"}},

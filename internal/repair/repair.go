@@ -32,6 +32,7 @@ import (
 
 	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -83,6 +84,10 @@ type Options struct {
 	// RecordFile, when set, gets every key's outcome (JSON lines) for
 	// `dynops pitr verify`.
 	RecordFile string
+	// Shard, when it has a Count above 1, limits the repair to the keys of
+	// that shard (tablediff.KeyShard): N shards of a keys file repair what
+	// one repair of it does.
+	Shard engine.Shard
 }
 
 // Plan is what a repair would do, read from the keys file alone.
@@ -96,6 +101,8 @@ type Plan struct {
 	Changed     int64     `json:"changed"` // in both, different: to copy back
 	Extra       int64     `json:"extra"`   // only in To
 	DeleteExtra bool      `json:"delete_extra"`
+	// Shard is the part of the keys this repair takes (--shard I/N), "" for all.
+	Shard string `json:"shard,omitempty"`
 	// Scope is the damage window and where its keys come from (nil: unscoped).
 	Scope    *Scope `json:"scope,omitempty"`
 	Unscoped string `json:"unscoped_reason,omitempty"`
@@ -170,7 +177,10 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 	if opts.Unconditional {
 		p.Mode = "batch"
 	}
-	h, err := tablediff.ReadKeys(opts.KeysFile, func(r tablediff.KeyRecord) error {
+	if opts.Shard.Count > 1 {
+		p.Shard = opts.Shard.String()
+	}
+	h, err := tablediff.ReadKeys(opts.KeysFile, tablediff.OfShard(opts.Shard, func(r tablediff.KeyRecord) error {
 		v := verdict(opts.Scope, r)
 		switch r.Kind {
 		case tablediff.OnlyInSource:
@@ -193,7 +203,7 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 			p.OutOfScope++
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrKeysFile, err)
 	}
@@ -273,7 +283,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		if opts.FromExport != nil {
 			return r.feedFromExport(gctx, per, work)
 		}
-		return feed(gctx, opts.KeysFile, per, work, nil, func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(gctx, rec) })
+		return feed(gctx, opts.KeysFile, opts.Shard, per, work, nil, func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(gctx, rec) })
 	})
 	if opts.Unconditional {
 		r.pipeline(gctx, g, work)
@@ -355,9 +365,9 @@ func (q *queue) flush() error {
 // feed streams the keys file to the workers: copies and deletes in separate
 // units. With keep set, copies go to keep instead (the export path). Keys
 // skip takes (settled without a write: out of the repair's scope) go nowhere.
-func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep func(tablediff.KeyRecord), skip func(tablediff.KeyRecord) (bool, error)) error {
+func feed(ctx context.Context, keysFile string, sh engine.Shard, per int, work chan<- unit, keep func(tablediff.KeyRecord), skip func(tablediff.KeyRecord) (bool, error)) error {
 	puts, dels := &queue{ctx: ctx, per: per, work: work}, &queue{ctx: ctx, per: per, work: work}
-	_, err := tablediff.ReadKeys(keysFile, func(rec tablediff.KeyRecord) error {
+	_, err := tablediff.ReadKeys(keysFile, tablediff.OfShard(sh, func(rec tablediff.KeyRecord) error {
 		if skip != nil {
 			if done, err := skip(rec); err != nil || done {
 				return err
@@ -371,7 +381,7 @@ func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep 
 			return nil
 		}
 		return puts.add(rec, nil)
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -387,7 +397,7 @@ func feed(ctx context.Context, keysFile string, per int, work chan<- unit, keep 
 func (r *runner) feedFromExport(ctx context.Context, per int, work chan<- unit) error {
 	want := map[string]tablediff.KeyRecord{}
 	skip := func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(ctx, rec) }
-	if err := feed(ctx, r.opts.KeysFile, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }, skip); err != nil {
+	if err := feed(ctx, r.opts.KeysFile, r.opts.Shard, per, work, func(rec tablediff.KeyRecord) { want[string(rec.Key)] = rec }, skip); err != nil {
 		return err
 	}
 	var mu sync.Mutex

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/tablediff"
 	"github.com/dynops/dynops/internal/testctx"
 )
@@ -197,7 +198,7 @@ func TestFeedSplitsCopiesFromDeletes(t *testing.T) {
 	keys := writeKeys(t, "src", "dst", recs)
 	collect := func(keep func(tablediff.KeyRecord)) [][]tablediff.Kind {
 		work := make(chan unit, len(recs))
-		if err := feed(context.Background(), keys, 10, work, keep, nil); err != nil {
+		if err := feed(context.Background(), keys, engine.Shard{}, 10, work, keep, nil); err != nil {
 			t.Fatalf("feed: %v", err)
 		}
 		close(work)

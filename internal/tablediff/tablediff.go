@@ -122,30 +122,16 @@ func (r *Report) Differences() int64 { return r.OnlyInSource + r.OnlyInTarget + 
 // Diff compares the two tables of opts.
 func Diff(ctx context.Context, db DynamoDB, opts Options) (*Report, error) {
 	start := time.Now()
-	if opts.Segments <= 0 {
-		opts.Segments = 4
-	}
-	if opts.SampleSize <= 0 {
-		opts.SampleSize = 10
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.ExportParallel <= 0 {
-		opts.ExportParallel = 4
-	}
+	opts.setDefaults()
 	if opts.KeysOut != "" {
 		// refused now, not after the scans
 		if err := safefile.CheckNew(opts.KeysOut, "keys file (--keys-out)", opts.KeysForce); err != nil {
 			return nil, err
 		}
 	}
-	keyNames, count, err := keysOf(ctx, db, opts)
+	keyNames, err := keysAndBuckets(ctx, db, &opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Buckets <= 0 {
-		opts.Buckets = bucketsFor(count)
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "dynops-diff-")
 	if err != nil {

@@ -300,3 +300,45 @@ resource "aws_iam_role_policy" "job" {
     )
   })
 }
+
+################################################################################
+# Submit: what the terminal that drives a run (`table diff --engine batch`)
+# needs. The dynops-operator policy's cap denies the batch actions, so this
+# goes on a role of its own (the runner module's start policy works alike).
+################################################################################
+
+locals {
+  job_queue_arn      = "arn:${local.partition}:batch:${local.region}:${local.account_id}:job-queue/${var.name}"
+  job_definition_arn = "arn:${local.partition}:batch:${local.region}:${local.account_id}:job-definition/${var.name}-worker"
+
+  submit = {
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid      = "SubmitShards"
+        Effect   = "Allow"
+        Action   = ["batch:SubmitJob"]
+        Resource = [local.job_queue_arn, local.job_definition_arn, "${local.job_definition_arn}:*"]
+      },
+      {
+        Sid      = "FollowAndCancelShards"
+        Effect   = "Allow"
+        Action   = ["batch:TagResource", "batch:TerminateJob"]
+        Resource = ["arn:${local.partition}:batch:${local.region}:${local.account_id}:job/*"]
+      },
+      {
+        # DescribeJobs and ListJobs take no resource (Service Authorization Reference, AWS Batch).
+        Sid      = "ReadJobs"
+        Effect   = "Allow"
+        Action   = ["batch:DescribeJobs", "batch:ListJobs"]
+        Resource = ["*"]
+      },
+      {
+        Sid      = "RunPrefix"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject", "s3:PutObject"]
+        Resource = [local.run_objects]
+      },
+    ]
+  }
+}

@@ -42,3 +42,13 @@ output "log_group_name" {
   description = "CloudWatch Logs log group of the shards (streams shard/worker/<task ID>)."
   value       = aws_cloudwatch_log_group.this.name
 }
+
+output "submit_policy_json" {
+  description = "The policy the terminal that drives a sharded run needs (batch:SubmitJob on this queue and job definition, TagResource/TerminateJob on jobs, DescribeJobs/ListJobs, the run prefix): attach it to the role that drives runs, one without the dynops-operator policy, whose cap denies the batch actions."
+  value       = jsonencode(local.submit)
+}
+
+output "dynops_flags" {
+  description = "The flags of `dynops table diff` that run it here: `dynops table diff ... $(terraform output -raw dynops_flags) --shards N`."
+  value       = join(" ", ["--engine", "batch", "--batch-queue", aws_batch_job_queue.this.arn, "--batch-job-definition", aws_batch_job_definition.worker.arn, "--run-prefix", "s3://${var.run_location.bucket}/${var.run_location.prefix}"])
+}

@@ -25,6 +25,7 @@ import (
 	migrateCmd "github.com/dynops/dynops/internal/cmd/migrate"
 	pitrCmd "github.com/dynops/dynops/internal/cmd/pitr"
 	runbookCmd "github.com/dynops/dynops/internal/cmd/runbook"
+	shardCmd "github.com/dynops/dynops/internal/cmd/shard"
 	tableCmd "github.com/dynops/dynops/internal/cmd/table"
 	versionCmd "github.com/dynops/dynops/internal/cmd/version"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -104,6 +105,7 @@ Destructive actions are dry runs unless --yes is given; a protected target
 	cmd.AddCommand(drCmd.NewCmdDR(f))
 	cmd.AddCommand(auditCmd.NewCmdAudit(f))
 	cmd.AddCommand(runbookCmd.NewCmdRunbook(f))
+	cmd.AddCommand(shardCmd.NewCmdShard(f))
 	f.Exec = execFunc(f, version)
 	cmd.AddCommand(migrateCmd.NewCmdMigrate(f))
 	markParents(cmd)

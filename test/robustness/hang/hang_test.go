@@ -64,6 +64,8 @@ func families(endpoint string) map[string][]string {
 		"pitr restore --yes":    {"pitr", "restore", "--table", "dev-hoge-user", "--latest", "--yes"},
 		"pitr repair":           {"pitr", "repair", "--from", "dev-hoge-user-restored", "--to", "dev-hoge-user", "--all-differences"},
 		"table diff":            {"table", "diff", "--source", "dev-hoge-user-restored", "--target", "dev-hoge-user"},
+		"table diff --engine":   {"table", "diff", "--source", "dev-hoge-user-restored", "--target", "dev-hoge-user", "--engine", "local", "--shards", "2", "--run-prefix", "s3://dev-hoge-ops/diff-runs"},
+		"shard run":             {"shard", "run", "--run", "s3://dev-hoge-ops/diff-runs/r1", "--stage", "map", "--shard", "0/2"},
 		"export full":           {"export", "full", "--table", "dev-hoge-user", "--bucket", "dev-hoge-exports"},
 		"export full --wait":    {"export", "full", "--table", "dev-hoge-user", "--bucket", "dev-hoge-exports", "--wait"},
 		"export incremental":    {"export", "incremental", "--table", "dev-hoge-user", "--bucket", "dev-hoge-exports", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-01T06:00:00Z"},

@@ -21,6 +21,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -44,6 +45,9 @@ type Options struct {
 	Unverified string
 	// ConflictsFile receives every conflict, one JSON line each (0600).
 	ConflictsFile string
+	// Shard is --shard I/N: revert only the keys of that shard ("": all).
+	Shard string
+	shard engine.Shard
 }
 
 // NewCmdRevert returns `dynops export revert`. runF replaces Run in tests of flag parsing.
@@ -98,6 +102,13 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 			if err := shared.CheckExportFlags(cmd, opts.Prefixes, opts.Unverified); err != nil {
 				return err
 			}
+			if opts.Shard != "" {
+				sh, err := engine.ParseShard(opts.Shard)
+				if err != nil {
+					return factory.UsageErrorf("%w", err)
+				}
+				opts.shard = sh
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -115,6 +126,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
+	fl.StringVar(&opts.Shard, "shard", "", "I/N: revert only the keys whose key hash mod N is I (N such reverts do what one does; --max-write-units is split evenly across them)")
 	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
@@ -182,6 +194,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if wb, err = wb.Split(opts.shard.Count); err != nil {
+		return err
+	}
 	if apply {
 		if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, tableArn}, arns...),
 			Counts: map[string]int64{"exports": int64(len(incs))}}); err != nil {
@@ -190,7 +205,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	bar := f.IOStreams.StartProgress("export revert: keys", 0)
 	rep, err := export.Revert(ctx, db, store, incs, export.RevertOptions{
-		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket,
+		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Shard: opts.shard,
 		Progress: func(done, total int64) {
 			if wb.Bucket != nil {
 				u := wb.Bucket.Usage()
@@ -217,7 +232,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "source_table": tableArn, "export_arns": arns,
 		"unverified_exports": opts.Unverified, "from": rep.From, "to": rep.To, "keys_changed": rep.Keys, "keys_digest": rep.KeysDigest,
 		"restores": rep.Restores, "deletes": rep.Deletes, "already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts,
-		"write_budget": wb, "write_capacity": rep.WriteCapacity}
+		"write_budget": wb, "write_capacity": rep.WriteCapacity, "shard": rep.Shard}
 	if apply {
 		f.Audit.Act(audit.ActExportRevert, opts.Table, detail)
 		f.Audit.Counts(map[string]int64{"keys": rep.Keys, "restores": rep.Restores, "deletes": rep.Deletes,

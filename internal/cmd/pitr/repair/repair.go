@@ -20,6 +20,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
@@ -52,6 +53,8 @@ type Options struct {
 	DamageStream             bool
 	DamageKeys               string
 	DamageAttribute          string
+	// Shard is --shard I/N: repair only the keys of that shard ("": all).
+	Shard string
 }
 
 // Report is the --output json document.
@@ -151,6 +154,16 @@ Exit status 1 when some keys were left alone as conflicts.`,
 			if err := checkScopeFlags(cmd, opts); err != nil {
 				return err
 			}
+			if opts.Shard != "" {
+				sh, err := engine.ParseShard(opts.Shard)
+				if err != nil {
+					return factory.UsageErrorf("%w", err)
+				}
+				if opts.AllDifferences {
+					return factory.UsageErrorf("--shard %s needs --keys FILE: every shard must repair from the same keys file (diff first with table diff --keys-out)", opts.Shard)
+				}
+				r.Shard = sh
+			}
 			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
 				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
 			}
@@ -186,7 +199,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.StringVar(&opts.DamageKeys, "damage-keys", "", "FILE listing the keys written in the damage window (DynamoDB JSON, one per line)")
 	fl.StringVar(&opts.DamageAttribute, "damage-attribute", "", "NAME of an updated-at attribute (RFC3339, or epoch s/ms) dating each differing item of --to")
 	fl.StringVar(&r.Unscoped, "unscoped", "", "REASON: copy back every difference, good writes since the restore point included (recorded in the audit)")
-	fl.StringVar(&r.RecordFile, "record", "", "write every key's outcome here, JSON lines, for `pitr verify` (default: the keys file + .repair.jsonl)")
+	fl.StringVar(&r.RecordFile, "record", "", "write every key's outcome here, JSON lines, for `pitr verify` (default: the keys file + .repair.jsonl, + .repair-shard-I-of-N.jsonl with --shard)")
+	fl.StringVar(&opts.Shard, "shard", "", "I/N: repair only the keys whose key hash mod N is I (N such repairs do what one does; --max-write-units is split evenly across them)")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
 	cmdfacts.SetTimeout(cmd, time.Minute)
@@ -303,6 +317,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if ro.RecordFile == "" && !opts.AllDifferences {
 		ro.RecordFile = ro.KeysFile + ".repair.jsonl"
+		if ro.Shard.Count > 1 {
+			ro.RecordFile = fmt.Sprintf("%s.repair-shard-%d-of-%d.jsonl", ro.KeysFile, ro.Shard.Index, ro.Shard.Count)
+		}
 	}
 	rep.Plan, err = repair.MakePlan(ro)
 	if errors.Is(err, repair.ErrKeysFile) {
@@ -315,6 +332,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
 	wb, err := capacity.Resolve(ctx, db, ro.To, capacity.Write, opts.MaxWriteUnits)
 	if err != nil {
+		return err
+	}
+	if wb, err = wb.Split(ro.Shard.Count); err != nil {
 		return err
 	}
 	rep.WriteBudget, ro.WriteBudget = &wb, wb.Bucket

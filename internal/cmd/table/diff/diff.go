@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
@@ -30,6 +31,8 @@ type Options struct {
 	MaxReadUnits float64
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
+	// Sharded runs the diff as shards on an engine (sharded.go).
+	Sharded Sharded
 }
 
 // report is the JSON output: the diff and the read budgets.
@@ -86,8 +89,14 @@ second; the report and the audit record what was used.`,
 			if d.Source != "" && d.Source == d.Target || opts.SourceExport != "" && opts.SourceExport == opts.TargetExport {
 				return factory.UsageErrorf("--source and --target are both %s: compare two different tables or exports", d.Source+opts.SourceExport)
 			}
+			if err := opts.Sharded.check(cmd.Flags()); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.Sharded.on() {
+				return runSharded(cmd.Context(), f, opts)
 			}
 			return Run(cmd.Context(), f, opts)
 		},
@@ -113,7 +122,8 @@ second; the report and the audit record what was used.`,
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
-	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed; run the diff again")
+	opts.Sharded.addFlags(fl)
+	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed (a sharded run's objects stay under its --run-prefix); run the diff again (with --engine, the same --run-id continues the run)")
 	cmdfacts.ReadOnly(cmd)
 	cmdfacts.SetTimeout(cmd, time.Minute)
 	cmdfacts.SetTargets(cmd, "target", "source")
@@ -126,21 +136,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	d := opts.Diff
+	d, err := openSides(clients, opts)
+	if err != nil {
+		return err
+	}
 	d.Now = f.Now
-	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
-	if opts.SourceExport != "" {
-		if d.SourceExport, err = exportverify.OpenExport(opts.SourceExport, s3); err != nil {
-			return factory.UsageErrorf("--source-export: %w", err)
-		}
-		d.Source = opts.SourceExport
-	}
-	if opts.TargetExport != "" {
-		if d.TargetExport, err = exportverify.OpenExport(opts.TargetExport, s3); err != nil {
-			return factory.UsageErrorf("--target-export: %w", err)
-		}
-		d.Target = opts.TargetExport
-	}
 	db := clients.DynamoDB()
 	// The key check, the budgets, the estimate and the diff itself all read
 	// the tables' descriptions: one DescribeTable per table for all of them.
@@ -155,36 +155,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		total = 2 * count
 	}
-	prices, err := capacity.LoadPrices(opts.PriceFile)
+	budgets, buckets, err := readBudgets(ctx, f, clients, desc, d, opts, 1)
 	if err != nil {
-		return factory.UsageErrorf("%w", err)
-	}
-	// The read budget of each scanned table (an export side reads none).
-	budgets := []capacity.Use{} // [] in JSON when both sides are exports
-	buckets := map[string]*capacity.Bucket{}
-	for _, side := range []struct {
-		table    string
-		isExport bool
-	}{{d.Source, d.SourceExport != nil}, {d.Target, d.TargetExport != nil}} {
-		if side.isExport {
-			continue
-		}
-		b, err := capacity.Resolve(ctx, desc, side.table, capacity.Read, opts.MaxReadUnits)
-		if err != nil {
-			return err
-		}
-		items, bytes, _, err := capacity.TableSize(ctx, desc, side.table)
-		if err != nil {
-			return err
-		}
-		// The diff's Scans are eventually consistent.
-		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
-		est.Finish(b, prices, clients.Region())
-		budgets = append(budgets, capacity.Use{Budget: b, Estimate: est})
-		buckets[side.table] = b.Bucket
-		if !f.JSON() {
-			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
-		}
+		return err
 	}
 	bar := f.IOStreams.StartProgress("table diff: items scanned", total)
 	d.Progress = func(a, b int64) {
@@ -208,6 +181,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	return finish(f, opts, rep, budgets)
+}
+
+// finish audits the counts, prints the report and gives the exit code.
+func finish(f *factory.Factory, opts *Options, rep *tablediff.Report, budgets []capacity.Use) error {
 	counts := map[string]int64{"source_items": rep.SourceItems, "target_items": rep.TargetItems, "same": rep.Same,
 		"only_in_source": rep.OnlyInSource, "only_in_target": rep.OnlyInTarget, "changed": rep.Changed}
 	for i, bu := range budgets {
@@ -218,6 +196,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	f.Audit.Counts(counts)
+	var err error
 	if f.JSON() {
 		err = f.PrintResult(report{Report: rep, ReadBudgets: budgets})
 	} else {
@@ -236,6 +215,66 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return factory.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// openSides opens the export sides of opts (a usage error names the flag).
+func openSides(clients awsclients.Set, opts *Options) (tablediff.Options, error) {
+	var err error
+	d := opts.Diff
+	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
+	if opts.SourceExport != "" {
+		if d.SourceExport, err = exportverify.OpenExport(opts.SourceExport, s3); err != nil {
+			return d, factory.UsageErrorf("--source-export: %w", err)
+		}
+		d.Source = opts.SourceExport
+	}
+	if opts.TargetExport != "" {
+		if d.TargetExport, err = exportverify.OpenExport(opts.TargetExport, s3); err != nil {
+			return d, factory.UsageErrorf("--target-export: %w", err)
+		}
+		d.Target = opts.TargetExport
+	}
+	return d, nil
+}
+
+// readBudgets resolves the read budget of each scanned table (an export
+// side reads none) and prints it with the estimate; shards share each
+// budget (the printed line names each shard's part).
+func readBudgets(ctx context.Context, f *factory.Factory, clients awsclients.Set, db capacity.Describer, d tablediff.Options, opts *Options, shards int) ([]capacity.Use, map[string]*capacity.Bucket, error) {
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return nil, nil, factory.UsageErrorf("%w", err)
+	}
+	budgets := []capacity.Use{} // [] in JSON when both sides are exports
+	buckets := map[string]*capacity.Bucket{}
+	for _, side := range []struct {
+		table    string
+		isExport bool
+	}{{d.Source, d.SourceExport != nil}, {d.Target, d.TargetExport != nil}} {
+		if side.isExport {
+			continue
+		}
+		b, err := capacity.Resolve(ctx, db, side.table, capacity.Read, opts.MaxReadUnits)
+		if err != nil {
+			return nil, nil, err
+		}
+		items, bytes, _, err := capacity.TableSize(ctx, db, side.table)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The diff's Scans are eventually consistent.
+		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
+		est.Finish(b, prices, clients.Region())
+		budgets = append(budgets, capacity.Use{Budget: b, Estimate: est})
+		buckets[side.table] = b.Bucket
+		if !f.JSON() {
+			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
+			if share, err := b.Split(shards); err == nil && shards > 1 && share.Bucket != nil {
+				fmt.Fprintf(f.IOStreams.ErrOut, "each shard's part: %s\n", share)
+			}
+		}
+	}
+	return budgets, buckets, nil
 }
 
 func printReport(f *factory.Factory, rep *tablediff.Report) error {
