@@ -15,6 +15,10 @@ import (
 	"testing"
 )
 
+// refusalFilesPerProcess is the fewest case files ExpectRefusals gives a
+// `terraform test` process of its own.
+const refusalFilesPerProcess = 8
+
 // Refusal is one bad input of a validation matrix: the root's variables and
 // the texts the refusal must carry. The first starts with the rule ID
 // ("DDB-IDX-01: ..."); one error diagnostic's own detail must start with
@@ -110,8 +114,12 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 		t.Fatalf("terraform init in %s: %v\n%s", dir, err, out)
 	}
 
-	// A few processes, each with its share of the files.
-	shards := min(runtime.GOMAXPROCS(0), len(files))
+	// A few processes, each with its share of the files, but none with
+	// fewer than refusalFilesPerProcess: a process costs about 4 CPU-s
+	// before its first file (the provider schema, the module tree) and a
+	// file about 1.3 (test/modules/dr, measured), so a small matrix is
+	// cheaper in one process than spread over the cores.
+	shards := max(1, min(runtime.GOMAXPROCS(0), len(files)/refusalFilesPerProcess))
 	results := make([]map[string]*fileResult, shards)
 	errs := make([]error, shards)
 	var wg sync.WaitGroup

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,22 +98,23 @@ func TestPlanReplicaRefusals(t *testing.T) {
 // per rule the replica checks and the table accepts.
 func TestPlanReplicaOfNewTableRefusals(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	cases := []struct {
 		name, table, replica, rule string
 		wants                      []string
 	}{
 		{"PITR period under 35 days", `point_in_time_recovery = { recovery_period_in_days = 7 }
   point_in_time_recovery_reason = "compliance: gone in 7 days"`, "",
-			"DDB-PITR-01", []string{"table dev-neu-session:", "7 days"}},
+			"DDB-PITR-01", []string{"table dev-neu0-session:", "7 days"}},
 		{"stream NEW_IMAGE", `stream_view_type = "NEW_IMAGE"
-  stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu-session:", "is NEW_IMAGE"}},
+  stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu1-session:", "is NEW_IMAGE"}},
 		{"replica protection off with a placeholder", "", `deletion_protection_enabled = false
-  deletion_protection_disabled_reason = "TODO adopt: say why"`, "DDB-PROT-01", []string{"replica of dev-neu-session:", "placeholder"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			opts := harness.PlanOptions(t, "modules/dynamodb-table/examples/global-table", nil)
-			require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "main.tf"), []byte(`provider "aws" {
+  deletion_protection_disabled_reason = "TODO adopt: say why"`, "DDB-PROT-01", []string{"replica of dev-neu2-session:", "placeholder"}},
+	}
+	// One root, one plan: each case is its own table (product neuN) and
+	// replica, so each refusal names its own table; terraform reports the
+	// refusals of independent modules together.
+	var root strings.Builder
+	root.WriteString(`provider "aws" {
   region = "eu-west-1"
 }
 
@@ -125,42 +127,49 @@ provider "aws" {
   alias  = "us_west_2"
   region = "us-west-2"
 }
-
-module "table" {
+`)
+	for i, c := range cases {
+		fmt.Fprintf(&root, `
+module "table_%d" {
   source = "../.."
 
   env      = "dev"
-  product  = "neu"
+  product  = "neu%d"
   usage    = "session"
   hash_key = "session_id"
   attributes = [{ name = "session_id", type = "S" }]
 
   contributor_insights_enabled = false
-  `+c.table+`
+  %s
 }
 
-module "replica" {
+module "replica_%d" {
   source    = "../../../dynamodb-table-replica"
   providers = { aws = aws.eu_central_1 }
 
-  table_name             = module.table.table_name
-  global_table_arn       = module.table.table_arn
-  point_in_time_recovery = module.table.point_in_time_recovery
-  table_tags             = module.table.tags
-  table_stream_view_type = module.table.stream_view_type
-  `+c.replica+`
+  table_name             = module.table_%d.table_name
+  global_table_arn       = module.table_%d.table_arn
+  point_in_time_recovery = module.table_%d.point_in_time_recovery
+  table_tags             = module.table_%d.tags
+  table_stream_view_type = module.table_%d.stream_view_type
+  %s
 }
-`), 0o644))
-			for _, f := range []string{"outputs.tf", "variables.tf"} {
-				_ = os.Remove(filepath.Join(opts.TerraformDir, f))
-			}
-			diags := harness.PlanDiagnostics(t, opts)
+`, i, i, c.table, i, i, i, i, i, i, c.replica)
+	}
+	opts := harness.PlanOptions(t, "modules/dynamodb-table/examples/global-table", nil)
+	require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "main.tf"), []byte(root.String()), 0o644))
+	for _, f := range []string{"outputs.tf", "variables.tf"} {
+		_ = os.Remove(filepath.Join(opts.TerraformDir, f))
+	}
+	diags := harness.PlanDiagnostics(t, opts)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			harness.RequireRefusal(t, diags, c.rule, c.wants...)
-			for _, d := range diags {
-				assert.NotContains(t, d.Message(), "known after apply", "every refusal uses values known at plan")
-				assert.NotContains(t, d.Message(), "unknown", "every refusal uses values known at plan")
-			}
 		})
+	}
+	for _, d := range diags {
+		assert.NotContains(t, d.Message(), "known after apply", "every refusal uses values known at plan")
+		assert.NotContains(t, d.Message(), "unknown", "every refusal uses values known at plan")
 	}
 }
 
