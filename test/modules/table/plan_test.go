@@ -114,6 +114,9 @@ var plans = harness.NewPlanGroup(
 	// TestPlanStackAddingATableAddsOnlyItsResources
 	harness.PlanCase{Name: "stack tables.yaml", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(envTables(t)) }},
 	harness.PlanCase{Name: "stack tables.yaml + invoice", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(withInvoice(t)) }},
+	// TestPlanStackEnvScope, TestPlanStackDeniesCrossTenantIndexesWithoutTag
+	harness.PlanCase{Name: "stack env scope", Dir: stack, Vars: func(testing.TB) map[string]any { return stackVars(envScopeTables()) }},
+	harness.PlanCase{Name: "stack cross-tenant", Dir: stack, Vars: func(testing.TB) map[string]any { return crossTenantVars() }},
 )
 
 // tableKey is the customer managed key of the "customer managed key" case.

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -49,11 +48,9 @@ func TestPlanStackValidations(t *testing.T) {
 	})
 }
 
-// TestPlanStackEnvScope: an entry with `envs` plans only in those envs (a
-// table adopted in prod does not plan a new table in dev); without `envs` an
-// entry is in every env, as before.
-func TestPlanStackEnvScope(t *testing.T) {
-	t.Parallel()
+// envScopeTables are three entries: one without `envs`, one in prod only,
+// one in dev and prod (TestPlanStackEnvScope plans them in dev).
+func envScopeTables() map[string]any {
 	entry := func(envs []string) map[string]any {
 		e := map[string]any{"hash_key": "user_id", "attributes": []map[string]any{{"name": "user_id", "type": "S"}}}
 		if envs != nil {
@@ -61,8 +58,15 @@ func TestPlanStackEnvScope(t *testing.T) {
 		}
 		return e
 	}
-	tables := map[string]any{"user": entry(nil), "legacy": entry([]string{"prod"}), "order": entry([]string{"dev", "prod"})}
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, stack, stackVars(tables)))
+	return map[string]any{"user": entry(nil), "legacy": entry([]string{"prod"}), "order": entry([]string{"dev", "prod"})}
+}
+
+// TestPlanStackEnvScope: an entry with `envs` plans only in those envs (a
+// table adopted in prod does not plan a new table in dev); without `envs` an
+// entry is in every env, as before.
+func TestPlanStackEnvScope(t *testing.T) {
+	t.Parallel()
+	p := plans.Plan(t, "stack env scope")
 	for usage, want := range map[string]bool{"user": true, "legacy": false, "order": true} {
 		_, planned := p.ResourceChangesMap[`module.table["`+usage+`"].aws_dynamodb_table.this`]
 		assert.Equal(t, want, planned, "table %s planned in dev", usage)
