@@ -244,12 +244,19 @@ func user(extra map[string]any) map[string]any {
 // guideline default being used silently.
 func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 	t.Parallel()
+	d := stackRefusals.Expect(t)[unknownKeysCase]
+	require.NotNil(t, d.Range, "the diagnostic points at the source")
+}
+
+const unknownKeysCase = "DDB-EXC-01 every unknown key named, with the keys it could be"
+
+func unknownKeyRefusals() []harness.Refusal {
 	tables := map[string]any{
 		"user": user(map[string]any{"billing": "PROVISIONED", "global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attribute": []string{"x"}}}}),
 		"order": user(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period": 7, "reason": "compliance"}, "autoscaling": map[string]any{"max": 3},
 			"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection": "ALL"}}}),
 	}
-	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-EXC-01",
+	return []harness.Refusal{{Name: unknownKeysCase, Vars: stackVars(tables), Want: []string{"DDB-EXC-01:",
 		`table "user": unknown key "billing"`,
 		`table "user": unknown key "non_key_attribute" in global_secondary_indexes[0] (gsi1)`,
 		`table "order": unknown key "recovery_period" in point_in_time_recovery`,
@@ -264,8 +271,7 @@ func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days)`,
 		`in autoscaling (known keys: enabled, max_capacity_ratio,`,
 		`in local_secondary_indexes[0] (lsi1) (known keys: name, range_key, projection_type, non_key_attributes)`,
-	)
-	require.NotNil(t, d.Range, "the diagnostic points at the source")
+	}}}
 }
 
 // TestPlanStackExpressesEveryException: each approved exception can be
@@ -321,11 +327,17 @@ func everyExceptionChecks(t *testing.T, tbl map[string]any) {
 // names the table and points at the source, not "line 0".
 func TestPlanStackErrorsNameTheTable(t *testing.T) {
 	t.Parallel()
-	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
-	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-NAME-02", "table dev-hoge-user:", "gsi1")
+	d := stackRefusals.Expect(t)[tableNamedCase]
 	require.NotNil(t, d.Range)
 	assert.NotZero(t, d.Range.Start.Line, "the diagnostic has a source line")
 	assert.True(t, strings.HasSuffix(d.Range.Filename, ".tf"), "the diagnostic points at a file: %q", d.Range.Filename)
+}
+
+const tableNamedCase = "DDB-NAME-02 a GSI named after its key, in tables.yaml"
+
+func tableNamedRefusals() []harness.Refusal {
+	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
+	return []harness.Refusal{{Name: tableNamedCase, Vars: stackVars(tables), Want: []string{"DDB-NAME-02:", "table dev-hoge-user:", "gsi1"}}}
 }
 
 // TestStackAccessKeysAreAccessInputs: the keys the stack's access input

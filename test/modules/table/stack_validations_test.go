@@ -9,11 +9,23 @@ import (
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
+// stackRefusals are the refusal matrices of the stack's tests, run together
+// (harness.RefusalGroup: one init, one set of terraform test processes).
+var stackRefusals = harness.NewRefusalGroup(stack,
+	harness.RefusalSet{Test: "TestPlanStackValidations", Cases: stackValidationRefusals},
+	harness.RefusalSet{Test: "TestPlanStackRefusesUnknownKeys_DDB_EXC_01", Cases: unknownKeyRefusals},
+	harness.RefusalSet{Test: "TestPlanStackErrorsNameTheTable", Cases: tableNamedRefusals},
+)
+
 // TestPlanStackValidations: every validation message of modules/dynamodb-stack
 // (the envs' tables.yaml entry point), each with its rule and its fix, in the
 // diagnostic's own summary and detail (not terraform's echo of the inputs).
 func TestPlanStackValidations(t *testing.T) {
 	t.Parallel()
+	stackRefusals.Expect(t)
+}
+
+func stackValidationRefusals() []harness.Refusal {
 	ok := map[string]any{"user": user(nil)}
 	with := func(over map[string]any) map[string]any {
 		v := stackVars(ok)
@@ -22,7 +34,7 @@ func TestPlanStackValidations(t *testing.T) {
 		}
 		return v
 	}
-	harness.ExpectRefusals(t, stack, []harness.Refusal{
+	return []harness.Refusal{
 		{Name: "DDB-NAME-01 no table", Vars: with(map[string]any{"tables": map[string]any{}}),
 			Want: []string{"DDB-NAME-01: tables (envs/tables.yaml) must map each usage", "with at least one table"}},
 		{Name: "DDB-NAME-01 entry not a map", Vars: with(map[string]any{"tables": map[string]any{"user": "user_id"}}),
@@ -45,7 +57,7 @@ func TestPlanStackValidations(t *testing.T) {
 			Want: []string{"DDB-SEC-04: account_id must be the 12-digit AWS account ID of the env", `"123456789012"`}},
 		{Name: "DDB-SEC-04 no account for the alarm topic key", Vars: with(map[string]any{"account_id": nil}),
 			Want: []string{"DDB-SEC-04: the stack's alarm topic is encrypted with a customer managed key whose policy names the account", "set account_id (or access.account_id), or pass alarm_sns_topic_arn"}},
-	})
+	}
 }
 
 // envScopeTables are three entries: one without `envs`, one in prod only,
