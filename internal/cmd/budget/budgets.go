@@ -55,8 +55,8 @@ func (b *Budgets) Units(k capacity.Kind) float64 {
 
 // Split is the budgets of one of n runs that share these (the shards of one
 // run): each budget it resolves, from the flag or the default, is 1/n of the
-// whole, so that n runs together hold to it. Nothing resolved is carried
-// over. n below 2 is the whole budget.
+// whole, so that n runs together hold to it (a split of a split shares
+// the share). Nothing resolved is carried over; n below 2 splits nothing.
 func (b *Budgets) Split(n int) *Budgets {
 	return &Budgets{MaxReadUnits: b.MaxReadUnits, MaxWriteUnits: b.MaxWriteUnits, parts: max(n, 1) * max(b.parts, 1)}
 }
