@@ -1,6 +1,8 @@
-// Package budget is what the bulk commands share about capacity: the flags
-// that set a run's budget (--max-read-units, --max-write-units) and its
-// prices (--price-file), registered here so that internal/capacity knows
+// Package budget is what the bulk commands share about capacity: the
+// budgeted run (Budgets: the --max-read-units and --max-write-units flags,
+// each table's budget resolved from them, said before the run, held by the
+// limiters, recorded in the audit and the report) and the prices of the
+// estimate (--price-file). It lives here so that internal/capacity knows
 // nothing of the command line (no import of internal/cmd runs back up).
 package budget
 
@@ -13,12 +15,19 @@ import (
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 )
 
-// AddFlag registers --max-read-units or --max-write-units on fl into v,
-// with its range: the one way a bulk command takes a budget. what names
-// the table the budget is on (e.g. "--to").
-func AddFlag(fl *pflag.FlagSet, v *float64, k capacity.Kind, what string) {
+// Annotation marks a budget flag registered by Budgets.AddFlags; the walk
+// of the command tree (internal/cmd/root TestBudgetFlagsOnlyThroughBudgets)
+// refuses a --max-read-units or --max-write-units without it.
+const Annotation = "dynops_budget_flag"
+
+// addFlag registers --max-read-units or --max-write-units on fl into v,
+// with its range. what names the table the budget is on (e.g. "--to").
+func addFlag(fl *pflag.FlagSet, v *float64, k capacity.Kind, what string) {
 	fl.Float64Var(v, k.Flag(), 0, fmt.Sprintf("%s capacity units per second the run may take on %s, measured from what DynamoDB reports (0: %d %% of a provisioned table's %s capacity, none on an on-demand table)", k, what, int(capacity.DefaultFraction*100), k))
 	flagcheck.Range(fl, k.Flag(), "0", "", "a budget is more than 0 units/s; 0 is the default")
+	if err := fl.SetAnnotation(k.Flag(), Annotation, []string{string(k)}); err != nil {
+		panic(err) // cannot happen: the flag was registered above
+	}
 }
 
 // AddPriceFlag registers --price-file: the one way a bulk command takes

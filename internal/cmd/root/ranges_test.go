@@ -61,38 +61,15 @@ func TestEveryNumberFlagDeclaresItsRange(t *testing.T) {
 // every other refusal's wording; flagcheck.Range declares it once.
 func TestNoRangeCheckedByHand(t *testing.T) {
 	byHand := regexp.MustCompile(`UsageErrorf\("--[a-z-]+ %d`)
-	files, err := filepath.Glob("../*/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, _ := filepath.Glob("../*/*/*.go")
-	files = append(files, more...)
-	more, _ = filepath.Glob("../*/*/*/*.go")
-	files = append(files, more...)
-	if len(files) < 50 {
-		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, loc := range byHand.FindAllIndex(src, -1) {
-			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
-			t.Errorf("%s:%d checks a flag's range by hand: declare it with flagcheck.Range where the flag is registered", strings.TrimPrefix(f, "../"), line)
-		}
+	for _, at := range sourcesMatching(t, byHand, "") {
+		t.Errorf("%s checks a flag's range by hand: declare it with flagcheck.Range where the flag is registered", at)
 	}
 }
 
-// TestResultsPrintedThroughTheFactory reads the command sources: a command's
-// -o json result goes through f.PrintResult, which adds the run's throttles
-// per reason; a command that prints through IOStreams.PrintJSON itself would
-// drop them.
-func TestResultsPrintedThroughTheFactory(t *testing.T) {
-	direct := regexp.MustCompile(`IOStreams\.PrintJSON\(`)
+// sourcesMatching reads the command sources under internal/cmd (tests and
+// the folder except left out) and returns "file:line" of each match of re.
+func sourcesMatching(t *testing.T, re *regexp.Regexp, except string) []string {
+	t.Helper()
 	var files []string
 	for _, pattern := range []string{"../*/*.go", "../*/*/*.go", "../*/*/*/*.go"} {
 		more, err := filepath.Glob(pattern)
@@ -104,17 +81,30 @@ func TestResultsPrintedThroughTheFactory(t *testing.T) {
 	if len(files) < 50 {
 		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
 	}
+	var at []string
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "../factory/") {
+		if strings.HasSuffix(f, "_test.go") || (except != "" && strings.HasPrefix(f, "../"+except+"/")) {
 			continue
 		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, loc := range direct.FindAllIndex(src, -1) {
+		for _, loc := range re.FindAllIndex(src, -1) {
 			line := 1 + strings.Count(string(src[:loc[0]]), "\n")
-			t.Errorf("%s:%d prints its JSON result past the factory: use f.PrintResult", strings.TrimPrefix(f, "../"), line)
+			at = append(at, fmt.Sprintf("%s:%d", strings.TrimPrefix(f, "../"), line))
 		}
+	}
+	return at
+}
+
+// TestResultsPrintedThroughTheFactory reads the command sources: a command's
+// -o json result goes through f.PrintResult, which adds the run's throttles
+// per reason; a command that prints through IOStreams.PrintJSON itself would
+// drop them.
+func TestResultsPrintedThroughTheFactory(t *testing.T) {
+	direct := regexp.MustCompile(`IOStreams\.PrintJSON\(`)
+	for _, at := range sourcesMatching(t, direct, "factory") {
+		t.Errorf("%s prints its JSON result past the factory: use f.PrintResult", at)
 	}
 }

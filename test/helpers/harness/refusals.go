@@ -15,6 +15,10 @@ import (
 	"testing"
 )
 
+// refusalFilesPerProcess is the fewest case files ExpectRefusals gives a
+// `terraform test` process of its own.
+const refusalFilesPerProcess = 8
+
 // Refusal is one bad input of a validation matrix: the root's variables and
 // the texts the refusal must carry. The first starts with the rule ID
 // ("DDB-IDX-01: ..."); one error diagnostic's own detail must start with
@@ -37,10 +41,38 @@ type Refusal struct {
 // provider; the plans that must succeed stay real plans (PlanOptions).
 func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 	t.Helper()
+	runRefusals(t, dir, cases).judge(t, cases)
+}
+
+// refusalRun is the outcome of one ExpectRefusals run: each case's file
+// (per variant) and what terraform test said of each file.
+type refusalRun struct {
+	dir      string
+	variants []RefusalVariant
+	fileOf   map[refusalKey]string
+	byFile   map[string]*fileResult
+}
+
+// refusalKey is a case of a run: its variant (-1: the root itself) and name.
+type refusalKey struct {
+	variant int
+	name    string
+}
+
+// runRefusals writes one test file per case (and variant) and runs them in
+// a few `terraform test` processes; it skips t when RefusalsRunEnv or
+// RefusalsVariantsEnv leaves no case to run.
+func runRefusals(t *testing.T, dir string, cases []Refusal) *refusalRun {
+	t.Helper()
 	if len(cases) == 0 {
 		t.Fatal("ExpectRefusals: no cases")
 	}
+	seen := map[string]bool{}
 	for _, c := range cases {
+		if seen[c.Name] {
+			t.Fatalf("ExpectRefusals: case %q declared twice", c.Name)
+		}
+		seen[c.Name] = true
 		if _, ok := ruleOf(c.Want); !ok {
 			t.Fatalf("ExpectRefusals: case %q: its first wanted text must start with the rule ID (\"DDB-XXX-NN: ...\"), got %q", c.Name, c.Want)
 		}
@@ -110,8 +142,12 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 		t.Fatalf("terraform init in %s: %v\n%s", dir, err, out)
 	}
 
-	// A few processes, each with its share of the files.
-	shards := min(runtime.GOMAXPROCS(0), len(files))
+	// A few processes, each with its share of the files, but none with
+	// fewer than refusalFilesPerProcess: a process costs about 4 CPU-s
+	// before its first file (the provider schema, the module tree) and a
+	// file about 1.3 (test/modules/dr, measured), so a small matrix is
+	// cheaper in one process than spread over the cores.
+	shards := max(1, min(runtime.GOMAXPROCS(0), len(files)/refusalFilesPerProcess))
 	results := make([]map[string]*fileResult, shards)
 	errs := make([]error, shards)
 	var wg sync.WaitGroup
@@ -144,35 +180,63 @@ func ExpectRefusals(t *testing.T, dir string, cases []Refusal) {
 		}
 	}
 
-	judge := func(t *testing.T, file string, c Refusal) {
-		r := byFile[file]
-		if r == nil {
+	run := &refusalRun{dir: dir, variants: variants, fileOf: map[refusalKey]string{}, byFile: byFile}
+	for i, p := range plan {
+		run.fileOf[refusalKey{p.variant, p.c.Name}] = files[i]
+	}
+	return run
+}
+
+// judge asserts that each of cases that ran was refused with its Want
+// texts, one subtest per case (under one per variant), and returns the
+// diagnostic that matched each (by case name), for tests that check more
+// of it (its range).
+func (r *refusalRun) judge(t *testing.T, cases []Refusal) map[string]Diagnostic {
+	t.Helper()
+	matched := map[string]Diagnostic{}
+	one := func(t *testing.T, file string, c Refusal) {
+		res := r.byFile[file]
+		if res == nil {
 			t.Fatalf("terraform test did not run %s", file)
 		}
-		if r.status == "pass" {
+		if res.status == "pass" {
 			t.Fatalf("the plan was not refused (variables %v); want %q", c.Vars, c.Want)
 		}
 		rule, _ := ruleOf(c.Want)
-		if _, seen, ok := findRefusal(r.errors, rule, c.Want); !ok {
+		d, seen, ok := findRefusal(res.errors, rule, c.Want)
+		if !ok {
 			t.Errorf("no error starts with %q and carries %q; terraform said:\n%s", rule+":", c.Want, strings.Join(seen, "\n"))
+			return
 		}
+		matched[c.Name] = d
 	}
-	if variants == nil {
-		reportRefusals(t, dir, cases, files, byFile)
-		for i, c := range cases {
-			t.Run(c.Name, func(t *testing.T) { judge(t, files[i], c) })
+	if r.variants == nil {
+		var ran []Refusal
+		var files []string
+		for _, c := range cases {
+			if file, ok := r.fileOf[refusalKey{-1, c.Name}]; ok {
+				ran, files = append(ran, c), append(files, file)
+			}
 		}
-		return
+		if len(ran) == 0 {
+			t.Skipf("%s matches none of the %d cases", RefusalsRunEnv, len(cases))
+		}
+		reportRefusals(t, r.dir, ran, files, r.byFile)
+		for i, c := range ran {
+			t.Run(c.Name, func(t *testing.T) { one(t, files[i], c) })
+		}
+		return matched
 	}
-	for vi, v := range variants {
+	for vi, v := range r.variants {
 		t.Run(v.Name, func(t *testing.T) {
-			for i, p := range plan {
-				if p.variant == vi {
-					t.Run(p.c.Name, func(t *testing.T) { judge(t, files[i], p.c) })
+			for _, c := range cases {
+				if file, ok := r.fileOf[refusalKey{vi, c.Name}]; ok {
+					t.Run(c.Name, func(t *testing.T) { one(t, file, c) })
 				}
 			}
 		})
 	}
+	return matched
 }
 
 // RefusalsVariantsEnv holds a JSON list of variants of the roots that
@@ -349,14 +413,10 @@ func parseTestJSON(out []byte) (map[string]*fileResult, error) {
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var m struct {
-			Type       string `json:"type"`
-			File       string `json:"@testfile"`
-			Diagnostic struct {
-				Severity string `json:"severity"`
-				Summary  string `json:"summary"`
-				Detail   string `json:"detail"`
-			} `json:"diagnostic"`
-			TestRun struct {
+			Type       string     `json:"type"`
+			File       string     `json:"@testfile"`
+			Diagnostic Diagnostic `json:"diagnostic"`
+			TestRun    struct {
 				Progress string `json:"progress"`
 				Status   string `json:"status"`
 			} `json:"test_run"`
@@ -371,7 +431,7 @@ func parseTestJSON(out []byte) (map[string]*fileResult, error) {
 		switch {
 		case m.Type == "diagnostic" && m.Diagnostic.Severity == "error":
 			r := get(f)
-			r.errors = append(r.errors, Diagnostic{Severity: m.Diagnostic.Severity, Summary: m.Diagnostic.Summary, Detail: m.Diagnostic.Detail})
+			r.errors = append(r.errors, m.Diagnostic)
 		case m.Type == "test_run" && m.TestRun.Progress == "complete":
 			get(f).status = m.TestRun.Status
 		}

@@ -3,6 +3,8 @@ package dr
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/gruntwork-io/terratest/modules/terraform"
@@ -55,15 +58,27 @@ func TestApplyTwoRegionExample_DDB_DR_01(t *testing.T) {
 	pair := drpair.New(t, target, drpair.Options{NoPointer: true})
 	opts := applyDR(t, map[string]any{"global_tables": []string{pair.Table}, "regional_tables": []string{"dev-" + pair.Table[4:11] + "-user"}})
 	cfg := target.AWSConfig(t)
+	// Every output in one `terraform output` run.
+	outputs := terraform.OutputAll(t, opts)
+	stringMap := func(name string) map[string]string {
+		t.Helper()
+		m := map[string]string{}
+		raw, ok := outputs[name].(map[string]any)
+		require.True(t, ok, "output %s is a map: %v", name, outputs[name])
+		for k, v := range raw {
+			m[k] = fmt.Sprint(v)
+		}
+		return m
+	}
 
 	t.Run("pointer in both regions names the primary", func(t *testing.T) {
-		assert.Equal(t, map[string]string{pair.Table: pair.Target.Pointer}, terraform.OutputMap(t, opts, "pointer_parameters"))
+		assert.Equal(t, map[string]string{pair.Table: pair.Target.Pointer}, stringMap("pointer_parameters"))
 		assert.Equal(t, drpair.Home, pair.Pointer(t, drpair.Home))
 		assert.Equal(t, drpair.Home, pair.Pointer(t, drpair.Away))
 	})
 
 	r53 := route53.NewFromConfig(cfg)
-	hcs := terraform.OutputMap(t, opts, "health_check_ids")
+	hcs := stringMap("health_check_ids")
 	t.Run("Route 53: a health check per region and PRIMARY/SECONDARY failover records", func(t *testing.T) {
 		require.Len(t, hcs, 2)
 		for region, id := range hcs {
@@ -86,46 +101,31 @@ func TestApplyTwoRegionExample_DDB_DR_01(t *testing.T) {
 	})
 
 	t.Run("DDB-SEC-01 the failover role may update only these health checks", func(t *testing.T) {
-		state := terraform.Show(t, opts)
-		var st struct {
-			Values struct {
-				RootModule struct {
-					ChildModules []struct {
-						Resources []struct {
-							Address string
-							Values  map[string]any
-						}
-					} `json:"child_modules"`
-				} `json:"root_module"`
-			}
-		}
-		require.NoError(t, json.Unmarshal([]byte(state), &st))
-		var doc string
-		for _, m := range st.Values.RootModule.ChildModules {
-			for _, r := range m.Resources {
-				if r.Address == "module.dr.aws_iam_role_policy.failover[0]" {
-					doc, _ = r.Values["policy"].(string)
-				}
-			}
-		}
+		// The policy as IAM holds it (module.dr.aws_iam_role_policy.failover[0]).
+		roleARN := fmt.Sprint(outputs["failover_role_arn"])
+		got, err := iam.NewFromConfig(cfg).GetRolePolicy(ctx, &iam.GetRolePolicyInput{
+			RoleName: aws.String(roleARN[strings.LastIndex(roleARN, "/")+1:]), PolicyName: aws.String("dynops-dr")})
+		require.NoError(t, err, "the failover role %s has its policy dynops-dr", roleARN)
+		doc, err := url.QueryUnescape(aws.ToString(got.PolicyDocument)) // IAM returns it URL-encoded
+		require.NoError(t, err)
 		require.NotEmpty(t, doc)
 		var pol struct{ Statement []statement }
 		require.NoError(t, json.Unmarshal([]byte(doc), &pol))
-		var got []string
+		var records []string
 		for _, s := range pol.Statement {
 			if s.Sid == "FailoverRecords" {
-				got = list(s.Resource)
+				records = list(s.Resource)
 			}
 		}
 		want := []string{"arn:aws:route53:::healthcheck/" + hcs[drpair.Home], "arn:aws:route53:::healthcheck/" + hcs[drpair.Away]}
-		sort.Strings(got)
+		sort.Strings(records)
 		sort.Strings(want)
-		assert.Equal(t, want, got)
+		assert.Equal(t, want, records)
 	})
 
 	t.Run("backup plan and the copy vault in the secondary region", func(t *testing.T) {
-		assert.NotEmpty(t, terraform.Output(t, opts, "backup_plan_id"))
-		assert.Regexp(t, `^arn:aws:backup:`+drpair.Away+`:\d{12}:backup-vault:dev-dynamodb-copy$`, terraform.Output(t, opts, "backup_copy_vault_arn"))
+		assert.NotEmpty(t, outputs["backup_plan_id"])
+		assert.Regexp(t, `^arn:aws:backup:`+drpair.Away+`:\d{12}:backup-vault:dev-dynamodb-copy$`, outputs["backup_copy_vault_arn"])
 	})
 
 	auditLog := filepath.Join(t.TempDir(), "audit.jsonl")

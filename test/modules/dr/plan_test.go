@@ -17,24 +17,34 @@ import (
 
 const example = "modules/dr/examples/two-region"
 
-// planOn plans root offline, with the account ID every DR root takes.
-func planOn(t *testing.T, root string, vars map[string]any) *terraform.PlanStruct {
-	t.Helper()
+// withAccount is vars with the account ID every DR root takes.
+func withAccount(vars map[string]any) map[string]any {
 	all := map[string]any{"account_id": "123456789012"}
 	for k, v := range vars {
 		all[k] = v
 	}
-	return terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, root, all))
+	return all
 }
+
+// plans are the package's offline plans that must succeed, planned together
+// in one terraform run (harness.PlanGroup); each test reads its own case.
+var plans = harness.NewPlanGroup(
+	harness.PlanCase{Name: "vault lock, no copy", Dir: example, Vars: func(testing.TB) map[string]any {
+		return withAccount(map[string]any{"env": "prod", "global_tables": []string{"prod-hoge-session"}, "regional_tables": []string{},
+			"backup_global_tables": true, "backup_copy_to_other_region": false, "secondary_region": "eu-central-1",
+			"backup_vault_lock": map[string]any{"min_retention_days": 7, "max_retention_days": 400, "changeable_for_days": 3}})
+	}},
+	harness.PlanCase{Name: "envs/prod", Dir: "envs/prod", Vars: func(testing.TB) map[string]any {
+		return withAccount(map[string]any{"failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}})
+	}},
+)
 
 // TestPlanBackupVaultLockAndNoCopy_DDB_DR_01: modules/dr with a vault lock
 // locks both vaults with the values given; copy_to_other_region = false
 // plans no copy_action in either plan; global tables alone enable backup.
 func TestPlanBackupVaultLockAndNoCopy_DDB_DR_01(t *testing.T) {
 	t.Parallel()
-	p := planOn(t, example, map[string]any{"env": "prod", "global_tables": []string{"prod-hoge-session"}, "regional_tables": []string{},
-		"backup_global_tables": true, "backup_copy_to_other_region": false, "secondary_region": "eu-central-1",
-		"backup_vault_lock": map[string]any{"min_retention_days": 7, "max_retention_days": 400, "changeable_for_days": 3}})
+	p := plans.Plan(t, "vault lock, no copy")
 	for _, side := range []string{"primary", "secondary"} {
 		v := values(t, p, "module.dr.aws_backup_vault_lock_configuration."+side+"[0]")
 		assert.EqualValues(t, 7, v["min_retention_days"], side)
@@ -81,7 +91,7 @@ func list(v any) []string {
 
 func TestPlanProdReplicasAndDR_DDB_DR_01(t *testing.T) {
 	t.Parallel()
-	p := planOn(t, "envs/prod", map[string]any{"failover_trusted_principal_arns": []string{"arn:aws:iam::123456789012:role/oncall"}})
+	p := plans.Plan(t, "envs/prod")
 
 	t.Run("session is a global table with a replica in eu-central-1, PITR on", func(t *testing.T) {
 		// Replicas are aws_dynamodb_table_replica resources of

@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -55,7 +56,8 @@ func TestApplyBasicExample(t *testing.T) {
 		}
 	})
 	terraform.InitAndApply(t, opts)
-	name := terraform.Output(t, opts, "table_name")
+	outputs := terraform.OutputAll(t, opts) // every output in one terraform run
+	name := fmt.Sprint(outputs["table_name"])
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	table := describe(t, db, name)
 
@@ -74,7 +76,7 @@ func TestApplyBasicExample(t *testing.T) {
 		require.NotNil(t, table.StreamSpecification)
 		assert.True(t, aws.ToBool(table.StreamSpecification.StreamEnabled))
 		assert.Equal(t, types.StreamViewTypeNewAndOldImages, table.StreamSpecification.StreamViewType)
-		assert.Equal(t, aws.ToString(table.LatestStreamArn), terraform.Output(t, opts, "stream_arn"))
+		assert.Equal(t, aws.ToString(table.LatestStreamArn), outputs["stream_arn"])
 	})
 	t.Run("DDB-PITR-01 PITR on for 35 days", func(t *testing.T) {
 		cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &name})
@@ -148,7 +150,8 @@ func TestApplyBasicExample(t *testing.T) {
 func TestApplyMultiTenantExample(t *testing.T) {
 	t.Parallel()
 	opts := applyExample(t, "multi-tenant", nil)
-	name := terraform.Output(t, opts, "table_name")
+	outputs := terraform.OutputAll(t, opts) // every output in one terraform run
+	name := fmt.Sprint(outputs["table_name"])
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	table := describe(t, db, name)
 
@@ -162,7 +165,7 @@ func TestApplyMultiTenantExample(t *testing.T) {
 		proj[aws.ToString(g.IndexName)] = g.Projection.ProjectionType
 	}
 	assert.Equal(t, map[string]types.ProjectionType{"gsi1": types.ProjectionTypeInclude, "gsi2": types.ProjectionTypeKeysOnly}, proj)
-	gsiArns := terraform.OutputMap(t, opts, "gsi_arns")
+	gsiArns, _ := outputs["gsi_arns"].(map[string]any)
 	assert.Equal(t, aws.ToString(table.TableArn)+"/index/gsi1", gsiArns["gsi1"])
 }
 

@@ -49,12 +49,16 @@ func TestPlanStackAlarmsTheCeiling_DDB_CAP_04(t *testing.T) {
 // half a ceiling, or a placeholder reason is refused, naming the fix.
 func TestPlanCostCeilingRefusals_DDB_CAP_04(t *testing.T) {
 	t.Parallel()
+	moduleRefusals.Expect(t)
+}
+
+func costCeilingRefusals() []harness.Refusal {
 	fix := "set on_demand_throughput = { max_read_request_units = N, max_write_request_units = N }"
 	where := "table prod-fuga-user is on-demand in protected env prod"
-	harness.ExpectRefusals(t, module, []harness.Refusal{
+	return []harness.Refusal{
 		{Name: "DDB-CAP-04 no ceiling in prod", Vars: with(map[string]any{"env": "prod"}), Want: []string{"DDB-CAP-04:", where, fix}},
 		{Name: "DDB-CAP-04 reads only", Vars: with(map[string]any{"env": "prod", "on_demand_throughput": map[string]any{"max_read_request_units": 4000}}), Want: []string{"DDB-CAP-04:", where, fix}},
 		{Name: "DDB-CAP-04 placeholder reason", Vars: with(map[string]any{"env": "prod", "on_demand_throughput_reason": "TODO"}), Want: []string{"DDB-CAP-04:", where, "no TODO/FIXME/TBD/XXX placeholder"}},
 		{Name: "DDB-CAP-04 an env the caller protects", Vars: with(map[string]any{"env": "stg", "protected_envs": []string{"stg"}}), Want: []string{"DDB-CAP-04:", "protected env stg", fix}},
-	})
+	}
 }

@@ -4,21 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dynops/dynops/test/helpers/harness"
 )
 
-// TestPlanStackDeniesCrossTenantIndexesWithoutTag (DDB-SEC-02, issue 29
-// Medium 3): a tenant table of the stack with no dynops:tenant-key tag and no
-// cross_tenant_indexes still gets DenyCrossTenantIndexes on every GSI not
-// keyed by its partition key, read from the planned tenant policy; a GSI keyed
-// by the tenant key stays open to the tenant role, and a table that is not a
-// tenant table is untouched.
-func TestPlanStackDeniesCrossTenantIndexesWithoutTag(t *testing.T) {
-	t.Parallel()
+// crossTenantVars is a stack with a tenant table (order) whose GSIs are
+// keyed by the tenant key (gsi1) or not (gsi2, gsi3), without a
+// dynops:tenant-key tag, and a table that is not a tenant table (user).
+func crossTenantVars() map[string]any {
 	order := map[string]any{
 		"hash_key": "tenant_key", "range_key": "order_key",
 		"attributes": []map[string]any{{"name": "tenant_key", "type": "S"}, {"name": "order_key", "type": "S"}, {"name": "email", "type": "S"}, {"name": "status", "type": "S"}},
@@ -31,8 +24,18 @@ func TestPlanStackDeniesCrossTenantIndexesWithoutTag(t *testing.T) {
 	userTable := user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attributes": []string{"x"}}}})
 	vars := stackVars(map[string]any{"order": order, "user": userTable})
 	vars["access"] = map[string]any{"account_id": "123456789012", "tenant_tables": map[string]any{"order": map[string]any{"key_prefix": "TENANT#"}}}
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, stack, vars))
+	return vars
+}
 
+// TestPlanStackDeniesCrossTenantIndexesWithoutTag (DDB-SEC-02, issue 29
+// Medium 3): a tenant table of the stack with no dynops:tenant-key tag and no
+// cross_tenant_indexes still gets DenyCrossTenantIndexes on every GSI not
+// keyed by its partition key, read from the planned tenant policy; a GSI keyed
+// by the tenant key stays open to the tenant role, and a table that is not a
+// tenant table is untouched.
+func TestPlanStackDeniesCrossTenantIndexesWithoutTag(t *testing.T) {
+	t.Parallel()
+	p := plans.Plan(t, "stack cross-tenant")
 	rc, ok := p.ResourcePlannedValuesMap[`module.access[0].aws_iam_policy.this["tenant"]`]
 	require.True(t, ok, "the stack plans the tenant policy")
 	var doc struct {

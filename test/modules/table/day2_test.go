@@ -353,8 +353,9 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 	})
 	waitActive(t, db, name)
 
-	adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-NAME-03"},
+	opts := adoptAndApply(t, name, id, []string{"DDB-NAME-01", "DDB-CAP-01", "DDB-PITR-01", "DDB-NAME-03"},
 		[]string{"name_override: " + name, "billing_mode: PROVISIONED", "projection_type: KEYS_ONLY", "ttl_enabled: false", "team: identity"})
+	keySchemaTagRestored(t, opts, name)
 	cb, err := db.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: &name})
 	require.NoError(t, err)
 	assert.Equal(t, types.PointInTimeRecoveryStatusDisabled, cb.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus,
@@ -365,8 +366,10 @@ func TestAdoptTableMadeOutsideTerraform(t *testing.T) {
 // stack (env dev, usage legacy): adopt lists each rule's deviation and the
 // entry holds entryWants; the plan refuses every rule's placeholder reason,
 // naming the table; with the reasons written the plan imports the table and
-// changes nothing but the module's tags; after that apply the plan is empty.
-func adoptAndApply(t *testing.T, name, id string, rules, entryWants []string) {
+// changes nothing but the module's tags; after that apply the plan is empty
+// and the table carries its dynops:key-schema tag. It returns the root's
+// options (its plan file the last, empty, plan).
+func adoptAndApply(t *testing.T, name, id string, rules, entryWants []string) *terraform.Options {
 	t.Helper()
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	// The root: an env root's stack over a tables.yaml holding the adopted entry.
@@ -449,15 +452,22 @@ module "stack" {
 
 	// The tag is on the table (read back from the service) and records the
 	// key schema DynamoDB reports: hash, range and every LSI's sort key.
-	want := wantKeySchema(t, db, name)
-	assert.Equal(t, want, tableTags(t, db, name)["dynops:key-schema"], "the adopted table carries dynops:key-schema after the first apply")
+	assert.Equal(t, wantKeySchema(t, db, name), tableTags(t, db, name)["dynops:key-schema"], "the adopted table carries dynops:key-schema after the first apply")
+	return opts
+}
 
-	// A change of the tag outside Terraform is not ignored: the plan shows
-	// it (exit 2) and the apply restores it, after which the plan is empty.
-	// (The tag is removed, not overwritten: moto's TagResource appends a
-	// second entry for an existing key instead of replacing it.)
+// keySchemaTagRestored: a change of an adopted table's dynops:key-schema tag
+// outside Terraform is not ignored: the plan shows it (exit 2) and the apply
+// restores it, after which the plan is empty. (The tag is removed, not
+// overwritten: moto's TagResource appends a second entry for an existing key
+// instead of replacing it.) One adoption checks it (the mechanism is the
+// module's, the same for every shape TestAdoptSingleTableShapes adopts).
+func keySchemaTagRestored(t *testing.T, opts *terraform.Options, name string) {
+	t.Helper()
+	db := dynamodb.NewFromConfig(target.AWSConfig(t))
+	want := wantKeySchema(t, db, name)
 	arn := describe(t, db, name).TableArn
-	_, err = db.UntagResource(context.Background(), &dynamodb.UntagResourceInput{ResourceArn: arn, TagKeys: []string{"dynops:key-schema"}})
+	_, err := db.UntagResource(context.Background(), &dynamodb.UntagResourceInput{ResourceArn: arn, TagKeys: []string{"dynops:key-schema"}})
 	require.NoError(t, err)
 	require.NotContains(t, tableTags(t, db, name), "dynops:key-schema")
 	assert.Equal(t, 2, terraform.PlanExitCode(t, opts), "a dynops:key-schema tag removed outside Terraform shows in the plan")

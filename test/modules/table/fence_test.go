@@ -39,9 +39,10 @@ func TestResourcePolicyKeepsFence(t *testing.T) {
 	tableARN := terraform.Output(t, opts, "table_arn")
 	gate, err := policies.New(ctx)
 	require.NoError(t, err)
-	fenceDenies := func(t *testing.T) []string {
+	// fenceDenies is what the gate says of a plan (its JSON) about fences.
+	fenceDenies := func(t *testing.T, plan string) []string {
 		t.Helper()
-		msgs, err := gate.Deny(ctx, []byte(terraform.InitAndPlanAndShow(t, opts)))
+		msgs, err := gate.Deny(ctx, []byte(plan))
 		require.NoError(t, err)
 		var out []string
 		for _, m := range msgs {
@@ -51,7 +52,7 @@ func TestResourcePolicyKeepsFence(t *testing.T) {
 		}
 		return out
 	}
-	require.Empty(t, fenceDenies(t), "no fence yet: the plan keeps the policy")
+	require.Empty(t, fenceDenies(t, terraform.InitAndPlanAndShow(t, opts)), "no fence yet: the plan keeps the policy")
 
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	_, err = failover.FenceTable(ctx, db, tableARN, "")
@@ -82,7 +83,7 @@ func TestResourcePolicyKeepsFence(t *testing.T) {
 	}
 	require.Equal(t, 1, updates, "terraform plans to write the module's policy over the fenced one")
 
-	denies := fenceDenies(t)
+	denies := fenceDenies(t, plan) // the same plan: the gate reads what terraform would write
 	require.Len(t, denies, 1)
 	assert.Contains(t, denies[0], `removes the write fence "`+failover.MigrateFenceSid+`" from `+tableARN)
 	assert.Contains(t, denies[0], "dynops migrate rollback")

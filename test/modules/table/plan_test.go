@@ -114,6 +114,9 @@ var plans = harness.NewPlanGroup(
 	// TestPlanStackAddingATableAddsOnlyItsResources
 	harness.PlanCase{Name: "stack tables.yaml", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(envTables(t)) }},
 	harness.PlanCase{Name: "stack tables.yaml + invoice", Dir: stack, Vars: func(t testing.TB) map[string]any { return stackVars(withInvoice(t)) }},
+	// TestPlanStackEnvScope, TestPlanStackDeniesCrossTenantIndexesWithoutTag
+	harness.PlanCase{Name: "stack env scope", Dir: stack, Vars: func(testing.TB) map[string]any { return stackVars(envScopeTables()) }},
+	harness.PlanCase{Name: "stack cross-tenant", Dir: stack, Vars: func(testing.TB) map[string]any { return crossTenantVars() }},
 )
 
 // tableKey is the customer managed key of the "customer managed key" case.
@@ -294,9 +297,20 @@ func TestPlanPITROptOutWithReason_DDB_PITR_01(t *testing.T) {
 	assert.Equal(t, "work table rebuilt nightly", table["tags"].(map[string]any)["dynops:exception:DDB-PITR-01"])
 }
 
+// moduleRefusals are the refusal matrices of the module's tests, run together
+// (harness.RefusalGroup: one init, one set of terraform test processes).
+var moduleRefusals = harness.NewRefusalGroup(module,
+	harness.RefusalSet{Test: "TestPlanValidations", Cases: validationRefusals},
+	harness.RefusalSet{Test: "TestPlanCostCeilingRefusals_DDB_CAP_04", Cases: costCeilingRefusals},
+)
+
 // TestPlanValidations: every guard refuses bad input with its rule ID and a fix.
 func TestPlanValidations(t *testing.T) {
 	t.Parallel()
+	moduleRefusals.Expect(t)
+}
+
+func validationRefusals() []harness.Refusal {
 	gsi := func(g map[string]any) []map[string]any { return []map[string]any{g} }
 	many := make([]map[string]any, 21)
 	for i := range many {
@@ -404,7 +418,7 @@ func TestPlanValidations(t *testing.T) {
 		}
 		refusals = append(refusals, harness.Refusal{Name: c.rule + " " + c.name, Vars: c.vars, Want: []string{c.rule + ":", where, c.fix}})
 	}
-	harness.ExpectRefusals(t, module, refusals)
+	return refusals
 }
 
 // tableName is the name the module gives vars' table, as validation messages cite it.

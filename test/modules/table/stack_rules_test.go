@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,22 +98,23 @@ func TestPlanReplicaRefusals(t *testing.T) {
 // per rule the replica checks and the table accepts.
 func TestPlanReplicaOfNewTableRefusals(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	cases := []struct {
 		name, table, replica, rule string
 		wants                      []string
 	}{
 		{"PITR period under 35 days", `point_in_time_recovery = { recovery_period_in_days = 7 }
   point_in_time_recovery_reason = "compliance: gone in 7 days"`, "",
-			"DDB-PITR-01", []string{"table dev-neu-session:", "7 days"}},
+			"DDB-PITR-01", []string{"table dev-neu0-session:", "7 days"}},
 		{"stream NEW_IMAGE", `stream_view_type = "NEW_IMAGE"
-  stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu-session:", "is NEW_IMAGE"}},
+  stream_view_type_reason = "consumers read new images only"`, "", "DDB-DR-01", []string{"table dev-neu1-session:", "is NEW_IMAGE"}},
 		{"replica protection off with a placeholder", "", `deletion_protection_enabled = false
-  deletion_protection_disabled_reason = "TODO adopt: say why"`, "DDB-PROT-01", []string{"replica of dev-neu-session:", "placeholder"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			opts := harness.PlanOptions(t, "modules/dynamodb-table/examples/global-table", nil)
-			require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "main.tf"), []byte(`provider "aws" {
+  deletion_protection_disabled_reason = "TODO adopt: say why"`, "DDB-PROT-01", []string{"replica of dev-neu2-session:", "placeholder"}},
+	}
+	// One root, one plan: each case is its own table (product neuN) and
+	// replica, so each refusal names its own table; terraform reports the
+	// refusals of independent modules together.
+	var root strings.Builder
+	root.WriteString(`provider "aws" {
   region = "eu-west-1"
 }
 
@@ -125,42 +127,49 @@ provider "aws" {
   alias  = "us_west_2"
   region = "us-west-2"
 }
-
-module "table" {
+`)
+	for i, c := range cases {
+		fmt.Fprintf(&root, `
+module "table_%d" {
   source = "../.."
 
   env      = "dev"
-  product  = "neu"
+  product  = "neu%d"
   usage    = "session"
   hash_key = "session_id"
   attributes = [{ name = "session_id", type = "S" }]
 
   contributor_insights_enabled = false
-  `+c.table+`
+  %s
 }
 
-module "replica" {
+module "replica_%d" {
   source    = "../../../dynamodb-table-replica"
   providers = { aws = aws.eu_central_1 }
 
-  table_name             = module.table.table_name
-  global_table_arn       = module.table.table_arn
-  point_in_time_recovery = module.table.point_in_time_recovery
-  table_tags             = module.table.tags
-  table_stream_view_type = module.table.stream_view_type
-  `+c.replica+`
+  table_name             = module.table_%d.table_name
+  global_table_arn       = module.table_%d.table_arn
+  point_in_time_recovery = module.table_%d.point_in_time_recovery
+  table_tags             = module.table_%d.tags
+  table_stream_view_type = module.table_%d.stream_view_type
+  %s
 }
-`), 0o644))
-			for _, f := range []string{"outputs.tf", "variables.tf"} {
-				_ = os.Remove(filepath.Join(opts.TerraformDir, f))
-			}
-			diags := harness.PlanDiagnostics(t, opts)
+`, i, i, c.table, i, i, i, i, i, i, c.replica)
+	}
+	opts := harness.PlanOptions(t, "modules/dynamodb-table/examples/global-table", nil)
+	require.NoError(t, os.WriteFile(filepath.Join(opts.TerraformDir, "main.tf"), []byte(root.String()), 0o644))
+	for _, f := range []string{"outputs.tf", "variables.tf"} {
+		_ = os.Remove(filepath.Join(opts.TerraformDir, f))
+	}
+	diags := harness.PlanDiagnostics(t, opts)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			harness.RequireRefusal(t, diags, c.rule, c.wants...)
-			for _, d := range diags {
-				assert.NotContains(t, d.Message(), "known after apply", "every refusal uses values known at plan")
-				assert.NotContains(t, d.Message(), "unknown", "every refusal uses values known at plan")
-			}
 		})
+	}
+	for _, d := range diags {
+		assert.NotContains(t, d.Message(), "known after apply", "every refusal uses values known at plan")
+		assert.NotContains(t, d.Message(), "unknown", "every refusal uses values known at plan")
 	}
 }
 
@@ -235,12 +244,19 @@ func user(extra map[string]any) map[string]any {
 // guideline default being used silently.
 func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 	t.Parallel()
+	d := stackRefusals.Expect(t)[unknownKeysCase]
+	require.NotNil(t, d.Range, "the diagnostic points at the source")
+}
+
+const unknownKeysCase = "DDB-EXC-01 every unknown key named, with the keys it could be"
+
+func unknownKeyRefusals() []harness.Refusal {
 	tables := map[string]any{
 		"user": user(map[string]any{"billing": "PROVISIONED", "global_secondary_indexes": []map[string]any{{"name": "gsi1", "hash_key": "email", "non_key_attribute": []string{"x"}}}}),
 		"order": user(map[string]any{"point_in_time_recovery": map[string]any{"recovery_period": 7, "reason": "compliance"}, "autoscaling": map[string]any{"max": 3},
 			"local_secondary_indexes": []map[string]any{{"name": "lsi1", "range_key": "email", "projection": "ALL"}}}),
 	}
-	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-EXC-01",
+	return []harness.Refusal{{Name: unknownKeysCase, Vars: stackVars(tables), Want: []string{"DDB-EXC-01:",
 		`table "user": unknown key "billing"`,
 		`table "user": unknown key "non_key_attribute" in global_secondary_indexes[0] (gsi1)`,
 		`table "order": unknown key "recovery_period" in point_in_time_recovery`,
@@ -255,8 +271,7 @@ func TestPlanStackRefusesUnknownKeys_DDB_EXC_01(t *testing.T) {
 		`in point_in_time_recovery (known keys: enabled, recovery_period_in_days)`,
 		`in autoscaling (known keys: enabled, max_capacity_ratio,`,
 		`in local_secondary_indexes[0] (lsi1) (known keys: name, range_key, projection_type, non_key_attributes)`,
-	)
-	require.NotNil(t, d.Range, "the diagnostic points at the source")
+	}}}
 }
 
 // TestPlanStackExpressesEveryException: each approved exception can be
@@ -312,11 +327,17 @@ func everyExceptionChecks(t *testing.T, tbl map[string]any) {
 // names the table and points at the source, not "line 0".
 func TestPlanStackErrorsNameTheTable(t *testing.T) {
 	t.Parallel()
-	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
-	d := harness.RequireRefusal(t, harness.PlanDiagnostics(t, harness.PlanOptions(t, stack, stackVars(tables))), "DDB-NAME-02", "table dev-hoge-user:", "gsi1")
+	d := stackRefusals.Expect(t)[tableNamedCase]
 	require.NotNil(t, d.Range)
 	assert.NotZero(t, d.Range.Start.Line, "the diagnostic has a source line")
 	assert.True(t, strings.HasSuffix(d.Range.Filename, ".tf"), "the diagnostic points at a file: %q", d.Range.Filename)
+}
+
+const tableNamedCase = "DDB-NAME-02 a GSI named after its key, in tables.yaml"
+
+func tableNamedRefusals() []harness.Refusal {
+	tables := map[string]any{"user": user(map[string]any{"global_secondary_indexes": []map[string]any{{"name": "email-index", "hash_key": "email", "projection_type": "KEYS_ONLY"}}})}
+	return []harness.Refusal{{Name: tableNamedCase, Vars: stackVars(tables), Want: []string{"DDB-NAME-02:", "table dev-hoge-user:", "gsi1"}}}
 }
 
 // TestStackAccessKeysAreAccessInputs: the keys the stack's access input

@@ -4,10 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gruntwork-io/terratest/modules/terraform"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dynops/dynops/test/helpers/harness"
+)
+
+// stackRefusals are the refusal matrices of the stack's tests, run together
+// (harness.RefusalGroup: one init, one set of terraform test processes).
+var stackRefusals = harness.NewRefusalGroup(stack,
+	harness.RefusalSet{Test: "TestPlanStackValidations", Cases: stackValidationRefusals},
+	harness.RefusalSet{Test: "TestPlanStackRefusesUnknownKeys_DDB_EXC_01", Cases: unknownKeyRefusals},
+	harness.RefusalSet{Test: "TestPlanStackErrorsNameTheTable", Cases: tableNamedRefusals},
 )
 
 // TestPlanStackValidations: every validation message of modules/dynamodb-stack
@@ -15,6 +22,10 @@ import (
 // diagnostic's own summary and detail (not terraform's echo of the inputs).
 func TestPlanStackValidations(t *testing.T) {
 	t.Parallel()
+	stackRefusals.Expect(t)
+}
+
+func stackValidationRefusals() []harness.Refusal {
 	ok := map[string]any{"user": user(nil)}
 	with := func(over map[string]any) map[string]any {
 		v := stackVars(ok)
@@ -23,7 +34,7 @@ func TestPlanStackValidations(t *testing.T) {
 		}
 		return v
 	}
-	harness.ExpectRefusals(t, stack, []harness.Refusal{
+	return []harness.Refusal{
 		{Name: "DDB-NAME-01 no table", Vars: with(map[string]any{"tables": map[string]any{}}),
 			Want: []string{"DDB-NAME-01: tables (envs/tables.yaml) must map each usage", "with at least one table"}},
 		{Name: "DDB-NAME-01 entry not a map", Vars: with(map[string]any{"tables": map[string]any{"user": "user_id"}}),
@@ -46,14 +57,12 @@ func TestPlanStackValidations(t *testing.T) {
 			Want: []string{"DDB-SEC-04: account_id must be the 12-digit AWS account ID of the env", `"123456789012"`}},
 		{Name: "DDB-SEC-04 no account for the alarm topic key", Vars: with(map[string]any{"account_id": nil}),
 			Want: []string{"DDB-SEC-04: the stack's alarm topic is encrypted with a customer managed key whose policy names the account", "set account_id (or access.account_id), or pass alarm_sns_topic_arn"}},
-	})
+	}
 }
 
-// TestPlanStackEnvScope: an entry with `envs` plans only in those envs (a
-// table adopted in prod does not plan a new table in dev); without `envs` an
-// entry is in every env, as before.
-func TestPlanStackEnvScope(t *testing.T) {
-	t.Parallel()
+// envScopeTables are three entries: one without `envs`, one in prod only,
+// one in dev and prod (TestPlanStackEnvScope plans them in dev).
+func envScopeTables() map[string]any {
 	entry := func(envs []string) map[string]any {
 		e := map[string]any{"hash_key": "user_id", "attributes": []map[string]any{{"name": "user_id", "type": "S"}}}
 		if envs != nil {
@@ -61,8 +70,15 @@ func TestPlanStackEnvScope(t *testing.T) {
 		}
 		return e
 	}
-	tables := map[string]any{"user": entry(nil), "legacy": entry([]string{"prod"}), "order": entry([]string{"dev", "prod"})}
-	p := terraform.InitAndPlanAndShowWithStruct(t, harness.PlanOptions(t, stack, stackVars(tables)))
+	return map[string]any{"user": entry(nil), "legacy": entry([]string{"prod"}), "order": entry([]string{"dev", "prod"})}
+}
+
+// TestPlanStackEnvScope: an entry with `envs` plans only in those envs (a
+// table adopted in prod does not plan a new table in dev); without `envs` an
+// entry is in every env, as before.
+func TestPlanStackEnvScope(t *testing.T) {
+	t.Parallel()
+	p := plans.Plan(t, "stack env scope")
 	for usage, want := range map[string]bool{"user": true, "legacy": false, "order": true} {
 		_, planned := p.ResourceChangesMap[`module.table["`+usage+`"].aws_dynamodb_table.this`]
 		assert.Equal(t, want, planned, "table %s planned in dev", usage)

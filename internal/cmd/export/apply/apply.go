@@ -33,9 +33,8 @@ type Options struct {
 	Since        string
 	Yes          bool
 	Confirm      []string
-	// MaxWriteUnits is the write budget on Table in capacity units per
-	// second (0: none).
-	MaxWriteUnits float64
+	// Budgets holds --max-write-units, the write budget on Table.
+	budget.Budgets
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
 	// SourceTable is the ARN of the table the exports are of ("": the
@@ -113,7 +112,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringArrayVar(&opts.Prefixes, "prefix", nil, "prefix of incremental export(s) (repeatable)")
 	fl.StringVar(&opts.Table, "table", "", "the table imported from the full export")
 	fl.StringVar(&opts.Since, "since", "", "where the first window must start, when the table has no dynops tag saying so (RFC 3339)")
-	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	opts.Budgets.AddFlags(fl, "", "--table")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.StringVar(&opts.SourceTable, "source-table", "", "ARN of the table the exports are of (default: the table of the full export --table was imported from)")
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
@@ -187,7 +186,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)
+	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, opts.Table)
 	if err != nil {
 		return err
 	}

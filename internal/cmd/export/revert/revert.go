@@ -37,8 +37,8 @@ type Options struct {
 	Workers      int
 	Yes          bool
 	Confirm      []string
-	// MaxWriteUnits is the write budget on Table (0: the default).
-	MaxWriteUnits float64
+	// Budgets holds --max-write-units, the write budget on Table.
+	budget.Budgets
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
 	// Unverified is the --unverified-exports reason ("": none).
@@ -123,7 +123,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	fl.StringVar(&opts.Table, "table", "", "the table to revert")
 	fl.IntVar(&opts.Workers, "workers", 8, "keys handled at once")
 	flagcheck.Range(fl, "workers", "1", "64", "keys handled at once")
-	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
+	opts.Budgets.AddFlags(fl, "", "--table")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.StringVar(&opts.Shard, "shard", "", "I/N: revert only the keys whose key hash mod N is I (N such reverts do what one does; --max-write-units is split evenly across them)")
@@ -190,7 +190,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return shared.Refusal(err)
 	}
 	arns := shared.ExportArns(vouched)
-	wb, err := capacity.Resolve(ctx, db, opts.Table, capacity.Write, opts.MaxWriteUnits)
+	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, opts.Table)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -29,7 +30,7 @@ import (
 // Options of `dynops migrate backfill`.
 type Options struct {
 	shared.Flags
-	shared.Budgets
+	budget.Budgets
 	Confirm              []string
 	Segments             int
 	Writers              int
@@ -133,7 +134,7 @@ cutover run the same checks; verify leaves such items out, counted.`,
 	flagcheck.Range(fl, "writers", "1", "64", "per segment: --segments x --writers calls at once")
 	fl.IntVar(&opts.MaxWritesPerSecond, "max-writes-per-second", 0, "cap on items written per second (0: no cap)")
 	flagcheck.Range(fl, "max-writes-per-second", "0", "", "items per second; 0: no cap")
-	shared.AddBudgetFlags(cmd, &opts.Budgets, "the source (a Scan; none with --from-export)", "each destination table (none with --import-to)")
+	opts.Budgets.AddFlags(cmd.Flags(), "the source (a Scan; none with --from-export)", "each destination table (none with --import-to)")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "leave items no rule matches behind instead of failing")
 	fl.BoolVar(&opts.AllowUntransformable, "allow-untransformable", false, "leave items their route cannot transform behind instead of failing")
 	fl.StringVar(&opts.FromExport, "from-export", "", "read this finished full export of the source (s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID or a local copy) instead of scanning it")
@@ -180,7 +181,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.ImportTo == "" {
 		written = l.Input.Routes.Tables()
 	}
-	if err := opts.Budgets.Hold(ctx, f, &c, scanned, written); err != nil {
+	if err := shared.Hold(ctx, f, &opts.Budgets, &c, scanned, written); err != nil {
 		return err
 	}
 	defer opts.Budgets.Record(f)

@@ -11,6 +11,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -21,7 +22,7 @@ import (
 // Options of `dynops migrate catch-up`.
 type Options struct {
 	shared.Flags
-	shared.Budgets
+	budget.Budgets
 	Confirm              []string
 	Follow               bool
 	Interval             time.Duration
@@ -73,7 +74,7 @@ needs a new backfill.`,
 	fl.BoolVar(&opts.Follow, "follow", false, "keep applying changes until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", time.Second, "pause between passes with --follow once caught up")
 	flagcheck.Range(fl, "interval", "1ms", "", "a pause of 0 reads the stream without rest")
-	shared.AddBudgetFlags(cmd, &opts.Budgets, "", "each destination table")
+	opts.Budgets.AddFlags(cmd.Flags(), "", "each destination table")
 	fl.IntVar(&opts.Workers, "workers", 8, "concurrent conditional writes")
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.AllowUnmatched, "allow-unmatched", false, "skip changes of keys no rule matches instead of failing (default: as the backfill was run)")
@@ -105,7 +106,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.Budgets.Hold(ctx, f, &c, nil, l.Input.Routes.Tables()); err != nil {
+	if err := shared.Hold(ctx, f, &opts.Budgets, &c, nil, l.Input.Routes.Tables()); err != nil {
 		return err
 	}
 	defer opts.Budgets.Record(f)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -59,7 +60,8 @@ func paths(ctx context.Context, db capacity.Describer, res *migrate.PlanResult, 
 	gb := float64(bytes) / 1e9
 	reads := capacity.ScanUnits(bytes, true) // the backfill's Scan reads consistently
 	writes := capacity.WriteUnits(routed, avg)
-	rb, err := capacity.Resolve(ctx, db, res.Source.Table, capacity.Read, 0)
+	defaults := &budget.Budgets{} // the budgets a backfill takes without flags
+	rb, err := defaults.Resolve(ctx, db, capacity.Read, res.Source.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -69,17 +71,17 @@ func paths(ctx context.Context, db capacity.Describer, res *migrate.PlanResult, 
 		if !d.Exists {
 			continue
 		}
-		wb, err := capacity.Resolve(ctx, db, d.Table, capacity.Write, 0)
+		wb, err := defaults.Resolve(ctx, db, capacity.Write, d.Table)
 		if err != nil {
 			return nil, err
 		}
 		writeBudget += wb.UnitsPerSecond
 	}
-	at := func(units, budget float64) float64 {
-		if budget <= 0 {
+	at := func(units, perSecond float64) float64 {
+		if perSecond <= 0 {
 			return 0
 		}
-		return units / budget
+		return units / perSecond
 	}
 	var p *capacity.RegionPrices
 	if prices != nil {

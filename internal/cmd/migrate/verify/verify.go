@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/capacity"
+	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
@@ -19,7 +20,7 @@ import (
 // Options of `dynops migrate verify`.
 type Options struct {
 	shared.Flags
-	shared.Budgets
+	budget.Budgets
 	Segments int
 	Sample   int
 	TempDir  string
@@ -56,7 +57,7 @@ catch-up with no writes, or in the cutover, which fences writes first).`,
 	shared.AddFlags(cmd, &opts.Flags)
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Segments, "segments", 4, "parallel Scan segments per table")
-	shared.AddBudgetFlags(cmd, &opts.Budgets, "each table scanned (the source and every destination)", "")
+	opts.Budgets.AddFlags(cmd.Flags(), "each table scanned (the source and every destination)", "")
 	flagcheck.Range(fl, "segments", "1", "1000000", "DynamoDB Scan takes 1 to 1,000,000 segments")
 	fl.IntVar(&opts.Sample, "sample", 10, "keys of each kind to list")
 	flagcheck.Range(fl, "sample", "1", "", "at least 1 key of each kind")
@@ -76,7 +77,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.Budgets.Hold(ctx, f, &c, append([]string{opts.Source}, l.Input.Routes.Tables()...), nil); err != nil {
+	if err := shared.Hold(ctx, f, &opts.Budgets, &c, append([]string{opts.Source}, l.Input.Routes.Tables()...), nil); err != nil {
 		return err
 	}
 	defer opts.Budgets.Record(f)

@@ -42,8 +42,8 @@ type Options struct {
 	// Unverified is the --unverified-exports reason for a --from-export
 	// DynamoDB cannot vouch for ("": none).
 	Unverified string
-	// MaxWriteUnits is --max-write-units on --to (0: the default).
-	MaxWriteUnits float64
+	// Budgets holds --max-write-units, the write budget on --to.
+	budget.Budgets
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
 	// The damage window: --damage-since (default: --from's restore point),
@@ -186,7 +186,7 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.BoolVar(&r.DeleteExtra, "delete-extra", false, "also delete items that are only in the original")
 	fl.BoolVar(&r.Unconditional, "unconditional", false, "BatchWriteItem without conditions (only while writes to the original are stopped)")
 	fl.IntVar(&r.Workers, "workers", 8, "parallel writers")
-	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--to")
+	opts.Budgets.AddFlags(fl, "", "--to")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	flagcheck.Range(fl, "workers", "1", "256", "writes at once")
 	fl.BoolVar(&opts.Yes, "yes", false, "repair (without it: print what would change, change nothing)")
@@ -330,7 +330,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	rep.CopyBack, rep.MayBeGoodWrites, rep.LeftAlone = rep.Plan.Copy, rep.Plan.MayBeGoodWrites, rep.Plan.OutOfScope+rep.Plan.WrittenAfter
 	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
-	wb, err := capacity.Resolve(ctx, db, ro.To, capacity.Write, opts.MaxWriteUnits)
+	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, ro.To)
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,8 @@ type Options struct {
 	// SourceExport and TargetExport are export URIs (s3://BUCKET/PREFIX or
 	// a local copy) that replace --source / --target.
 	SourceExport, TargetExport string
-	// MaxReadUnits is the read budget on each scanned table (0: the default).
-	MaxReadUnits float64
+	// Budgets holds --max-read-units, the read budget on each scanned table.
+	budget.Budgets
 	// PriceFile holds on-demand prices for the estimate.
 	PriceFile string
 	// Sharded runs the diff as shards on an engine (sharded.go).
@@ -118,7 +118,7 @@ second; the report and the audit record what was used.`,
 	fl.StringVar(&opts.SourceExport, "source-export", "", "a full export instead of --source: s3://BUCKET/PREFIX/AWSDynamoDB/EXPORT_ID (or a local copy)")
 	fl.StringVar(&opts.TargetExport, "target-export", "", "a full export instead of --target")
 	fl.StringSliceVar(&d.KeyNames, "key", nil, "primary key HASH[,RANGE], needed when both sides are exports")
-	budget.AddFlag(fl, &opts.MaxReadUnits, capacity.Read, "each scanned table")
+	opts.Budgets.AddFlags(fl, "each scanned table", "")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
@@ -254,7 +254,7 @@ func readBudgets(ctx context.Context, f *factory.Factory, clients awsclients.Set
 		if side.isExport {
 			continue
 		}
-		b, err := capacity.Resolve(ctx, db, side.table, capacity.Read, opts.MaxReadUnits)
+		b, err := opts.Budgets.Resolve(ctx, db, capacity.Read, side.table)
 		if err != nil {
 			return nil, nil, err
 		}
