@@ -171,7 +171,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	upload(t, fxt, root)
 
 	rebuilt := "dev-" + harness.UniqueID() + "-user"
-	_, _, code := fxt.dynops(t, "export", "import", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt, "--hash-key", "user_id:S", "--yes")
+	_, _, code := fxt.dynops(t, append([]string{"export", "import", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt, "--hash-key", "user_id:S", "--yes"}, unverified...)...)
 	require.Equal(t, 0, code)
 	t.Cleanup(func() { deleteProtected(fxt.db, rebuilt) })
 	diff := func() *tablediff.Report {
