@@ -105,9 +105,6 @@ before anything is written, and catch-up and verify treat them the same way.`,
 			if err := exportshared.CheckExportFlags(cmd, nil, opts.Unverified); err != nil {
 				return err
 			}
-			if opts.Unverified != "" && opts.FromExport == "" && opts.ExportTo == "" {
-				return factory.UsageErrorf("--unverified-exports goes with --from-export or --export-to: a Scan needs no vouching")
-			}
 			if opts.FromExport != "" && opts.ExportTo != "" {
 				return factory.UsageErrorf("--from-export and --export-to both given: read a finished export (--from-export) or start a new one (--export-to), not both")
 			}
