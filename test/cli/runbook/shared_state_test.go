@@ -170,7 +170,8 @@ func TestRunbookTwoProcessesResumeAtOnce(t *testing.T) {
 
 // accessKey is an IAM user's access key: on the emulator, GetCallerIdentity
 // answers the user of the key, so two keys are two callers.
-type accessKey struct{ ID, Secret, ARN string }
+// accessKey is an IAM user's key, or a role session's (Token set).
+type accessKey struct{ ID, Secret, Token, ARN string }
 
 // iamUser creates an IAM user with an access key.
 func iamUser(t *testing.T, name string) accessKey {
@@ -191,7 +192,7 @@ func runAs(t *testing.T, key *accessKey, log string, args ...string) (stdout, st
 	t.Helper()
 	cmd := command(t, log, args...)
 	if key != nil {
-		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret)
+		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret, "AWS_SESSION_TOKEN="+key.Token)
 	}
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
