@@ -46,6 +46,10 @@ type RevertOptions struct {
 	WriteBudget *capacity.Bucket
 	// Progress is told the keys handled so far of the total.
 	Progress func(done, total int64)
+	// Planned, when set, is told in a dry run each key it would write: the
+	// item now (read with a consistent GetItem) and what the write would
+	// leave (nil: deleted). Called from the workers at once.
+	Planned func(keys, before, after map[string]types.AttributeValue)
 }
 
 // RevertConflict is a key left alone: changed after the window, so putting
@@ -262,6 +266,9 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []str
 			deletes.Add(1)
 		} else {
 			restores.Add(1)
+		}
+		if o.Planned != nil {
+			o.Planned(c.keys, cur, c.before)
 		}
 		return nil
 	}

@@ -42,6 +42,8 @@ type Options struct {
 	PriceFile string
 	// Unverified is the --unverified-exports reason ("": none).
 	Unverified string
+	// Plan is --plan-out FILE: a dry run's per-key before/after images.
+	Plan shared.PlanOut
 	// ConflictsFile receives every conflict, one JSON line each (0600).
 	ConflictsFile string
 }
@@ -98,6 +100,9 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 			if err := shared.CheckExportFlags(cmd, opts.Prefixes, opts.Unverified); err != nil {
 				return err
 			}
+			if err := opts.Plan.Check(opts.Yes); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -115,6 +120,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	budget.AddFlag(fl, &opts.MaxWriteUnits, capacity.Write, "--table")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
+	shared.AddPlanOutFlags(fl, &opts.Plan)
 	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
@@ -190,7 +196,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	bar := f.IOStreams.StartProgress("export revert: keys", 0)
 	rep, err := export.Revert(ctx, db, store, incs, export.RevertOptions{
-		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket,
+		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Planned: opts.Plan.Planned(),
 		Progress: func(done, total int64) {
 			if wb.Bucket != nil {
 				u := wb.Bucket.Usage()
@@ -240,6 +246,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if g.DryRun() {
+		if err := opts.Plan.Finish(f); err != nil {
+			return err
+		}
 		g.PrintDryRun("revert the window")
 		return nil
 	}
