@@ -44,7 +44,7 @@ type PlanEntry struct {
 
 // AddPlanOutFlags registers --plan-out, --hashes-only and --force.
 func AddPlanOutFlags(fl *pflag.FlagSet, p *PlanOut) {
-	fl.StringVar(&p.File, "plan-out", "", "dry run: write every key it would write, with its item now and after, to FILE (new, mode 0600; one JSON line a key)")
+	fl.StringVar(&p.File, "plan-out", "", "write every key a dry run would write, with its item now and after, to FILE (new, mode 0600; one JSON line a key)")
 	fl.BoolVar(&p.HashesOnly, "hashes-only", false, "with --plan-out: the items' checksums instead of the items")
 	fl.BoolVar(&p.Force, "force", false, "let --plan-out overwrite an existing file")
 }
