@@ -17,7 +17,7 @@ const (
 	ActRepairItems = "repair-items"
 	// ActAllowUnrelatedSource is a repair from a source dynops cannot show is a restore of the target, with the given reason.
 	ActAllowUnrelatedSource = "allow-unrelated-source"
-	// ActExportVouched is an export read to write from, with who vouched for it (DynamoDB, or the --unverified-exports reason).
+	// ActExportVouched is an export read (to write from, import, verify or diff), with who vouched for it (DynamoDB, or the --unverified-exports reason).
 	ActExportVouched = "export-vouched"
 	// ActExportFull is a full export to S3 started.
 	ActExportFull = "export-full"

@@ -41,6 +41,23 @@ type ApplyDB interface {
 	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
+// ItemGetter reads one item.
+type ItemGetter interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// Current reads a key's item of table now, with a consistent GetItem (nil:
+// absent): ApplyOptions.Current.
+func Current(db ItemGetter, table string) func(context.Context, map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	return func(ctx context.Context, keys map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: keys, ConsistentRead: aws.Bool(true)})
+		if err != nil || len(out.Item) == 0 {
+			return nil, err
+		}
+		return out.Item, nil
+	}
+}
+
 // ApplyOptions of ApplyIncrements.
 type ApplyOptions struct {
 	Table string
@@ -54,6 +71,12 @@ type ApplyOptions struct {
 	Progress func(inc Increment, written, total int)
 	// WriteBudget holds the writes to --max-write-units (nil: no budget).
 	WriteBudget *capacity.Bucket
+	// Planned, when set, is told in a dry run each key the exports would
+	// write, once: the item now (Current) and what the last change of the
+	// chain would leave (nil: deleted).
+	Planned func(keys, before, after map[string]types.AttributeValue)
+	// Current reads a key's item now (nil: absent); needed with Planned.
+	Current func(ctx context.Context, keys map[string]types.AttributeValue) (map[string]types.AttributeValue, error)
 }
 
 // IncrementResult is what applying one export did.
@@ -159,6 +182,8 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 	if err := CheckChain(todo, base); err != nil {
 		return rep, err
 	}
+	planned := map[string]change{} // a dry run's plan: each key's last change of the chain
+	var order []string
 	for _, inc := range todo {
 		res := IncrementResult{Increment: inc}
 		if _, err := verifyIncrement(ctx, store, inc); err != nil {
@@ -180,6 +205,16 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 		}
 		if !o.Apply {
 			rep.Increments = append(rep.Increments, res)
+			for _, c := range changes {
+				id, err := ddbjson.EncodeItem(c.keys)
+				if err != nil {
+					return rep, err
+				}
+				if _, seen := planned[string(id)]; !seen {
+					order = append(order, string(id))
+				}
+				planned[string(id)] = c
+			}
 			continue
 		}
 		o.Act(audit.ActExportApply, o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
@@ -205,6 +240,16 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 		}
 		o.Act(audit.ActExportAppliedThrough, o.Table, map[string]any{"through": stamp(inc.To)})
 		rep.Increments = append(rep.Increments, res)
+	}
+	if o.Planned != nil && o.Current != nil {
+		for _, id := range order {
+			c := planned[id]
+			cur, err := o.Current(ctx, c.keys)
+			if err != nil {
+				return rep, fmt.Errorf("reading an item of %s for the plan: %w", o.Table, err)
+			}
+			o.Planned(c.keys, cur, c.image)
+		}
 	}
 	return rep, nil
 }

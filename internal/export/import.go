@@ -32,7 +32,13 @@ type Source struct {
 	ExportArn  string `json:"export_arn,omitempty"`
 	Items      int64  `json:"items"` // from the manifest (-1 when there is none)
 	Manifest   bool   `json:"manifest"`
+	// claim is the manifest-summary.json read, for exportverify.Vouch.
+	claim exportverify.Claim
 }
+
+// Claim is the export's manifest as read, for exportverify.Vouch; false
+// when the source has no manifest (the local emulator's exports).
+func (s Source) Claim() (exportverify.Claim, bool) { return s.claim, s.Manifest }
 
 // FindSource finds the one full export under prefix. With a manifest it
 // refuses incremental exports (ImportTable reads full-export items only);
@@ -66,7 +72,8 @@ func FindSource(ctx context.Context, store exportverify.Store, bucket, prefix st
 		if sum.ExportType == "INCREMENTAL_EXPORT" {
 			return Source{}, fmt.Errorf("%s is an incremental export: import a FULL export (the baseline) instead", store.Describe(path.Dir(summaries[0])))
 		}
-		return Source{Bucket: bucket, DataPrefix: path.Dir(summaries[0]) + "/data/", ExportArn: sum.ExportArn, Items: sum.ItemCount, Manifest: true}, nil
+		return Source{Bucket: bucket, DataPrefix: path.Dir(summaries[0]) + "/data/", ExportArn: sum.ExportArn, Items: sum.ItemCount, Manifest: true,
+			claim: exportverify.Claim{SummaryKey: summaries[0], Summary: sum}}, nil
 	case len(summaries) > 1:
 		return Source{}, fmt.Errorf("%d exports under %s (%s): pass --prefix down to one export's folder", len(summaries), store.Describe(prefix), strings.Join(dirsOf(summaries), ", "))
 	case len(dataDirs) == 1:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +72,13 @@ func TestFindSource(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			got.ExportArn = ""
+			claim, named := got.Claim()
+			assert.Equal(t, c.want.Manifest, named, "a manifest is a claim to vouch for")
+			if named {
+				assert.Equal(t, strings.TrimSuffix(c.want.DataPrefix, "data/")+exportverify.SummaryName, claim.SummaryKey)
+				assert.Equal(t, got.ExportArn, claim.Summary.ExportArn)
+			}
+			got.ExportArn, got.claim = "", exportverify.Claim{}
 			assert.Equal(t, c.want, got)
 		})
 	}

@@ -51,6 +51,10 @@ type RevertOptions struct {
 	// hash is that shard's (tablediff.KeyShard): N shards revert what one
 	// revert does.
 	Shard engine.Shard
+	// Planned, when set, is told in a dry run each key it would write: the
+	// item now (read with a consistent GetItem) and what the write would
+	// leave (nil: deleted). Called from the workers at once.
+	Planned func(keys, before, after map[string]types.AttributeValue)
 }
 
 // RevertConflict is a key left alone: changed after the window, so putting
@@ -281,6 +285,9 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []str
 			deletes.Add(1)
 		} else {
 			restores.Add(1)
+		}
+		if o.Planned != nil {
+			o.Planned(c.keys, cur, c.before)
 		}
 		return nil
 	}

@@ -4,8 +4,10 @@ package exportverify
 // export prefix can write a manifest-summary.json that names any table; the
 // manifests and data files prove nothing about who wrote them. DynamoDB can:
 // DescribeExport answers for the exports it ran. Vouch is the one check every
-// reader that writes from an export (export revert, export apply) runs
-// before it writes anything.
+// reader of an export's data runs before it reads a data file: export
+// revert, apply, import and verify, table diff, pitr repair and migrate
+// backfill (TestEveryExportReadIsVouched, internal/cmd/export/shared, walks
+// the commands).
 //
 // Sources: the API reference's DescribeExport and ExportDescription
 // (ExportArn, ExportStatus, StartTime, EndTime, ExportManifest, TableArn,
@@ -48,6 +50,11 @@ type Claim struct {
 type Expect struct {
 	TableArn string
 	Bucket   string
+	// AnyTable holds the export to the table its own manifest names, for
+	// a reader that has no table to compare (export import, export verify,
+	// table diff): DynamoDB must still vouch for the export, and TableArn
+	// is not read.
+	AnyTable bool
 }
 
 // Trust says whom Vouch asks and what it accepts.
@@ -118,7 +125,7 @@ func Vouch(ctx context.Context, store Store, c Claim, want Expect, t Trust) (Vou
 	v := Vouched{ExportArn: sum.ExportArn, TableArn: sum.TableArn, Dir: dir}
 	name := "export " + orUnnamed(sum.ExportArn) + " (" + store.Describe(c.SummaryKey) + ")"
 	var bad []string
-	if sum.TableArn != want.TableArn {
+	if !want.AnyTable && sum.TableArn != want.TableArn {
 		bad = append(bad, fmt.Sprintf("its manifest says table %s, not %s", orUnnamed(sum.TableArn), want.TableArn))
 	}
 	if !strings.HasPrefix(sum.ExportArn, sum.TableArn+"/export/") || sum.TableArn == "" {
@@ -173,6 +180,40 @@ func Vouch(ctx context.Context, store Store, c Claim, want Expect, t Trust) (Vou
 		v.Unverified = strings.TrimPrefix(v.Unverified+"; "+strings.Join(unknown, "; "), "; ")
 	}
 	return v, nil
+}
+
+// VouchUnnamed is Vouch for data without a manifest-summary.json under dir
+// (the local emulator's exports): nothing names an export DynamoDB could
+// answer for, so it is refused with ErrUnvouched unless t.Unverified gives
+// a reason.
+func VouchUnnamed(store Store, dir string, t Trust) (Vouched, error) {
+	why := "no " + SummaryName + ": nothing names an export DynamoDB could answer for"
+	if t.Unverified == "" {
+		return Vouched{Dir: dir}, refusal(ErrUnvouched, "the data under "+store.Describe(dir), []string{why},
+			"give the folder of an export DynamoDB wrote (with its manifests), or accept it with --unverified-exports \"REASON\" (audited; refused on a protected table without the break-glass role)")
+	}
+	return Vouched{Dir: dir, Unverified: why}, nil
+}
+
+// Claims reads every manifest-summary.json under prefix, as claims for
+// Vouch; none is not an error (the caller says what it needed).
+func Claims(ctx context.Context, store Store, prefix string) ([]Claim, error) {
+	objs, err := ListUnder(ctx, store, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []Claim
+	for _, o := range objs {
+		if path.Base(o.Key) != SummaryName {
+			continue
+		}
+		c := Claim{SummaryKey: o.Key}
+		if err := readJSON(ctx, store, o.Key, &c.Summary); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func refusal(kind error, name string, bad []string, fix string) error {

@@ -217,3 +217,66 @@ func TestValidReasonNeedsLetters(t *testing.T) {
 	assert.NoError(t, exportverify.ValidReason("copied from the backup account"))
 	assert.False(t, errors.Is(exportverify.ValidReason("x"), exportverify.ErrUnvouched))
 }
+
+// TestVouchAnyTableStillAsksDynamoDB: a reader with no table to compare
+// (export import, export verify, table diff) holds the export to the table
+// its manifest names, and DynamoDB must still vouch for it: a description
+// naming another table is a contradiction, a missing one needs a reason.
+func TestVouchAnyTableStillAsksDynamoDB(t *testing.T) {
+	ctx := context.Background()
+	root, claim, desc := vouchFixture(t)
+	store := timedStore{DirStore: exportverify.DirStore{Root: root}, written: aws.ToTime(desc.EndTime).Add(-time.Minute)}
+	anyTable := exportverify.Expect{AnyTable: true, Bucket: "exports", TableArn: "arn:aws:dynamodb:eu-central-1:111122223333:table/not-read"}
+	trust := func(f *fakeDescriber, reason string) exportverify.Trust {
+		return exportverify.Trust{Unverified: reason, Describer: func(string) exportverify.ExportDescriber { return f }}
+	}
+	v, err := exportverify.Vouch(ctx, store, claim, anyTable, trust(&fakeDescriber{desc: desc}, ""))
+	require.NoError(t, err)
+	assert.True(t, v.Verified)
+	assert.Equal(t, vouchTable, v.TableArn)
+
+	other := *desc
+	other.TableArn = aws.String(vouchTable + "-orders")
+	_, err = exportverify.Vouch(ctx, store, claim, anyTable, trust(&fakeDescriber{desc: &other}, "a reason does not cover a contradiction"))
+	require.ErrorIs(t, err, exportverify.ErrContradicted)
+	assert.Contains(t, err.Error(), "table: the manifest says")
+
+	_, err = exportverify.Vouch(ctx, store, claim, anyTable, trust(&fakeDescriber{err: &types.ExportNotFoundException{Message: aws.String("Export not found")}}, ""))
+	require.ErrorIs(t, err, exportverify.ErrUnvouched)
+
+	forged := claim
+	forged.Summary.ExportArn = vouchTable + "-orders/export/01772326800000-abcd0001"
+	f := &fakeDescriber{desc: desc}
+	_, err = exportverify.Vouch(ctx, store, forged, anyTable, trust(f, "emulator"))
+	require.ErrorIs(t, err, exportverify.ErrContradicted, "the exportArn must still be an export of the tableArn")
+	assert.Zero(t, f.asked)
+}
+
+// TestVouchUnnamedNeedsAReason: data without a manifest (the emulator's
+// exports) names no export DynamoDB could answer for: refused without
+// --unverified-exports, accepted (unverified, saying why) with one.
+func TestVouchUnnamedNeedsAReason(t *testing.T) {
+	store := exportverify.DirStore{Root: t.TempDir()}
+	_, err := exportverify.VouchUnnamed(store, "exports/data/", exportverify.Trust{})
+	require.ErrorIs(t, err, exportverify.ErrUnvouched)
+	assert.Contains(t, err.Error(), store.Describe("exports/data/"), "names where it looked")
+	assert.Contains(t, err.Error(), "no manifest-summary.json")
+	assert.Contains(t, err.Error(), "--unverified-exports", "names the fix")
+	v, err := exportverify.VouchUnnamed(store, "exports/data/", exportverify.Trust{Unverified: "emulator: writes no manifests"})
+	require.NoError(t, err)
+	assert.False(t, v.Verified)
+	assert.Contains(t, v.Unverified, "no manifest-summary.json")
+}
+
+// TestClaimsReadsEverySummaryUnderThePrefix: the claims export verify
+// vouches for are every manifest-summary.json under the prefix.
+func TestClaimsReadsEverySummaryUnderThePrefix(t *testing.T) {
+	root, claim, _ := vouchFixture(t)
+	cs, err := exportverify.Claims(context.Background(), exportverify.DirStore{Root: root}, "incident")
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	assert.Equal(t, claim, cs[0])
+	cs, err = exportverify.Claims(context.Background(), exportverify.DirStore{Root: root}, "elsewhere")
+	require.NoError(t, err)
+	assert.Empty(t, cs)
+}

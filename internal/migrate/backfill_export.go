@@ -33,8 +33,10 @@ type ExportOptions struct {
 	// To starts a new point-in-time export of the source into this bucket
 	// and prefix (when URI is empty), and reads it once it has finished.
 	To *export.Target
-	// Open opens an export's URI (with the run's S3 client).
-	Open func(uri string) (*exportverify.Export, error)
+	// Open opens an export's URI (with the run's S3 client) once whoever
+	// the command believes has vouched for it (exportverify.Vouch): every
+	// read of the export's data goes through it.
+	Open func(ctx context.Context, uri string) (*exportverify.Export, error)
 	// Exports starts and describes exports (with To, or to resume a wait).
 	Exports export.DynamoDB
 	// Parallel is how many data files are read at once (default 4).
@@ -78,7 +80,7 @@ func streamTooShort(source string, exportTime, now time.Time, o CatchUpOptions) 
 // checks that it is a full export of the source recent enough for the
 // catch-up and that the stream existed at its time.
 func openGivenExport(ctx context.Context, c Clients, o BackfillOptions, src *SourceInfo, uri string) (*exportverify.Export, exportverify.Summary, []exportverify.FileEntry, time.Time, error) {
-	ex, err := o.Export.Open(uri)
+	ex, err := o.Export.Open(ctx, uri)
 	if err != nil {
 		return nil, exportverify.Summary{}, nil, time.Time{}, &InputError{[]string{fmt.Sprintf("--from-export: %v", err)}}
 	}
@@ -215,7 +217,7 @@ const exportChunk = 1000
 // file's counts land in the state only once all its items are written, so
 // a killed run reads a half-written file again (its puts are idempotent).
 func (b *backfiller) exportFiles(ctx context.Context) error {
-	ex, err := b.o.Export.Open(b.st.Backfill.Export.URI)
+	ex, err := b.o.Export.Open(ctx, b.st.Backfill.Export.URI)
 	if err != nil {
 		return fmt.Errorf("opening the export %s: %w", b.st.Backfill.Export.URI, err)
 	}

@@ -36,6 +36,26 @@ resource "aws_s3_bucket_versioning" "this" {
   }
 }
 
+# Object Lock (opt-in): every object version is kept object_lock.days from its
+# write. This resource enables Object Lock on the existing versioned bucket
+# (provider docs: "for new and existing buckets"); aws_s3_bucket's own
+# object_lock_enabled is not set, since changing it replaces the bucket.
+resource "aws_s3_bucket_object_lock_configuration" "this" {
+  count = var.object_lock == null ? 0 : 1
+
+  bucket              = aws_s3_bucket.this.id
+  object_lock_enabled = "Enabled"
+
+  rule {
+    default_retention {
+      mode = var.object_lock.mode
+      days = var.object_lock.days
+    }
+  }
+
+  depends_on = [aws_s3_bucket_versioning.this]
+}
+
 resource "aws_s3_bucket_server_side_encryption_configuration" "this" {
   bucket = aws_s3_bucket.this.id
   rule {

@@ -121,6 +121,32 @@ variable "tls_only_disabled_reason" {
   default     = ""
 }
 
+variable "object_lock" {
+  description = <<-EOT
+    S3 Object Lock on the exports (issue 44): each object version written is kept `days` days from its
+    write, so that nobody who can write under an export prefix (an exporter, the scheduler, the
+    operator) can overwrite or delete an export dynops may later read. `mode` GOVERNANCE (default: a
+    principal with s3:BypassGovernanceRetention can still remove a version) or COMPLIANCE (nobody can,
+    not even the account root, until the days pass). null: off. Turning it on enables Object Lock on the
+    existing (versioned) bucket, in place; it cannot be turned off again on that bucket.
+  EOT
+  type = object({
+    days = number
+    mode = optional(string, "GOVERNANCE")
+  })
+  default = null
+
+  validation {
+    condition     = var.object_lock == null || try(var.object_lock.days >= 1 && var.object_lock.days <= 36500 && floor(var.object_lock.days) == var.object_lock.days, false)
+    error_message = "DDB-EXP-01: object_lock.days must be a whole number of days from 1 to 36500 (S3 Object Lock's default retention)."
+  }
+
+  validation {
+    condition     = var.object_lock == null || contains(["GOVERNANCE", "COMPLIANCE"], try(var.object_lock.mode, ""))
+    error_message = "DDB-EXP-01: object_lock.mode must be GOVERNANCE (removable with s3:BypassGovernanceRetention) or COMPLIANCE (removable by nobody until the days pass)."
+  }
+}
+
 variable "force_destroy" {
   description = "Let `terraform destroy` delete a bucket that still holds exports. Only for throw-away environments (the local emulator, tests)."
   type        = bool

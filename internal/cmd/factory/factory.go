@@ -69,7 +69,10 @@ type GlobalFlags struct {
 	// (--incident, or DYNOPS_INCIDENT).
 	Incident       string
 	AuditClearKeys bool   // --audit-clear-keys: key values in clear (hashed by default)
-	AuditLogGroup  string // --audit-log-group: central copy in CloudWatch Logs
+	AuditLogGroup  string // --audit-log-group (or DYNOPS_AUDIT_LOG_GROUP): central copy in CloudWatch Logs
+	// WithoutAuditLogGroup is --without-audit-log-group REASON: a protected
+	// write without the central copy (break-glass role only).
+	WithoutAuditLogGroup string
 	// Timeout bounds each AWS call (--timeout; 0: the command's default).
 	Timeout time.Duration
 	// Debug logs AWS requests and keeps raw SDK errors (--debug).

@@ -96,11 +96,39 @@ func (c *Confirmed) StartAudit(ctx context.Context, plan audit.Plan) (*audit.Rec
 	if !c.goAhead {
 		return nil, ErrDryRun
 	}
+	if err := c.d.requireCentralCopy(ctx); err != nil {
+		return nil, err
+	}
 	rec := c.d.f.Audit
 	if err := rec.Start(ctx, plan); err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// requireCentralCopy: a protected target is written only while the audit
+// records also go to the central copy (--audit-log-group or
+// DYNOPS_AUDIT_LOG_GROUP: the operator's own local file is theirs to edit),
+// or, by the break-glass role alone, with --without-audit-log-group REASON.
+func (d *Decided) requireCentralCopy(ctx context.Context) error {
+	fl := d.f.Flags
+	if fl == nil || fl.AuditLogGroup != "" {
+		return nil
+	}
+	var protected []string
+	for _, dec := range d.decisions {
+		if dec.Protected {
+			protected = append(protected, fmt.Sprintf("%s %s", dec.Kind, dec.Name))
+		}
+	}
+	if len(protected) == 0 {
+		return nil
+	}
+	if strings.TrimSpace(fl.WithoutAuditLogGroup) == "" {
+		return factory.UsageErrorf("writing protected %s needs the central audit copy, and none is set: pass --audit-log-group GROUP or set DYNOPS_AUDIT_LOG_GROUP (modules/dynamodb-access audit_log_group, output audit_log_group_name, which the operator role may write); nothing was changed; without it only the break-glass role may write it, with --without-audit-log-group REASON",
+			strings.Join(protected, ", "))
+	}
+	return d.AllowException(ctx, "--without-audit-log-group")
 }
 
 // dryRunWould opens every dry run's plan (DryRunHeader).

@@ -33,7 +33,8 @@ func addAuditFlags(pf *pflag.FlagSet, fl *factory.GlobalFlags) {
 	// is still accepted, and does nothing.
 	pf.Bool("audit-hash-keys", true, "")
 	_ = pf.MarkDeprecated("audit-hash-keys", "key values are hashed by default now; --audit-clear-keys writes them in clear")
-	pf.StringVar(&fl.AuditLogGroup, "audit-log-group", "", "also copy every audit record to this CloudWatch Logs group (it must exist)")
+	pf.StringVar(&fl.AuditLogGroup, "audit-log-group", "", "also copy every audit record to this CloudWatch Logs group (it must exist; default: DYNOPS_AUDIT_LOG_GROUP); required to write a protected target")
+	pf.StringVar(&fl.WithoutAuditLogGroup, "without-audit-log-group", "", "REASON: write a protected target without the central audit copy (break-glass role only; the reason is audited)")
 }
 
 // auditLogPath is --audit-log, or DYNOPS_AUDIT_LOG, or the default path.
@@ -81,6 +82,9 @@ func newRecorder(f *factory.Factory, cmd *cobra.Command, args []string, version 
 			}
 			return audit.Caller{ARN: aws.ToString(out.Arn), Account: aws.ToString(out.Account)}, nil
 		}}
+	if fl.AuditLogGroup == "" {
+		fl.AuditLogGroup = os.Getenv("DYNOPS_AUDIT_LOG_GROUP")
+	}
 	if fl.AuditLogGroup != "" {
 		o.Sink = &lazyLogsSink{f: f, group: fl.AuditLogGroup}
 	}

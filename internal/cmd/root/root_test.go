@@ -172,6 +172,53 @@ func TestRunbookStepsMatchTheCommandTree(t *testing.T) {
 	}
 }
 
+// The dr-failover runbook passes the env's FIS pause template to dr failover
+// (its pause param), so that the failover refuses while an experiment of
+// it pauses replication into the target region (issue 44).
+func TestDRFailoverRunbookPassesThePauseTemplate(t *testing.T) {
+	all, err := runbook.LoadAll(runbooks.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rb := range all {
+		if rb.Name != "dr-failover" {
+			continue
+		}
+		for _, st := range rb.Steps {
+			if !strings.HasPrefix(st.Run, "dr failover ") { // the runbook drops the leading "dynops"
+				continue
+			}
+			vars := map[string]string{}
+			for _, name := range runbook.Placeholders(st.Run) {
+				vars[name] = ""
+			}
+			vars["table"], vars["to"], vars["pause"] = "prod-hoge-session", "eu-central-1", "--pause-template EXT1234567890"
+			line, err := runbook.Expand(st.Run, vars)
+			if err != nil {
+				t.Fatalf("step %s: %v (the runbook must declare the pause param)", st.ID, err)
+			}
+			args, err := runbook.Split(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ios, _, _, _ := iostreams.Test()
+			cmd, rest, err := NewCmdRoot(factory.New(ios), "test").Find(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if got, _ := cmd.Flags().GetString("pause-template"); got != "EXT1234567890" {
+				t.Errorf("step %s runs %q: --pause-template is %q, want the pause param's template", st.ID, line, got)
+			}
+			return
+		}
+		t.Fatal("dr-failover has no dr failover step")
+	}
+	t.Fatal("no dr-failover runbook embedded")
+}
+
 // Bad input to the audit and runbook commands: exit 2, a message naming the
 // input and the fix, and no step run.
 func TestAuditAndRunbookBadInput(t *testing.T) {

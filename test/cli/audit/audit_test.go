@@ -211,7 +211,7 @@ func TestUnauditedDestructiveCommandsChangeNothing(t *testing.T) {
 		"pitr restore":       {"pitr", "restore", "--table", w.table, "--latest", "--target", w.restored, "--yes"},
 		"pitr repair":        {"pitr", "repair", "--from", w.table, "--to", w.corrupt, "--all-differences", "--allow-unrelated-source", "audit test: a copy, not a restore", "--unscoped", "audit test: every difference is damage", "--yes"},
 		"export full":        {"export", "full", "--table", w.table, "--bucket", w.bucket, "--prefix", "exports/new"},
-		"export import":      {"export", "import", "--bucket", w.bucket, "--prefix", w.exportPath, "--table", w.table + "-imported", "--hash-key", "user_id:S", "--source-region", target.Region, "--region", "eu-central-1", "--yes"},
+		"export import":      {"export", "import", "--bucket", w.bucket, "--prefix", w.exportPath, "--table", w.table + "-imported", "--hash-key", "user_id:S", "--source-region", target.Region, "--region", "eu-central-1", "--yes", "--unverified-exports", "audit test: the emulator's exports have no manifests"},
 		"dlq move":           {"dlq", "move", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
 		"dlq redrive":        {"dlq", "redrive", "--queue", w.queue, "--to-queue", w.dest, "--yes"},
 		"dr failover":        {"dr", "failover", "--table", w.pair.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated", "--to", drpair.Away, "--yes"},

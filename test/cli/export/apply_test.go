@@ -171,7 +171,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	upload(t, fxt, root)
 
 	rebuilt := "dev-" + harness.UniqueID() + "-user"
-	_, _, code := fxt.dynops(t, "export", "import", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt, "--hash-key", "user_id:S", "--yes")
+	_, _, code := fxt.dynops(t, append([]string{"export", "import", "--bucket", fxt.bucket, "--prefix", "rebuild/full", "--table", rebuilt, "--hash-key", "user_id:S", "--yes"}, unverified...)...)
 	require.Equal(t, 0, code)
 	t.Cleanup(func() { deleteProtected(fxt.db, rebuilt) })
 	diff := func() *tablediff.Report {
@@ -189,6 +189,18 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	assert.Contains(t, out, "write budget on "+rebuilt+": none (on-demand table", "the plan says the budget (none: on-demand, no flag)")
 	assert.Equal(t, before.Differences(), diff().Differences(), "a dry run changes nothing")
 	assert.Contains(t, out, "estimate on "+rebuilt+": ", "the dry run estimates the writes")
+	// --plan-out: each key the chain writes, once, with its item now (read
+	// from the rebuilt table) and after its last change (null: deleted).
+	plan := filepath.Join(t.TempDir(), "apply-plan.jsonl")
+	_, errOut, code := fxt.dynops(t, append(args, "--plan-out", plan)...)
+	require.Equal(t, 0, code, errOut)
+	entries := readPlan(t, plan)
+	require.NotEmpty(t, entries)
+	assert.LessOrEqual(t, len(entries), 11+4+2+1, "a key changed in both windows is planned once")
+	for _, e := range entries {
+		assert.Equal(t, e.Action == "delete", string(e.After) == "null", "%s: a delete leaves nothing", e.Key)
+	}
+	assert.Equal(t, before.Differences(), diff().Differences(), "a dry run with a plan changes nothing")
 	out, _, code = fxt.dynops(t, append(args, "-o", "json", "--max-write-units", "50")...)
 	require.Equal(t, 0, code)
 	var dry export.ApplyReport

@@ -108,8 +108,16 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 			_, errOut, code := fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", "drill")
 			assert.Equal(t, 1, code)
 			assert.Contains(t, errOut, "no manifest-summary.json under s3://"+fx.bucket+"/drill")
-			out, _, code := fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", "drill", "--data-only", "-o", "json")
+			// Data without manifests names no export DynamoDB could vouch
+			// for: refused (exit 2) until a reason accepts it, audited.
+			_, errOut, code = fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", "drill", "--data-only")
+			assert.Equal(t, 2, code, errOut)
+			assert.Contains(t, errOut, "no manifest-summary.json: nothing names an export DynamoDB could answer for")
+			assert.Contains(t, errOut, "--unverified-exports")
+			out, errOut, code := fx.dynops(t, append([]string{"export", "verify", "--bucket", fx.bucket, "--prefix", "drill", "--data-only", "-o", "json"}, unverified...)...)
 			require.Equal(t, 0, code)
+			assert.Contains(t, errOut, "UNVERIFIED", "who vouched is printed")
+			assertVouchedAudited(t, fx.audit, "emulator: keeps no export records")
 			var rep exportverify.Report
 			require.NoError(t, json.Unmarshal([]byte(out), &rep))
 			assert.True(t, rep.OK)
@@ -123,6 +131,19 @@ func TestFullExportVerifyAndCrossRegionImport_DDB_DR_01(t *testing.T) {
 	newTable := "dev-" + harness.UniqueID() + "-user"
 	importArgs := []string{"export", "import", "--bucket", fx.bucket, "--prefix", "drill", "--table", newTable,
 		"--schema-from", fx.table, "--source-region", target.Region, "--tag", "env=dev", "--tag", "usage=user"}
+	if target.OnEmulator() {
+		t.Run("the emulator's export, without manifests, is refused without --unverified-exports", func(t *testing.T) {
+			out, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, append(importArgs, "--yes")...)
+			assert.Equal(t, 2, code, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "DynamoDB does not vouch for the export")
+			assert.Contains(t, errOut, "s3://"+fx.bucket+"/drill/", "names where it looked")
+			_, err := drDB(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &newTable})
+			var rnf *types.ResourceNotFoundException
+			assert.ErrorAs(t, err, &rnf, "a refused import creates nothing")
+		})
+		importArgs = append(importArgs, unverified...)
+	}
 
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		out, _, code := target.DynopsInRegion(t, drRegion, fx.audit, importArgs...)
@@ -230,17 +251,19 @@ func TestImportVerifiesFirst(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			prefix := fmt.Sprintf("dr/%d/a-full", i)
-			w, err := exporttest.Write(root, exporttest.Spec{Prefix: prefix, ExportID: "01772323200000-aaaa0001", FileItems: []int{4, 3}})
+			w, err := exporttest.Write(root, fx.spec(exporttest.Spec{Prefix: prefix, ExportID: "01772323200000-aaaa0001", FileItems: []int{4, 3}}))
 			require.NoError(t, err)
-			_, err = exporttest.Write(root, exporttest.Spec{Prefix: prefix + "-old", ExportID: "01772323200000-bbbb0002", FileItems: []int{2}})
+			_, err = exporttest.Write(root, fx.spec(exporttest.Spec{Prefix: prefix + "-old", ExportID: "01772323200000-bbbb0002", FileItems: []int{2}}))
 			require.NoError(t, err)
 			upload(t, fx, root)
 			require.NoError(t, hurt(w))
 			newTable := "dev-" + harness.UniqueID() + "-user"
-			_, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, "export", "import", "--bucket", fx.bucket, "--bucket-region", target.Region,
-				"--prefix", prefix, "--table", newTable, "--hash-key", "user_id:S", "--yes")
+			_, errOut, code := target.DynopsInRegion(t, drRegion, fx.audit, append([]string{"export", "import", "--bucket", fx.bucket, "--bucket-region", target.Region,
+				"--prefix", prefix, "--table", newTable, "--hash-key", "user_id:S", "--yes"}, unverified...)...)
 			assert.NotEqual(t, 0, code)
-			assert.Contains(t, errOut, "failed verification")
+			// A missing or emptied file is already a contradiction to the
+			// vouching (it lists the data files); the rest fail verification.
+			assert.Regexp(t, "failed verification|the export is not what it claims", errOut)
 			assert.NotContains(t, errOut, "2 exports under", "the a-full-old sibling is not under a-full")
 			_, err = drDB(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &newTable})
 			var rnf *types.ResourceNotFoundException
@@ -270,9 +293,9 @@ func TestVerifyManifestsInS3(t *testing.T) {
 	fx := newFixture(t, 0)
 	ctx := context.Background()
 	root := t.TempDir()
-	full, err := exporttest.Write(root, exporttest.Spec{Prefix: "scheduled/full", ExportID: "01772323200000-aaaa0001", FileItems: []int{40, 35, 0}})
+	full, err := exporttest.Write(root, fx.spec(exporttest.Spec{Prefix: "scheduled/full", ExportID: "01772323200000-aaaa0001", FileItems: []int{40, 35, 0}}))
 	require.NoError(t, err)
-	incr, err := exporttest.Write(root, exporttest.Spec{Prefix: "scheduled/incremental", ExportID: "01772326800000-bbbb0002", Incremental: true, FileItems: []int{12, 9}})
+	incr, err := exporttest.Write(root, fx.spec(exporttest.Spec{Prefix: "scheduled/incremental", ExportID: "01772326800000-bbbb0002", Incremental: true, FileItems: []int{12, 9}}))
 	require.NoError(t, err)
 	upload(t, fx, root)
 
@@ -280,7 +303,10 @@ func TestVerifyManifestsInS3(t *testing.T) {
 		prefix string
 		items  int64
 	}{{"scheduled/full", full.Items}, {"scheduled/incremental", incr.Items}} {
-		out, _, code := fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", c.prefix, "-o", "json")
+		_, errOut, code := fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", c.prefix)
+		assert.Equal(t, 2, code, "DynamoDB knows no such export: refused without a reason (%s)", errOut)
+		assert.Contains(t, errOut, "DescribeExport cannot vouch for it")
+		out, _, code := fx.dynops(t, append([]string{"export", "verify", "--bucket", fx.bucket, "--prefix", c.prefix, "-o", "json"}, unverified...)...)
 		require.Equal(t, 0, code, c.prefix)
 		var rep exportverify.Report
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -288,14 +314,19 @@ func TestVerifyManifestsInS3(t *testing.T) {
 		assert.Equal(t, c.items, rep.Items, c.prefix)
 	}
 
-	// A missing data file and a corrupt one: both named, exit 1.
+	// A missing data file is a contradiction to the vouching (exit 2, the
+	// file named) before anything is read; put back, a corrupt one is the
+	// verification's finding (exit 1, named).
 	_, err = fx.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &fx.bucket, Key: &full.DataKeys[0]})
 	require.NoError(t, err)
+	_, errOut, code := fx.dynops(t, append([]string{"export", "verify", "--bucket", fx.bucket, "--prefix", "scheduled/full"}, unverified...)...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, full.DataKeys[0])
+	require.NoError(t, exporttest.UploadKeys(ctx, fx.s3, fx.bucket, root, full.DataKeys[0]))
 	_, err = fx.s3.PutObject(ctx, &s3.PutObjectInput{Bucket: &fx.bucket, Key: &full.DataKeys[1], Body: strings.NewReader("\x1f\x8bnot really gzip")})
 	require.NoError(t, err)
-	out, _, code := fx.dynops(t, "export", "verify", "--bucket", fx.bucket, "--prefix", "scheduled/full")
+	out, _, code := fx.dynops(t, append([]string{"export", "verify", "--bucket", fx.bucket, "--prefix", "scheduled/full"}, unverified...)...)
 	assert.Equal(t, 1, code)
-	assert.Regexp(t, full.DataKeys[0]+`\s+missing`, out)
 	assert.Regexp(t, full.DataKeys[1]+`\s+corrupt`, out)
 	assert.Contains(t, out, "FAILED")
 }

@@ -49,6 +49,9 @@ var plans = harness.NewPlanGroup(
 		return vars(map[string]any{"exporter_principal_arns": []string{oncallRole}})
 	}},
 	harness.PlanCase{Name: "schedule", Dir: module, Vars: func(t testing.TB) map[string]any { return vars(schedule(t)) }},
+	harness.PlanCase{Name: "object lock", Dir: module, Vars: func(testing.TB) map[string]any {
+		return vars(map[string]any{"object_lock": map[string]any{"days": 35}})
+	}},
 )
 
 const (
@@ -277,6 +280,25 @@ func TestPlanSchedule(t *testing.T) {
 	})
 }
 
+// TestPlanObjectLock (issue 44): object_lock keeps every export version for
+// its days in GOVERNANCE mode by default, enabled on the versioned bucket in
+// place (the bucket resource itself is unchanged, so turning it on does not
+// replace a bucket holding exports); off by default.
+func TestPlanObjectLock(t *testing.T) {
+	t.Parallel()
+	_, off := plans.Plan(t, "defaults").ResourcePlannedValuesMap["aws_s3_bucket_object_lock_configuration.this[0]"]
+	assert.False(t, off, "no Object Lock unless asked")
+
+	p := plans.Plan(t, "object lock")
+	lock := attrs(t, p, "aws_s3_bucket_object_lock_configuration.this[0]")
+	assert.Equal(t, "Enabled", lock["object_lock_enabled"])
+	retention := first(t, first(t, lock, "rule"), "default_retention")
+	assert.Equal(t, "GOVERNANCE", retention["mode"], "governance by default")
+	assert.EqualValues(t, 35, retention["days"])
+	assert.Nil(t, retention["years"])
+	assert.NotEqual(t, true, attrs(t, p, "aws_s3_bucket.this")["object_lock_enabled"], "the bucket is not replaced to turn it on")
+}
+
 func TestPlanValidations(t *testing.T) {
 	t.Parallel()
 	// Each case names its rule and wants the message and its fix, as the
@@ -301,6 +323,8 @@ func TestPlanValidations(t *testing.T) {
 		{"DDB-EXP-01 schedule expression", map[string]any{"schedule_expression": "every 15 minutes"}, []string{"DDB-EXP-01: schedule_expression must be rate(...) or cron(...)", `e.g. "rate(15 minutes)"`}},
 		{"DDB-EXP-01 lag alarm not below a healthy lag", map[string]any{"lag_alarm_seconds": 600}, []string{"DDB-EXP-01: lag_alarm_seconds must be at least 1800", "a healthy series runs up to a 15-minute window"}},
 		{"DDB-SEC-04 KMS key must be an ARN", map[string]any{"kms_key_arn": "alias/mine"}, []string{"DDB-SEC-04: kms_key_arn must be a KMS key ARN", "or null for SSE-S3"}},
+		{"DDB-EXP-01 object lock of no days", map[string]any{"object_lock": map[string]any{"days": 0}}, []string{"DDB-EXP-01: object_lock.days must be a whole number of days from 1 to 36500", "(S3 Object Lock's default retention)"}},
+		{"DDB-EXP-01 object lock mode", map[string]any{"object_lock": map[string]any{"days": 7, "mode": "LEGAL_HOLD"}}, []string{"DDB-EXP-01: object_lock.mode must be GOVERNANCE", "or COMPLIANCE"}},
 		{"DDB-SEC-01 no wildcard exporters", map[string]any{"exporter_principal_arns": []string{"*"}}, []string{"DDB-SEC-01: exporter_principal_arns must be IAM ARNs", "not wildcards"}},
 	}
 	refusals := make([]harness.Refusal, 0, len(cases))

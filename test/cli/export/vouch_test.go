@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	fx "github.com/dynops/dynops/test/helpers/fixture"
 	"github.com/dynops/dynops/test/helpers/harness"
@@ -147,4 +148,21 @@ func rewriteSummary(t *testing.T, root string, w exporttest.Written, change func
 func putKeys(t *testing.T, fxt fixture, root string, keys ...string) {
 	t.Helper()
 	require.NoError(t, exporttest.UploadKeys(context.Background(), fxt.s3, fxt.bucket, root, keys...))
+}
+
+// assertVouchedAudited: the audit log holds an export-vouched action
+// accepted under reason.
+func assertVouchedAudited(t *testing.T, log, reason string) {
+	t.Helper()
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	for _, r := range recs {
+		for _, a := range r.Actions {
+			if d, ok := a.Detail.(map[string]any); ok && a.What == audit.ActExportVouched && d["unverified_exports"] == reason {
+				assert.Equal(t, false, d["verified"], "accepted, not verified")
+				return
+			}
+		}
+	}
+	t.Errorf("no %s action with the reason %q in %s", audit.ActExportVouched, reason, log)
 }

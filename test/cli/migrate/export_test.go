@@ -32,6 +32,10 @@ import (
 // JSON data files) under a local folder, as of exportTime, in files data
 // files, and returns that folder (a local copy of the export's bucket). moto's own exports write no
 // manifests, so the export read here is one dynops did not make itself.
+// unverifiedReason accepts the local copies: DescribeExport knows none of
+// them, and S3 did not say when their files were written.
+const unverifiedReason = "test: a local copy of an export the emulator did not run"
+
 func writeSourceExport(t *testing.T, d *domain, exportTime time.Time, files int, table string) string {
 	t.Helper()
 	items := scanAll(t, d.db, source)
@@ -45,7 +49,11 @@ func writeSourceExport(t *testing.T, d *domain, exportTime time.Time, files int,
 	}
 	root := t.TempDir()
 	id := fmt.Sprintf("%014d-m0000001", exportTime.UnixMilli())
-	_, err := exporttest.Write(root, exporttest.Spec{Prefix: "mig", ExportID: id, ExportTime: exportTime, Records: recs, Table: table})
+	// The manifest names the table as the target's ARNs do (region, account).
+	desc, err := d.db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: new(source)})
+	require.NoError(t, err)
+	tableArn := strings.Replace(*desc.Table.TableArn, ":table/"+source, ":table/"+table, 1)
+	_, err = exporttest.Write(root, exporttest.Spec{Prefix: "mig", ExportID: id, ExportTime: exportTime, Records: recs, TableArn: tableArn})
 	require.NoError(t, err)
 	return root
 }
@@ -53,7 +61,10 @@ func writeSourceExport(t *testing.T, d *domain, exportTime time.Time, files int,
 // A backfill from an export (no Scan of the source): the export's files go
 // through the routes into the destinations, killed part way and resumed per
 // file, while a writer changes the source; the catch-up starts from the
-// export's time, and verify then finds 0 differences.
+// export's time, and verify then finds 0 differences. A local copy cannot
+// be vouched for (DescribeExport does not know it, S3 did not say when its
+// files were written): refused
+// without --unverified-exports, read (and audited) with it, on each run.
 func TestBackfillFromExport(t *testing.T) {
 	d := setup(t, true)
 	d.populate(t, 600)
@@ -71,8 +82,15 @@ func TestBackfillFromExport(t *testing.T) {
 		return target.Dynops(t, auditLog, append(args, common...)...)
 	}
 
+	out, errOut, code := run("migrate", "backfill", "--allow-unmatched", "--from-export", dir)
+	assert.Equal(t, 1, code, "a migration's refusal: %s", errOut)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "DynamoDB does not vouch for the export")
+	assert.Contains(t, errOut, "--unverified-exports")
+	assert.NoFileExists(t, state, "refused before the stream position is recorded")
+
 	// The real binary, slowed by its write cap, killed once files are done.
-	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--from-export", dir, "--export-parallel", "2",
+	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--from-export", dir, "--export-parallel", "2", "--unverified-exports", unverifiedReason,
 		"--max-writes-per-second", "200", "--region", target.Region, "--audit-log", auditLog}, common...)
 	if target.Endpoint() != "" {
 		args = append(args, "--endpoint-url", target.Endpoint())
@@ -104,8 +122,9 @@ func TestBackfillFromExport(t *testing.T) {
 	require.False(t, st.BackfillDone(), "killed part way (%d of 12 files done)", done)
 	require.GreaterOrEqual(t, done, 3)
 
-	// Resumed without naming the export again: the state knows it.
-	out, _, code := run("migrate", "backfill", "--allow-unmatched", "-o", "json")
+	// Resumed without naming the export again: the state knows it; the
+	// reason to read it unverified is given again.
+	out, _, code = run("migrate", "backfill", "--allow-unmatched", "-o", "json", "--unverified-exports", unverifiedReason)
 	require.Equal(t, 0, code, out)
 	var res migrate.BackfillResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
@@ -113,7 +132,7 @@ func TestBackfillFromExport(t *testing.T) {
 	assert.Len(t, res.Export.Files, 12)
 	assert.EqualValues(t, 600, res.Read, "every exported item read once in the state (a killed file is read again, counted once)")
 	assert.Less(t, res.ReadThisRun, int64(600), "the resumed run skips the files already written")
-	out, _, code = run("migrate", "backfill", "--allow-unmatched")
+	out, _, code = run("migrate", "backfill", "--allow-unmatched", "--unverified-exports", unverifiedReason)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "finished already")
 
@@ -153,7 +172,7 @@ func TestBackfillFromExportRefused(t *testing.T) {
 		}, 1, []string{now.Add(-25 * time.Hour).Format("2006-01-02T15:04"), "keeps records for 24h0m0s", "Take a new export"}},
 		{"of another table", func(t *testing.T) []string {
 			return []string{"--from-export", writeSourceExport(t, d, now, 2, "dev-aiagent-other")}
-		}, 1, []string{"dev-aiagent-other", "not of the source " + source}},
+		}, 1, []string{"its manifest says table ", ":table/dev-aiagent-other, not ", ":table/" + source}},
 		{"both sources", func(t *testing.T) []string {
 			return []string{"--from-export", t.TempDir(), "--export-to", "s3://b/p"}
 		}, 2, []string{"--from-export and --export-to both given"}},
@@ -178,7 +197,8 @@ func TestBackfillFromExportRefused(t *testing.T) {
 			before := destinationCounts(t, d.db)
 			tmp := t.TempDir()
 			state := filepath.Join(tmp, "state.json")
-			args := append([]string{"migrate", "backfill", "--allow-unmatched", "--source", source, "--routes", routesFile(), "--state", state}, c.args(t)...)
+			args := append([]string{"migrate", "backfill", "--allow-unmatched", "--source", source, "--routes", routesFile(), "--state", state,
+				"--unverified-exports", unverifiedReason}, c.args(t)...)
 			_, errOut, code := target.Dynops(t, filepath.Join(tmp, "audit.jsonl"), args...)
 			assert.Equal(t, c.code, code, errOut)
 			for _, w := range c.want {

@@ -69,7 +69,7 @@ func TestBackfillImportCreatesDestinations(t *testing.T) {
 	tmp := t.TempDir()
 	state, auditLog := filepath.Join(tmp, "state.json"), filepath.Join(tmp, "audit.jsonl")
 	common := []string{"--source", source, "--routes", routesFile(), "--state", state, "--allow-unmatched"}
-	imp := []string{"--from-export", dir, "--import-to", "s3://" + bucket + "/imp", "--export-parallel", "1"}
+	imp := []string{"--from-export", dir, "--import-to", "s3://" + bucket + "/imp", "--export-parallel", "1", "--unverified-exports", unverifiedReason}
 
 	args := append(append([]string{"migrate", "backfill", "--region", target.Region, "--audit-log", auditLog}, imp...), common...)
 	if target.Endpoint() != "" {
@@ -161,7 +161,7 @@ func TestBackfillImportRefusesExistingDestination(t *testing.T) {
 	tmp := t.TempDir()
 	state := filepath.Join(tmp, "state.json")
 	_, errOut, code := target.Dynops(t, filepath.Join(tmp, "audit.jsonl"), "migrate", "backfill", "--source", source, "--routes", routesFile(),
-		"--state", state, "--allow-unmatched", "--from-export", dir, "--import-to", "s3://"+bucket+"/imp")
+		"--state", state, "--allow-unmatched", "--from-export", dir, "--import-to", "s3://"+bucket+"/imp", "--unverified-exports", unverifiedReason)
 	assert.Equal(t, 1, code, errOut)
 	assert.Contains(t, errOut, "destination "+existing+" exists")
 	assert.Contains(t, errOut, "nothing was written")

@@ -37,6 +37,10 @@ type exportFixture struct {
 	items  []map[string]types.AttributeValue
 }
 
+// unverified accepts the fixtures' exports: the emulator keeps no export
+// records, so DescribeExport cannot vouch for them.
+var unverified = []string{"--unverified-exports", "emulator: keeps no export records"}
+
 func uploadExport(t *testing.T, s3c *s3.Client, bucket, prefix, id, table string, files []int) exportFixture {
 	t.Helper()
 	ctx := context.Background()
@@ -162,7 +166,15 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 	keys := filepath.Join(dir, "keys.jsonl")
-	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys, "-o", "json")
+	// The emulator keeps no export records: DescribeExport cannot vouch for
+	// the export, so the diff refuses to read it without a reason.
+	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "DescribeExport cannot vouch for it")
+	assert.Contains(t, errOut, "--unverified-exports")
+	assert.NoFileExists(t, keys, "nothing read, no keys file")
+	out, errOut, code = target.Dynops(t, log, append([]string{"table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys, "-o", "json"}, unverified...)...)
 	require.Equal(t, 0, code, errOut)
 	var rep tablediff.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -225,7 +237,7 @@ func TestDiffAndRepairFromExport(t *testing.T) {
 	}
 
 	keys2 := filepath.Join(dir, "keys2.jsonl")
-	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys2)
+	_, errOut, code = target.Dynops(t, log, append([]string{"table", "diff", "--source-export", fx.uri, "--target", table, "--keys-out", keys2}, unverified...)...)
 	require.Equal(t, 0, code, errOut)
 	got = readKeysFile(t, keys2)
 	assert.Empty(t, got[tablediff.OnlyInSource])
@@ -245,11 +257,11 @@ func TestDiffTwoExports(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "audit.jsonl")
 
-	_, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri)
+	_, errOut, code := target.Dynops(t, log, append([]string{"table", "diff", "--source-export", a.uri, "--target-export", b.uri}, unverified...)...)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--key")
 
-	out, errOut, code := target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "-o", "json")
+	out, errOut, code := target.Dynops(t, log, append([]string{"table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "-o", "json"}, unverified...)...)
 	require.Equal(t, 0, code, errOut)
 	var rep tablediff.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -257,7 +269,7 @@ func TestDiffTwoExports(t *testing.T) {
 	assert.Equal(t, int64(1), rep.OnlyInTarget)
 
 	// The whole bucket holds two exports: the tool asks which.
-	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", "s3://"+bucket+"/full", "--target-export", b.uri, "--key", "user_id")
+	_, errOut, code = target.Dynops(t, log, append([]string{"table", "diff", "--source-export", "s3://" + bucket + "/full", "--target-export", b.uri, "--key", "user_id"}, unverified...)...)
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, "2 exports under")
 
@@ -272,7 +284,7 @@ func TestDiffTwoExports(t *testing.T) {
 	_, err = s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &b.keys[1], Body: bytes.NewReader(raw)})
 	require.NoError(t, err)
 	keys := filepath.Join(dir, "keys.jsonl")
-	_, errOut, code = target.Dynops(t, log, "table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "--keys-out", keys)
+	_, errOut, code = target.Dynops(t, log, append([]string{"table", "diff", "--source-export", a.uri, "--target-export", b.uri, "--key", "user_id", "--keys-out", keys}, unverified...)...)
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.Contains(errOut, b.keys[1]), "the damaged file is named: %s", errOut)
 	_, err = os.Stat(keys)

@@ -16,10 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsclients"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/modules/stream-consumer/examples/go-consumer/handler"
 	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/esm"
@@ -35,12 +38,25 @@ import (
 // allow-exit reports).
 func runRunbook(t *testing.T, log, name string, confirm []string, params map[string]string, steps ...string) string {
 	t.Helper()
+	return runRunbookAs(t, nil, log, name, confirm, params, steps...)
+}
+
+// runRunbookAs is runRunbook as key's principal (the binary, its own
+// process; nil: in-process, the emulator's default credentials).
+func runRunbookAs(t *testing.T, key *accessKey, log, name string, confirm []string, params map[string]string, steps ...string) string {
+	t.Helper()
 	incident := "INC-" + harness.UniqueID()
 	args := []string{"runbook", "run", name, "--incident", incident, "--yes", "--confirm", strings.Join(confirm, ",")}
 	for k, v := range params {
 		args = append(args, "--param", k+"="+v)
 	}
-	_, errOut, code := target.Dynops(t, log, args...)
+	var errOut string
+	var code int
+	if key == nil {
+		_, errOut, code = target.Dynops(t, log, args...)
+	} else {
+		_, errOut, code = runAs(t, key, log, args...)
+	}
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "Runbook "+name+" complete")
 	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
@@ -86,6 +102,44 @@ func exportFixture(t *testing.T, items int) (table, bucket string, db *dynamodb.
 
 const drRegion = "eu-central-1"
 
+// emulatorTrust is the runbooks' trust param for the emulator's exports:
+// written without manifests, no export DynamoDB could vouch for.
+const emulatorTrust = `--unverified-exports "runbook test: the emulator's exports have no manifests"`
+
+// exportTrust is who runs the export runbooks and their trust param. On
+// the emulator the exports have no manifests (DynamoDB cannot vouch for
+// them): --unverified-exports, taken on a protected table only by the
+// break-glass role, whose session moto's STS hands out for any role (its
+// GetCallerIdentity then names the assumed role, which dynops checks). On
+// AWS DynamoDB vouches for its exports: the default principal, no param.
+func exportTrust(t *testing.T) (*accessKey, string) {
+	t.Helper()
+	if !target.OnEmulator() {
+		return nil, ""
+	}
+	out, err := sts.NewFromConfig(target.AWSConfig(t)).AssumeRole(context.Background(), &sts.AssumeRoleInput{
+		RoleArn:         aws.String("arn:aws:iam::" + target.AccountID(t) + ":role/" + protect.BreakGlassRole),
+		RoleSessionName: aws.String("runbook-test")})
+	require.NoError(t, err)
+	c := out.Credentials
+	return &accessKey{ID: aws.ToString(c.AccessKeyId), Secret: aws.ToString(c.SecretAccessKey), Token: aws.ToString(c.SessionToken), ARN: aws.ToString(out.AssumedRoleUser.Arn)}, emulatorTrust
+}
+
+// assertVouchedAudited: the export read was audited with who vouched.
+func assertVouchedAudited(t *testing.T, log string) {
+	t.Helper()
+	recs, err := audit.Read(log)
+	require.NoError(t, err)
+	for _, r := range recs {
+		for _, a := range r.Actions {
+			if a.What == audit.ActExportVouched {
+				return
+			}
+		}
+	}
+	t.Errorf("no %s action in %s", audit.ActExportVouched, log)
+}
+
 func drDB(t *testing.T) *dynamodb.Client {
 	return dynamodb.NewFromConfig(awsclients.ForRegion(target.AWSConfig(t), drRegion))
 }
@@ -102,11 +156,15 @@ func TestRunbookExportAndCrossRegionRestore_DDB_DR_01(t *testing.T) {
 	dr := drDB(t)
 	t.Cleanup(func() { dropTable(dr, table) })
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	// moto writes no manifests (verify --data-only) and the DR table has no
-	// alarms (DDB-MON-01 comes from Terraform): accepted, as on the demo.
-	runRunbook(t, log, "export-and-cross-region-restore", []string{table}, map[string]string{"table": table, "bucket": bucket,
+	// moto writes no manifests (verify --data-only; DynamoDB cannot vouch
+	// for the data: --unverified-exports, which the import into the
+	// protected table takes only as the break-glass role) and the DR table
+	// has no alarms (DDB-MON-01 comes from Terraform): accepted, as on the demo.
+	who, trust := exportTrust(t)
+	runRunbookAs(t, who, log, "export-and-cross-region-restore", []string{table}, map[string]string{"table": table, "bucket": bucket,
 		"prefix": "exports/" + table, "source_region": target.Region, "dr_region": drRegion, "schema": "--schema-from " + table,
-		"verify_flags": "--data-only", "accepted_failing_errors": "99"}, "export", "verify", "import", "check=findings")
+		"verify_flags": "--data-only", "trust": trust, "accepted_failing_errors": "99"}, "export", "verify", "import", "check=findings")
+	assertVouchedAudited(t, log)
 	assertOnlyAlarmsMissing(t, log)
 	assert.Equal(t, count(t, db, table), count(t, dr, table), "the DR table holds every item (read back)")
 }
@@ -119,9 +177,11 @@ func TestRunbookDRRestoreInRegion_DDB_DR_01(t *testing.T) {
 	prefix := "exports/" + table + "/nightly"
 	_, _, code := target.Dynops(t, log, "export", "full", "--table", table, "--bucket", bucket, "--prefix", prefix, "--wait")
 	require.Equal(t, 0, code)
-	runRunbook(t, log, "dr-restore-in-region", []string{table}, map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
+	who, trust := exportTrust(t)
+	runRunbookAs(t, who, log, "dr-restore-in-region", []string{table}, map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
 		"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=prod --tag product=t",
-		"accepted_failing_errors": "99"}, "import", "check=findings")
+		"trust": trust, "accepted_failing_errors": "99"}, "import", "check=findings")
+	assertVouchedAudited(t, log)
 	assertOnlyAlarmsMissing(t, log)
 	assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
 }

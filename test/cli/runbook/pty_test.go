@@ -155,11 +155,21 @@ var promptRe = regexp.MustCompile(`Type its name to continue: |(?m)^Decision [^\
 // requires the run to finish and returns the names typed.
 func runOnTerminal(t *testing.T, log, name string, params map[string]string) map[string]int {
 	t.Helper()
+	return runOnTerminalAs(t, nil, log, name, params)
+}
+
+// runOnTerminalAs is runOnTerminal as key's principal (nil: the emulator's
+// default credentials).
+func runOnTerminalAs(t *testing.T, key *accessKey, log, name string, params map[string]string) map[string]int {
+	t.Helper()
 	args := []string{"runbook", "run", name, "--incident", "INC-" + harness.UniqueID(), "--yes"}
 	for k, v := range params {
 		args = append(args, "--param", k+"="+v)
 	}
 	cmd := command(t, log, args...)
+	if key != nil {
+		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret, "AWS_SESSION_TOKEN="+key.Token)
+	}
 	tm := startTerminal(t, cmd)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -217,9 +227,10 @@ func TestEveryRunbookOnATerminal_DDB_PROT_01(t *testing.T) {
 		table, bucket, db := exportFixture(t, 10)
 		dr := drDB(t)
 		t.Cleanup(func() { dropTable(dr, table) })
-		typed := runOnTerminal(t, filepath.Join(t.TempDir(), "audit.jsonl"), "export-and-cross-region-restore", map[string]string{"table": table, "bucket": bucket,
+		who, trust := exportTrust(t)
+		typed := runOnTerminalAs(t, who, filepath.Join(t.TempDir(), "audit.jsonl"), "export-and-cross-region-restore", map[string]string{"table": table, "bucket": bucket,
 			"prefix": "exports/" + table, "source_region": target.Region, "dr_region": drRegion, "schema": "--schema-from " + table,
-			"verify_flags": "--data-only", "accepted_failing_errors": "99"})
+			"verify_flags": "--data-only", "trust": trust, "accepted_failing_errors": "99"})
 		assert.Positive(t, typed[table], "the table's name was typed")
 		assert.Equal(t, count(t, db, table), count(t, dr, table), "the DR table holds every item (read back)")
 	})
@@ -231,9 +242,10 @@ func TestEveryRunbookOnATerminal_DDB_PROT_01(t *testing.T) {
 		prefix := "exports/" + table + "/nightly"
 		_, errOut, code := target.Dynops(t, log, "export", "full", "--table", table, "--bucket", bucket, "--prefix", prefix, "--wait")
 		require.Equal(t, 0, code, errOut)
-		typed := runOnTerminal(t, log, "dr-restore-in-region", map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
+		who, trust := exportTrust(t)
+		typed := runOnTerminalAs(t, who, log, "dr-restore-in-region", map[string]string{"table": table, "bucket": bucket, "prefix": prefix,
 			"source_region": target.Region, "region": drRegion, "schema": "--hash-key user_id:S", "tags": "--tag env=prod --tag product=t",
-			"accepted_failing_errors": "99"})
+			"trust": trust, "accepted_failing_errors": "99"})
 		assert.Positive(t, typed[table], "the table's name was typed")
 		assert.Equal(t, count(t, db, table), count(t, dr, table), "the restored table holds every item (read back)")
 	})

@@ -171,7 +171,8 @@ func TestRunbookTwoProcessesResumeAtOnce(t *testing.T) {
 
 // accessKey is an IAM user's access key: on the emulator, GetCallerIdentity
 // answers the user of the key, so two keys are two callers.
-type accessKey struct{ ID, Secret, ARN string }
+// accessKey is an IAM user's key, or a role session's (Token set).
+type accessKey struct{ ID, Secret, Token, ARN string }
 
 // iamUser creates an IAM user with an access key.
 func iamUser(t *testing.T, name string) accessKey {
@@ -199,7 +200,7 @@ func runAs(t *testing.T, key *accessKey, log string, args ...string) (stdout, st
 
 // env is the key as the environment of a process.
 func (k accessKey) env() []string {
-	return []string{"AWS_ACCESS_KEY_ID=" + k.ID, "AWS_SECRET_ACCESS_KEY=" + k.Secret}
+	return []string{"AWS_ACCESS_KEY_ID=" + k.ID, "AWS_SECRET_ACCESS_KEY=" + k.Secret, "AWS_SESSION_TOKEN=" + k.Token}
 }
 
 // runEnv runs the dynops binary (its own process) with env added to its

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,10 +24,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwltypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/gruntwork-io/terratest/modules/files"
 	"github.com/gruntwork-io/terratest/modules/terraform"
 
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/root"
@@ -127,9 +131,41 @@ func runMain(m *testing.M, tg **Target) int {
 		// skip reasons and the support table name another release.
 		fmt.Fprintf(os.Stderr, "harness: WARNING: running on moto %s; the skip reasons and the README support table were measured on moto %s (DYNOPS_EMULATOR_ANY_VERSION=1)\n", v, emulator.MeasuredVersion)
 	}
+	if err := centralAuditCopy(emu.URL); err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		return 1
+	}
 	*tg = &Target{Kind: KindEmulator, Region: DefaultRegion, Emulator: emu}
 	code = m.Run()
 	return code
+}
+
+// AuditLogGroup is the central audit copy every run of dynops on the
+// emulator writes (DYNOPS_AUDIT_LOG_GROUP, set by the harness): a protected
+// target is written only with one (guard: the central copy is required). On
+// AWS the CI sets DYNOPS_AUDIT_LOG_GROUP to the group of modules/dynamodb-access.
+const AuditLogGroup = "dynops-test-audit"
+
+// auditRegions are the regions the suites run dynops in.
+var auditRegions = []string{DefaultRegion, "eu-central-1", "us-east-1", "us-west-2", "eu-north-1"}
+
+// centralAuditCopy creates AuditLogGroup in every region of auditRegions
+// on the emulator at url and names it in DYNOPS_AUDIT_LOG_GROUP, for the
+// in-process runs and the binaries (ProcessEnv) alike.
+func centralAuditCopy(url string) error {
+	ctx := context.Background()
+	for _, region := range auditRegions {
+		cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: region, EndpointURL: url, MaxAttempts: 2})
+		if err != nil {
+			return err
+		}
+		_, err = awsclients.New(cfg).CloudWatchLogs().CreateLogGroup(ctx, &cloudwatchlogs.CreateLogGroupInput{LogGroupName: aws.String(AuditLogGroup)})
+		var exists *cwltypes.ResourceAlreadyExistsException
+		if err != nil && !errors.As(err, &exists) {
+			return fmt.Errorf("creating the central audit log group %s in %s: %w", AuditLogGroup, region, err)
+		}
+	}
+	return os.Setenv("DYNOPS_AUDIT_LOG_GROUP", AuditLogGroup)
 }
 
 // OnEmulator reports whether tests run against the local emulator.

@@ -37,7 +37,7 @@ func TestBadInput(t *testing.T) {
 		{name: "restore: --confirm in another case", inv: args("pitr", "restore", "--table", "PROD-"+x.id+"-legacy", "--latest", "--yes", "--confirm", "prod-"+x.id+"-legacy"), code: 2, want: []string{"does not match"}},
 		{name: "restore: --confirm with a trailing space", inv: args("pitr", "restore", "--table", x.devTable, "--latest", "--yes", "--confirm", x.devTable+" "), code: 2, want: []string{"does not match"}},
 		{name: "repair: --confirm of the source", inv: args("pitr", "repair", "--from", x.devRestored, "--to", x.devTable, "--all-differences", "--yes", "--confirm", x.devRestored), code: 2, want: []string{"does not match"}},
-		{name: "import: --confirm of another table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:S", "--yes", "--confirm", "dev-"+x.id+"-old"), code: 2, want: []string{"does not match"}},
+		{name: "import: --confirm of another table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:S", "--yes", "--confirm", "dev-"+x.id+"-old", "--unverified-exports", emulatorExports), code: 2, want: []string{"does not match"}},
 		{name: "move: --confirm of another queue", inv: args("dlq", "move", "--queue", x.devDLQ, "--to-queue", x.devDest, "--yes", "--confirm", "dev-"+x.id+"-other-dlq"), code: 2, want: []string{"does not match"}},
 		{name: "redrive: --confirm of another function", inv: invocation{args: append([]string{"dlq", "redrive", "--queue", x.devDLQ, "--function", x.devFn, "--yes", "--confirm", "prod-" + x.id + "-consumer"}, lam...)}, code: 2, want: []string{"does not match"}},
 		{name: "failover: --confirm of another table", inv: invocation{args: append([]string{"dr", "failover", "--table", x.devTable, "--to", "eu-central-1", "--confirm", x.devOther}, regions...)}, code: 2, want: []string{"does not match"}},
@@ -90,6 +90,9 @@ func TestBadInput(t *testing.T) {
 		{name: "repair: a keys file that does not exist", inv: args("pitr", "repair", "--from", x.devRestored, "--to", x.devTable, "--keys", filepath.Join(workDir, "nope.jsonl"), "--yes"), code: 2, want: []string{"nope.jsonl"}},
 
 		// export import.
+		{name: "import: an export DynamoDB cannot vouch for, without --unverified-exports", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:S", "--yes"), code: 2, want: []string{"DynamoDB does not vouch for the export", "s3://" + x.bucket + "/" + x.prefix + "/", "--unverified-exports"}},
+		{name: "export verify: data without manifests, without --unverified-exports", inv: args("export", "verify", "--bucket", x.bucket, "--prefix", x.prefix, "--data-only"), code: 2, want: []string{"no manifest-summary.json", "--unverified-exports"}},
+		{name: "export verify: --unverified-exports without a reason", inv: args("export", "verify", "--bucket", x.bucket, "--prefix", x.prefix, "--data-only", "--unverified-exports", " "), code: 2, want: []string{"--unverified-exports", "has no letters"}},
 		{name: "import: no --bucket", inv: args("export", "import", "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:S"), code: 2, want: []string{"--bucket"}},
 		{name: "import: --hash-key and --schema-from", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:S", "--schema-from", x.devTable), code: 2, want: []string{"not both"}},
 		{name: "import: --hash-key of type X", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", "dev-"+x.id+"-new", "--hash-key", "user_id:X"), code: 2, want: []string{"--hash-key"}},
@@ -163,8 +166,8 @@ func TestBadInput(t *testing.T) {
 		{name: "not found: --profile is named", inv: args("pitr", "status", "--table", x.devTable, "--profile", "dynops-no-such-profile"), want: []string{`profile "dynops-no-such-profile"`}},
 
 		// export import: the dry run checks that the target does not exist.
-		{name: "import: dry run into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S"), code: 2, want: []string{x.devOther}},
-		{name: "import: --yes into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S", "--yes"), code: 2, want: []string{x.devOther}},
+		{name: "import: dry run into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S", "--unverified-exports", emulatorExports), code: 2, want: []string{x.devOther}},
+		{name: "import: --yes into an existing table", inv: args("export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", x.devOther, "--hash-key", "user_id:S", "--yes", "--unverified-exports", emulatorExports), code: 2, want: []string{x.devOther}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { check(t, x, c) })

@@ -70,11 +70,13 @@ func TestGuardTable(t *testing.T) {
 			return []string{"export", "apply", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name, "--since", x.incSince,
 				"--source-table", x.incTableArn, "--unverified-exports", "guard table test: the emulator keeps no export records"}
 		}},
-		// export revert writes the window's old images back into --table.
-		// No control: the exports must be of the table reverted, and these
-		// are of the dev table (TestRevertWritesOnlyWhatDynamoDBVouchesFor).
-		{name: "export revert", args: func(p protectedTarget) []string {
-			return []string{"export", "revert", "--bucket", x.bucket, "--prefix", x.incPrefix, "--table", p.name}
+		// export revert writes the window's old images back into --table:
+		// an export of that very table (revertPrefix, setup), taken with
+		// --unverified-exports, which a dry run (the control) reads on a
+		// protected table.
+		{name: "export revert", control: true, args: func(p protectedTarget) []string {
+			return []string{"export", "revert", "--bucket", x.bucket, "--prefix", revertPrefix(p.name), "--table", p.name,
+				"--unverified-exports", "guard table test: the emulator keeps no export records"}
 		}},
 		// The migration's writing steps decide every destination; the
 		// switch steps decide the source (whose writes the fence stops).
@@ -189,7 +191,8 @@ func TestGuardTable(t *testing.T) {
 	// export import creates its table: the name and the tags it will get decide.
 	t.Run("export import", func(t *testing.T) {
 		imp := func(table string, extra ...string) []string {
-			return append([]string{"export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", table, "--hash-key", "user_id:S"}, extra...)
+			return append([]string{"export", "import", "--bucket", x.bucket, "--prefix", x.prefix, "--table", table, "--hash-key", "user_id:S",
+				"--unverified-exports", emulatorExports}, extra...)
 		}
 		for _, tc := range []struct {
 			label, table string

@@ -73,6 +73,13 @@ type protectedTarget struct {
 	denied bool
 }
 
+// revertPrefix is where setup puts an incremental export of table.
+func revertPrefix(table string) string { return "revert/" + table }
+
+// emulatorExports is the --unverified-exports reason for the exports of
+// this suite: written without manifests, as the emulator writes them.
+const emulatorExports = "bad input test: the emulator's exports have no manifests"
+
 var (
 	setupOnce sync.Once
 	w         *world
@@ -219,7 +226,8 @@ func seed(t *testing.T) (*world, error) {
 		return nil, err
 	}
 
-	// An export's data in a bucket, for the import cases.
+	// An export's data in a bucket, for the import cases: without manifests,
+	// as the emulator writes them (read with --unverified-exports).
 	x.bucket, x.prefix = "dev-"+id+"-exports", "full"
 	if _, err := x.c.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &x.bucket, CreateBucketConfiguration: &s3types.CreateBucketConfiguration{
 		LocationConstraint: s3types.BucketLocationConstraint(target.Region)}}); err != nil {
@@ -250,6 +258,29 @@ func seed(t *testing.T) (*world, error) {
 		return nil, fmt.Errorf("uploading the incremental export: %w", err)
 	}
 	x.incPrefix, x.incSince, x.incTableArn = inc.Prefix, "2026-03-01T00:00:00Z", inc.TableARN()
+	// For export revert's control row: an incremental export (NEW_AND_OLD_IMAGES)
+	// of each protected table, under revertPrefix, naming that table's ARN,
+	// so that it vouches (with --unverified-exports: the emulator keeps no
+	// export records) for a revert of that table.
+	revertRoot, err := os.MkdirTemp("", "badinput-revert")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(revertRoot)
+	for _, p := range x.tables {
+		d, err := x.c.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &p.name})
+		if err != nil {
+			return nil, fmt.Errorf("reading the ARN of %s: %w", p.name, err)
+		}
+		spec := exporttest.Spec{Prefix: revertPrefix(p.name), ExportID: "01772323200000-dddd0004", Incremental: true, FileItems: []int{2},
+			TableArn: aws.ToString(d.Table.TableArn), Bucket: x.bucket, EndTime: time.Now().Add(time.Hour)}
+		if _, err := exporttest.Write(revertRoot, spec); err != nil {
+			return nil, fmt.Errorf("writing the export of %s: %w", p.name, err)
+		}
+	}
+	if err := exporttest.Upload(ctx, x.c.s3, x.bucket, revertRoot); err != nil {
+		return nil, fmt.Errorf("uploading the exports of the protected tables: %w", err)
+	}
 
 	// The DR pointer a failover would flip.
 	x.param = "/dynops/dr/" + x.devTable + "/active-region"

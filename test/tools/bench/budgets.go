@@ -316,7 +316,7 @@ func pathSection(e *env) error {
 			return []string{"--export-to", "s3://" + bucket + "/" + prefix}, nil
 		}
 		dir, err := e.sourceExport(src, prefix)
-		return []string{"--from-export", dir}, err
+		return []string{"--from-export", dir, "--unverified-exports", "bench: a local copy of an export the emulator did not run"}, err
 	}
 	results := map[string]took{}
 	for _, p := range []struct {

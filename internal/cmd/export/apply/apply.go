@@ -42,6 +42,8 @@ type Options struct {
 	SourceTable string
 	// Unverified is the --unverified-exports reason ("": none).
 	Unverified string
+	// Plan is --plan-out FILE: a dry run's per-key before/after images.
+	Plan shared.PlanOut
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -99,6 +101,9 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 					return factory.UsageErrorf("--since %q: give an RFC 3339 time, e.g. 2026-03-01T00:00:00Z (the full export's exportTime)", opts.Since)
 				}
 			}
+			if err := opts.Plan.Check(opts.Yes); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -116,6 +121,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.StringVar(&opts.SourceTable, "source-table", "", "ARN of the table the exports are of (default: the table of the full export --table was imported from)")
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
+	shared.AddPlanOutFlags(fl, &opts.Plan)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
@@ -199,7 +205,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	rep, err := export.ApplyIncrements(ctx, db, store, arn, base, incs, export.ApplyOptions{
-		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: bucket,
+		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: bucket, Planned: opts.Plan.Planned(),
+		Current: export.Current(db, opts.Table),
 		Progress: func(inc export.Increment, done, total int) {
 			if bucket == nil {
 				f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
@@ -234,6 +241,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if err := print(f, rep); err != nil || !g.DryRun() {
+		return err
+	}
+	if err := opts.Plan.Finish(f); err != nil {
 		return err
 	}
 	g.PrintDryRun("apply them")

@@ -41,6 +41,8 @@ type Options struct {
 	Tags         map[string]string
 	Yes          bool
 	Confirm      []string
+	// Unverified is the --unverified-exports reason ("": none).
+	Unverified string
 }
 
 // Result is what the import did (or would do, in a dry run).
@@ -58,6 +60,8 @@ type Result struct {
 	SourceItems   int64                   `json:"source_items"`                 // -1: no manifest to say
 	SettingsError string                  `json:"settings_error,omitempty"`
 	Verified      bool                    `json:"verified"` // the export passed exportverify before anything read it
+	// Vouched is who vouched for the export (exportverify.Vouch).
+	Vouched exportverify.Vouched `json:"vouched"`
 }
 
 // NewCmdImport returns `dynops export import`. runF replaces Run in tests of flag parsing.
@@ -66,9 +70,13 @@ func NewCmdImport(f *factory.Factory, runF func(context.Context, *Options) error
 	cmd := &cobra.Command{
 		Use:   "import --bucket B --prefix P --table NEW (--hash-key K:T [--range-key K:T] | --schema-from T) [--region R] [--yes]",
 		Short: "Import a full export into a new table (e.g. in another region), then apply the guideline settings",
-		Long: `Import first verifies the export with the code of 'dynops export verify'
-(manifests, checksum files, every data file's MD5, ETag, gzip and item count)
-and refuses on any finding, before anything is created. It then creates
+		Long: `Import first asks DynamoDB to vouch for the export (DescribeExport agrees
+with its manifest; see 'dynops export revert'; an export it cannot answer
+for, such as the local emulator's, only with --unverified-exports "REASON",
+audited, and on a protected table only as the break-glass role), then
+verifies it with the code of 'dynops export verify' (manifests, checksum
+files, every data file's MD5, ETag, gzip and item count) and refuses on any
+finding, before anything is created. It then creates
 table NEW with ImportTable from the one full export under --prefix (matched
 by path segment; its data/ folder), in the region of --region: the DR "backup &
 restore" pattern (DDB-DR-01). The keys and GSIs come from --hash-key and
@@ -102,6 +110,9 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 					return factory.UsageErrorf("%s: %v", flag, err)
 				}
 			}
+			if err := shared.CheckExportFlags(cmd, []string{opts.Prefix}, opts.Unverified); err != nil {
+				return err
+			}
 			if !guideline.FollowsNamingRule(opts.Table, guideline.DefaultEnvs()) {
 				return factory.UsageErrorf("--table %q: DDB-NAME-01 wants {env}-{product}-{usage}, e.g. dev-hoge-user", opts.Table)
 			}
@@ -123,6 +134,7 @@ a protected table (prod, or anything dynops cannot show is not prod, README
 	fl.StringVar(&opts.SourceRegion, "source-region", "", "region of --schema-from (default: --region)")
 	flagcheck.Region(fl, "source-region")
 	fl.StringToStringVar(&opts.Tags, "tag", nil, "tag for the new table, KEY=VALUE (repeatable)")
+	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of an import into a protected table")
 	cmdfacts.Writes(cmd)
@@ -146,7 +158,22 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	// Verify first, with the code of `export verify`; refuse on any finding.
+	// Whom to believe first (exportverify.Vouch), then verify with the code
+	// of `export verify`; refuse on any finding.
+	var vouched exportverify.Vouched
+	if c, ok := src.Claim(); ok {
+		var vs []exportverify.Vouched
+		vs, err = shared.VouchExports(ctx, f, clients, store, []exportverify.Claim{c}, exportverify.Expect{AnyTable: true, Bucket: opts.Bucket}, opts.Unverified, opts.Table)
+		if err == nil {
+			vouched = vs[0]
+		}
+	} else {
+		vouched, err = shared.VouchUnnamed(f, store, src.DataPrefix, opts.Unverified, opts.Table)
+	}
+	if err != nil {
+		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
+		return err
+	}
 	f.IOStreams.Progress("verifying %s", store.Describe(src.DataPrefix))
 	_, err = export.VerifySource(ctx, store, src)
 	f.IOStreams.Done()
@@ -154,7 +181,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
 		return err
 	}
-	res := Result{Source: src, Table: opts.Table, Region: clients.Region(), SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true}
+	res := Result{Source: src, Table: opts.Table, Region: clients.Region(), SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true, Vouched: vouched}
 	if res.Schema, err = schema(ctx, clients, sourceRegion, opts); err != nil {
 		return err
 	}
@@ -173,6 +200,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	g, err := decided.Confirm(opts.Yes, opts.Confirm)
 	if err != nil {
 		return err
+	}
+	// An export DynamoDB does not vouch for is read in a dry run; imported
+	// into a protected table only by the break-glass role.
+	if opts.Unverified != "" && !g.DryRun() {
+		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
+			return err
+		}
 	}
 	db := clients.DynamoDB()
 	if err := targetAbsent(ctx, db, opts.Table, clients.Region(), src); err != nil {

@@ -43,6 +43,8 @@ type Options struct {
 	PriceFile string
 	// Unverified is the --unverified-exports reason ("": none).
 	Unverified string
+	// Plan is --plan-out FILE: a dry run's per-key before/after images.
+	Plan shared.PlanOut
 	// ConflictsFile receives every conflict, one JSON line each (0600).
 	ConflictsFile string
 	// Shard is --shard I/N: revert only the keys of that shard ("": all).
@@ -109,6 +111,9 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 				}
 				opts.shard = sh
 			}
+			if err := opts.Plan.Check(opts.Yes); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -127,6 +132,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.StringVar(&opts.Shard, "shard", "", "I/N: revert only the keys whose key hash mod N is I (N such reverts do what one does; --max-write-units is split evenly across them)")
+	shared.AddPlanOutFlags(fl, &opts.Plan)
 	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
@@ -205,7 +211,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	bar := f.IOStreams.StartProgress("export revert: keys", 0)
 	rep, err := export.Revert(ctx, db, store, incs, export.RevertOptions{
-		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Shard: opts.shard,
+		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Shard: opts.shard, Planned: opts.Plan.Planned(),
 		Progress: func(done, total int64) {
 			if wb.Bucket != nil {
 				u := wb.Bucket.Usage()
@@ -255,6 +261,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if g.DryRun() {
+		if err := opts.Plan.Finish(f); err != nil {
+			return err
+		}
 		g.PrintDryRun("revert the window")
 		return nil
 	}

@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -75,10 +77,72 @@ func PrintVouched(out io.Writer, sourceTable string, vs []exportverify.Vouched, 
 		fmt.Fprintf(out, "source table: %s\n", sourceTable)
 	}
 	for _, v := range vs {
+		name := "export " + v.ExportArn
+		if v.ExportArn == "" {
+			name = "the data under " + v.Dir
+		}
 		by := "vouched for by DynamoDB (DescribeExport)"
 		if !v.Verified {
 			by = fmt.Sprintf("UNVERIFIED (%s), accepted by --%s %q", v.Unverified, UnverifiedFlag, unverified)
 		}
-		fmt.Fprintf(out, "export %s: %s\n", v.ExportArn, by)
+		fmt.Fprintf(out, "%s: %s\n", name, by)
 	}
+}
+
+// VouchExports is how a command reads exports: each claim is vouched for
+// (exportverify.Vouch) before any of its data files is read, audited
+// (export-vouched, on target) and printed on stderr with who vouched for it.
+// A refusal is a usage error (exit 2): nothing was read or written.
+func VouchExports(ctx context.Context, f *factory.Factory, clients awsclients.Set, store exportverify.Store, claims []exportverify.Claim,
+	want exportverify.Expect, unverified, target string) ([]exportverify.Vouched, error) {
+	t := Trust(clients, unverified)
+	out := make([]exportverify.Vouched, 0, len(claims))
+	for _, c := range claims {
+		v, err := exportverify.Vouch(ctx, store, c, want, t)
+		if err != nil {
+			return out, Refusal(err)
+		}
+		out = append(out, audited(f, target, v, unverified))
+	}
+	PrintVouched(f.IOStreams.ErrOut, "", out, unverified)
+	return out, nil
+}
+
+// VouchExport vouches for an export opened by URI (exportverify.OpenExport:
+// table diff, pitr repair, migrate backfill) with VouchExports, and returns
+// its summary.
+func VouchExport(ctx context.Context, f *factory.Factory, clients awsclients.Set, ex *exportverify.Export, want exportverify.Expect,
+	unverified, target string) (exportverify.Vouched, exportverify.Summary, error) {
+	sum, key, err := ex.ExportSummary(ctx)
+	if err != nil {
+		return exportverify.Vouched{}, sum, err
+	}
+	want.Bucket = ""
+	if s3s, ok := ex.Store.(exportverify.S3Store); ok {
+		want.Bucket = s3s.Bucket
+	}
+	vs, err := VouchExports(ctx, f, clients, ex.Store, []exportverify.Claim{{SummaryKey: key, Summary: sum}}, want, unverified, target)
+	if err != nil {
+		return exportverify.Vouched{}, sum, err
+	}
+	return vs[0], sum, nil
+}
+
+// VouchUnnamed is VouchExports for data without manifests under dir (the
+// local emulator's exports): accepted only with an --unverified-exports
+// reason, and then audited and printed.
+func VouchUnnamed(f *factory.Factory, store exportverify.Store, dir, unverified, target string) (exportverify.Vouched, error) {
+	v, err := exportverify.VouchUnnamed(store, dir, exportverify.Trust{Unverified: unverified})
+	if err != nil {
+		return v, Refusal(err)
+	}
+	v = audited(f, target, v, unverified)
+	PrintVouched(f.IOStreams.ErrOut, "", []exportverify.Vouched{v}, unverified)
+	return v, nil
+}
+
+func audited(f *factory.Factory, target string, v exportverify.Vouched, unverified string) exportverify.Vouched {
+	f.Audit.Act(audit.ActExportVouched, target, map[string]any{"export_arn": v.ExportArn, "source_table": v.TableArn, "dir": v.Dir,
+		"verified": v.Verified, "unverified": v.Unverified, "unverified_exports": unverified})
+	return v
 }

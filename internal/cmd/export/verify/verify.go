@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -22,6 +23,8 @@ type Options struct {
 	Prefix   string
 	DataOnly bool
 	Parallel int
+	// Unverified is the --unverified-exports reason ("": none).
+	Unverified string
 }
 
 // NewCmdVerify returns `dynops export verify`. runF replaces Run in tests of flag parsing.
@@ -40,13 +43,23 @@ anything fails.
 --data-only checks exports without manifests (the local emulator writes
 none): every data/*.gz under the prefix must decode; items are counted, but
 nothing can be compared with a manifest. --dir verifies a local copy
-(e.g. after aws s3 sync) laid out like the bucket.`,
+(e.g. after aws s3 sync) laid out like the bucket.
+
+Before a data file is read, each export must be one DynamoDB vouches for
+(DescribeExport agrees with its manifest, no data file written after the
+export's end; see 'dynops export revert'). Exports it cannot answer for
+(another account's, a local copy, the emulator's, --data-only) are refused
+(exit 2) unless --unverified-exports "REASON" accepts them: printed and
+audited.`,
 		Example: `  dynops export verify --bucket dev-hoge-exports --prefix scheduled/dev-hoge-user/full
   dynops export verify --bucket local-hoge-exports --prefix demo --data-only`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (opts.Bucket == "") == (opts.Dir == "") {
 				return factory.UsageErrorf("export verify needs --bucket BUCKET (or --dir DIR for a local copy), not both")
+			}
+			if err := shared.CheckExportFlags(cmd, nil, opts.Unverified); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -59,6 +72,7 @@ nothing can be compared with a manifest. --dir verifies a local copy
 	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "prefix of the export(s) to verify")
 	cmd.Flags().BoolVar(&opts.DataOnly, "data-only", false, "no manifests: decode and count every data file (emulator exports)")
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 4, "files read at once")
+	shared.AddUnverifiedFlag(cmd.Flags(), &opts.Unverified)
 	flagcheck.Range(cmd.Flags(), "parallel", "1", "1024", "export data files read at once")
 	cmdfacts.SetInterrupt(cmd, "nothing was changed; run the verify again")
 	cmdfacts.ReadOnly(cmd)
@@ -75,13 +89,28 @@ func boolCount(b bool) int64 {
 
 // Run verifies and prints the report; ExitError{1} when a check fails.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	clients, err := f.AWS(ctx) // DynamoDB vouches for the exports of a local copy too
+	if err != nil {
+		return err
+	}
 	var store exportverify.Store = exportverify.DirStore{Root: opts.Dir}
+	target := opts.Dir
 	if opts.Bucket != "" {
-		clients, err := f.AWS(ctx)
+		store, target = exportverify.S3Store{Client: clients.S3(), Bucket: opts.Bucket}, opts.Bucket
+	}
+	if opts.DataOnly {
+		if _, err := shared.VouchUnnamed(f, store, opts.Prefix, opts.Unverified, target); err != nil {
+			return err
+		}
+	} else {
+		claims, err := exportverify.Claims(ctx, store, opts.Prefix)
 		if err != nil {
 			return err
 		}
-		store = exportverify.S3Store{Client: clients.S3(), Bucket: opts.Bucket}
+		// None: Verify says so, naming --data-only.
+		if _, err := shared.VouchExports(ctx, f, clients, store, claims, exportverify.Expect{AnyTable: true, Bucket: opts.Bucket}, opts.Unverified, target); err != nil {
+			return err
+		}
 	}
 	rep, err := exportverify.Verify(ctx, store, opts.Prefix, exportverify.Options{
 		DataOnly: opts.DataOnly, Parallel: opts.Parallel,

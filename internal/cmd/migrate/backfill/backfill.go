@@ -17,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
@@ -45,6 +46,8 @@ type Options struct {
 	ExportParallel int
 	// ImportTo creates the destinations with ImportTable from per-destination files written under s3://BUCKET/PREFIX.
 	ImportTo string
+	// Unverified is the --unverified-exports reason ("": none).
+	Unverified string
 }
 
 // NewCmdBackfill returns `dynops migrate backfill`. runF replaces the run function in tests of flag parsing.
@@ -103,6 +106,9 @@ cutover run the same checks; verify leaves such items out, counted.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
+			if err := exportshared.CheckExportFlags(cmd, nil, opts.Unverified); err != nil {
+				return err
+			}
 			if opts.FromExport != "" && opts.ExportTo != "" {
 				return factory.UsageErrorf("--from-export and --export-to both given: read a finished export (--from-export) or start a new one (--export-to), not both")
 			}
@@ -142,6 +148,7 @@ cutover run the same checks; verify leaves such items out, counted.`,
 	fl.IntVar(&opts.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export or --export-to)")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	fl.StringVar(&opts.ImportTo, "import-to", "", "create the destinations (which must not exist) with ImportTable from per-destination files written under s3://BUCKET/PREFIX, instead of writing into existing tables (with --from-export or --export-to)")
+	exportshared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.BoolVar(&opts.Restart, "restart", false, "start a new backfill (new stream position) over a previous one; destinations must be empty")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items copied so far stay written and the --state file records the position (and the export being read, which goes on in AWS if dynops started it); run the same backfill again with the same --state: it resumes there")
@@ -165,7 +172,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != ""); err != nil {
+	var exceptions []string
+	if opts.Unverified != "" {
+		exceptions = append(exceptions, "--"+exportshared.UnverifiedFlag)
+	}
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != "", exceptions...); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)
@@ -361,7 +372,21 @@ func exportOptions(ctx context.Context, f *factory.Factory, opts *Options) (*mig
 	}
 	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
 	o := &migrate.ExportOptions{URI: opts.FromExport, Parallel: opts.ExportParallel, Exports: clients.DynamoDB(),
-		Open: func(uri string) (*exportverify.Export, error) { return exportverify.OpenExport(uri, s3) },
+		// The export must be of the source, as DynamoDB vouches for it.
+		Open: func(ctx context.Context, uri string) (*exportverify.Export, error) {
+			ex, err := exportverify.OpenExport(uri, s3)
+			if err != nil {
+				return nil, err
+			}
+			sourceArn, err := export.TableArn(ctx, clients.DynamoDB(), opts.Source)
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := exportshared.VouchExport(ctx, f, clients, ex, exportverify.Expect{TableArn: sourceArn}, opts.Unverified, opts.Source); err != nil {
+				return nil, err
+			}
+			return ex, nil
+		},
 		Waiting: func(e export.Export, waited time.Duration) {
 			f.IOStreams.Progress("waiting for the export %s of %s: %s for %s", e.Arn, opts.Source, e.Status, waited.Round(time.Second))
 		}}

@@ -174,7 +174,7 @@ func Confirm(ctx context.Context, f *factory.Factory, source, pointer string, ye
 // that does not exist yet is still a target, decided by its name with no
 // tags: a new prod-looking table, or one dynops cannot show is not prod,
 // needs its name typed.
-func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string, creates bool) error {
+func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm []string, creates bool, exceptions ...string) error {
 	clients, err := f.AWS(ctx)
 	if err != nil {
 		return err
@@ -199,6 +199,13 @@ func ConfirmWrites(ctx context.Context, f *factory.Factory, l *Loaded, confirm [
 	decided, err := guard.Decide(f, targets...)
 	if err != nil {
 		return err
+	}
+	// An exception (e.g. --unverified-exports) on a protected destination
+	// is the break-glass role's alone.
+	for _, flag := range exceptions {
+		if err := decided.AllowException(ctx, flag); err != nil {
+			return err
+		}
 	}
 	g, err := decided.Confirm(true, confirm)
 	if err != nil {

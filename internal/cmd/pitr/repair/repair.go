@@ -236,7 +236,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		ro.From = opts.FromExport
 		// The export must be of --to (its manifest's tableArn), as a restored
 		// table must be a restore of it.
-		sum, summaryKey, err := ro.FromExport.ExportSummary(ctx)
+		sum, _, err := ro.FromExport.ExportSummary(ctx)
 		if err != nil {
 			return err
 		}
@@ -261,18 +261,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				return err
 			}
 		}
-		bucket := ""
-		if s3s, ok := ro.FromExport.Store.(exportverify.S3Store); ok {
-			bucket = s3s.Bucket
+		if _, _, err := exportshared.VouchExport(ctx, f, clients, ro.FromExport, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To); err != nil {
+			return err
 		}
-		v, err := exportverify.Vouch(ctx, ro.FromExport.Store, exportverify.Claim{SummaryKey: summaryKey, Summary: sum},
-			exportverify.Expect{TableArn: want, Bucket: bucket}, exportshared.Trust(clients, opts.Unverified))
-		if err != nil {
-			return exportshared.Refusal(fmt.Errorf("--from-export: %w", err))
-		}
-		f.Audit.Act(audit.ActExportVouched, ro.To, map[string]any{"export_arn": v.ExportArn, "source_table": v.TableArn, "verified": v.Verified,
-			"unverified": v.Unverified, "unverified_exports": opts.Unverified})
-		exportshared.PrintVouched(f.IOStreams.ErrOut, v.TableArn, []exportverify.Vouched{v}, opts.Unverified)
 	} else {
 		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
 		rep.Source = &rel

@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -33,6 +34,9 @@ type Options struct {
 	PriceFile string
 	// Sharded runs the diff as shards on an engine (sharded.go).
 	Sharded Sharded
+	// Unverified is the --unverified-exports reason for exports DynamoDB
+	// cannot vouch for ("": none).
+	Unverified string
 }
 
 // report is the JSON output: the diff and the read budgets.
@@ -55,9 +59,12 @@ buckets by key hash, then compared one bucket at a time.
 
 --source-export / --target-export read a full export (AWS's format:
 manifest-summary.json, manifest-files.json, gzip DynamoDB JSON) instead of a
-table: no read capacity, no restored table. Every data file is checked
-against the manifest (MD5, item count) as it streams; a damaged export
-stops the diff. With exports on both sides give the key with --key.
+table: no read capacity, no restored table. Each export must be one
+DynamoDB vouches for (DescribeExport agrees with its manifest; see 'dynops
+export revert'), or be accepted with --unverified-exports "REASON"
+(audited). Every data file is checked against the manifest (MD5, item
+count) as it streams; a damaged export stops the diff. With exports on both
+sides give the key with --key.
 
 --keys-out writes every differing key (JSON lines) for ` + "`dynops pitr repair --keys`" + `.
 After a restore, diff --source RESTORED --target ORIGINAL: only-in-source are
@@ -74,6 +81,12 @@ second; the report and the audit record what was used.`,
   dynops table diff --source-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --target prod-hoge-user --keys-out keys.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := exportshared.CheckExportFlags(cmd, nil, opts.Unverified); err != nil {
+				return err
+			}
+			if opts.Unverified != "" && opts.SourceExport == "" && opts.TargetExport == "" {
+				return factory.UsageErrorf("--unverified-exports goes with --source-export or --target-export: a table needs no vouching")
+			}
 			for _, side := range []struct{ table, export, name string }{
 				{d.Source, opts.SourceExport, "source"}, {d.Target, opts.TargetExport, "target"}} {
 				if (side.table == "") == (side.export == "") {
@@ -121,6 +134,7 @@ second; the report and the audit record what was used.`,
 	opts.Budgets.AddFlags(fl, "each scanned table", "")
 	budget.AddPriceFlag(fl, &opts.PriceFile)
 	fl.IntVar(&d.ExportParallel, "export-parallel", 4, "export data files read at once")
+	exportshared.AddUnverifiedFlag(fl, &opts.Unverified)
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	opts.Sharded.addFlags(fl)
 	cmdfacts.SetInterrupt(cmd, "nothing was changed and its temporary files were removed (a sharded run's objects stay under its --run-prefix); run the diff again (with --engine, the same --run-id continues the run)")
@@ -136,7 +150,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := openSides(clients, opts)
+	d, err := openSides(ctx, f, clients, opts)
 	if err != nil {
 		return err
 	}
@@ -218,7 +232,7 @@ func finish(f *factory.Factory, opts *Options, rep *tablediff.Report, budgets []
 }
 
 // openSides opens the export sides of opts (a usage error names the flag).
-func openSides(clients awsclients.Set, opts *Options) (tablediff.Options, error) {
+func openSides(ctx context.Context, f *factory.Factory, clients awsclients.Set, opts *Options) (tablediff.Options, error) {
 	var err error
 	d := opts.Diff
 	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
@@ -227,12 +241,18 @@ func openSides(clients awsclients.Set, opts *Options) (tablediff.Options, error)
 			return d, factory.UsageErrorf("--source-export: %w", err)
 		}
 		d.Source = opts.SourceExport
+		if _, _, err := exportshared.VouchExport(ctx, f, clients, d.SourceExport, exportverify.Expect{AnyTable: true}, opts.Unverified, opts.SourceExport); err != nil {
+			return d, err
+		}
 	}
 	if opts.TargetExport != "" {
 		if d.TargetExport, err = exportverify.OpenExport(opts.TargetExport, s3); err != nil {
 			return d, factory.UsageErrorf("--target-export: %w", err)
 		}
 		d.Target = opts.TargetExport
+		if _, _, err := exportshared.VouchExport(ctx, f, clients, d.TargetExport, exportverify.Expect{AnyTable: true}, opts.Unverified, opts.TargetExport); err != nil {
+			return d, err
+		}
 	}
 	return d, nil
 }

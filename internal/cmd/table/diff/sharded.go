@@ -106,7 +106,7 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	d, err := openSides(clients, opts)
+	d, err := openSides(ctx, f, clients, opts)
 	if err != nil {
 		return err
 	}
