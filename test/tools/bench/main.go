@@ -13,6 +13,9 @@
 // decoding the same lines; the parse), and the diff's peak RSS at 10x the
 // items over 1x (exports, and Scans of the in-process fake DynamoDB);
 //
+// then SHARDS (shards.go): table diff --engine local at 2 shards over 1, on
+// the same tables;
+//
 // then two tables of their own (budgets.go): each bulk command at a
 // capacity budget (items/s and the units/s used beside the budget), and
 // each migration path (scan, export, export+import) beside migrate plan's
@@ -250,14 +253,16 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("one machine: %w", err)
 		}
-		fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", "ROW", "DYNOPS", "BASELINE (same run)", "RATIO", "GOAL", "")
-		for _, r := range om {
-			verdict := "met"
-			if !r.met() {
-				verdict, missed = "MISSED", append(missed, r.name)
-			}
-			fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", r.name, r.value, r.baseline, fmt.Sprintf("%.2fx", r.ratio), r.goalText(), verdict)
+		missed = append(missed, printGoalRows(om)...)
+	}
+	if selected("shards", *only) {
+		var rows []goalRow
+		err := timed("shards", func(e *env) (err error) { rows, err = shardsSection(e); return err }, e)
+		if err != nil {
+			return fmt.Errorf("shards: %w", err)
 		}
+		fmt.Printf("\nSHARDS (table diff --engine local, the same tables, median of 3 alternating rounds)\n")
+		missed = append(missed, printGoalRows(rows)...)
 	}
 	for _, s := range []struct {
 		name string
@@ -423,4 +428,18 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// printGoalRows prints rows with their goals and returns the names of those
+// that missed it.
+func printGoalRows(rows []goalRow) (missed []string) {
+	fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", "ROW", "DYNOPS", "BASELINE (same run)", "RATIO", "GOAL", "")
+	for _, r := range rows {
+		verdict := "met"
+		if !r.met() {
+			verdict, missed = "MISSED", append(missed, r.name)
+		}
+		fmt.Printf("%-28s %-22s %-52s %-7s %-7s %s\n", r.name, r.value, r.baseline, fmt.Sprintf("%.2fx", r.ratio), r.goalText(), verdict)
+	}
+	return missed
 }
