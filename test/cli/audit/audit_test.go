@@ -95,7 +95,8 @@ func newWorld(t *testing.T) *world {
 	w := &world{db: dynamodb.NewFromConfig(cfg), dr: dynamodb.NewFromConfig(awsclients.ForRegion(cfg, "eu-central-1")),
 		sqs: sqs.NewFromConfig(cfg), s3: awsclients.New(cfg).S3(), table: "dev-" + id + "-user", corrupt: "dev-" + id + "-copy",
 		restored: "dev-" + id + "-user-restored", bucket: "dev-" + id + "-exports"}
-	fixture.Create(t, w.db, fixture.Table{Name: w.table, HashKey: "user_id", PITR: true})
+	// A stream: catch-up refuses a source without one (its preflight) before the audit is reached.
+	fixture.Create(t, w.db, fixture.Table{Name: w.table, HashKey: "user_id", PITR: true, Stream: true})
 	fixture.Put(t, w.db, w.table, fixture.Users(10))
 	fixture.Create(t, w.db, fixture.Table{Name: w.corrupt, HashKey: "user_id"})
 	bad := fixture.Users(10)
