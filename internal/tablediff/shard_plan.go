@@ -46,6 +46,10 @@ type Plan struct {
 	Buckets        int      `json:"buckets"`
 	SampleSize     int      `json:"sample_size"`
 	ExportParallel int      `json:"export_parallel"`
+	// Unverified is the driver's --unverified-exports reason: each map
+	// shard vouches for the exports it reads again, with the same reason
+	// (an export changed after the plan was written is refused there).
+	Unverified string `json:"unverified_exports,omitempty"`
 	// Created stamps the keys files the run writes (the same on a retry).
 	Created  time.Time     `json:"created"`
 	Estimate ShardEstimate `json:"estimate"`

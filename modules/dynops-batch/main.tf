@@ -154,9 +154,10 @@ data "aws_iam_policy_document" "ecs_tasks" {
 }
 
 resource "aws_iam_role" "execution" {
-  name               = "${var.name}-execution"
-  assume_role_policy = data.aws_iam_policy_document.ecs_tasks.json
-  tags               = local.tags
+  name                 = "${var.name}-execution"
+  assume_role_policy   = data.aws_iam_policy_document.ecs_tasks.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 resource "aws_iam_role_policy" "execution" {
@@ -224,9 +225,10 @@ data "aws_iam_policy_document" "job_trust" {
 }
 
 resource "aws_iam_role" "job" {
-  name               = "${var.name}-job"
-  assume_role_policy = data.aws_iam_policy_document.job_trust.json
-  tags               = local.tags
+  name                 = "${var.name}-job"
+  assume_role_policy   = data.aws_iam_policy_document.job_trust.json
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = local.tags
 }
 
 # The shards' rights, scoped like the operator's for the run (DDB-SEC-01):

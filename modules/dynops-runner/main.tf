@@ -142,6 +142,9 @@ module "operator" {
   product_scope    = var.product_scope
   health_check_ids = var.health_check_ids
   create_policies  = false
+  # It creates no role here (create_policies = false renders documents only);
+  # the boundary is passed all the same, as to every dynamodb-access call.
+  permissions_boundary_arn = var.permissions_boundary_arn
 }
 
 ################################################################################
@@ -161,9 +164,10 @@ resource "aws_cloudwatch_log_group" "this" {
 ################################################################################
 
 resource "aws_iam_role" "task" {
-  name               = "${local.name}-task"
-  description        = "dynops runner task: the dynops-operator's rights on ${local.scope}* and the runbook state prefix"
-  assume_role_policy = local.trust
+  name                 = "${local.name}-task"
+  description          = "dynops runner task: the dynops-operator's rights on ${local.scope}* and the runbook state prefix"
+  assume_role_policy   = local.trust
+  permissions_boundary = var.permissions_boundary_arn
 
   tags = local.tags
 }
@@ -188,9 +192,10 @@ resource "aws_iam_role_policy" "runner" {
 }
 
 resource "aws_iam_role" "execution" {
-  name               = "${local.name}-execution"
-  description        = "dynops runner: pulls the image, writes the container's output to ${local.log_group}"
-  assume_role_policy = local.trust
+  name                 = "${local.name}-execution"
+  description          = "dynops runner: pulls the image, writes the container's output to ${local.log_group}"
+  assume_role_policy   = local.trust
+  permissions_boundary = var.permissions_boundary_arn
 
   tags = local.tags
 }

@@ -86,14 +86,24 @@ func exportJourney(t *testing.T, killIn string) {
 		"--param", "table=" + table, "--param", "bucket=" + bucket, "--param", "prefix=exports/" + table,
 		"--param", "source_region=" + target.Region, "--param", "dr_region=" + drRegion, "--param", "schema=--schema-from " + table,
 		"--param", "verify_flags=--data-only", "--param", "accepted_failing_errors=99"}
+	// The emulator's exports have no manifests: the break-glass role reads
+	// them into the protected table with --unverified-exports (exportTrust).
+	who, trust := exportTrust(t)
+	if trust != "" {
+		args = append(args, "--param", "trust="+trust)
+	}
 
 	// 1. The runbook in the built binary, killed once the step started.
-	killWhen(t, command(t, log, args...), "its "+killIn+" step started", func() bool { return stepStarted(t, log, incident, killIn) != nil })
+	cmd := command(t, log, args...)
+	if who != nil {
+		cmd.Env = harness.ProcessEnv(t, append([]string{"DYNOPS_INCIDENT="}, who.env()...)...)
+	}
+	killWhen(t, cmd, "its "+killIn+" step started", func() bool { return stepStarted(t, log, incident, killIn) != nil })
 	exportRun := stepStarted(t, log, incident, "export")
 	require.NotNil(t, exportRun)
 
-	// 2. Resume: the same command, the same incident.
-	_, errOut, code := target.Dynops(t, log, args...)
+	// 2. Resume: the same command, the same incident, the same caller.
+	_, errOut, code := runAs(t, who, log, args...)
 	require.Equal(t, 0, code, errOut)
 	steps := []string{"export", "verify", "import", "check"}
 	for _, s := range steps {

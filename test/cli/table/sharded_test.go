@@ -233,7 +233,10 @@ func TestShardedDiffEqualsSingleProcess(t *testing.T) {
 		args []string
 	}{
 		{"tables", []string{"--source", src, "--target", dst}},
-		{"export and table", []string{"--source-export", uri, "--target", fromExport}},
+		// The emulator keeps no export records: DynamoDB cannot vouch for
+		// the fixture, so the reason is given (the driver and each map
+		// shard vouch).
+		{"export and table", []string{"--source-export", uri, "--target", fromExport, "--unverified-exports", "sharded test: the emulator keeps no export records"}},
 	} {
 		t.Run(pair.name, func(t *testing.T) {
 			single := e.diff(t, "single-"+pair.name, append([]string{"table", "diff"}, pair.args...)...)

@@ -27,6 +27,8 @@ var serviceOf = map[string]string{
 	"aws_cloudwatch_dashboard": "cloudwatch",
 	"aws_cloudwatch_metric_":   "cloudwatch",
 	"aws_dynamodb_":            "dynamodb",
+	"aws_batch_":               "batch",
+	"aws_ecs_":                 "ecs",
 	"aws_fis_":                 "fis",
 	"aws_iam_policy_document":  "",
 	"aws_iam_":                 "iam",

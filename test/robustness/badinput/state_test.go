@@ -296,6 +296,9 @@ func createTable(ctx context.Context, db *dynamodb.Client, name, key string, tag
 		BillingMode:          types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: &key, AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: &key, KeyType: types.KeyTypeHash}},
+		// A stream, as the guideline's tables have: the migrate rows' plan
+		// checks (a source needs one) pass, so their refusals are the guard's.
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages},
 	}
 	for k, v := range tags {
 		in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(v)})

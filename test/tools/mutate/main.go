@@ -230,6 +230,7 @@ var moduleTests = map[string]struct{ pkg, tests string }{
 	"dynamodb-readiness":     {"./test/modules/access/", "TestPlanReadinessValidations"},
 	"cloudtrail-data-events": {"./test/modules/security/", "TestPlanCloudTrailValidations_DDB_SEC_06"},
 	"dynops-batch":           {"./test/modules/batch/", "TestPlanBatchValidations"},
+	"dynops-runner":          {"./test/modules/runner/", "TestPlanRunnerValidations_DDB_SEC_01"},
 }
 
 var (

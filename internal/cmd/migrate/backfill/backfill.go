@@ -163,6 +163,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// Protected destinations are refused first (the guard), then the plan's
+	// checks run before anything is written.
+	var exceptions []string
+	if opts.Unverified != "" {
+		exceptions = append(exceptions, "--"+exportshared.UnverifiedFlag)
+	}
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != "", exceptions...); err != nil {
+		return err
+	}
 	// A resumed backfill's destinations hold its items; one that reads an
 	// export does not scan the source for the check (the export spares the
 	// source's reads): its items are checked as they are read.
@@ -170,13 +179,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Written: l.State.Backfill != nil && !opts.Restart, Items: opts.FromExport == "" && opts.ExportTo == "", Creates: opts.ImportTo != "",
 		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Segments: opts.Segments})
 	if err != nil {
-		return err
-	}
-	var exceptions []string
-	if opts.Unverified != "" {
-		exceptions = append(exceptions, "--"+exportshared.UnverifiedFlag)
-	}
-	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, opts.ImportTo != "", exceptions...); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)

@@ -95,11 +95,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
-	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
-	if err != nil {
+	// Protected destinations are refused first (the guard), then the plan's
+	// checks run before anything is written.
+	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, false); err != nil {
 		return err
 	}
-	if err := shared.ConfirmWrites(ctx, f, l, opts.Confirm, false); err != nil {
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable})
+	if err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)

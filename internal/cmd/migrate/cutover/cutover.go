@@ -111,16 +111,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// The source's items are read as plan reads them, before the fence: a
 	// problem found after it would leave the source fenced.
 	was := l.State.Backfill
-	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
-		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
-	if err != nil {
-		return err
-	}
 	pointer := opts.Pointer
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
 	}
+	// The guard first (a protected source is refused before anything else
+	// is read), then the plan's checks, in a dry run too.
 	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	if err != nil {
+		return err
+	}
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
+		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
 	if err != nil {
 		return err
 	}

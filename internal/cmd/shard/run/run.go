@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
+	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/engine"
@@ -125,7 +126,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 		}
 		s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
-		open := func(uri string) (*exportverify.Export, error) { return exportverify.OpenExport(uri, s3) }
+		// Each shard vouches for the exports it reads, as the driver did
+		// (exports can change between the plan and the shard).
+		open := func(uri string) (*exportverify.Export, error) {
+			ex, err := exportverify.OpenExport(uri, s3)
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := exportshared.VouchExport(ctx, f, clients, ex, exportverify.Expect{AnyTable: true}, p.Unverified, uri); err != nil {
+				return nil, err
+			}
+			return ex, nil
+		}
 		done, err := tablediff.MapShard(ctx, struct {
 			tablediff.Describer
 			capacity.Scanner

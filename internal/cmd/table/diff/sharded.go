@@ -126,6 +126,7 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	p.Unverified = opts.Unverified
 	perShard := map[string]float64{}
 	for _, b := range budgets {
 		share, err := b.Split(sh.Shards)

@@ -8,6 +8,8 @@ provider "aws" {
 module "dynops_batch" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   name               = "${var.env}-${var.product}-dynops-batch"
   subnet_ids         = var.subnet_ids
   security_group_ids = var.security_group_ids

@@ -33,3 +33,9 @@ variable "security_group_ids" {
   type        = list(string)
   default     = ["sg-0123456789abcdef0"]
 }
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary for every role this root creates (the suite against AWS sets it through TF_VAR_permissions_boundary_arn from modules/ci-test-role); null: none."
+  type        = string
+  default     = null
+}

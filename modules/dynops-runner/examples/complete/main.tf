@@ -8,6 +8,8 @@ provider "aws" {
 module "runner" {
   source = "../.."
 
+  permissions_boundary_arn = var.permissions_boundary_arn
+
   env        = var.env
   product    = var.product
   account_id = var.account_id
