@@ -6,7 +6,15 @@ import "strings"
 // as this run does (a sharded run's engine runs `dynops shard run` with
 // them): region, profile, endpoint, audit log and incident. The output
 // format and the timeout are the shard command's own.
-func (g *GlobalFlags) ShardArgs() []string {
+func (g *GlobalFlags) ShardArgs() []string { return g.shardArgs(true) }
+
+// ContainerShardArgs are ShardArgs for a shard in a container of the
+// team's account (AWS Batch, Kubernetes): none of this machine's files or
+// profiles (--audit-log, --profile); its credentials are its role's and its
+// audit goes to the central copy (--audit-log-group) when set.
+func (g *GlobalFlags) ContainerShardArgs() []string { return g.shardArgs(false) }
+
+func (g *GlobalFlags) shardArgs(local bool) []string {
 	var args []string
 	add := func(name, v string) {
 		if v != "" {
@@ -14,9 +22,13 @@ func (g *GlobalFlags) ShardArgs() []string {
 		}
 	}
 	add("region", g.Region)
-	add("profile", g.Profile)
+	if local {
+		add("profile", g.Profile)
+	}
 	add("endpoint-url", g.EndpointURL)
-	add("audit-log", g.AuditLog)
+	if local {
+		add("audit-log", g.AuditLog)
+	}
 	add("audit-log-group", g.AuditLogGroup)
 	add("incident", g.Incident)
 	add("protected-envs", strings.Join(g.ProtectedEnvs, ","))

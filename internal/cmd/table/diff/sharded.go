@@ -210,7 +210,7 @@ func shardEngine(f *factory.Factory, clients awsclients.Set, sh Sharded, runURI,
 		if err != nil {
 			return nil, nil, factory.UsageErrorf("--engine batch: %w", err)
 		}
-		return eng, append(base, dropLocal(f.Flags.ShardArgs())...), nil
+		return eng, append(base, f.Flags.ContainerShardArgs()...), nil
 	default:
 		exe, err := os.Executable()
 		if err != nil {
@@ -222,18 +222,4 @@ func shardEngine(f *factory.Factory, clients awsclients.Set, sh Sharded, runURI,
 		}
 		return engine.NewLocal(exe, f.IOStreams.ErrOut), base, nil
 	}
-}
-
-// dropLocal leaves out the global flags that name this machine's files or
-// profiles, which a shard in a container does not have.
-func dropLocal(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		if (args[i] == "--audit-log" || args[i] == "--profile") && i+1 < len(args) {
-			i++
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
 }

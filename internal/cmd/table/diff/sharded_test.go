@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,14 +40,4 @@ func TestShardedFlagsRefused(t *testing.T) {
 		{Args: []string{"--engine", "local", "--run-prefix", "s3://b/p", "--run-id", "a/b"}, WantErr: "--run-id: run ID \"a/b\""},
 		{Args: []string{"--engine", "local", "--run-prefix", "s3://b/p", "--shards", "2"}},
 	})
-}
-
-// TestBatchShardsGetNoLocalPaths: a shard in a Batch container has none of
-// the driver's files or profiles.
-func TestBatchShardsGetNoLocalPaths(t *testing.T) {
-	got := dropLocal([]string{"--region", "eu-west-1", "--profile", "ops", "--audit-log", "/home/me/a.jsonl", "--audit-log-group", "/dynops/audit", "--debug"})
-	want := []string{"--region", "eu-west-1", "--audit-log-group", "/dynops/audit", "--debug"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("got %q, want %q", got, want)
-	}
 }
