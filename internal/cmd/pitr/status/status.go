@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/restore"
 )
@@ -63,9 +64,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		windows = append(windows, w)
 	}
-	if f.JSON() {
-		return f.PrintResult(windows)
-	}
+	return view.Results(f, func(windows []restore.Window) error { return showWindows(f, windows) }).Show(windows)
+}
+
+// showWindows is the human view: one row per table.
+func showWindows(f *factory.Factory, windows []restore.Window) error {
 	rows := make([][]string, 0, len(windows))
 	for _, w := range windows {
 		period := "-"

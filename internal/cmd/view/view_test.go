@@ -1,0 +1,37 @@
+package view
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/iostreams"
+)
+
+type result struct {
+	Items int `json:"items"`
+}
+
+func TestResultsPicksByOutputFlag(t *testing.T) {
+	for _, output := range []string{"text", factory.OutputJSON} {
+		ios, _, stdout, _ := iostreams.Test()
+		f := factory.New(ios)
+		f.Flags.Output = output
+		humanRan := false
+		err := Results(f, func(r result) error { humanRan = true; return nil }).Show(result{Items: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", output, err)
+		}
+		out := stdout.Bytes()
+		if output == factory.OutputJSON {
+			var got result
+			if humanRan || json.Unmarshal(out, &got) != nil || got.Items != 3 {
+				t.Errorf("json: human ran %v, stdout %q; want the JSON document only", humanRan, out)
+			}
+			continue
+		}
+		if !humanRan || len(out) != 0 {
+			t.Errorf("%s: human ran %v, stdout %q; want the human view", output, humanRan, out)
+		}
+	}
+}
