@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/fis"
@@ -45,6 +48,9 @@ type PauseDrillRequest struct {
 	// Template is the experiment template's ID; Region is its region (the
 	// replica whose replication it pauses).
 	Template, Region string
+	// Account is the caller's account (sts:GetCallerIdentity): every target
+	// ARN of the template and of the experiment must be in it ("": refused).
+	Account string
 	// Alarm is the ReplicationLatency alarm that must fire ("": not checked).
 	Alarm string
 	// Rules are the failover preflight's (its mode and regions are the
@@ -123,11 +129,14 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 			})
 	}
 
+	var checked experimentShape
 	err := run("check-template", "read "+req.Target.Table+"'s resource policy in every region (no fence may be on it) and experiment template "+req.Template+": it must pause "+req.Target.Table+" in "+req.Region+" and nothing else", func(st *Step) error {
 		if err := noFence(Inspect(ctx, r.Clients, req.Target, time.Hour, r.Now())); err != nil {
 			return err
 		}
-		return checkTemplate(ctx, f, req)
+		var err error
+		checked, err = checkTemplate(ctx, f, req)
+		return err
 	})
 	if err != nil {
 		return res, err
@@ -150,10 +159,15 @@ func (r *Runner) PauseDrill(ctx context.Context, f FIS, alarms Alarms, req Pause
 		if err != nil {
 			return fmt.Errorf("starting the experiment from template %s in %s: %w", req.Template, req.Region, err)
 		}
-		id = aws.ToString(out.Experiment.Id)
+		if out.Experiment != nil {
+			id = aws.ToString(out.Experiment.Id)
+		}
 		res.Experiment = id
 		st.Detail = "experiment " + id
 		st.Undo = []string{"aws fis stop-experiment --region " + req.Region + " --id " + id}
+		if err := checkStarted(out.Experiment, checked, req); err != nil {
+			return fmt.Errorf("%w; experiment %s stopped at once", err, id)
+		}
 		return waitFor("the experiment running", func() (bool, error) { return experimentIs(ctx, f, id, fistypes.ExperimentStatusRunning) })
 	})
 	if err != nil {
@@ -313,33 +327,150 @@ func noFence(s State) error {
 	return nil
 }
 
-// checkTemplate refuses a template that does anything but pause this
-// table's replication in the drill's region: a drill must break exactly
-// what it says.
-func checkTemplate(ctx context.Context, f FIS, req PauseDrillRequest) error {
-	out, err := f.GetExperimentTemplate(ctx, &fis.GetExperimentTemplateInput{Id: aws.String(req.Template)})
-	if err != nil {
-		return fmt.Errorf("reading experiment template %s in %s: %w", req.Template, req.Region, err)
-	}
-	t := out.ExperimentTemplate
-	if t == nil || len(t.Actions) == 0 {
-		return fmt.Errorf("experiment template %s has no actions", req.Template)
-	}
+// ErrTemplateRefused marks a pause drill refused for what its experiment
+// template (or the experiment started from it) would do: another action,
+// table, region or account. Nothing is left running (a started experiment
+// is stopped at once); the command exits 2.
+var ErrTemplateRefused = errors.New("pause drill refused")
+
+// experimentShape is what a pause drill checks of a template and of the
+// experiment started from it: the actions, the target ARNs, whether a target
+// selects by tag or filter, and whether it reaches other accounts.
+type experimentShape struct {
+	actions      map[string]string   // action name -> action ID
+	targets      map[string][]string // target name -> resource ARNs
+	selected     []string            // targets that select by tag or filter
+	multiAccount bool
+}
+
+func templateShape(t *fistypes.ExperimentTemplate) experimentShape {
+	s := experimentShape{actions: map[string]string{}, targets: map[string][]string{}}
 	for name, a := range t.Actions {
-		if aws.ToString(a.ActionId) != PauseActionID {
-			return fmt.Errorf("experiment template %s action %s is %s: a pause drill runs only %s (modules/dr output fis_pause_replication_template_id)", req.Template, name, aws.ToString(a.ActionId), PauseActionID)
+		s.actions[name] = aws.ToString(a.ActionId)
+	}
+	for name, tg := range t.Targets {
+		s.targets[name] = tg.ResourceArns
+		if len(tg.ResourceArns) == 0 || len(tg.ResourceTags) > 0 || len(tg.Filters) > 0 {
+			s.selected = append(s.selected, name)
 		}
 	}
-	want := ":" + req.Region + ":"
-	for name, tg := range t.Targets {
-		if len(tg.ResourceArns) == 0 {
-			return fmt.Errorf("experiment template %s target %s selects tables by tag or filter: a drill needs the table's ARN named", req.Template, name)
+	s.multiAccount = aws.ToInt64(t.TargetAccountConfigurationsCount) > 0 ||
+		(t.ExperimentOptions != nil && t.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
+	return s
+}
+
+func experimentShapeOf(e *fistypes.Experiment) experimentShape {
+	s := experimentShape{actions: map[string]string{}, targets: map[string][]string{}}
+	for name, a := range e.Actions {
+		s.actions[name] = aws.ToString(a.ActionId)
+	}
+	for name, tg := range e.Targets {
+		s.targets[name] = tg.ResourceArns
+		if len(tg.ResourceArns) == 0 || len(tg.ResourceTags) > 0 || len(tg.Filters) > 0 {
+			s.selected = append(s.selected, name)
 		}
-		for _, arn := range tg.ResourceArns {
-			if !strings.HasSuffix(arn, ":table/"+req.Target.Table) || !strings.Contains(arn, want) {
-				return fmt.Errorf("experiment template %s targets %s: the drill is of %s in %s", req.Template, arn, req.Target.Table, req.Region)
+	}
+	s.multiAccount = aws.ToInt64(e.TargetAccountConfigurationsCount) > 0 ||
+		(e.ExperimentOptions != nil && e.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
+	return s
+}
+
+// refuse says what of s a pause drill of req does not run; what names the
+// source ("experiment template EXT..." or "experiment EXP...").
+func (s experimentShape) refuse(req PauseDrillRequest, what string) error {
+	if len(s.actions) == 0 {
+		return fmt.Errorf("%w: %s has no actions", ErrTemplateRefused, what)
+	}
+	if s.multiAccount {
+		return fmt.Errorf("%w: %s targets other accounts (multi-account experiment options or target account configurations): a pause drill runs in the caller's account %s only", ErrTemplateRefused, what, req.Account)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.actions)) {
+		if id := s.actions[name]; id != PauseActionID {
+			return fmt.Errorf("%w: %s action %s is %s: a pause drill runs only %s (modules/dr output fis_pause_replication_template_id)", ErrTemplateRefused, what, name, id, PauseActionID)
+		}
+	}
+	if len(s.selected) > 0 {
+		slices.Sort(s.selected)
+		return fmt.Errorf("%w: %s target %s selects tables by tag or filter: a drill needs the table's ARN named", ErrTemplateRefused, what, s.selected[0])
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.targets)) {
+		for _, a := range s.targets[name] {
+			if err := req.checkTableARN(a); err != nil {
+				return fmt.Errorf("%w: %s targets %s: %v", ErrTemplateRefused, what, a, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkTableARN refuses an ARN that is not the drill's table in its region
+// and the caller's account (fail closed: an unknown account refuses).
+func (req PauseDrillRequest) checkTableARN(s string) error {
+	a, err := arn.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not an ARN (%v)", err)
+	case a.Service != "dynamodb" || a.Resource != "table/"+req.Target.Table:
+		return fmt.Errorf("the drill is of table %s (arn:%s:dynamodb:%s:%s:table/%s)", req.Target.Table, a.Partition, req.Region, req.Account, req.Target.Table)
+	case a.Region != req.Region:
+		return fmt.Errorf("region %s: the drill is of %s in %s", a.Region, req.Target.Table, req.Region)
+	case req.Account == "":
+		return fmt.Errorf("the caller's account is unknown (sts:GetCallerIdentity): a drill starts only on a template whose targets are in the caller's account")
+	case a.AccountID != req.Account:
+		return fmt.Errorf("account %s: the drill runs in the caller's account %s (sts:GetCallerIdentity); a template of another account's table is refused", a.AccountID, req.Account)
+	}
+	return nil
+}
+
+// equal tells whether two shapes run the same actions on the same ARNs.
+func (s experimentShape) equal(o experimentShape) bool {
+	if !maps.Equal(s.actions, o.actions) || len(s.targets) != len(o.targets) || s.multiAccount != o.multiAccount {
+		return false
+	}
+	for name, arns := range s.targets {
+		other, ok := o.targets[name]
+		if !ok || !slices.Equal(slices.Sorted(slices.Values(arns)), slices.Sorted(slices.Values(other))) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTemplate refuses a template that does anything but pause this
+// table's replication in the drill's region and the caller's account: a
+// drill must break exactly what it says. It returns what it checked, which
+// the experiment started from it must match.
+func checkTemplate(ctx context.Context, f FIS, req PauseDrillRequest) (experimentShape, error) {
+	out, err := f.GetExperimentTemplate(ctx, &fis.GetExperimentTemplateInput{Id: aws.String(req.Template)})
+	if err != nil {
+		return experimentShape{}, fmt.Errorf("reading experiment template %s in %s: %w", req.Template, req.Region, err)
+	}
+	if out.ExperimentTemplate == nil {
+		return experimentShape{}, fmt.Errorf("%w: experiment template %s has no actions", ErrTemplateRefused, req.Template)
+	}
+	s := templateShape(out.ExperimentTemplate)
+	return s, s.refuse(req, "experiment template "+req.Template)
+}
+
+// checkStarted closes the gap between reading the template and starting
+// it (StartExperiment takes a template ID, not a version): the experiment
+// StartExperiment returns carries the actions and targets it runs, which
+// must be the template's as checked, from the same template, and pass the
+// same checks. Otherwise the caller stops it at once.
+func checkStarted(e *fistypes.Experiment, checked experimentShape, req PauseDrillRequest) error {
+	if e == nil {
+		return fmt.Errorf("%w: StartExperiment returned no experiment to compare with template %s", ErrTemplateRefused, req.Template)
+	}
+	what := "experiment " + aws.ToString(e.Id)
+	if id := aws.ToString(e.ExperimentTemplateId); id != req.Template {
+		return fmt.Errorf("%w: %s was started from template %q, not %s", ErrTemplateRefused, what, id, req.Template)
+	}
+	got := experimentShapeOf(e)
+	if err := got.refuse(req, what); err != nil {
+		return err
+	}
+	if !got.equal(checked) {
+		return fmt.Errorf("%w: %s runs %v on %v, but template %s was checked with %v on %v: the template changed between the check and the start", ErrTemplateRefused, what, got.actions, got.targets, req.Template, checked.actions, checked.targets)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ type fakeFIS struct {
 	status  fistypes.ExperimentStatus
 	started int
 	stopped int
+	// startedAs changes the experiment StartExperiment returns (FIS returns
+	// the actions and targets it runs): a template edited between the
+	// drill's read and its start.
+	startedAs func(*fistypes.Experiment)
 }
 
 func (f *fakeFIS) GetExperimentTemplate(_ context.Context, in *fis.GetExperimentTemplateInput, _ ...func(*fis.Options)) (*fis.GetExperimentTemplateOutput, error) {
@@ -74,7 +79,18 @@ func (f *fakeFIS) StartExperiment(ctx context.Context, in *fis.StartExperimentIn
 			return nil, err
 		}
 	}
-	return &fis.StartExperimentOutput{Experiment: &fistypes.Experiment{Id: aws.String("EXPfake")}}, nil
+	e := &fistypes.Experiment{Id: aws.String("EXPfake"), ExperimentTemplateId: f.template.Id,
+		Actions: map[string]fistypes.ExperimentAction{}, Targets: map[string]fistypes.ExperimentTarget{}}
+	for name, a := range f.template.Actions {
+		e.Actions[name] = fistypes.ExperimentAction{ActionId: a.ActionId, Parameters: a.Parameters, Targets: a.Targets}
+	}
+	for name, tg := range f.template.Targets {
+		e.Targets[name] = fistypes.ExperimentTarget{ResourceType: tg.ResourceType, ResourceArns: tg.ResourceArns, SelectionMode: tg.SelectionMode}
+	}
+	if f.startedAs != nil {
+		f.startedAs(e)
+	}
+	return &fis.StartExperimentOutput{Experiment: e}, nil
 }
 
 func (f *fakeFIS) GetExperiment(_ context.Context, in *fis.GetExperimentInput, _ ...func(*fis.Options)) (*fis.GetExperimentOutput, error) {
@@ -117,7 +133,7 @@ func pauseFixture(t *testing.T, action string, targetARN func(arn string) string
 		Targets: map[string]fistypes.ExperimentTemplateTarget{"Tables": {ResourceType: aws.String("aws:dynamodb:global-table"),
 			ResourceArns: []string{targetARN(arn)}, SelectionMode: aws.String("ALL")}},
 	}}
-	req := failover.PauseDrillRequest{Target: p.Target, Template: "EXTfake", Region: away, Alarm: alarm, Execute: true,
+	req := failover.PauseDrillRequest{Target: p.Target, Template: "EXTfake", Region: away, Account: emulatorAccount, Alarm: alarm, Execute: true,
 		Rules:   p.request(failover.Failover, "", away, true).Rules,
 		Timeout: 5 * time.Second, Poll: 50 * time.Millisecond}
 	return p, f, req
@@ -187,6 +203,97 @@ func TestPauseDrillRefusesOtherTemplates(t *testing.T) {
 			assert.Equal(t, failover.StepNotRun, s.Status, s.Name)
 		}
 	})
+}
+
+// emulatorAccount is the account moto puts in every ARN (the caller's, as
+// sts:GetCallerIdentity answers on the emulator).
+const emulatorAccount = "123456789012"
+
+// TestPauseDrillRefusesForeignTargets_FakeFIS (issue 44): moto has no AWS
+// FIS, so a fake at the SDK interface serves the template. A target ARN in
+// another account than the caller's, in another region, a template that
+// reaches other accounts, or an unknown caller account refuses the drill
+// before any experiment starts (ErrTemplateRefused: exit 2), naming the ARN.
+func TestPauseDrillRefusesForeignTargets_FakeFIS(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		arn     func(string) string
+		account string
+		edit    func(*fistypes.ExperimentTemplate)
+		want    string
+	}{
+		{"another account", func(a string) string { return strings.Replace(a, ":"+emulatorAccount+":", ":999999999999:", 1) }, emulatorAccount, nil,
+			"account 999999999999: the drill runs in the caller's account " + emulatorAccount},
+		{"caller account unknown", func(a string) string { return a }, "", nil, "the caller's account is unknown"},
+		{"another region, same table", func(a string) string { return strings.Replace(a, ":"+away+":", ":ap-south-1:", 1) }, emulatorAccount, nil, "region ap-south-1"},
+		{"multi-account template", func(a string) string { return a }, emulatorAccount, func(t *fistypes.ExperimentTemplate) {
+			t.ExperimentOptions = &fistypes.ExperimentTemplateExperimentOptions{AccountTargeting: fistypes.AccountTargetingMultiAccount}
+		}, "targets other accounts"},
+		{"tags besides the ARN", func(a string) string { return a }, emulatorAccount, func(t *fistypes.ExperimentTemplate) {
+			tg := t.Targets["Tables"]
+			tg.ResourceTags = map[string]string{"env": "stg"}
+			t.Targets["Tables"] = tg
+		}, "selects tables by tag or filter"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, f, req := pauseFixture(t, failover.PauseActionID, c.arn)
+			if c.edit != nil {
+				c.edit(&f.template)
+			}
+			req.Account = c.account
+			_, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+			require.ErrorIs(t, err, failover.ErrTemplateRefused)
+			assert.Contains(t, err.Error(), c.want)
+			if c.name != "multi-account template" && c.name != "tags besides the ARN" {
+				assert.Contains(t, err.Error(), c.arn(f.tableARN), "the error names the ARN")
+			}
+			assert.Zero(t, f.started, "nothing started")
+		})
+	}
+}
+
+// TestPauseDrillStopsAnExperimentThatDiffersFromTheCheck_FakeFIS (issue 44):
+// StartExperiment takes a template ID, so the template may change between
+// the drill's read and the start. moto has no AWS FIS: the fake returns the
+// started experiment as FIS does (its actions and targets). When they are
+// not what was checked (another table, another account, another action,
+// another template), the drill stops the experiment at once and refuses;
+// the unchanged experiment runs.
+func TestPauseDrillStopsAnExperimentThatDiffersFromTheCheck_FakeFIS(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		edit func(e *fistypes.Experiment, arn string)
+		want string
+	}{
+		{"another table", func(e *fistypes.Experiment, arn string) {
+			e.Targets["Tables"] = fistypes.ExperimentTarget{ResourceArns: []string{arn + "-other"}}
+		}, "targets " + "arn:"},
+		{"another account", func(e *fistypes.Experiment, arn string) {
+			e.Targets["Tables"] = fistypes.ExperimentTarget{ResourceArns: []string{strings.Replace(arn, ":"+emulatorAccount+":", ":999999999999:", 1)}}
+		}, "account 999999999999"},
+		{"an action added", func(e *fistypes.Experiment, arn string) {
+			e.Actions["more"] = fistypes.ExperimentAction{ActionId: aws.String(failover.PauseActionID)}
+		}, "the template changed between the check and the start"},
+		{"another template", func(e *fistypes.Experiment, arn string) { e.ExperimentTemplateId = aws.String("EXTother") }, `started from template "EXTother"`},
+		{"no targets returned", func(e *fistypes.Experiment, arn string) { e.Targets = nil }, "the template changed between the check and the start"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, f, req := pauseFixture(t, failover.PauseActionID, func(a string) string { return a })
+			f.startedAs = func(e *fistypes.Experiment) { c.edit(e, f.tableARN) }
+			res, err := p.runner(new([]string)).PauseDrill(context.Background(), f, f.cw, req)
+			require.ErrorIs(t, err, failover.ErrTemplateRefused)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "experiment EXPfake stopped at once")
+			assert.Equal(t, 1, f.started)
+			assert.Equal(t, 1, f.stopped, "the experiment is stopped at once")
+			assert.False(t, res.OK)
+			last := res.Steps[len(res.Steps)-1]
+			assert.Equal(t, "start-experiment", last.Name)
+			assert.Equal(t, failover.StepFailed, last.Status)
+		})
+	}
 }
 
 // TestPauseDrillStopsTheExperimentOnEveryWayOut: when the pause never
