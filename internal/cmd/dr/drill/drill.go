@@ -4,9 +4,11 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
@@ -14,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -48,12 +51,14 @@ protected tables (docs/protection.md): rehearse on dev or stg. Without
 With --pause-replication TEMPLATE_ID the drill breaks replication instead:
 it starts the AWS FIS experiment (modules/dr output
 fis_pause_replication_template_id, in the --to region; the template must
-run only aws:dynamodb:global-table-pause-replication on this table there),
+run only aws:dynamodb:global-table-pause-replication on this table there, in
+the caller's account (sts:GetCallerIdentity); otherwise exit 2),
 waits until the pause shows in the replica's resource policy, checks that a
 failover into --to is refused (replication-paused), waits for --alarm to
 fire when given, then stops the experiment and waits until the pause is
 gone. The experiment is stopped on every way out, Ctrl-C included, unless
---keep-running.`,
+--keep-running; it is stopped at once when the experiment FIS started runs
+other actions or targets than the template the drill checked (exit 2).`,
 		Example: `  dynops dr drill --table stg-hoge-session --yes
   dynops dr drill --table local-hoge-session --regions eu-west-1,eu-central-1 --allow-unreplicated --yes
   dynops dr drill --table stg-hoge-session --to eu-central-1 --pause-replication EXT1a2b3c4d5e6f7 --alarm stg-hoge-session-replication-latency-eu-central-1 --yes`,
@@ -118,15 +123,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return runPause(ctx, f, opts, target, runner, g)
 	}
 	req := opts.Switch.Request(failover.Failover, target, &opts.Target, !g.DryRun())
-	shared.Header(f, "drill", req)
-	shared.StreamSteps(f, runner)
+	p := shared.NewProgress(f)
+	p.Header("drill", req)
+	p.StreamSteps(runner)
 	d, runErr := runner.Drill(ctx, req)
 	shared.CountSteps(f, &d.Failover, d.Failback)
-	if f.JSON() {
-		err = f.PrintResult(d)
-	} else {
-		err = printDrill(f.IOStreams, d, g)
-	}
+	err = view.Results(f, func(d failover.DrillResult) error { return printDrill(f.IOStreams, d, g) }).Show(d)
 	if runErr != nil {
 		return runErr
 	}
@@ -179,23 +181,40 @@ func runPause(ctx context.Context, f *factory.Factory, opts *Options, target fai
 			}
 		}
 	}
+	account, err := callerAccount(ctx, f)
+	if err != nil {
+		return err
+	}
 	rc := clients.In(region)
-	req := failover.PauseDrillRequest{Target: target, Template: opts.PauseTemplate, Region: region, Alarm: opts.Alarm,
+	req := failover.PauseDrillRequest{Target: target, Template: opts.PauseTemplate, Region: region, Account: account, Alarm: opts.Alarm,
 		Rules:   opts.Switch.Request(failover.Failover, target, &opts.Target, false).Rules,
 		Execute: !g.DryRun(), KeepRunning: opts.KeepRunning, Timeout: opts.PauseTimeout}
 	runner.OnStep = func(s failover.Step) {
 		f.IOStreams.Infof("%-18s %-7s %s %s\n", s.Name, s.Status, s.Duration.Round(time.Millisecond), s.Detail)
 	}
 	res, runErr := runner.PauseDrill(ctx, rc.FIS(), rc.CloudWatch(), req)
-	if f.JSON() {
-		err = f.PrintResult(res)
-	} else {
-		err = printPause(f.IOStreams, res, g)
+	err = view.Results(f, func(r failover.PauseDrillResult) error { return printPause(f.IOStreams, r, g) }).Show(res)
+	if errors.Is(runErr, failover.ErrTemplateRefused) {
+		return factory.UsageErrorf("%w", runErr) // a template the drill does not run: exit 2
 	}
 	if runErr != nil {
 		return runErr
 	}
 	return err
+}
+
+// callerAccount is the account of the run's identity: the one account a
+// pause drill's experiment may target (unreadable: refused).
+func callerAccount(ctx context.Context, f *factory.Factory) (string, error) {
+	caller, err := f.CallerArn(ctx)
+	if err != nil {
+		return "", fmt.Errorf("a pause drill checks that its experiment targets only the caller's account: %w", err)
+	}
+	a, err := arn.Parse(caller)
+	if err != nil {
+		return "", fmt.Errorf("a pause drill checks that its experiment targets only the caller's account, but the caller %q is not an ARN: %w", caller, err)
+	}
+	return a.AccountID, nil
 }
 
 func printPause(ios *iostreams.IOStreams, res failover.PauseDrillResult, g *guard.Confirmed) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
@@ -255,12 +256,29 @@ func CountSteps(f *factory.Factory, results ...*failover.Result) {
 	f.Audit.Counts(counts)
 }
 
-// StreamSteps prints each step as it ends (table output only).
-func StreamSteps(f *factory.Factory, r *failover.Runner) {
-	if f.JSON() {
-		return
-	}
-	ios := f.IOStreams
+// Progress is how a switch shows itself while it runs: the header and each
+// step as it ends for a person; nothing under --output json (stdout carries
+// the result document only).
+type Progress interface {
+	Header(mode failover.Mode, req failover.Request)
+	StreamSteps(r *failover.Runner)
+}
+
+// NewProgress picks the run's progress view.
+func NewProgress(f *factory.Factory) Progress {
+	return view.Pick[Progress](f, humanProgress{ios: f.IOStreams}, quietProgress{})
+}
+
+type quietProgress struct{}
+
+func (quietProgress) Header(failover.Mode, failover.Request) {}
+func (quietProgress) StreamSteps(*failover.Runner)           {}
+
+type humanProgress struct{ ios *iostreams.IOStreams }
+
+// StreamSteps prints each step as it ends.
+func (h humanProgress) StreamSteps(r *failover.Runner) {
+	ios := h.ios
 	var bar *iostreams.Bar
 	r.OnWait = func(waited, total time.Duration) {
 		if bar == nil {
@@ -311,20 +329,17 @@ func roundDuration(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-// Header prints what is about to run (table output only).
-func Header(f *factory.Factory, mode failover.Mode, req failover.Request) {
-	if f.JSON() {
-		return
-	}
+// Header prints what is about to run.
+func (h humanProgress) Header(mode failover.Mode, req failover.Request) {
 	to := req.Rules.To
 	if to == "" {
 		to = "(the region the state names)"
 	}
 	if !req.Execute {
-		fmt.Fprintln(f.IOStreams.Out, guard.DryRunHeader(fmt.Sprintf("run dr %s %s -> %s:", mode, req.Target.Table, to)))
+		fmt.Fprintln(h.ios.Out, guard.DryRunHeader(fmt.Sprintf("run dr %s %s -> %s:", mode, req.Target.Table, to)))
 		return
 	}
-	fmt.Fprintf(f.IOStreams.Out, "dynops dr %s %s -> %s: running\n", mode, req.Target.Table, to)
+	fmt.Fprintf(h.ios.Out, "dynops dr %s %s -> %s: running\n", mode, req.Target.Table, to)
 }
 
 // PrintChecks prints preflight checks as a table.
@@ -376,15 +391,12 @@ func RunSwitch(ctx context.Context, f *factory.Factory, mode failover.Mode, t *T
 		return err
 	}
 	req := s.Request(mode, target, t, !g.DryRun())
-	Header(f, mode, req)
-	StreamSteps(f, runner)
+	p := NewProgress(f)
+	p.Header(mode, req)
+	p.StreamSteps(runner)
 	res, runErr := runner.Run(ctx, req)
 	CountSteps(f, &res)
-	if f.JSON() {
-		err = f.PrintResult(res)
-	} else {
-		err = PrintResult(f.IOStreams, res, g)
-	}
+	err = view.Results(f, func(r failover.Result) error { return PrintResult(f.IOStreams, r, g) }).Show(res)
 	if runErr != nil {
 		return runErr
 	}

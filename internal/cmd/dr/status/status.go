@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/dr/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -68,12 +69,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.IOStreams.Progress("reading %s in %s", target.Table, strings.Join(target.Regions, ", "))
 	rep := failover.ReadStatus(ctx, runner.Clients, target, opts.Target.Rules(), f.Now())
 	f.IOStreams.Done()
-	if f.JSON() {
-		err = f.PrintResult(rep)
-	} else {
-		err = printReport(f.IOStreams, rep)
-	}
-	if err != nil {
+	if err := view.Results(f, func(r Report) error { return printReport(f.IOStreams, r) }).Show(rep); err != nil {
 		return err
 	}
 	if !rep.Ready {
