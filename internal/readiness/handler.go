@@ -35,6 +35,9 @@ func (h Handler) Handle(ctx context.Context, ev Event) (Report, error) {
 	for _, t := range rep.LeftoversDeleted {
 		log.Printf("deleted leftover restore-test table %s", t)
 	}
+	for _, t := range rep.LeftoversKept {
+		log.Printf("kept table %s", t)
+	}
 	for rule, n := range rep.FailingRules {
 		log.Printf("%s: %d failing", rule, n)
 	}

@@ -47,8 +47,15 @@ const (
 	DefaultLeftoverAge = 30 * time.Minute
 )
 
-// ThrowawayPrefix is the name prefix of the env's restore-test tables.
+// ThrowawayPrefix is the name prefix of the env's restore-test tables. It
+// is reserved: modules/dynamodb-table refuses a table whose name starts
+// with it, in any env.
 func ThrowawayPrefix(env string) string { return env + throwawayInfix }
+
+// ThrowawayTag is the tag the restore test sets on its table once it is
+// ACTIVE (value: the env). A leftover is deleted only when it carries it, and
+// the module's IAM policy allows DeleteTable only on tables that do.
+const ThrowawayTag = "dynops:restore-test"
 
 // Config is one run.
 type Config struct {
@@ -77,7 +84,11 @@ type Report struct {
 	Tables           []string       `json:"tables"`
 	FailingRules     map[string]int `json:"failing_rules"`
 	LeftoversDeleted []string       `json:"leftovers_deleted"`
-	Restore          *RestoreResult `json:"restore,omitempty"`
+	// LeftoversKept are tables with the throwaway prefix the run did not
+	// delete: not tagged ThrowawayTag=<env> by a restore test (a table of
+	// someone else's, or a test killed before it tagged its table).
+	LeftoversKept []string       `json:"leftovers_kept,omitempty"`
+	Restore       *RestoreResult `json:"restore,omitempty"`
 	// DR is `dynops dr status` of each global table (tables with replicas).
 	DR []DRResult `json:"dr"`
 	// NotGlobal are the tables without replicas: no DR status, no DRReady metric.
@@ -123,7 +134,7 @@ func Run(ctx context.Context, c Clients, cfg Config) (Report, error) {
 	}
 	rep := Report{Env: cfg.Env, FailingRules: map[string]int{}}
 	var err error
-	rep.LeftoversDeleted, err = DeleteLeftovers(ctx, c.DB, cfg.Env, cfg.LeftoverAge, cfg.Now())
+	rep.LeftoversDeleted, rep.LeftoversKept, err = DeleteLeftovers(ctx, c.DB, cfg.Env, cfg.LeftoverAge, cfg.Now())
 	if err != nil {
 		return rep, err
 	}
@@ -163,28 +174,58 @@ func Run(ctx context.Context, c Clients, cfg Config) (Report, error) {
 
 // DeleteLeftovers deletes the env's throwaway tables created more than
 // maxAge before now (a restore test killed before its own cleanup). The
-// creation time is the table's, read back with DescribeTable.
-func DeleteLeftovers(ctx context.Context, db *dynamodb.Client, env string, maxAge time.Duration, now time.Time) ([]string, error) {
+// creation time is the table's, read back with DescribeTable. A table is
+// deleted only when it has the throwaway prefix and the tag a restore test
+// sets (ThrowawayTag=env): a prefixed table without it is kept and returned
+// in kept, with why.
+func DeleteLeftovers(ctx context.Context, db *dynamodb.Client, env string, maxAge time.Duration, now time.Time) (deleted, kept []string, err error) {
 	names, err := guideline.TablesWithPrefix(ctx, db, ThrowawayPrefix(env))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var deleted []string
 	for _, n := range names {
 		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(n)})
 		if err != nil {
-			return deleted, fmt.Errorf("reading leftover restore-test table %s: %w", n, err)
+			return deleted, kept, fmt.Errorf("reading leftover restore-test table %s: %w", n, err)
 		}
 		created := aws.ToTime(out.Table.CreationDateTime)
 		if created.IsZero() || now.Sub(created) < maxAge || out.Table.TableStatus == types.TableStatusDeleting {
 			continue // possibly a run in progress
 		}
+		ours, err := taggedThrowaway(ctx, db, out.Table.TableArn, env)
+		if err != nil {
+			return deleted, kept, fmt.Errorf("reading the tags of leftover restore-test table %s: %w", n, err)
+		}
+		if !ours {
+			kept = append(kept, fmt.Sprintf("%s (no %s=%s tag: not made by a restore test, or one killed before it tagged it; delete it by hand if it is a leftover)", n, ThrowawayTag, env))
+			continue
+		}
 		if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(n)}); err != nil {
-			return deleted, fmt.Errorf("deleting leftover restore-test table %s (created %s): %w", n, created.Format(time.RFC3339), err)
+			return deleted, kept, fmt.Errorf("deleting leftover restore-test table %s (created %s): %w", n, created.Format(time.RFC3339), err)
 		}
 		deleted = append(deleted, n)
 	}
-	return deleted, nil
+	return deleted, kept, nil
+}
+
+// taggedThrowaway tells whether the table carries ThrowawayTag=env.
+func taggedThrowaway(ctx context.Context, db *dynamodb.Client, arn *string, env string) (bool, error) {
+	in := &dynamodb.ListTagsOfResourceInput{ResourceArn: arn}
+	for {
+		out, err := db.ListTagsOfResource(ctx, in)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range out.Tags {
+			if aws.ToString(t.Key) == ThrowawayTag {
+				return aws.ToString(t.Value) == env, nil
+			}
+		}
+		if out.NextToken == nil {
+			return false, nil
+		}
+		in.NextToken = out.NextToken
+	}
 }
 
 // RestoreTest restores (the restore plan of internal/restore) source's latest restorable point in time to
@@ -219,6 +260,10 @@ func RestoreTest(ctx context.Context, db *dynamodb.Client, env, source string, n
 		return fail(err)
 	}
 	r.Seconds = time.Since(start).Seconds()
+	// The tag that makes it deletable (IAM and DeleteLeftovers check it).
+	if err := tagThrowaway(ctx, db, env, r.Target); err != nil {
+		return fail(err)
+	}
 	if r.SourceItems, err = count(ctx, db, source); err != nil {
 		return fail(err)
 	}
@@ -235,6 +280,19 @@ func RestoreTest(ctx context.Context, db *dynamodb.Client, env, source string, n
 		r.Error = fmt.Sprintf("restored %s differs from %s: %s", r.Target, source, r.SettingsDiffer)
 	}
 	return r
+}
+
+// tagThrowaway tags the restore test's table ThrowawayTag=env.
+func tagThrowaway(ctx context.Context, db *dynamodb.Client, env, table string) error {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return fmt.Errorf("reading %s to tag it: %w", table, err)
+	}
+	if _, err := db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: out.Table.TableArn,
+		Tags: []types.Tag{{Key: aws.String(ThrowawayTag), Value: aws.String(env)}}}); err != nil {
+		return fmt.Errorf("tagging %s %s=%s (without it the table cannot be deleted: delete it by hand): %w", table, ThrowawayTag, env, err)
+	}
+	return nil
 }
 
 func count(ctx context.Context, db *dynamodb.Client, table string) (int64, error) {

@@ -19,14 +19,17 @@ locals {
   env_tables_any_region = "arn:${local.partition}:dynamodb:*:${local.account_id}:table/${var.env}-*"
   # The active-region pointers modules/dr creates (failover.DefaultPointer), in every region.
   env_pointers    = "arn:${local.partition}:ssm:*:${local.account_id}:parameter/dynops/dr/${var.env}-*/active-region"
-  throwaway       = "${var.env}-dynops-restoretest-" # readiness.ThrowawayPrefix
+  throwaway       = "${var.env}-dynops-restoretest-" # readiness.ThrowawayPrefix; modules/dynamodb-table refuses it for real tables
   throwaway_table = "${local.table_arn}/${local.throwaway}*"
-  function_name   = "${var.env}-dynops-readiness"
-  function_arn    = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.function_name}"
-  log_group_name  = "/aws/lambda/${local.function_name}"
-  log_group_arn   = "arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${local.log_group_name}"
-  namespace       = "dynops/Readiness" # readiness.MetricNamespace
-  tags            = merge(var.tags, { "dynops:component" = "readiness" })
+  # The tag the restore test sets on its table once ACTIVE (readiness.ThrowawayTag):
+  # only a table carrying it with the env's value can be deleted.
+  throwaway_tag  = "dynops:restore-test"
+  function_name  = "${var.env}-dynops-readiness"
+  function_arn   = "arn:${local.partition}:lambda:${local.region}:${local.account_id}:function:${local.function_name}"
+  log_group_name = "/aws/lambda/${local.function_name}"
+  log_group_arn  = "arn:${local.partition}:logs:${local.region}:${local.account_id}:log-group:${local.log_group_name}"
+  namespace      = "dynops/Readiness" # readiness.MetricNamespace
+  tags           = merge(var.tags, { "dynops:component" = "readiness" })
 
   # Every action the handler calls (internal/readiness, internal/guideline,
   # internal/restore, and internal/failover for `dr status`); the Deny below
@@ -35,7 +38,7 @@ locals {
   item_actions  = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
   other_actions = ["cloudwatch:DescribeAlarms", "lambda:ListEventSourceMappings", "cloudwatch:PutMetricData", "logs:CreateLogStream", "logs:PutLogEvents"]
   dr_actions    = ["ssm:GetParameter", "cloudwatch:GetMetricData"]
-  all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.other_actions, local.dr_actions)
+  all_actions   = concat(local.read_actions, local.item_actions, ["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable", "dynamodb:TagResource"], local.other_actions, local.dr_actions)
 }
 
 data "aws_iam_policy_document" "lambda_assume" {
@@ -61,8 +64,10 @@ resource "aws_iam_role" "lambda" {
 }
 
 # Least privilege (DDB-SEC-01): read the env's tables; restore only the
-# chosen table and only into a throwaway name; delete only throwaway
-# tables; no resource-policy, PITR, deletion-protection or table changes.
+# chosen table and only into a throwaway name; write items, tag and delete
+# only throwaway tables (delete: only those the restore test tagged); no
+# resource-policy, PITR, deletion-protection or table changes. The Deny
+# statements hold whatever else (a boundary, another policy) allows.
 data "aws_iam_policy_document" "lambda" {
   statement {
     sid       = "ListTables"
@@ -101,8 +106,41 @@ data "aws_iam_policy_document" "lambda" {
   # the target too.
   statement {
     sid       = "RestoreIntoThrowaway"
-    actions   = concat(["dynamodb:RestoreTableToPointInTime", "dynamodb:DeleteTable"], local.item_actions)
+    actions   = concat(["dynamodb:RestoreTableToPointInTime"], local.item_actions)
     resources = [local.throwaway_table]
+  }
+  # RestoreTableToPointInTime takes no tags: the test tags its table once
+  # ACTIVE, with this one tag only, and never a table the table module made
+  # (those carry an env tag; a restored table carries none).
+  statement {
+    sid       = "TagThrowaway"
+    actions   = ["dynamodb:TagResource"]
+    resources = [local.throwaway_table]
+    condition {
+      test     = "ForAllValues:StringEquals"
+      variable = "aws:TagKeys"
+      values   = [local.throwaway_tag]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/${local.throwaway_tag}"
+      values   = [var.env]
+    }
+    condition {
+      test     = "Null"
+      variable = "aws:ResourceTag/env"
+      values   = ["true"]
+    }
+  }
+  statement {
+    sid       = "DeleteTaggedThrowaway"
+    actions   = ["dynamodb:DeleteTable"]
+    resources = [local.throwaway_table]
+    condition {
+      test     = "StringEquals"
+      variable = "aws:ResourceTag/${local.throwaway_tag}"
+      values   = [var.env]
+    }
   }
   statement {
     sid       = "MonitoringFacts"
@@ -124,12 +162,36 @@ data "aws_iam_policy_document" "lambda" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${local.log_group_arn}:*"]
   }
-  # Never delete an env table: only the throwaway prefix, whatever else allows it.
+  # Never delete, tag or write the items of an env table: only the throwaway
+  # prefix, whatever else allows it; delete only what the test tagged.
   statement {
     sid           = "DenyDeleteOutsideThrowaway"
     effect        = "Deny"
     actions       = ["dynamodb:DeleteTable"]
     not_resources = [local.throwaway_table]
+  }
+  statement {
+    sid       = "DenyDeleteUntagged"
+    effect    = "Deny"
+    actions   = ["dynamodb:DeleteTable"]
+    resources = ["*"]
+    condition {
+      test     = "StringNotEquals"
+      variable = "aws:ResourceTag/${local.throwaway_tag}"
+      values   = [var.env]
+    }
+  }
+  statement {
+    sid           = "DenyItemsAndTagsOutsideThrowaway"
+    effect        = "Deny"
+    actions       = concat(local.item_actions, ["dynamodb:TagResource"])
+    not_resources = [local.throwaway_table]
+  }
+  statement {
+    sid           = "DenyRestoreOutsideSourceAndThrowaway"
+    effect        = "Deny"
+    actions       = ["dynamodb:RestoreTableToPointInTime"]
+    not_resources = [var.restore_table_arn, local.throwaway_table]
   }
   statement {
     sid         = "DenyOutsideDocumentedSet"

@@ -231,6 +231,14 @@ resource "aws_dynamodb_table" "this" {
     # The key schema the table was created with is kept in
     # terraform_data.key_schema: a postcondition on the table's own tag cannot
     # see it, since a replacement is planned from the configuration alone.
+    # The readiness run (modules/dynamodb-readiness) restores into
+    # `<env>-dynops-restoretest-<unix>` and deletes such tables: the prefix is
+    # reserved for them, in every env.
+    precondition {
+      condition     = !can(regex("^[a-z][a-z0-9]*-dynops-restoretest-", local.name))
+      error_message = "DDB-NAME-01: table ${local.name}: names starting with `<env>-dynops-restoretest-` are reserved for the readiness run's throwaway restore-test tables (modules/dynamodb-readiness deletes them); choose another product or usage (e.g. usage \"restore-test-log\"), or another name_override."
+    }
+
     precondition {
       condition     = terraform_data.key_schema.output == local.key_schema
       error_message = "DDB-IDX-01: table ${local.name}: the key schema would change from \"${terraform_data.key_schema.output}\" to \"${local.key_schema}\" (hash key, range key or an LSI changed), which replaces the table and loses its data. Keep the keys, and migrate to a new table instead: runbooks/table-migration.md and `dynops migrate` (docs/guideline.md#ddb-idx-01)."

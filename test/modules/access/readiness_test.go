@@ -25,9 +25,10 @@ var readinessPlans = harness.NewPlanGroup(
 
 // TestReadinessRoleLeastPrivilege runs the planned readiness Lambda policy
 // through the real IAM evaluator: it reads the env's tables, restores only
-// the chosen table into the throwaway prefix, deletes only throwaway
-// tables, and cannot delete an env table nor change resource policies,
-// PITR, deletion protection or table settings.
+// the chosen table into the throwaway prefix, writes items and tags only in
+// throwaway tables (explicitly denied elsewhere, whatever else allows it),
+// deletes only throwaway tables it tagged, and cannot delete an env table
+// nor change resource policies, PITR, deletion protection or table settings.
 func TestReadinessRoleLeastPrivilege(t *testing.T) {
 	docs := policiesIn(t, readinessPlans.Plan(t, "readiness"))
 	m := &matrix{principal: "arn:aws:iam::" + accountID + ":role/dev-dynops-readiness-lambda",
@@ -46,12 +47,33 @@ func TestReadinessRoleLeastPrivilege(t *testing.T) {
 	m.add("restore", "other env table as source", denied, "dynamodb:RestoreTableToPointInTime", other, nil)
 	m.add("restore", "into throwaway", allowed, "dynamodb:RestoreTableToPointInTime", throwaway, nil)
 	m.add("restore", "write throwaway items", allowed, "dynamodb:BatchWriteItem", throwaway, nil)
-	m.add("delete", "throwaway", allowed, "dynamodb:DeleteTable", throwaway, nil)
-	for _, arn := range []string{source, other, prodTable} {
-		m.add("delete", arn, explicit, "dynamodb:DeleteTable", arn, nil)
-		m.add("write items", arn, denied, "dynamodb:PutItem", arn, nil)
+	m.add("restore", "into a name outside the prefix", explicit, "dynamodb:RestoreTableToPointInTime", other, nil)
+	// Issue 44: delete only a throwaway the restore test tagged; tag only a
+	// throwaway, with that tag only, never a table the table module made.
+	tagged := func(v string) map[string]any { return map[string]any{"aws:ResourceTag/dynops:restore-test": v} }
+	m.add("delete", "tagged throwaway", allowed, "dynamodb:DeleteTable", throwaway, tagged("dev"))
+	m.add("delete", "untagged throwaway", explicit, "dynamodb:DeleteTable", throwaway, nil)
+	m.add("delete", "throwaway tagged for another env", explicit, "dynamodb:DeleteTable", throwaway, tagged("prod"))
+	tagReq := func(key, v string, extra map[string]any) map[string]any {
+		c := map[string]any{"aws:TagKeys": []string{key}, "aws:RequestTag/" + key: v}
+		for k, x := range extra {
+			c[k] = x
+		}
+		return c
 	}
-	for _, a := range []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTable", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:CreateTable"} {
+	m.add("tag", "throwaway with the restore-test tag", allowed, "dynamodb:TagResource", throwaway, tagReq("dynops:restore-test", "dev", nil))
+	m.add("tag", "throwaway with another env's value", denied, "dynamodb:TagResource", throwaway, tagReq("dynops:restore-test", "prod", nil))
+	m.add("tag", "throwaway with another key", denied, "dynamodb:TagResource", throwaway, tagReq("dynops:exception:DDB-PROT-01", "x", nil))
+	m.add("tag", "a module-made table with the prefix (env tag)", denied, "dynamodb:TagResource", throwaway,
+		tagReq("dynops:restore-test", "dev", map[string]any{"aws:ResourceTag/env": "dev"}))
+	for _, arn := range []string{source, other, prodTable} {
+		m.add("delete", arn, explicit, "dynamodb:DeleteTable", arn, tagged("dev"))
+		m.add("tag", arn, explicit, "dynamodb:TagResource", arn, tagReq("dynops:restore-test", "dev", nil))
+		for _, a := range []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"} {
+			m.add("items only in throwaway tables", a+" "+arn, explicit, a, arn, nil)
+		}
+	}
+	for _, a := range []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTable", "dynamodb:UpdateTimeToLive", "dynamodb:CreateTable"} {
 		m.add("no change", a, explicit, a, source, nil)
 		m.add("no change of throwaway", a, explicit, a, throwaway, nil)
 	}
@@ -66,7 +88,7 @@ func TestReadinessRoleLeastPrivilege(t *testing.T) {
 	for _, a := range []string{"dynamodb:PutResourcePolicy", "dynamodb:DeleteResourcePolicy", "dynamodb:UpdateTable"} {
 		m.add("dr status no change", a+" replica", explicit, a, replica, nil)
 	}
-	m.add("dr status no change", "dynamodb:PutItem replica", denied, "dynamodb:PutItem", replica, nil)
+	m.add("dr status no change", "dynamodb:PutItem replica", explicit, "dynamodb:PutItem", replica, nil)
 	for _, a := range []string{"dynamodb:DescribeContinuousBackups", "dynamodb:Scan"} {
 		m.add("dr status only", a+" replica in another region", denied, a, replica, nil)
 	}

@@ -49,9 +49,15 @@ func TestReadinessRun(t *testing.T) {
 	source := env + "-orders"
 	fixture.Create(t, db, fixture.Table{Name: source, HashKey: "user_id", RangeKey: "score", GSI: "email", PITR: true})
 	fixture.Put(t, db, source, fixture.Users(30))
-	// What a killed run leaves behind.
+	// What a killed run leaves behind: tagged by its restore test.
 	leftover := readiness.ThrowawayPrefix(env) + "1700000000"
-	fixture.Create(t, db, fixture.Table{Name: leftover, HashKey: "id"})
+	fixture.Create(t, db, fixture.Table{Name: leftover, HashKey: "id", Tags: map[string]string{readiness.ThrowawayTag: env}})
+	// A table with the prefix the restore test did not make (issue 44): no
+	// tag, or another env's; it is kept, whatever its name says.
+	foreign := readiness.ThrowawayPrefix(env) + "1600000000"
+	fixture.Create(t, db, fixture.Table{Name: foreign, HashKey: "id"})
+	otherEnv := readiness.ThrowawayPrefix(env) + "1500000000"
+	fixture.Create(t, db, fixture.Table{Name: otherEnv, HashKey: "id", Tags: map[string]string{readiness.ThrowawayTag: "prod"}})
 	time.Sleep(20 * time.Millisecond)
 
 	ep, err := lambdaendpoint.Start("127.0.0.1:0")
@@ -68,7 +74,14 @@ func TestReadinessRun(t *testing.T) {
 	var rep readiness.Report
 	require.NoError(t, json.Unmarshal(out.Payload, &rep))
 
-	require.Equal(t, []string{leftover}, rep.LeftoversDeleted)
+	require.Equal(t, []string{leftover}, rep.LeftoversDeleted, "only the tagged leftover is deleted")
+	require.Len(t, rep.LeftoversKept, 2)
+	require.Contains(t, rep.LeftoversKept[0]+rep.LeftoversKept[1], otherEnv+" (no "+readiness.ThrowawayTag+"="+env+" tag")
+	require.Contains(t, rep.LeftoversKept[0]+rep.LeftoversKept[1], foreign+" (no "+readiness.ThrowawayTag+"="+env+" tag")
+	for _, kept := range []string{foreign, otherEnv} {
+		_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(kept)})
+		require.NoError(t, err, "%s is kept", kept)
+	}
 	require.Equal(t, []string{source}, rep.Tables, "throwaway tables are not checked")
 	require.NotNil(t, rep.Restore)
 	r := rep.Restore
@@ -84,10 +97,15 @@ func TestReadinessRun(t *testing.T) {
 	require.Equal(t, []string{source}, rep.NotGlobal, "a table without replicas is not global")
 	require.Empty(t, rep.DR)
 
-	// Read back: no throwaway table remains (the leftover and the test's own).
+	// Read back: no throwaway table remains (the leftover and the test's own,
+	// which was tagged before it was deleted: DeleteTable on an untagged one
+	// is what the module's IAM policy refuses).
 	left, err := guideline.TablesWithPrefix(ctx, db, readiness.ThrowawayPrefix(env))
 	require.NoError(t, err)
 	for _, n := range left {
+		if n == foreign || n == otherEnv {
+			continue
+		}
 		d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(n)})
 		if err == nil {
 			require.Equal(t, types.TableStatusDeleting, d.Table.TableStatus, "%s still there", n)

@@ -364,6 +364,8 @@ func validationRefusals() []harness.Refusal {
 		{"TTL off without reason", with(map[string]any{"ttl_enabled": false}), "DDB-NAME-03", "ttl_reason", ""},
 		{"TTL on another attribute without reason", with(map[string]any{"ttl_attribute_name": "expires_at"}), "DDB-NAME-03", "ttl_reason", ""},
 		{"name override without reason", with(map[string]any{"name_override": "LegacyUsers"}), "DDB-NAME-01", "name_override_reason", "table LegacyUsers:"},
+		{"name with the readiness throwaway prefix (issue 44)", with(map[string]any{"product": "dynops", "usage": "restoretest-orders"}), "DDB-NAME-01", "are reserved for the readiness run's throwaway restore-test tables", ""},
+		{"name override with another env's throwaway prefix (issue 44)", with(map[string]any{"name_override": "prod-dynops-restoretest-1700000000", "name_override_reason": "kept from v1"}), "DDB-NAME-01", "choose another product or usage", "table prod-dynops-restoretest-1700000000:"},
 		{"on-demand cap on a PROVISIONED table", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "on_demand_throughput": map[string]any{"max_read_request_units": 100}}), "DDB-CAP-01", "auto scaling's maximum", ""},
 		{"auto scaling max below min", with(map[string]any{"billing_mode": "PROVISIONED", "provisioned_reason": "steady", "read_capacity": 5, "write_capacity": 5, "autoscaling": map[string]any{"read_max_capacity": 2}}), "DDB-CAP-01", "at least its minimum", ""},
 		{"no allowed environment", with(map[string]any{"allowed_envs": []string{}}), "DDB-NAME-01", `each lower case letters and digits (e.g. "dev")`, "allowed_envs must list at least one environment"},
