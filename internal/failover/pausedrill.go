@@ -343,36 +343,45 @@ type experimentShape struct {
 	multiAccount bool
 }
 
-func templateShape(t *fistypes.ExperimentTemplate) experimentShape {
+// selection is what a drill reads of one target: its ARNs and how many
+// tag or filter selectors it adds.
+type selection struct {
+	arns      []string
+	selectors int
+}
+
+// shapeOf reads the shape of a template or an experiment (their SDK types
+// differ, their fields do not).
+func shapeOf[A, T any](actions map[string]A, actionID func(A) *string, targets map[string]T, sel func(T) selection, accounts *int64, multi bool) experimentShape {
 	s := experimentShape{actions: map[string]string{}, targets: map[string][]string{}}
-	for name, a := range t.Actions {
-		s.actions[name] = aws.ToString(a.ActionId)
+	for name, a := range actions {
+		s.actions[name] = aws.ToString(actionID(a))
 	}
-	for name, tg := range t.Targets {
-		s.targets[name] = tg.ResourceArns
-		if len(tg.ResourceArns) == 0 || len(tg.ResourceTags) > 0 || len(tg.Filters) > 0 {
+	for name, tg := range targets {
+		t := sel(tg)
+		s.targets[name] = t.arns
+		if len(t.arns) == 0 || t.selectors > 0 {
 			s.selected = append(s.selected, name)
 		}
 	}
-	s.multiAccount = aws.ToInt64(t.TargetAccountConfigurationsCount) > 0 ||
-		(t.ExperimentOptions != nil && t.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
+	s.multiAccount = aws.ToInt64(accounts) > 0 || multi
 	return s
 }
 
+func templateShape(t *fistypes.ExperimentTemplate) experimentShape {
+	return shapeOf(t.Actions, func(a fistypes.ExperimentTemplateAction) *string { return a.ActionId },
+		t.Targets, func(tg fistypes.ExperimentTemplateTarget) selection {
+			return selection{tg.ResourceArns, len(tg.ResourceTags) + len(tg.Filters)}
+		},
+		t.TargetAccountConfigurationsCount, t.ExperimentOptions != nil && t.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
+}
+
 func experimentShapeOf(e *fistypes.Experiment) experimentShape {
-	s := experimentShape{actions: map[string]string{}, targets: map[string][]string{}}
-	for name, a := range e.Actions {
-		s.actions[name] = aws.ToString(a.ActionId)
-	}
-	for name, tg := range e.Targets {
-		s.targets[name] = tg.ResourceArns
-		if len(tg.ResourceArns) == 0 || len(tg.ResourceTags) > 0 || len(tg.Filters) > 0 {
-			s.selected = append(s.selected, name)
-		}
-	}
-	s.multiAccount = aws.ToInt64(e.TargetAccountConfigurationsCount) > 0 ||
-		(e.ExperimentOptions != nil && e.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
-	return s
+	return shapeOf(e.Actions, func(a fistypes.ExperimentAction) *string { return a.ActionId },
+		e.Targets, func(tg fistypes.ExperimentTarget) selection {
+			return selection{tg.ResourceArns, len(tg.ResourceTags) + len(tg.Filters)}
+		},
+		e.TargetAccountConfigurationsCount, e.ExperimentOptions != nil && e.ExperimentOptions.AccountTargeting == fistypes.AccountTargetingMultiAccount)
 }
 
 // refuse says what of s a pause drill of req does not run; what names the
