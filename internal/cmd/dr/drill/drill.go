@@ -194,11 +194,17 @@ func runPause(ctx context.Context, f *factory.Factory, opts *Options, target fai
 	}
 	res, runErr := runner.PauseDrill(ctx, rc.FIS(), rc.CloudWatch(), req)
 	err = view.Results(f, func(r failover.PauseDrillResult) error { return printPause(f.IOStreams, r, g) }).Show(res)
-	if errors.Is(runErr, failover.ErrTemplateRefused) {
-		return factory.UsageErrorf("%w", runErr) // a template the drill does not run: exit 2
-	}
 	if runErr != nil {
-		return runErr
+		return refusal(runErr)
+	}
+	return err
+}
+
+// refusal makes a template the drill does not run (failover.ErrTemplateRefused,
+// a started experiment already stopped) a usage error: exit 2.
+func refusal(err error) error {
+	if errors.Is(err, failover.ErrTemplateRefused) {
+		return factory.UsageErrorf("%w", err)
 	}
 	return err
 }
