@@ -18,7 +18,6 @@ import (
 
 	"github.com/dynops/dynops/internal/failover"
 	"github.com/dynops/dynops/test/helpers/drpair"
-	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -134,13 +133,13 @@ func TestRunbookDRFailoverJourney_DDB_DR_01(t *testing.T) {
 	// PutResourcePolicy), before the pointer flip.
 	var fenceMu sync.Mutex
 	fenced := false
-	killAtRequest(t, log, "the failover step fenced the old region", faults.Config{}, func(op string) bool {
+	killAtRequest(t, log, killPoint{What: "the failover step fenced the old region", At: func(op string) bool {
 		fenceMu.Lock()
 		defer fenceMu.Unlock()
 		was := fenced
 		fenced = fenced || op == "PutResourcePolicy"
 		return was
-	}, nil, args...)
+	}}, args...)
 	require.NotNil(t, stepStarted(t, log, incident, "failover"), "killed in the failover step")
 	status, _, _ := target.Dynops(t, log, "dr", "status", "--table", p.Table, "--regions", drpair.Home+","+drpair.Away, "--allow-unreplicated")
 	assert.Contains(t, status, "HALF-DONE", "the kill left the switch half-done")

@@ -74,7 +74,6 @@ func assertTimeline(t *testing.T, log, incident, runbook, killed string, steps .
 // reads only), and the timeline lists each step once (the killed run is
 // interrupted; its read-only probe left no record).
 func TestRunbookThrottlingJourney_ProxyEmulatorCannotThrottleByReason(t *testing.T) {
-	harness.Long(t, "the throttling journey (a killed probe and a resume behind fault proxies); TestRunbookThrottling_ProxyEmulatorCannotThrottleByReason runs in make test")
 	if !target.OnEmulator() {
 		t.Skip("emulator only: the fault proxy stands in front of the emulator")
 	}
@@ -93,14 +92,15 @@ func TestRunbookThrottlingJourney_ProxyEmulatorCannotThrottleByReason(t *testing
 	// first, throttled one.
 	var mu sync.Mutex
 	gets := 0
-	killAtRequest(t, log, "the probe retried a throttled read", throttles(), func(op string) bool {
+	cfg := throttles()
+	killAtRequest(t, log, killPoint{What: "the probe retried a throttled read", Faults: &cfg, At: func(op string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if op == "GetItem" {
 			gets++
 		}
 		return gets == 2
-	}, nil, args...)
+	}}, args...)
 	assertKilledReadOnly(t, log, incident, "probe")
 
 	// 2. Resume behind a proxy that throttles again.
@@ -140,9 +140,9 @@ func TestRunbookReadinessAlarmJourney_DDB_PITR_01(t *testing.T) {
 	args := []string{"runbook", "run", "readiness-alarm", "--incident", incident, "--yes", "--param", "env=prod", "--param", "table=" + table}
 
 	// 1. Killed in the check step (the first), reading a table's PITR.
-	killAtRequest(t, log, "the check step read a table's PITR", faults.Config{}, func(op string) bool {
+	killAtRequest(t, log, killPoint{What: "the check step read a table's PITR", At: func(op string) bool {
 		return op == "DescribeContinuousBackups"
-	}, nil, args...)
+	}}, args...)
 	assertKilledReadOnly(t, log, incident, "check")
 
 	// 2. Resume.
