@@ -2,7 +2,6 @@ package runbook
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,7 +27,8 @@ import (
 // it).
 type regionalWriter struct {
 	*writer
-	regions []string // the region each acknowledged key was written in
+	rmu     sync.Mutex
+	region  map[string]string // the region each acknowledged key was written in
 	refused []time.Time
 }
 
@@ -40,52 +40,38 @@ func startRegionalWriter(t *testing.T, p drpair.Pair, max int) *regionalWriter {
 		require.NoError(t, err)
 		arns[r] = aws.ToString(d.Table.TableArn)
 	}
-	rw := &regionalWriter{writer: &writer{stop: make(chan struct{}), done: make(chan struct{})}}
-	t.Cleanup(func() { rw.halt() })
-	go func() {
-		defer close(rw.done)
-		for i := 0; i < max; i++ {
-			select {
-			case <-rw.stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			ptr, err := p.Clients(drpair.Home).SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &p.Target.Pointer})
-			if err != nil {
-				continue
-			}
-			region := aws.ToString(ptr.Parameter.Value)
-			db := p.DynamoDB(region)
-			if doc, _, err := failover.ResourcePolicy(ctx, db, arns[region]); err != nil || failover.HasFence(doc) {
-				rw.mu.Lock()
-				rw.errs++
-				rw.refused = append(rw.refused, time.Now())
-				rw.mu.Unlock()
-				continue
-			}
-			id := fmt.Sprintf("writer_%05d", i)
-			_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &p.Table, Item: map[string]types.AttributeValue{
-				"session_id": &types.AttributeValueMemberS{Value: id}, "region": &types.AttributeValueMemberS{Value: region}}})
-			rw.mu.Lock()
-			if err != nil {
-				rw.errs++
-			} else {
-				rw.keys = append(rw.keys, id)
-				rw.at = append(rw.at, time.Now())
-				rw.regions = append(rw.regions, region)
-			}
-			rw.mu.Unlock()
+	rw := &regionalWriter{region: map[string]string{}}
+	rw.writer = runWriter(t, max, func(id string) error {
+		ptr, err := p.Clients(drpair.Home).SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &p.Target.Pointer})
+		if err != nil {
+			return err
 		}
-	}()
+		region := aws.ToString(ptr.Parameter.Value)
+		db := p.DynamoDB(region)
+		if doc, _, err := failover.ResourcePolicy(ctx, db, arns[region]); err != nil || failover.HasFence(doc) {
+			rw.rmu.Lock()
+			rw.refused = append(rw.refused, time.Now())
+			rw.rmu.Unlock()
+			return errRefused
+		}
+		_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &p.Table, Item: map[string]types.AttributeValue{
+			"session_id": &types.AttributeValueMemberS{Value: id}, "region": &types.AttributeValueMemberS{Value: region}}})
+		if err == nil {
+			rw.rmu.Lock()
+			rw.region[id] = region
+			rw.rmu.Unlock()
+		}
+		return err
+	})
 	return rw
 }
 
 // acked counts the writes acknowledged in region.
 func (rw *regionalWriter) acked(region string) int {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
+	rw.rmu.Lock()
+	defer rw.rmu.Unlock()
 	n := 0
-	for _, r := range rw.regions {
+	for _, r := range rw.region {
 		if r == region {
 			n++
 		}
@@ -173,15 +159,13 @@ func TestRunbookDRFailoverJourney_DDB_DR_01(t *testing.T) {
 
 	// 4. Nothing lost: every acknowledged write is in the table that
 	// acknowledged it, with its value.
-	w.mu.Lock()
-	keys, regions := append([]string(nil), w.keys...), append([]string(nil), w.regions...)
-	w.mu.Unlock()
-	for i, id := range keys {
-		got, err := p.DynamoDB(regions[i]).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &p.Table, ConsistentRead: aws.Bool(true),
+	regionOf := w.region // the writer has stopped
+	for _, id := range written {
+		got, err := p.DynamoDB(regionOf[id]).GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &p.Table, ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{"session_id": &types.AttributeValueMemberS{Value: id}}})
 		require.NoError(t, err)
-		if assert.NotNil(t, got.Item, "acknowledged write %s is in %s", id, regions[i]) {
-			assert.Equal(t, &types.AttributeValueMemberS{Value: regions[i]}, got.Item["region"], id)
+		if assert.NotNil(t, got.Item, "acknowledged write %s is in %s", id, regionOf[id]) {
+			assert.Equal(t, &types.AttributeValueMemberS{Value: regionOf[id]}, got.Item["region"], id)
 		}
 	}
 
@@ -200,8 +184,8 @@ func TestRunbookDRFailoverJourney_DDB_DR_01(t *testing.T) {
 
 // refusedSince are the writes refused (a fenced region) at or after t.
 func (rw *regionalWriter) refusedSince(t time.Time) []time.Time {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
+	rw.rmu.Lock()
+	defer rw.rmu.Unlock()
 	var out []time.Time
 	for _, at := range rw.refused {
 		if !at.Before(t) {
