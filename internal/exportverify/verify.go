@@ -101,7 +101,7 @@ type FileResult struct {
 }
 
 // ExportResult is the verdict on one export (one manifest-summary.json, or
-// in data-only mode all the data files under the prefix).
+// in data-only mode the data files of one data folder).
 type ExportResult struct {
 	Dir          string       `json:"dir"`
 	ExportArn    string       `json:"export_arn,omitempty"`
@@ -150,11 +150,11 @@ func Verify(ctx context.Context, store Store, prefix string, o Options) (Report,
 	}
 	if o.DataOnly {
 		rep.Mode = "data-only"
-		ex, err := verifyDataOnly(ctx, store, prefix, objs, o)
+		exs, err := verifyDataOnly(ctx, store, prefix, objs, o)
 		if err != nil {
 			return rep, err
 		}
-		rep.Exports = []ExportResult{ex}
+		rep.Exports = exs
 	} else {
 		var summaries []string
 		for _, obj := range objs {
@@ -216,24 +216,65 @@ func verifyExport(ctx context.Context, store Store, summaryKey string, o Options
 	return finish(ex, sum.ItemCount)
 }
 
-func verifyDataOnly(ctx context.Context, store Store, prefix string, objs []Object, o Options) (ExportResult, error) {
-	ex := ExportResult{Dir: prefix}
-	var jobs []job
+// verifyDataOnly checks the data files under prefix without manifests. Each
+// data folder (…/data/) is its own export, verified and counted on its own:
+// two exports side by side under one prefix are two results, not one sum
+// that matches neither table.
+func verifyDataOnly(ctx context.Context, store Store, prefix string, objs []Object, o Options) ([]ExportResult, error) {
+	var dirs []string
+	jobs := map[string][]job{}
 	for _, obj := range objs {
-		if strings.Contains("/"+obj.Key, "/data/") && strings.HasSuffix(obj.Key, ".gz") {
-			jobs = append(jobs, job{key: obj.Key, dataOnly: true})
+		dir, ok := DataFolderExport(obj.Key)
+		if !ok || !strings.HasSuffix(obj.Key, ".gz") {
+			continue
+		}
+		if _, seen := jobs[dir]; !seen {
+			dirs = append(dirs, dir)
+		}
+		jobs[dir] = append(jobs[dir], job{key: obj.Key, dataOnly: true})
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no data files (.../data/*.gz) under %s: nothing was exported there", store.Describe(prefix))
+	}
+	total := 0
+	for _, d := range dirs {
+		total += len(jobs[d])
+	}
+	var done int
+	var mu sync.Mutex
+	each := o
+	if o.Progress != nil {
+		each.Progress = func(int, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			o.Progress(done, total)
 		}
 	}
-	if len(jobs) == 0 {
-		return ex, fmt.Errorf("no data files (.../data/*.gz) under %s: nothing was exported there", store.Describe(prefix))
+	out := make([]ExportResult, 0, len(dirs))
+	for _, d := range dirs {
+		ex := ExportResult{Dir: d}
+		ex.Files = runJobs(ctx, store, Summary{}, jobs[d], each)
+		var items int64
+		for _, f := range ex.Files {
+			items += f.Items
+		}
+		ex.ListedItems = items
+		out = append(out, finish(ex, items))
 	}
-	ex.Files = runJobs(ctx, store, Summary{}, jobs, o)
-	var items int64
-	for _, f := range ex.Files {
-		items += f.Items
+	return out, nil
+}
+
+// DataFolderExport is the folder of the export a data file belongs to: the
+// folder that holds its data/ folder (<prefix>/AWSDynamoDB/<ExportId> for a
+// full export; <prefix>/AWSDynamoDB for incremental ones, which share theirs),
+// and false for a key in no data/ folder.
+func DataFolderExport(key string) (string, bool) {
+	i := strings.LastIndex("/"+key, "/data/")
+	if i < 0 {
+		return "", false
 	}
-	ex.ListedItems = items
-	return finish(ex, items), nil
+	return strings.TrimSuffix(key[:i], "/"), true
 }
 
 // finish adds up the files and checks the totals against the summary.

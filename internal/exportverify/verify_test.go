@@ -242,6 +242,61 @@ func TestVerifyWithoutManifest(t *testing.T) {
 	assert.ErrorContains(t, err, "no data files")
 }
 
+// TestVerifyDataOnlyCountsEachDataFolder: a data-only prefix holding two
+// exports' data folders (the emulator's layout, twice) is two exports, each
+// decoded and counted on its own, not one export with the sum.
+func TestVerifyDataOnlyCountsEachDataFolder(t *testing.T) {
+	root := t.TempDir()
+	folders := map[string]string{
+		prefix + "/AWSDynamoDB/0001-first/data/a.gz":  `{"Item": {"id": {"S": "0"}}}` + "\n" + `{"Item": {"id": {"S": "1"}}}` + "\n",
+		prefix + "/AWSDynamoDB/0002-second/data/b.gz": `{"Item": {"id": {"S": "0"}}}` + "\n" + `{"Item": {"id": {"S": "1"}}}` + "\n" + `{"Item": {"id": {"S": "2"}}}` + "\n",
+		prefix + "/AWSDynamoDB/0002-second/data/c.gz": `{"Item": {"id": {"S": "3"}}}` + "\n",
+	}
+	for key, body := range folders {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, key)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, key), gz(t, body), 0o644))
+	}
+	var calls []int
+	rep := verify(t, root, exportverify.Options{DataOnly: true, Progress: func(done, total int) {
+		assert.Equal(t, 3, total, "progress counts the files of every folder")
+		calls = append(calls, done)
+	}})
+	assert.True(t, rep.OK)
+	require.Len(t, rep.Exports, 2, "each data folder is its own export")
+	assert.Equal(t, prefix+"/AWSDynamoDB/0001-first", rep.Exports[0].Dir)
+	assert.EqualValues(t, 2, rep.Exports[0].Items)
+	assert.Len(t, rep.Exports[0].Files, 1)
+	assert.Equal(t, prefix+"/AWSDynamoDB/0002-second", rep.Exports[1].Dir)
+	assert.EqualValues(t, 4, rep.Exports[1].Items)
+	assert.Len(t, rep.Exports[1].Files, 2)
+	assert.EqualValues(t, 6, rep.Items, "the report's total is the sum")
+	assert.Equal(t, []int{1, 2, 3}, calls)
+
+	// A corrupt file fails its own export only.
+	require.NoError(t, os.WriteFile(filepath.Join(root, prefix+"/AWSDynamoDB/0001-first/data/a.gz"), []byte("not gzip"), 0o644))
+	rep = verify(t, root, exportverify.Options{DataOnly: true})
+	assert.False(t, rep.OK)
+	assert.False(t, rep.Exports[0].OK)
+	assert.True(t, rep.Exports[1].OK)
+}
+
+func TestDataFolderExport(t *testing.T) {
+	for key, want := range map[string]string{
+		"p/AWSDynamoDB/01-x/data/a.gz": "p/AWSDynamoDB/01-x",
+		"p/AWSDynamoDB/data/a.gz":      "p/AWSDynamoDB",
+		"data/a.gz":                    "",
+		"p/data/sub/a.gz":              "p",
+	} {
+		got, ok := exportverify.DataFolderExport(key)
+		assert.True(t, ok, key)
+		assert.Equal(t, want, got, key)
+	}
+	_, ok := exportverify.DataFolderExport("p/AWSDynamoDB/01-x/manifest-summary.json")
+	assert.False(t, ok)
+	_, ok = exportverify.DataFolderExport("p/metadata/a.gz")
+	assert.False(t, ok)
+}
+
 func gz(t *testing.T, s string) []byte {
 	t.Helper()
 	var b strings.Builder

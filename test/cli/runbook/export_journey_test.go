@@ -117,18 +117,7 @@ func exportJourney(t *testing.T, killIn string) {
 	require.Zero(t, w.errs, "the source took every write: the runbook never fenced it")
 
 	// 3. The DR table: the source as it was, nothing lost, nothing invented.
-	source, restored := scanItems(t, db, table), scanItems(t, dr, table)
-	for i, it := range fixture.Users(users) {
-		id := it["user_id"].(*types.AttributeValueMemberS).Value
-		assert.Equal(t, it, restored[id], "user %d is in the DR table as it was", i)
-	}
-	for _, id := range w.ackedBefore(exportRun.Time) {
-		assert.Contains(t, restored, id, "writer item %s, acknowledged before the export started, is in the DR table", id)
-	}
-	for id, it := range restored {
-		assert.Equal(t, source[id], it, "DR item %s is an item of the source, with its value", id)
-	}
-	assert.Less(t, len(restored), len(source), "the writer went on after the export: the DR table is the export, not the live table")
+	assertDRTableIsTheExport(t, db, dr, table, users, w.ackedBefore(exportRun.Time))
 
 	// 4. The timeline: each step once, the import marked interrupted.
 	md, _, code := target.Dynops(t, log, "audit", "timeline", "--incident", incident, "--format", "markdown")
@@ -144,4 +133,24 @@ func exportJourney(t *testing.T, killIn string) {
 		assert.Equal(t, s == killIn, strings.Contains(lines[i], "INTERRUPTED 1 time(s)"), lines[i])
 	}
 	assertOnlyAlarmsMissing(t, log)
+}
+
+// assertDRTableIsTheExport: the table restored into dr holds the export of
+// the source table exactly: its users as they were, every writer item
+// acknowledged before the export started (before), only items of the
+// source with their values, and not the writes after the export.
+func assertDRTableIsTheExport(t *testing.T, db, dr *dynamodb.Client, table string, users int, before []string) {
+	t.Helper()
+	source, restored := scanItems(t, db, table), scanItems(t, dr, table)
+	for i, it := range fixture.Users(users) {
+		id := it["user_id"].(*types.AttributeValueMemberS).Value
+		assert.Equal(t, it, restored[id], "user %d is in the DR table as it was", i)
+	}
+	for _, id := range before {
+		assert.Contains(t, restored, id, "writer item %s, acknowledged before the export started, is in the DR table", id)
+	}
+	for id, it := range restored {
+		assert.Equal(t, source[id], it, "DR item %s is an item of the source, with its value", id)
+	}
+	assert.Less(t, len(restored), len(source), "the writer went on after the export: the DR table is the export, not the live table")
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,6 +59,24 @@ func startWriterKeyed(t *testing.T, db *dynamodb.Client, table, key string, max 
 // not enforce, enforced as AWS does). The writer stops when the test ends,
 // if halt has not stopped it before.
 func startWriterItems(t *testing.T, db *dynamodb.Client, table string, max int, refused func() bool, item func(id string) map[string]types.AttributeValue) *writer {
+	return runWriter(t, max, func(id string) error {
+		if refused != nil && refused() {
+			return errRefused
+		}
+		_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item(id)})
+		return err
+	})
+}
+
+// errRefused is a put a writer did not send: AWS would refuse it (a fence
+// the emulator stores but does not enforce).
+var errRefused = errors.New("refused: the table is fenced")
+
+// runWriter puts writer_00000, ... with put every 50 ms until stopped, at
+// most max of them, and records each acknowledged key (put returned nil)
+// and when; any error counts in errs. It stops when the test ends, if halt
+// has not stopped it before.
+func runWriter(t *testing.T, max int, put func(id string) error) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
 	t.Cleanup(func() { w.halt() })
 	go func() {
@@ -69,13 +88,7 @@ func startWriterItems(t *testing.T, db *dynamodb.Client, table string, max int, 
 			case <-time.After(50 * time.Millisecond):
 			}
 			id := fmt.Sprintf("writer_%05d", i)
-			if refused != nil && refused() {
-				w.mu.Lock()
-				w.errs++
-				w.mu.Unlock()
-				continue
-			}
-			_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item(id)})
+			err := put(id)
 			w.mu.Lock()
 			if err != nil {
 				w.errs++

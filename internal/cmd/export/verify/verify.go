@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -121,12 +122,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	f.Audit.Counts(map[string]int64{"exports": int64(len(rep.Exports)), "items": rep.Items, "bytes": rep.Bytes, "ok": boolCount(rep.OK)})
-	if f.JSON() {
-		err = f.PrintResult(rep)
-	} else {
-		err = printReport(f.IOStreams, rep)
-	}
-	if err != nil {
+	if err := view.Results(f, func(rep exportverify.Report) error { return printReport(f.IOStreams, rep) }).Show(rep); err != nil {
 		return err
 	}
 	if !rep.OK {
