@@ -321,32 +321,17 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, lock repair.Lo
 		}
 		return nil
 	}
-	expr, names, values, err := lock.Condition(cur)
-	if err != nil {
+	old, err := lock.Write(ctx, db, o.Table, c.keys, cur, after)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.Is(err, repair.ErrUnlockable):
 		t.conflict(c.keys, err.Error(), nil)
 		return nil
-	}
-	var ccf *types.ConditionalCheckFailedException
-	var old map[string]types.AttributeValue
-	if after == nil {
-		var out *dynamodb.DeleteItemOutput
-		if out, err = db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(o.Table), Key: c.keys, ReturnValues: types.ReturnValueAllOld,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values}); err == nil {
-			old = out.Attributes
-		}
-	} else {
-		var out *dynamodb.PutItemOutput
-		if out, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(o.Table), Item: after, ReturnValues: types.ReturnValueAllOld,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values}); err == nil {
-			old = out.Attributes
-		}
-	}
-	switch {
 	case errors.As(err, &ccf):
 		t.conflict(c.keys, "changed while reverting", nil)
 		return nil
 	case err != nil:
-		return fmt.Errorf("writing an item of %s: %w", o.Table, err)
+		return err
 	}
 	count.Add(1)
 	if changed := repair.ChangedSinceRead(cur, old); len(changed) > 0 {

@@ -1,10 +1,13 @@
 package repair
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"sort"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynops/dynops/internal/tablediff"
@@ -113,6 +116,42 @@ func (l Lock) strip(item map[string]types.AttributeValue) map[string]types.Attri
 		}
 	}
 	return out
+}
+
+// ItemWriter is the part of the API a Lock's write uses.
+type ItemWriter interface {
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+// ErrUnlockable is an item the lock cannot put a condition on (a whole
+// image past the expression limit, a version that is not a number).
+var ErrUnlockable = errors.New("no condition for this item")
+
+// Write puts after in table (deletes key when after is nil) on the
+// condition that the item is still cur, and returns the item it replaced
+// (ReturnValues ALL_OLD; compare it with cur: ChangedSinceRead). A condition
+// that no longer holds is a *types.ConditionalCheckFailedException in the
+// error chain; an item no condition can be put on, ErrUnlockable.
+func (l Lock) Write(ctx context.Context, db ItemWriter, table string, key, cur, after map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	expr, names, values, err := l.Condition(cur)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnlockable, err)
+	}
+	if after == nil {
+		out, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &table, Key: key, ReturnValues: types.ReturnValueAllOld,
+			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+		if err != nil {
+			return nil, fmt.Errorf("deleting an item from %s: %w", table, err)
+		}
+		return out.Attributes, nil
+	}
+	out, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: after, ReturnValues: types.ReturnValueAllOld,
+		ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+	if err != nil {
+		return nil, fmt.Errorf("writing an item to %s: %w", table, err)
+	}
+	return out.Attributes, nil
 }
 
 // versionOf reads a version attribute's value: a whole number.

@@ -646,38 +646,23 @@ func (r *runner) planned(key, before, after map[string]types.AttributeValue) {
 // that the item is still cur, asking for the item it replaced: changes
 // another writer made since the read are reported (Lock).
 func (r *runner) write(ctx context.Context, rec tablediff.KeyRecord, key, cur, after map[string]types.AttributeValue) error {
-	expr, names, values, err := r.lock.Condition(cur)
-	if err != nil {
+	old, err := r.lock.Write(ctx, r.db, r.opts.To, key, cur, after)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.Is(err, ErrUnlockable):
 		r.conflict(rec, err.Error())
 		return nil
-	}
-	var ccf *types.ConditionalCheckFailedException
-	var old map[string]types.AttributeValue
-	if after == nil {
-		var out *dynamodb.DeleteItemOutput
-		out, err = r.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &r.opts.To, Key: key, ReturnValues: types.ReturnValueAllOld,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
-		switch {
-		case errors.As(err, &ccf):
-			r.conflict(rec, "changed in "+r.opts.To+" while deleting")
-			return nil
-		case err != nil:
-			return fmt.Errorf("deleting an item from %s: %w", r.opts.To, err)
-		}
-		old = out.Attributes
+	case errors.As(err, &ccf) && after == nil:
+		r.conflict(rec, "changed in "+r.opts.To+" while deleting")
+		return nil
+	case errors.As(err, &ccf):
+		r.conflict(rec, "changed in "+r.opts.To+" while writing")
+		return nil
+	case err != nil:
+		return err
+	case after == nil:
 		r.deleted.Add(1)
-	} else {
-		var out *dynamodb.PutItemOutput
-		out, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.opts.To, Item: after, ReturnValues: types.ReturnValueAllOld,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
-		switch {
-		case errors.As(err, &ccf):
-			r.conflict(rec, "changed in "+r.opts.To+" while writing")
-			return nil
-		case err != nil:
-			return fmt.Errorf("writing an item to %s: %w", r.opts.To, err)
-		}
-		old = out.Attributes
+	default:
 		r.copied.Add(1)
 	}
 	r.planned(key, cur, after)

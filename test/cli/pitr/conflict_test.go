@@ -1,7 +1,6 @@
 package pitr
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/tablediff"
 	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/fixture"
@@ -142,26 +140,6 @@ func TestRepairWithAVersionAttribute(t *testing.T) {
 	assert.Equal(t, &types.AttributeValueMemberN{Value: "6"}, fixture.Get(t, db, to, fixture.UserKey(1))["ver"], "and writes nothing")
 }
 
-// readRepairPlan reads a --plan-out file and checks its mode.
-func readRepairPlan(t *testing.T, path string) []shared.PlanEntry {
-	t.Helper()
-	info, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the plan holds items: 0600")
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var out []shared.PlanEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e shared.PlanEntry
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), sc.Text())
-		out = append(out, e)
-	}
-	require.NoError(t, sc.Err())
-	return out
-}
-
 // TestRepairPlanOut (issue 44): --plan-out FILE writes each key's item
 // before and after the repair to a new 0600 file: on the dry run (which
 // writes nothing to the table) and on the run; an existing file is refused
@@ -177,7 +155,7 @@ func TestRepairPlanOut(t *testing.T) {
 	_, errOut, code := target.Dynops(t, log, append(base, "--plan-out", plan)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "plan: 1 key(s)")
-	entries := readRepairPlan(t, plan)
+	entries := fixture.ReadPlan(t, plan)
 	require.Len(t, entries, 1)
 	assert.Equal(t, "put", entries[0].Action)
 	assert.Contains(t, string(entries[0].Before), "corrupted", "the item now")
@@ -200,7 +178,7 @@ func TestRepairPlanOut(t *testing.T) {
 		hashes := filepath.Join(dir, "run.jsonl")
 		_, errOut, code := target.Dynops(t, log, append(base, "--plan-out", hashes, "--hashes-only", "--yes")...)
 		require.Equal(t, 0, code, errOut)
-		entries := readRepairPlan(t, hashes)
+		entries := fixture.ReadPlan(t, hashes)
 		require.Len(t, entries, 1)
 		require.NotNil(t, entries[0].BeforeChecksum)
 		assert.Equal(t, tablediff.Checksum(damaged, nil), *entries[0].BeforeChecksum)
