@@ -161,8 +161,11 @@ func versionOf(name string, v types.AttributeValue) (*big.Int, error) {
 			return i, nil
 		}
 	}
-	return nil, fmt.Errorf("the version attribute %q is not a whole number in this item, so it cannot be locked on: check --version-attribute", name)
+	return nil, fmt.Errorf("%w: the version attribute %q is not a whole number in this item, so it cannot be locked on: check --version-attribute", ErrVersion, name)
 }
+
+// ErrVersion is a version attribute whose value is not a whole number.
+var ErrVersion = errors.New("not a version")
 
 // ChangedSinceRead names the attributes, sorted, in which old (the item a
 // write replaced, from ReturnValues ALL_OLD) differs from read (the item

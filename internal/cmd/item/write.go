@@ -3,6 +3,7 @@ package item
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -229,6 +230,9 @@ func prepareWrite(ctx context.Context, f *factory.Factory, w *writeFlags, t *tab
 		return nil, fmt.Errorf("the item in %s changed: its image is now %s, --if-hash wants %s; nothing written. Read it again (dynops item get) and decide", t.name, res.BeforeHash, w.ifHash)
 	}
 	ch, err := plan(before)
+	if errors.Is(err, repair.ErrVersion) {
+		return nil, factory.UsageErrorf("%w; nothing was written", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +246,9 @@ func prepareWrite(ctx context.Context, f *factory.Factory, w *writeFlags, t *tab
 	ch.cond = explicit
 	if ch.cond == nil {
 		expr, names, values, err := w.lock(t).Condition(before)
+		if errors.Is(err, repair.ErrVersion) {
+			return nil, factory.UsageErrorf("%w; nothing was written", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w; or give --condition", err)
 		}

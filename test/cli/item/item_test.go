@@ -158,6 +158,8 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 		{"condition names without condition", []string{"item", "delete", "--table", name, "--key", key, "--condition-names", `{"#a": "b"}`, "--yes"}, "go with --condition", 2},
 		{"bad condition names", []string{"item", "delete", "--table", name, "--key", key, "--condition", "#a = :a", "--condition-names", `x`, "--yes"}, "--condition-names", 2},
 		{"condition placeholder clash", []string{"item", "update", "--table", name, "--key", key, "--set", `{"x": 1}`, "--condition", "#s0 = :c", "--condition-names", `{"#s0": "status"}`, "--condition-values", `{":c": "broken"}`, "--yes"}, "placeholder of the update", 2},
+		{"--condition with --version-attribute", []string{"item", "put", "--table", name, "--item", `{"pk": "u1", "sk": 1}`, "--version-attribute", "v", "--condition", "attribute_exists(pk)", "--yes"}, "give one or the other", 2},
+		{"a version attribute that is not a number", []string{"item", "put", "--table", name, "--item", `{"pk": "u1", "sk": 1}`, "--version-attribute", "status", "--yes"}, `"status" is not a whole number`, 2},
 		{"stale --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:0000000000000000", "--yes"}, "changed", 1},
 		{"malformed --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:nothex!", "--yes"}, "--if-hash", 2},
 		{"--if-hash of the wrong length", []string{"item", "put", "--table", name, "--item", `{"pk": "u9", "sk": 9}`, "--if-hash", "sha256:0123", "--yes"}, "is not an item hash", 2},

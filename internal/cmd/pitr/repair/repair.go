@@ -274,10 +274,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
 		return err
 	}
-	if err := runRepair(ctx, f, db, ro, &rep); err != nil {
-		return err
+	err = runRepair(ctx, f, db, ro, &rep)
+	if ferr := opts.Plan.Finish(f); err == nil { // the keys written so far, also when the run failed
+		err = ferr
 	}
-	if err := opts.Plan.Finish(f); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := v.Result(&rep); err != nil {
