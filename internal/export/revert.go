@@ -55,13 +55,20 @@ type RevertOptions struct {
 	// item now (read with a consistent GetItem) and what the write would
 	// leave (nil: deleted). Called from the workers at once.
 	Planned func(keys, before, after map[string]types.AttributeValue)
+	// VersionAttribute is the table's version attribute (--version-attribute):
+	// each write is conditional on it and increments it (repair.Lock).
+	VersionAttribute string
 }
 
 // RevertConflict is a key left alone: changed after the window, so putting
-// back its old image would lose a later write.
+// back its old image would lose a later write; or a key written whose item
+// another writer changed between the revert's read and its write.
 type RevertConflict struct {
 	Key    json.RawMessage `json:"key"`
 	Reason string          `json:"reason"`
+	// ChangedSinceRead are the attributes the write replaced that another
+	// writer changed since the read (the key was written).
+	ChangedSinceRead []string `json:"changed_since_read,omitempty"`
 }
 
 // RevertReport is the result of Revert.
@@ -88,9 +95,13 @@ type RevertReport struct {
 	Restores int64 `json:"restores"`
 	Deletes  int64 `json:"deletes"`
 	// AlreadyReverted are keys already as they were at From (a re-run).
-	AlreadyReverted int64            `json:"already_reverted"`
-	Conflicts       int64            `json:"conflicts"`
-	ConflictSample  []RevertConflict `json:"conflict_sample,omitempty"`
+	AlreadyReverted int64 `json:"already_reverted"`
+	Conflicts       int64 `json:"conflicts"`
+	// ChangedSinceRead are keys written (in Restores or Deletes) over a
+	// change another writer made between the read and the write; each is
+	// in ConflictKeys with the attributes the write replaced.
+	ChangedSinceRead int64            `json:"changed_since_read"`
+	ConflictSample   []RevertConflict `json:"conflict_sample,omitempty"`
 	// ConflictKeys are every conflict, ordered by key.
 	ConflictKeys []RevertConflict `json:"conflict_keys,omitempty"`
 	WriteBudget  *capacity.Budget `json:"write_budget,omitempty"`
@@ -209,15 +220,8 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 		}
 	}
 	rep.Keys = int64(len(changes))
-	var restores, deletes, already, conflicts, done atomic.Int64
-	var mu sync.Mutex
-	conflict := func(keys map[string]types.AttributeValue, reason string) {
-		conflicts.Add(1)
-		k, _ := ddbjson.EncodeItem(keys)
-		mu.Lock()
-		defer mu.Unlock()
-		rep.ConflictKeys = append(rep.ConflictKeys, RevertConflict{Key: k, Reason: reason})
-	}
+	var done atomic.Int64
+	t := &revertTally{}
 	ids := make([]string, 0, len(changes))
 	for id := range changes {
 		ids = append(ids, id)
@@ -242,7 +246,7 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 	for i := 0; i < o.Workers; i++ {
 		g.Go(func() error {
 			for c := range work {
-				if err := revertOne(gctx, w, o, keyNames, c, &restores, &deletes, &already, conflict); err != nil {
+				if err := revertOne(gctx, w, o, repair.Lock{KeyNames: keyNames, Version: o.VersionAttribute}, c, t); err != nil {
 					return err
 				}
 				if n := done.Add(1); o.Progress != nil {
@@ -253,7 +257,8 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 		})
 	}
 	err = g.Wait()
-	rep.Restores, rep.Deletes, rep.AlreadyReverted, rep.Conflicts = restores.Load(), deletes.Load(), already.Load(), conflicts.Load()
+	rep.Restores, rep.Deletes, rep.AlreadyReverted, rep.Conflicts = t.restores.Load(), t.deletes.Load(), t.already.Load(), t.conflicts.Load()
+	rep.ChangedSinceRead, rep.ConflictKeys = t.changed.Load(), t.keys
 	sort.Slice(rep.ConflictKeys, func(i, j int) bool { return string(rep.ConflictKeys[i].Key) < string(rep.ConflictKeys[j].Key) })
 	rep.ConflictSample = rep.ConflictKeys[:min(len(rep.ConflictKeys), o.SampleSize)]
 	if err != nil {
@@ -262,8 +267,28 @@ func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []I
 	return rep, nil
 }
 
-func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []string, c *windowChange,
-	restores, deletes, already *atomic.Int64, conflict func(map[string]types.AttributeValue, string)) error {
+// revertTally counts what the workers did with the keys.
+type revertTally struct {
+	restores, deletes, already, conflicts, changed atomic.Int64
+	mu                                             sync.Mutex
+	keys                                           []RevertConflict
+}
+
+// conflict lists a key: left alone (changed is nil) or written over the
+// attributes changed names.
+func (t *revertTally) conflict(keys map[string]types.AttributeValue, reason string, changed []string) {
+	if changed == nil {
+		t.conflicts.Add(1)
+	} else {
+		t.changed.Add(1)
+	}
+	k, _ := ddbjson.EncodeItem(keys)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.keys = append(t.keys, RevertConflict{Key: k, Reason: reason, ChangedSinceRead: changed})
+}
+
+func revertOne(ctx context.Context, db RevertDB, o RevertOptions, lock repair.Lock, c *windowChange, t *revertTally) error {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(o.Table), Key: c.keys, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return fmt.Errorf("reading an item of %s: %w", o.Table, err)
@@ -273,56 +298,46 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []str
 		cur = nil
 	}
 	switch {
-	case sameItem(cur, c.before):
-		already.Add(1)
+	case lock.Same(cur, c.before):
+		t.already.Add(1)
 		return nil
-	case !sameItem(cur, c.after):
-		conflict(c.keys, "changed after the window: the item is not as the window left it")
+	case !lock.Same(cur, c.after):
+		t.conflict(c.keys, "changed after the window: the item is not as the window left it", nil)
 		return nil
+	}
+	after, err := lock.Next(c.before, cur)
+	if err != nil {
+		t.conflict(c.keys, err.Error(), nil)
+		return nil
+	}
+	count := &t.restores
+	if after == nil {
+		count = &t.deletes
 	}
 	if !o.Apply {
-		if c.before == nil {
-			deletes.Add(1)
-		} else {
-			restores.Add(1)
-		}
+		count.Add(1)
 		if o.Planned != nil {
-			o.Planned(c.keys, cur, c.before)
+			o.Planned(c.keys, cur, after)
 		}
 		return nil
 	}
-	expr, names, values, err := repair.UnchangedCondition(cur, keyNames)
-	if err != nil {
-		conflict(c.keys, err.Error())
-		return nil
-	}
+	old, err := lock.Write(ctx, db, o.Table, c.keys, cur, after)
 	var ccf *types.ConditionalCheckFailedException
-	if c.before == nil {
-		_, err = db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(o.Table), Key: c.keys,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
-	} else {
-		_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(o.Table), Item: c.before,
-			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
-	}
 	switch {
+	case errors.Is(err, repair.ErrUnlockable):
+		t.conflict(c.keys, err.Error(), nil)
+		return nil
 	case errors.As(err, &ccf):
-		conflict(c.keys, "changed while reverting")
+		t.conflict(c.keys, "changed while reverting", nil)
+		return nil
 	case err != nil:
-		return fmt.Errorf("writing an item of %s: %w", o.Table, err)
-	case c.before == nil:
-		deletes.Add(1)
-	default:
-		restores.Add(1)
+		return err
+	}
+	count.Add(1)
+	if changed := repair.ChangedSinceRead(cur, old); len(changed) > 0 {
+		t.conflict(c.keys, fmt.Sprintf("reverted, but another writer changed the item between the revert's read and its write: the write replaced %s (read the item and decide)", strings.Join(changed, ", ")), changed)
 	}
 	return nil
-}
-
-// sameItem: both absent, or both present with every attribute equal.
-func sameItem(a, b map[string]types.AttributeValue) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return tablediff.Checksum(a, nil) == tablediff.Checksum(b, nil)
 }
 
 func tableKeyNames(ctx context.Context, db RevertDB, table string) ([]string, error) {
@@ -354,4 +369,34 @@ func (w budgetedRevertDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput
 
 func (w budgetedRevertDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	return w.ItemWriter.DeleteItem(ctx, in, o...)
+}
+
+// RevertSource is what a revert reads, established before its first write:
+// the window's exports (a chain, each NEW_AND_OLD_IMAGES), the reverted
+// table's ARN and what DynamoDB vouched for of each export.
+type RevertSource struct {
+	Incs     []Increment
+	TableArn string
+	Vouched  []exportverify.Vouched
+}
+
+// PrepareRevert finds the exports under prefixes, checks that they can be
+// reverted (errors wrap ErrNotRevertable) and that each is an export of
+// table in bucket that DynamoDB vouches for (exportverify.Vouch: refusals
+// wrap exportverify.ErrContradicted or ErrUnvouched).
+func PrepareRevert(ctx context.Context, db DynamoDB, store exportverify.Store, prefixes []string, table, bucket string, trust exportverify.Trust) (RevertSource, error) {
+	var src RevertSource
+	incs, err := FindIncrements(ctx, store, prefixes)
+	if err != nil {
+		return src, err
+	}
+	if err := CheckRevertable(store, incs); err != nil {
+		return src, err
+	}
+	src.Incs = incs
+	if src.TableArn, err = TableArn(ctx, db, table); err != nil {
+		return src, err
+	}
+	src.Vouched, err = Vouch(ctx, store, incs, exportverify.Expect{TableArn: src.TableArn, Bucket: bucket}, trust)
+	return src, err
 }

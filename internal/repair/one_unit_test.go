@@ -18,7 +18,8 @@ import (
 
 // itemDB is GetItem, PutItem and DeleteItem over in-memory tables (key
 // "id"), for the conditional repair's decisions; it does not evaluate
-// conditions: putErr and delErr stand for what DynamoDB answers.
+// conditions: putErr and delErr stand for what DynamoDB answers. Asked for
+// ALL_OLD, a write returns the item it replaced, as DynamoDB does.
 type itemDB struct {
 	*modelDB
 	mu             sync.Mutex
@@ -42,8 +43,13 @@ func (d *itemDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.tables[aws.ToString(in.TableName)][d.id(in.Item)] = in.Item
-	return &dynamodb.PutItemOutput{}, nil
+	t := d.tables[aws.ToString(in.TableName)]
+	out := &dynamodb.PutItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllOld {
+		out.Attributes = t[d.id(in.Item)] // the item replaced, as DynamoDB returns it
+	}
+	t[d.id(in.Item)] = in.Item
+	return out, nil
 }
 
 func (d *itemDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
@@ -52,8 +58,13 @@ func (d *itemDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ .
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.tables[aws.ToString(in.TableName)], d.id(in.Key))
-	return &dynamodb.DeleteItemOutput{}, nil
+	t := d.tables[aws.ToString(in.TableName)]
+	out := &dynamodb.DeleteItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllOld {
+		out.Attributes = t[d.id(in.Key)]
+	}
+	delete(t, d.id(in.Key))
+	return out, nil
 }
 
 // TestConditionalRunDecisions: per key, the conditional repair copies,

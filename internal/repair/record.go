@@ -48,6 +48,12 @@ type KeyOutcome struct {
 	Reason    string          `json:"reason,omitempty"`
 	SourceSum string          `json:"source_sum,omitempty"` // the restored item's checksum the diff saw ("" absent)
 	TargetSum string          `json:"target_sum,omitempty"` // the original's checksum the diff saw ("" absent)
+	// WrittenSum is the checksum of the item a versioned write put (its
+	// version is the next one, not the restored one); "" otherwise.
+	WrittenSum string `json:"written_sum,omitempty"`
+	// ChangedSinceRead are the attributes the write replaced that another
+	// writer changed between the repair's read and its write.
+	ChangedSinceRead []string `json:"changed_since_read,omitempty"`
 }
 
 // recordWriter writes a repair record: the header, then one line per key

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,16 @@ type Options struct {
 	// that shard (tablediff.KeyShard): N shards of a keys file repair what
 	// one repair of it does.
 	Shard engine.Shard
+	// VersionAttribute is To's version attribute (--version-attribute): the
+	// writes are conditional on it and increment it (Lock). "": none.
+	VersionAttribute string
+	// DryRun reads every key as the conditional repair does and writes
+	// nothing (for Planned); no record is written.
+	DryRun bool
+	// Planned, when set, is told each key the repair writes (or, in a dry
+	// run, would write): the item of To read before and the item the write
+	// leaves (nil: deleted). Called from the workers at once.
+	Planned func(keys, before, after map[string]types.AttributeValue)
 }
 
 // Plan is what a repair would do, read from the keys file alone.
@@ -142,16 +153,21 @@ func (p *Plan) CheckScoped() error {
 // Result is what a repair did.
 type Result struct {
 	Plan
-	Copied         int64      `json:"copied"`
-	Deleted        int64      `json:"deleted"`
-	AlreadyEqual   int64      `json:"already_equal"`
-	GoneFromSource int64      `json:"gone_from_source"`
-	KeptExtra      int64      `json:"kept_extra"`
-	LeftOutOfScope int64      `json:"left_out_of_scope"`
-	Conflicts      int64      `json:"conflicts"`
-	ConflictSample []Conflict `json:"conflict_sample"`
-	Seconds        float64    `json:"seconds"`
-	ItemsPerSec    float64    `json:"items_per_second"`
+	Copied         int64 `json:"copied"`
+	Deleted        int64 `json:"deleted"`
+	AlreadyEqual   int64 `json:"already_equal"`
+	GoneFromSource int64 `json:"gone_from_source"`
+	KeptExtra      int64 `json:"kept_extra"`
+	LeftOutOfScope int64 `json:"left_out_of_scope"`
+	Conflicts      int64 `json:"conflicts"`
+	// ChangedSinceRead are keys written (counted in Copied or Deleted) whose
+	// item another writer changed between the repair's read and its write:
+	// the write replaced those changes (Lock). Each is in ConflictSample and
+	// the record with the attributes it replaced.
+	ChangedSinceRead int64      `json:"changed_since_read"`
+	ConflictSample   []Conflict `json:"conflict_sample"`
+	Seconds          float64    `json:"seconds"`
+	ItemsPerSec      float64    `json:"items_per_second"`
 	// WriteCapacity is the budget and what the writes used (as the
 	// responses reported), when the run had a budget.
 	WriteCapacity *capacity.Usage `json:"write_capacity,omitempty"`
@@ -161,6 +177,9 @@ type Result struct {
 type Conflict struct {
 	Key    json.RawMessage `json:"key"`
 	Reason string          `json:"reason"`
+	// ChangedSinceRead are the attributes a write replaced that another
+	// writer had changed since the read (the key was written).
+	ChangedSinceRead []string `json:"changed_since_read,omitempty"`
 }
 
 const conflictSampleSize = 100
@@ -258,8 +277,11 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s has key %v, the tables have %v", ErrKeysFile, opts.KeysFile, header.KeyNames, keyNames)
 	}
 	r := &runner{db: withBudget(db, opts.To, opts.WriteBudget), opts: opts, keyNames: keyNames, attrs: header.Attributes,
-		res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
-	if opts.RecordFile != "" {
+		lock: Lock{KeyNames: keyNames, Version: opts.VersionAttribute}, res: &Result{Plan: *plan, ConflictSample: []Conflict{}}}
+	if opts.DryRun {
+		r.opts.Unconditional, r.opts.RecordFile = false, "" // every key read, one by one; nothing written
+	}
+	if r.opts.RecordFile != "" {
 		r.record, err = createRecord(opts.RecordFile, RecordHeader{From: opts.From, To: opts.To, KeysFile: opts.KeysFile,
 			KeyNames: keyNames, Attributes: header.Attributes, Time: time.Now().UTC(), Scope: opts.Scope, Unscoped: opts.Unscoped, DeleteExtra: opts.DeleteExtra})
 		if err != nil {
@@ -271,9 +293,9 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 	// up to 100 keys of one kind (batch: one BatchGetItem) per unit of work.
 	per := 1
 	switch {
-	case opts.Unconditional && opts.FromExport != nil:
+	case r.opts.Unconditional && opts.FromExport != nil:
 		per = maxBatchWrite // nothing to read: one BatchWriteItem per unit
-	case opts.Unconditional:
+	case r.opts.Unconditional:
 		per = maxBatchGet // one BatchGetItem, then BatchWriteItems of 25
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -285,7 +307,7 @@ func Run(ctx context.Context, db DynamoDB, opts Options) (*Result, error) {
 		}
 		return feed(gctx, opts.KeysFile, opts.Shard, per, work, nil, func(rec tablediff.KeyRecord) (bool, error) { return r.leaveAlone(gctx, rec) })
 	})
-	if opts.Unconditional {
+	if r.opts.Unconditional {
 		r.pipeline(gctx, g, work)
 	} else {
 		for range opts.Workers {
@@ -445,13 +467,14 @@ type runner struct {
 	opts     Options
 	keyNames []string
 	attrs    []string // the attributes the diff compared (checksums cover only these)
+	lock     Lock     // the condition of each write over the item read
 	done     atomic.Int64
 
-	copied, deleted, equal, gone, kept, outOfScope atomic.Int64
-	mu                                             sync.Mutex
-	conflicts                                      int64
-	res                                            *Result
-	record                                         *recordWriter // nil: no --record
+	copied, deleted, equal, gone, kept, outOfScope, changed atomic.Int64
+	mu                                                      sync.Mutex
+	conflicts                                               int64
+	res                                                     *Result
+	record                                                  *recordWriter // nil: no --record
 }
 
 func (r *runner) conflict(rec tablediff.KeyRecord, reason string) {
@@ -461,6 +484,20 @@ func (r *runner) conflict(rec tablediff.KeyRecord, reason string) {
 	r.conflicts++
 	if len(r.res.ConflictSample) < conflictSampleSize {
 		r.res.ConflictSample = append(r.res.ConflictSample, Conflict{Key: rec.Key, Reason: reason})
+	}
+}
+
+// changedSinceRead reports a key written over a change another writer made
+// between the read and the write (the attributes replaced, from ALL_OLD):
+// a conflict in the sample and the record, the write counted as done.
+func (r *runner) changedSinceRead(rec tablediff.KeyRecord, o Outcome, written string, attrs []string) {
+	reason := fmt.Sprintf("written, but another writer changed %s between the repair's read and its write: the write replaced %s (read the item and decide)", r.opts.To, strings.Join(attrs, ", "))
+	r.changed.Add(1)
+	r.record.add(KeyOutcome{Key: rec.Key, Kind: rec.Kind, Outcome: o, Reason: reason, SourceSum: rec.SourceSum, TargetSum: rec.TargetSum, WrittenSum: written, ChangedSinceRead: attrs})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.res.ConflictSample) < conflictSampleSize {
+		r.res.ConflictSample = append(r.res.ConflictSample, Conflict{Key: rec.Key, Reason: reason, ChangedSinceRead: attrs})
 	}
 }
 
@@ -515,7 +552,7 @@ func (r *runner) result() *Result {
 	res := r.res
 	res.Copied, res.Deleted, res.AlreadyEqual = r.copied.Load(), r.deleted.Load(), r.equal.Load()
 	res.GoneFromSource, res.KeptExtra, res.Conflicts = r.gone.Load(), r.kept.Load(), r.conflicts
-	res.LeftOutOfScope = r.outOfScope.Load()
+	res.LeftOutOfScope, res.ChangedSinceRead = r.outOfScope.Load(), r.changed.Load()
 	sort.Slice(res.ConflictSample, func(i, j int) bool {
 		return string(res.ConflictSample[i].Key) < string(res.ConflictSample[j].Key)
 	})
@@ -571,7 +608,7 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 		r.note(rec, OutEqual, "")
 		return nil
 	}
-	if rec.Kind != tablediff.OnlyInTarget && cur != nil && tablediff.Checksum(cur, nil) == tablediff.Checksum(src, nil) {
+	if rec.Kind != tablediff.OnlyInTarget && cur != nil && r.lock.Same(cur, src) {
 		r.equal.Add(1) // already repaired (e.g. a second run: its own writes are after the window)
 		r.note(rec, OutEqual, "")
 		return nil
@@ -584,38 +621,71 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 		r.conflict(rec, "changed in "+r.opts.To+" since the diff")
 		return nil
 	}
-	cond, err := unchanged(cur, r.keyNames)
-	if err != nil {
+	var after map[string]types.AttributeValue // nil: deleted
+	if rec.Kind != tablediff.OnlyInTarget {
+		if after, err = r.lock.Next(src, cur); err != nil {
+			r.conflict(rec, err.Error())
+			return nil
+		}
+	}
+	if r.opts.DryRun {
+		r.planned(key, cur, after)
+		return nil
+	}
+	return r.write(ctx, rec, key, cur, after)
+}
+
+// planned tells opts.Planned (when set) what a write does to a key.
+func (r *runner) planned(key, before, after map[string]types.AttributeValue) {
+	if r.opts.Planned != nil {
+		r.opts.Planned(key, before, after)
+	}
+}
+
+// write puts after (or deletes the key when after is nil) on the condition
+// that the item is still cur, asking for the item it replaced: changes
+// another writer made since the read are reported (Lock).
+func (r *runner) write(ctx context.Context, rec tablediff.KeyRecord, key, cur, after map[string]types.AttributeValue) error {
+	old, err := r.lock.Write(ctx, r.db, r.opts.To, key, cur, after)
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.Is(err, ErrUnlockable):
 		r.conflict(rec, err.Error())
 		return nil
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if rec.Kind == tablediff.OnlyInTarget {
-		_, err = r.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &r.opts.To, Key: key,
-			ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
-		switch {
-		case errors.As(err, &ccf):
-			r.conflict(rec, "changed in "+r.opts.To+" while deleting")
-		case err != nil:
-			return fmt.Errorf("deleting an item from %s: %w", r.opts.To, err)
-		default:
-			r.deleted.Add(1)
-			r.note(rec, OutDeleted, "")
-		}
+	case errors.As(err, &ccf) && after == nil:
+		r.conflict(rec, "changed in "+r.opts.To+" while deleting")
 		return nil
-	}
-	_, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.opts.To, Item: src,
-		ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
-	switch {
 	case errors.As(err, &ccf):
 		r.conflict(rec, "changed in "+r.opts.To+" while writing")
+		return nil
 	case err != nil:
-		return fmt.Errorf("writing an item to %s: %w", r.opts.To, err)
+		return err
+	case after == nil:
+		r.deleted.Add(1)
 	default:
 		r.copied.Add(1)
-		r.note(rec, OutCopied, "")
 	}
+	r.planned(key, cur, after)
+	o := OutCopied
+	if after == nil {
+		o = OutDeleted
+	}
+	if changed := ChangedSinceRead(cur, old); len(changed) > 0 {
+		r.changedSinceRead(rec, o, r.writtenSum(after), changed)
+		return nil
+	}
+	r.record.add(KeyOutcome{Key: rec.Key, Kind: rec.Kind, Outcome: o, SourceSum: rec.SourceSum, TargetSum: rec.TargetSum, WrittenSum: r.writtenSum(after)})
 	return nil
+}
+
+// writtenSum is the checksum of what a versioned write put ("" otherwise):
+// the version it carries is not the restored one, so `pitr verify` checks
+// the key against this.
+func (r *runner) writtenSum(after map[string]types.AttributeValue) string {
+	if r.lock.Version == "" || after == nil {
+		return ""
+	}
+	return r.sum(after)
 }
 
 // handled adds n keys to those done and reports progress.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -128,15 +129,21 @@ func judge(rep *VerifyReport, o KeyOutcome, sum string) {
 	note := func(why string) { rep.Notes = append(rep.Notes, Finding{Key: o.Key, Outcome: o.Outcome, Why: why}) }
 	switch o.Outcome {
 	case OutCopied, OutEqual:
+		if len(o.ChangedSinceRead) > 0 {
+			note("the repair's write replaced changes another writer made between its read and its write: " + strings.Join(o.ChangedSinceRead, ", "))
+		}
 		switch {
 		case o.Kind == tablediff.OnlyInTarget && sum == "":
 			rep.Deleted++
-		case sum == o.SourceSum:
+		case sum == o.SourceSum || (o.WrittenSum != "" && sum == o.WrittenSum):
 			rep.Repaired++
 		default:
 			broken("the repair put it back, but the original does not hold the restored value now (changed since, or the write was lost): diff this key again")
 		}
 	case OutDeleted:
+		if len(o.ChangedSinceRead) > 0 {
+			note("the repair's delete removed changes another writer made between its read and its delete: " + strings.Join(o.ChangedSinceRead, ", "))
+		}
 		if sum == "" {
 			rep.Deleted++
 		} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/throttle"
 )
@@ -151,13 +152,15 @@ func printItems(f *factory.Factory, tableName string, k item.Parsed, items []map
 		res.Hashes = append(res.Hashes, item.Hash(it))
 	}
 	res.Found = found && len(res.Items) > 0
-	if f.JSON() {
-		return f.PrintResult(res)
-	}
+	return view.Results(f, func(res readResult) error { return printRead(f, res) }).Show(res)
+}
+
+// printRead is the human view of a read: each item with its image hash.
+func printRead(f *factory.Factory, res readResult) error {
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "key read as %s\n", res.KeyRead)
 	if !res.Found {
-		fmt.Fprintf(out, "no item in %s at that key\n", tableName)
+		fmt.Fprintf(out, "no item in %s at that key\n", res.Table)
 		return nil
 	}
 	for i, raw := range res.Items {

@@ -3,6 +3,7 @@ package item
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/item"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/repair"
@@ -28,6 +30,7 @@ import (
 // writeFlags are the flags every writing item command takes.
 type writeFlags struct {
 	table, key, reason, ifHash       string
+	version                          string // --version-attribute (put, delete)
 	condition, condNames, condValues string
 	confirm                          []string
 	yes                              bool
@@ -47,6 +50,17 @@ func (w *writeFlags) add(fl *pflag.FlagSet, withKey bool) {
 	factory.AddConfirmFlag(fl, &w.confirm, "the table name of a write to a protected table")
 }
 
+// addVersion registers --version-attribute (put and delete: the writes that
+// replace a whole item).
+func (w *writeFlags) addVersion(fl *pflag.FlagSet) {
+	fl.StringVar(&w.version, "version-attribute", "", "NAME of the table's version attribute (a number the application's data-access layer increments): the write is conditional on it and increments it")
+}
+
+// lock is the condition model of the write over the item read (repair.Lock).
+func (w *writeFlags) lock(t *table) repair.Lock {
+	return repair.Lock{KeyNames: t.schema.Names(), Version: w.version}
+}
+
 // cond is the condition a write carries.
 type cond struct {
 	expr   string
@@ -61,6 +75,9 @@ func (w *writeFlags) explicit() (*cond, error) {
 		if err := item.CheckHash(w.ifHash); err != nil {
 			return nil, factory.UsageErrorf("--if-hash: %w; nothing was read or written", err)
 		}
+	}
+	if w.condition != "" && w.version != "" {
+		return nil, factory.UsageErrorf("--condition replaces the condition on the item read; --version-attribute %s makes it the version: give one or the other", w.version)
 	}
 	if w.condition == "" {
 		if w.condNames != "" || w.condValues != "" {
@@ -91,7 +108,9 @@ type change struct {
 	before map[string]types.AttributeValue
 	after  map[string]types.AttributeValue // expected; nil for a delete
 	cond   *cond
-	do     func(ctx context.Context, c *cond) error
+	// do writes; it returns the item the write replaced (ReturnValues
+	// ALL_OLD) when it replaces a whole item, nil otherwise.
+	do func(ctx context.Context, c *cond) (map[string]types.AttributeValue, error)
 }
 
 type writeResult struct {
@@ -106,6 +125,9 @@ type writeResult struct {
 	AfterHash  string          `json:"after_hash"`
 	Written    bool            `json:"written"`
 	Note       string          `json:"note,omitempty"`
+	// ChangedSinceRead are the attributes the write replaced that another
+	// writer changed between the read and the write: a conflict (exit 1).
+	ChangedSinceRead []string `json:"changed_since_read,omitempty"`
 }
 
 // run is the one flow of put, update and delete: protection and --reason,
@@ -113,55 +135,17 @@ type writeResult struct {
 // run or the audited conditional write and the image read back.
 func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readAs []string, key map[string]types.AttributeValue,
 	plan func(before map[string]types.AttributeValue) (*change, error)) error {
-	explicit, err := w.explicit()
-	if err != nil {
+	p, err := prepareWrite(ctx, f, w, t, readAs, key, plan)
+	if err != nil || p.ch.do == nil { // an error, or nothing to do (a delete of an absent item)
 		return err
 	}
-	decided, err := guard.Decide(f, protect.ReadTable(ctx, t.db, t.name))
-	if err != nil {
-		return err
-	}
-	if err := decided.CheckTyped(w.confirm); err != nil {
-		return err
-	}
-	decisions := decided.Decisions()
-	if err := w.protectedNeeds(f, decisions[0]); err != nil {
-		return err
-	}
-	before, err := t.read(ctx, key)
-	if err != nil {
-		return err
-	}
-	res := writeResult{Table: t.name, DryRun: !w.yes, ReadAs: readAs, Before: image(before), BeforeHash: item.Hash(before)}
-	if w.ifHash != "" && w.ifHash != res.BeforeHash {
-		return fmt.Errorf("the item in %s changed: its image is now %s, --if-hash wants %s; nothing written. Read it again (dynops item get) and decide", t.name, res.BeforeHash, w.ifHash)
-	}
-	ch, err := plan(before)
-	if err != nil {
-		return err
-	}
-	res.Op = ch.op
-	if ch.do == nil { // nothing to do (a delete of an absent item)
-		res.Note = "no item at that key: nothing to " + ch.op
-		res.After, res.AfterHash = image(nil), item.Hash(nil)
-		return printWrite(f, res)
-	}
-	c := explicit
-	if c == nil {
-		expr, names, values, err := repair.UnchangedCondition(before, t.schema.Names())
-		if err != nil {
-			return fmt.Errorf("%w; or give --condition", err)
-		}
-		c = &cond{expr: expr, names: names, values: values, desc: "the item is still the image read before (" + res.BeforeHash + ")"}
-	}
-	res.Condition = c.desc
-	res.After, res.AfterHash = image(ch.after), item.Hash(ch.after)
-	if w.yes && decisions[0].Protected && !slices.Contains(w.confirm, t.name) {
+	res, ch, c := p.res, p.ch, p.ch.cond
+	if w.yes && p.decided.Decisions()[0].Protected && !slices.Contains(w.confirm, t.name) {
 		// The name is typed at a prompt: show what it confirms first.
 		fmt.Fprintf(f.IOStreams.ErrOut, "With the name typed, dynops will %s in %s, if %s:\n", res.Op, res.Table, res.Condition)
 		printImages(f.IOStreams.ErrOut, res)
 	}
-	g, err := decided.Confirm(w.yes, w.confirm)
+	g, err := p.decided.Confirm(w.yes, w.confirm)
 	if err != nil {
 		return err
 	}
@@ -170,7 +154,7 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 		"old_image": res.Before, "new_image": res.After, "condition": c.desc}
 	if g.DryRun() {
 		f.Audit.Act(audit.ItemAction(ch.op, audit.ItemPlanned), t.name, detail)
-		if err := printWrite(f, res); err != nil {
+		if err := showWrite(f, res); err != nil {
 			return err
 		}
 		g.PrintDryRun(ch.op)
@@ -179,7 +163,8 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{t.name}, Counts: map[string]int64{"items_to_" + ch.op: 1}}); err != nil {
 		return err
 	}
-	if err := ch.do(ctx, c); err != nil {
+	old, err := ch.do(ctx, c)
+	if err != nil {
 		if isConditionFailed(err) {
 			f.Audit.Act(audit.ItemAction(ch.op, audit.ItemRefused), t.name, detail)
 			return fmt.Errorf("the item in %s changed since it was read (%s no longer holds): nothing written. Read it again (dynops item get) and decide: %w", t.name, c.desc, err)
@@ -187,6 +172,10 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 		return fmt.Errorf("%s on %s: %w", ch.op, t.name, throttle.WithKey(err, string(keyJSON(key))))
 	}
 	res.Written = true
+	if old != nil {
+		res.ChangedSinceRead = repair.ChangedSinceRead(p.before, old)
+		detail["changed_since_read"] = res.ChangedSinceRead
+	}
 	after, err := t.read(ctx, key)
 	if err != nil {
 		f.Audit.Act(audit.ItemAction(ch.op, audit.ItemWritten), t.name, detail)
@@ -195,15 +184,101 @@ func run(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readA
 	res.After, res.AfterHash = image(after), item.Hash(after)
 	detail["after_hash"], detail["new_image"] = res.AfterHash, res.After
 	f.Audit.Act(audit.ItemAction(ch.op, audit.ItemWritten), t.name, detail)
-	return printWrite(f, res)
+	if err := showWrite(f, res); err != nil {
+		return err
+	}
+	if len(res.ChangedSinceRead) > 0 {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// pending is a write prepared: the protection decision, the item read
+// before, the change with its condition and the result so far.
+type pending struct {
+	decided *guard.Decided
+	before  map[string]types.AttributeValue
+	ch      *change
+	res     writeResult
+}
+
+// prepareWrite decides the protection, reads the item, checks --if-hash and
+// plans the change with its condition (--condition, else the item read:
+// repair.Lock). A change with nothing to do is shown here.
+func prepareWrite(ctx context.Context, f *factory.Factory, w *writeFlags, t *table, readAs []string, key map[string]types.AttributeValue,
+	plan func(before map[string]types.AttributeValue) (*change, error)) (*pending, error) {
+	explicit, err := w.explicit()
+	if err != nil {
+		return nil, err
+	}
+	decided, err := guard.Decide(f, protect.ReadTable(ctx, t.db, t.name))
+	if err != nil {
+		return nil, err
+	}
+	if err := decided.CheckTyped(w.confirm); err != nil {
+		return nil, err
+	}
+	if err := w.protectedNeeds(f, decided.Decisions()[0]); err != nil {
+		return nil, err
+	}
+	before, err := t.read(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	res := writeResult{Table: t.name, DryRun: !w.yes, ReadAs: readAs, Before: image(before), BeforeHash: item.Hash(before)}
+	if w.ifHash != "" && w.ifHash != res.BeforeHash {
+		return nil, fmt.Errorf("the item in %s changed: its image is now %s, --if-hash wants %s; nothing written. Read it again (dynops item get) and decide", t.name, res.BeforeHash, w.ifHash)
+	}
+	ch, err := plan(before)
+	if errors.Is(err, repair.ErrVersion) {
+		return nil, factory.UsageErrorf("%w; nothing was written", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Op = ch.op
+	p := &pending{decided: decided, before: before, ch: ch, res: res}
+	if ch.do == nil { // nothing to do (a delete of an absent item)
+		p.res.Note = "no item at that key: nothing to " + ch.op
+		p.res.After, p.res.AfterHash = image(nil), item.Hash(nil)
+		return p, showWrite(f, p.res)
+	}
+	ch.cond = explicit
+	if ch.cond == nil {
+		expr, names, values, err := w.lock(t).Condition(before)
+		if errors.Is(err, repair.ErrVersion) {
+			return nil, factory.UsageErrorf("%w; nothing was written", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w; or give --condition", err)
+		}
+		ch.cond = &cond{expr: expr, names: names, values: values, desc: w.condDesc(before, res.BeforeHash)}
+	}
+	p.res.Condition = ch.cond.desc
+	p.res.After, p.res.AfterHash = image(ch.after), item.Hash(ch.after)
+	return p, nil
+}
+
+// condDesc says what the condition on the item read checks.
+func (w *writeFlags) condDesc(before map[string]types.AttributeValue, hash string) string {
+	if w.version == "" || before == nil {
+		return "the item is still the image read before (" + hash + ")"
+	}
+	if v, ok := before[w.version].(*types.AttributeValueMemberN); ok { // a number: Condition refuses anything else
+		return fmt.Sprintf("its version attribute %s is still %s, as read", w.version, v.Value)
+	}
+	return fmt.Sprintf("it still has no version attribute %s, as read", w.version)
 }
 
 func keyJSON(key map[string]types.AttributeValue) json.RawMessage { return image(key) }
 
+// showWrite shows a write's result through its view.
+func showWrite(f *factory.Factory, r writeResult) error {
+	return view.Results(f, func(r writeResult) error { return printWrite(f, r) }).Show(r)
+}
+
+// printWrite is the human view of a write.
 func printWrite(f *factory.Factory, r writeResult) error {
-	if f.JSON() {
-		return f.PrintResult(r)
-	}
 	out := f.IOStreams.Out
 	for _, s := range r.ReadAs {
 		fmt.Fprintf(out, "read as %s\n", s)
@@ -218,6 +293,9 @@ func printWrite(f *factory.Factory, r writeResult) error {
 		fmt.Fprintf(out, "%s done in %s (condition: %s); the image after is read back:\n", r.Op, r.Table, r.Condition)
 	}
 	printImages(out, r)
+	if len(r.ChangedSinceRead) > 0 {
+		fmt.Fprintf(out, "CONFLICT: another writer changed the item between the read and the write; the write replaced %s: read it (dynops item get) and decide\n", strings.Join(r.ChangedSinceRead, ", "))
+	}
 	if r.DryRun {
 		fmt.Fprintf(out, "add --if-hash %s to write only if the item is still what this dry run read\n", r.BeforeHash)
 	}
@@ -270,15 +348,23 @@ func newCmdPut(f *factory.Factory) *cobra.Command {
 			}
 			key := item.KeyOf(t.schema, p.Attrs)
 			return run(ctx, f, w, t, []string{"--item: " + p.Describe()}, key, func(before map[string]types.AttributeValue) (*change, error) {
-				return &change{op: "put", key: key, before: before, after: p.Attrs, do: func(ctx context.Context, c *cond) error {
-					_, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: p.Attrs,
+				after, err := w.lock(t).Next(p.Attrs, before)
+				if err != nil {
+					return nil, err
+				}
+				return &change{op: "put", key: key, before: before, after: after, do: func(ctx context.Context, c *cond) (map[string]types.AttributeValue, error) {
+					out, err := t.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &t.name, Item: after, ReturnValues: types.ReturnValueAllOld,
 						ConditionExpression: &c.expr, ExpressionAttributeNames: c.names, ExpressionAttributeValues: c.values})
-					return err
+					if err != nil {
+						return nil, err
+					}
+					return allOld(out.Attributes), nil
 				}}, nil
 			})
 		},
 	}
 	w.add(cmd.Flags(), false)
+	w.addVersion(cmd.Flags())
 	cmd.Flags().StringVar(&itemJSON, "item", "", "the whole item: a JSON object (DynamoDB JSON or plain JSON) with its key")
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, Interrupted)
@@ -339,7 +425,7 @@ func newCmdUpdate(f *factory.Factory) *cobra.Command {
 				if before == nil {
 					return nil, fmt.Errorf("no item in %s at that key: nothing to update (an update would create it); create it with dynops item put", t.name)
 				}
-				return &change{op: "update", key: k.Attrs, before: before, after: u.Apply(before, set.Attrs, remove), do: func(ctx context.Context, c *cond) error {
+				return &change{op: "update", key: k.Attrs, before: before, after: u.Apply(before, set.Attrs, remove), do: func(ctx context.Context, c *cond) (map[string]types.AttributeValue, error) {
 					names := map[string]string{}
 					for ph, n := range u.Names {
 						names[ph] = n
@@ -360,7 +446,7 @@ func newCmdUpdate(f *factory.Factory) *cobra.Command {
 						in.ExpressionAttributeValues = values
 					}
 					_, err := t.db.UpdateItem(ctx, in)
-					return err
+					return nil, err // an update replaces only the attributes it names
 				}}, nil
 			})
 		},
@@ -396,21 +482,34 @@ func newCmdDelete(f *factory.Factory) *cobra.Command {
 				if before == nil {
 					return ch, nil
 				}
-				ch.do = func(ctx context.Context, c *cond) error {
-					_, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &t.name, Key: k.Attrs,
+				ch.do = func(ctx context.Context, c *cond) (map[string]types.AttributeValue, error) {
+					out, err := t.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &t.name, Key: k.Attrs, ReturnValues: types.ReturnValueAllOld,
 						ConditionExpression: &c.expr, ExpressionAttributeNames: c.names, ExpressionAttributeValues: c.values})
-					return err
+					if err != nil {
+						return nil, err
+					}
+					return allOld(out.Attributes), nil
 				}
 				return ch, nil
 			})
 		},
 	}
 	w.add(cmd.Flags(), true)
+	w.addVersion(cmd.Flags())
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, Interrupted)
 	cmdfacts.SetTimeout(cmd, awsconfig.DefaultTimeout)
 	cmdfacts.SetTargets(cmd, "table")
 	return cmd
+}
+
+// allOld is the item a write replaced (ALL_OLD), an empty map when there
+// was none (nil means: the write does not replace whole items).
+func allOld(attrs map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if attrs == nil {
+		return map[string]types.AttributeValue{}
+	}
+	return attrs
 }
 
 // keyed parses flag (--key, or --item: a whole item), opens the table and

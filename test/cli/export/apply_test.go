@@ -194,7 +194,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	plan := filepath.Join(t.TempDir(), "apply-plan.jsonl")
 	_, errOut, code := fxt.dynops(t, append(args, "--plan-out", plan)...)
 	require.Equal(t, 0, code, errOut)
-	entries := readPlan(t, plan)
+	entries := fx.ReadPlan(t, plan)
 	require.NotEmpty(t, entries)
 	assert.LessOrEqual(t, len(entries), 11+4+2+1, "a key changed in both windows is planned once")
 	for _, e := range entries {

@@ -1,8 +1,6 @@
 package export
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,31 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/tablediff"
 	fx "github.com/dynops/dynops/test/helpers/fixture"
 )
-
-// readPlan reads a plan file (one JSON line a key) and checks its mode.
-func readPlan(t *testing.T, path string) []shared.PlanEntry {
-	t.Helper()
-	info, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the plan holds items: 0600")
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var out []shared.PlanEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e shared.PlanEntry
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), sc.Text())
-		out = append(out, e)
-	}
-	require.NoError(t, sc.Err())
-	return out
-}
 
 // TestRevertPlanOut (issue 44): a dry run of export revert writes, for
 // review, every key it would write with the item now and after the revert
@@ -72,7 +49,7 @@ func TestRevertPlanOut(t *testing.T) {
 	_, errOut, code := fxt.dynops(t, append(args, "--plan-out", plan)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "plan: 2 key(s)")
-	entries := readPlan(t, plan)
+	entries := fx.ReadPlan(t, plan)
 	require.Len(t, entries, 2)
 	assert.Equal(t, "put", entries[0].Action, "u-1 is put back to its image at the window's start")
 	assert.JSONEq(t, `{"user_id":{"S":"u-1"},"role":{"S":"user"}}`, string(entries[0].Before))
@@ -97,7 +74,7 @@ func TestRevertPlanOut(t *testing.T) {
 	t.Run("--hashes-only --force: checksums instead of items", func(t *testing.T) {
 		_, errOut, code := fxt.dynops(t, append(args, "--plan-out", plan, "--hashes-only", "--force")...)
 		require.Equal(t, 0, code, errOut)
-		entries := readPlan(t, plan)
+		entries := fx.ReadPlan(t, plan)
 		require.Len(t, entries, 2)
 		assert.Empty(t, entries[0].Before, "no items with --hashes-only")
 		require.NotNil(t, entries[0].BeforeChecksum)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/harness"
 )
 
@@ -156,6 +158,8 @@ func TestItemBadInputRefusedNothingWritten(t *testing.T) {
 		{"condition names without condition", []string{"item", "delete", "--table", name, "--key", key, "--condition-names", `{"#a": "b"}`, "--yes"}, "go with --condition", 2},
 		{"bad condition names", []string{"item", "delete", "--table", name, "--key", key, "--condition", "#a = :a", "--condition-names", `x`, "--yes"}, "--condition-names", 2},
 		{"condition placeholder clash", []string{"item", "update", "--table", name, "--key", key, "--set", `{"x": 1}`, "--condition", "#s0 = :c", "--condition-names", `{"#s0": "status"}`, "--condition-values", `{":c": "broken"}`, "--yes"}, "placeholder of the update", 2},
+		{"--condition with --version-attribute", []string{"item", "put", "--table", name, "--item", `{"pk": "u1", "sk": 1}`, "--version-attribute", "v", "--condition", "attribute_exists(pk)", "--yes"}, "give one or the other", 2},
+		{"a version attribute that is not a number", []string{"item", "put", "--table", name, "--item", `{"pk": "u1", "sk": 1}`, "--version-attribute", "status", "--yes"}, `"status" is not a whole number`, 2},
 		{"stale --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:0000000000000000", "--yes"}, "changed", 1},
 		{"malformed --if-hash", []string{"item", "delete", "--table", name, "--key", key, "--if-hash", "sha256:nothex!", "--yes"}, "--if-hash", 2},
 		{"--if-hash of the wrong length", []string{"item", "put", "--table", name, "--item", `{"pk": "u9", "sk": 9}`, "--if-hash", "sha256:0123", "--yes"}, "is not an item hash", 2},
@@ -408,4 +412,75 @@ func TestItemProtectedShowsImagesBeforeTheName(t *testing.T) {
 	if got := snapshot(t, db, prodName); !strings.Contains(got, "fixed") {
 		t.Errorf("the right name did not write: %s", got)
 	}
+}
+
+// TestItemPutOverAnAttributeAddedSinceTheRead (issue 44): the condition on
+// the image read names only the attributes read, so an attribute another
+// writer adds between dynops's read and its put is not covered by it. The
+// put goes through (it cannot be refused) but asks for the item it
+// replaced, and reports the attribute it dropped as a conflict: exit 1, in
+// the output, the JSON and the audit. With --version-attribute the write is
+// conditional on the version the other writer increments: refused, nothing
+// lost; without a writer in between, the put increments the version.
+func TestItemPutOverAnAttributeAddedSinceTheRead(t *testing.T) {
+	if !target.OnEmulator() {
+		t.Skip("emulator only: the other writer acts from a proxy in front of the emulator")
+	}
+	db, name, auditLog := setup(t, "dev-hoge")
+	ctx := context.Background()
+	key := map[string]types.AttributeValue{"pk": s("u2"), "sk": n("1")}
+	addX := func(set string, values map[string]types.AttributeValue) func() {
+		return func() {
+			if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &name, Key: key, UpdateExpression: aws.String(set),
+				ExpressionAttributeValues: values}); err != nil {
+				t.Errorf("the other writer: %v", err)
+			}
+		}
+	}
+	p, err := faults.Interleave(target.Emulator.URL, "PutItem", addX("SET x = :x", map[string]types.AttributeValue{":x": s("added by the app")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	out, errOut, code := dynopsAt(t, p.URL, auditLog, "item", "put", "--table", name, "--item", `{"pk": "u2", "sk": 1, "status": "fixed"}`, "--yes", "-o", "json")
+	if code != 1 {
+		t.Fatalf("a put over an attribute added since the read: exit %d, want 1 (a conflict)\n%s%s", code, out, errOut)
+	}
+	var res struct {
+		Written bool     `json:"written"`
+		Changed []string `json:"changed_since_read"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !res.Written || len(res.Changed) != 1 || res.Changed[0] != "x" {
+		t.Errorf("the JSON names the attribute the put replaced: %+v", res)
+	}
+	rec := finished(t, auditLog)
+	if !strings.Contains(fmt.Sprint(rec["actions"]), "changed_since_read:[x]") {
+		t.Errorf("the audit names the attribute the put replaced: %v", rec["actions"])
+	}
+
+	t.Run("--version-attribute: the other writer's increment refuses the put", func(t *testing.T) {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &name, Item: map[string]types.AttributeValue{"pk": s("u2"), "sk": n("1"), "status": s("ok"), "ver": n("3")}}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := faults.Interleave(target.Emulator.URL, "PutItem", addX("SET x = :x, ver = ver + :one", map[string]types.AttributeValue{":x": s("added by the app"), ":one": n("1")}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		out, errOut, code := dynopsAt(t, p.URL, auditLog, "item", "put", "--table", name, "--item", `{"pk": "u2", "sk": 1, "status": "fixed"}`, "--version-attribute", "ver", "--yes")
+		if code != 1 || !strings.Contains(out+errOut, "nothing written") || !strings.Contains(out+errOut, "version attribute ver") {
+			t.Errorf("exit %d, want 1, nothing written, naming the version\n%s%s", code, out, errOut)
+		}
+		got := snapshot(t, db, name)
+		if !strings.Contains(got, `"x":{"S":"added by the app"}`) || !strings.Contains(got, `"ver":{"N":"4"}`) {
+			t.Errorf("the other writer's change is kept:\n%s", got)
+		}
+		out, errOut, code = dynops(t, auditLog, "item", "put", "--table", name, "--item", `{"pk": "u2", "sk": 1, "status": "fixed"}`, "--version-attribute", "ver", "--yes")
+		if code != 0 || !strings.Contains(snapshot(t, db, name), `"status":{"S":"fixed"},"ver":{"N":"5"}`) {
+			t.Errorf("with no writer in between the put increments the version: exit %d\n%s%s\n%s", code, out, errOut, snapshot(t, db, name))
+		}
+	})
 }

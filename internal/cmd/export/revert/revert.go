@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/budget"
@@ -21,9 +23,9 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/export"
-	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/safefile"
 )
@@ -45,6 +47,9 @@ type Options struct {
 	Unverified string
 	// Plan is --plan-out FILE: a dry run's per-key before/after images.
 	Plan shared.PlanOut
+	// VersionAttribute is --version-attribute NAME: writes are conditional
+	// on the table's version attribute and increment it.
+	VersionAttribute string
 	// ConflictsFile receives every conflict, one JSON line each (0600).
 	ConflictsFile string
 	// Shard is --shard I/N: revert only the keys of that shard ("": all).
@@ -76,6 +81,13 @@ Each key is read back (a consistent GetItem) and:
   - already as it was at the window's start: counted, not written (a re-run);
   - changed after the window: a conflict, left alone and listed, so a later
     legitimate write is never lost. Exit status 1 when there are conflicts.
+A condition can only name the attributes read: an attribute another writer
+adds between the read and the write is replaced by the put, so each write
+asks for the item it replaced and such a key is listed as a conflict
+(reverted) with the attributes it replaced. With --version-attribute NAME
+(the application's optimistic-locking version, as the AWS SDKs' DynamoDBMapper
+and Enhanced Client keep it) each write is conditional on that version and
+increments it, so a versioned writer's change in between makes it fail.
     The terminal shows a sample; -o json and --conflicts-file FILE (mode
     0600, one JSON line a key) have them all.
 
@@ -133,6 +145,7 @@ typed (or --confirm NAME). Interrupted: run it again.`,
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	fl.StringVar(&opts.Shard, "shard", "", "I/N: revert only the keys whose key hash mod N is I (N such reverts do what one does; --max-write-units is split evenly across them)")
 	shared.AddPlanOutFlags(fl, &opts.Plan)
+	fl.StringVar(&opts.VersionAttribute, "version-attribute", "", "NAME of the table's version attribute (a number the application's data-access layer increments): each write is conditional on it and increments it")
 	fl.StringVar(&opts.ConflictsFile, "conflicts-file", "", "write every conflict to FILE (new, mode 0600; one JSON line a key: key, reason)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints what it would do)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a protected revert")
@@ -168,7 +181,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
-	apply := !g.DryRun()
 	prices, err := capacity.LoadPrices(opts.PriceFile)
 	if err != nil {
 		return factory.UsageErrorf("%w", err)
@@ -180,22 +192,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	// Everything that can refuse runs before the first write and before the
 	// audit's started record: the chain, the view, and whom to believe.
-	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
-	if err != nil {
-		return err
-	}
-	if err := export.CheckRevertable(store, incs); err != nil {
+	src, err := export.PrepareRevert(ctx, db, store, opts.Prefixes, opts.Table, opts.Bucket, shared.Trust(clients, opts.Unverified))
+	if errors.Is(err, export.ErrNotRevertable) {
 		return factory.UsageErrorf("%w; nothing was changed", err)
 	}
-	tableArn, err := export.TableArn(ctx, db, opts.Table)
-	if err != nil {
-		return err
-	}
-	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: tableArn, Bucket: opts.Bucket}, shared.Trust(clients, opts.Unverified))
 	if err != nil {
 		return shared.Refusal(err)
 	}
-	arns := shared.ExportArns(vouched)
 	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, opts.Table)
 	if err != nil {
 		return err
@@ -203,15 +206,24 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if wb, err = wb.Split(opts.shard.Count); err != nil {
 		return err
 	}
+	rep, err := revert(ctx, f, clients, g, opts, src, wb, prices)
+	return show(f, g, opts, rep, err)
+}
+
+// revert audits the start of a run that writes, reverts (or plans) with a
+// progress bar, and audits what it did.
+func revert(ctx context.Context, f *factory.Factory, clients awsclients.Set, g *guard.Confirmed, opts *Options, src export.RevertSource, wb capacity.Budget, prices *capacity.Prices) (export.RevertReport, error) {
+	db, apply, arns := clients.DynamoDB(), !g.DryRun(), shared.ExportArns(src.Vouched)
 	if apply {
-		if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, tableArn}, arns...),
-			Counts: map[string]int64{"exports": int64(len(incs))}}); err != nil {
-			return err
+		if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, src.TableArn}, arns...),
+			Counts: map[string]int64{"exports": int64(len(src.Incs))}}); err != nil {
+			return export.RevertReport{}, err
 		}
 	}
 	bar := f.IOStreams.StartProgress("export revert: keys", 0)
-	rep, err := export.Revert(ctx, db, store, incs, export.RevertOptions{
+	rep, err := export.Revert(ctx, db, shared.BucketStore(clients, opts.Bucket, opts.BucketRegion), src.Incs, export.RevertOptions{
 		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Shard: opts.shard, Planned: opts.Plan.Planned(),
+		VersionAttribute: opts.VersionAttribute,
 		Progress: func(done, total int64) {
 			if wb.Bucket != nil {
 				u := wb.Bucket.Usage()
@@ -222,7 +234,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 	})
 	bar.Done()
-	rep.SourceTable, rep.Vouched, rep.Unverified = tableArn, vouched, opts.Unverified
+	rep.SourceTable, rep.Vouched, rep.Unverified = src.TableArn, src.Vouched, opts.Unverified
 	rep.WriteBudget = &wb
 	if !apply && err == nil {
 		// The estimate: each restore a whole item of the table's average
@@ -235,14 +247,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	// "keys" would be read as a key and hashed: the count and the digest of
 	// the keys have names of their own.
-	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "source_table": tableArn, "export_arns": arns,
+	detail := map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "source_table": src.TableArn, "export_arns": arns,
 		"unverified_exports": opts.Unverified, "from": rep.From, "to": rep.To, "keys_changed": rep.Keys, "keys_digest": rep.KeysDigest,
 		"restores": rep.Restores, "deletes": rep.Deletes, "already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts,
+		"changed_since_read": rep.ChangedSinceRead, "version_attribute": opts.VersionAttribute,
 		"write_budget": wb, "write_capacity": rep.WriteCapacity, "shard": rep.Shard}
 	if apply {
 		f.Audit.Act(audit.ActExportRevert, opts.Table, detail)
 		f.Audit.Counts(map[string]int64{"keys": rep.Keys, "restores": rep.Restores, "deletes": rep.Deletes,
-			"already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts})
+			"already_reverted": rep.AlreadyReverted, "conflicts": rep.Conflicts, "changed_since_read": rep.ChangedSinceRead})
 	} else {
 		f.Audit.Act(audit.ActPlanExportRevert, opts.Table, detail)
 	}
@@ -251,13 +264,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			err = werr
 		}
 	}
+	return rep, err
+}
+
+// show shows the report (also after a failure that handled some keys), and
+// ends a dry run with its plan file and notice; exit 1 with conflicts.
+func show(f *factory.Factory, g *guard.Confirmed, opts *Options, rep export.RevertReport, err error) error {
+	v := view.Results(f, func(rep export.RevertReport) error { return printHuman(f, rep) })
 	if err != nil {
 		if rep.Keys > 0 {
-			_ = print(f, rep)
+			_ = v.Show(rep)
 		}
 		return err
 	}
-	if err := print(f, rep); err != nil {
+	if err := v.Show(rep); err != nil {
 		return err
 	}
 	if g.DryRun() {
@@ -267,7 +287,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		g.PrintDryRun("revert the window")
 		return nil
 	}
-	if rep.Conflicts > 0 {
+	if rep.Conflicts+rep.ChangedSinceRead > 0 {
 		return factory.ExitError{Code: 1}
 	}
 	return nil
@@ -285,10 +305,8 @@ func writeConflicts(path string, cs []export.RevertConflict) error {
 	return safefile.WriteFile(path, "conflicts file", b.Bytes(), false)
 }
 
-func print(f *factory.Factory, rep export.RevertReport) error {
-	if f.JSON() {
-		return f.PrintResult(rep)
-	}
+// printHuman is the human view of a revert.
+func printHuman(f *factory.Factory, rep export.RevertReport) error {
 	out := f.IOStreams.Out
 	verb := "reverted"
 	if rep.DryRun {
@@ -303,14 +321,17 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 		{"already as they were (not written)", fmt.Sprint(rep.AlreadyReverted)},
 		{"changed after the window (conflicts, left alone)", fmt.Sprint(rep.Conflicts)},
 	}
+	if rep.ChangedSinceRead > 0 {
+		rows = append(rows, []string{"written over a change made since the read (conflicts)", fmt.Sprint(rep.ChangedSinceRead)})
+	}
 	if err := f.IOStreams.Table([]string{"KEYS", "COUNT"}, rows); err != nil {
 		return err
 	}
 	for _, c := range rep.ConflictSample {
 		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
 	}
-	if n := int64(len(rep.ConflictSample)); n < rep.Conflicts {
-		fmt.Fprintf(out, "  ... and %d more: every conflict is in -o json and --conflicts-file FILE\n", rep.Conflicts-n)
+	if n := int64(len(rep.ConflictSample)); n < rep.Conflicts+rep.ChangedSinceRead {
+		fmt.Fprintf(out, "  ... and %d more: every conflict is in -o json and --conflicts-file FILE\n", rep.Conflicts+rep.ChangedSinceRead-n)
 	}
 	if b := rep.WriteBudget; b != nil {
 		fmt.Fprintln(out, b.String())
@@ -323,6 +344,9 @@ func print(f *factory.Factory, rep export.RevertReport) error {
 	}
 	if rep.Conflicts > 0 {
 		fmt.Fprintf(out, "\n%d key(s) changed after the window were left alone: read them (dynops item get) and decide per key.\n", rep.Conflicts)
+	}
+	if rep.ChangedSinceRead > 0 {
+		fmt.Fprintf(out, "\n%d key(s) were reverted, but another writer changed them between the read and the write: the write replaced the attributes listed; read them (dynops item get) and decide.\n", rep.ChangedSinceRead)
 	}
 	return nil
 }

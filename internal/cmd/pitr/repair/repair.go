@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/budget"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
@@ -20,6 +22,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
@@ -55,6 +58,9 @@ type Options struct {
 	DamageAttribute          string
 	// Shard is --shard I/N: repair only the keys of that shard ("": all).
 	Shard string
+	// Plan is --plan-out FILE [--hashes-only]: each key's item before and
+	// after the repair, written on the dry run and on the run.
+	Plan exportshared.PlanOut
 }
 
 // Report is the --output json document.
@@ -99,7 +105,17 @@ revert'), or be accepted with --unverified-exports "REASON".
 Each item is written with a condition that the original still holds what the
 diff saw (its checksum, then a condition on its whole image in the write), so a
 write the application made since is never overwritten: it is reported as a
-conflict and left alone. --unconditional uses BatchWriteItem (25 items per call,
+conflict and left alone. A condition can only name the attributes read: an
+attribute another writer adds between the read and the write is replaced by
+the put; the write asks for the item it replaced, and such a key is reported
+as a conflict (written) with the attributes it replaced. With
+--version-attribute NAME (the application's optimistic-locking version, as
+the AWS SDKs' DynamoDBMapper and Enhanced Client keep it) each write is
+conditional on that version and increments it, so a versioned writer's
+change in between makes the write fail instead. --plan-out FILE writes each
+key's item before and after the repair (--hashes-only: their checksums) to a
+new 0600 file, on the dry run (which then reads every key) and on the run.
+--unconditional uses BatchWriteItem (25 items per call,
 unprocessed items retried with backoff) without conditions: faster, and safe
 only while writes to the original are stopped.
 
@@ -130,7 +146,8 @@ Without --yes it prints what it would write and delete and changes nothing; a
 protected original (prod, or anything dynops cannot show is not prod, README
 "Protected targets") also needs its name typed after the counts are shown (or
 --confirm NAME).
-Exit status 1 when some keys were left alone as conflicts.`,
+Exit status 1 when some keys were left alone as conflicts, or written over a
+change made since the read.`,
 		Example: `  dynops pitr repair --from prod-hoge-user-restored-20261121t094500z --to prod-hoge-user --keys keys.jsonl
   dynops pitr repair --from RESTORED --to ORIGINAL --all-differences --yes --confirm ORIGINAL
   dynops pitr repair --from-export s3://prod-hoge-exports/full/AWSDynamoDB/01732000000000-abcd1234 --to prod-hoge-user --keys keys.jsonl`,
@@ -163,6 +180,9 @@ Exit status 1 when some keys were left alone as conflicts.`,
 					return factory.UsageErrorf("--shard %s needs --keys FILE: every shard must repair from the same keys file (diff first with table diff --keys-out)", opts.Shard)
 				}
 				r.Shard = sh
+			}
+			if err := checkWriteFlags(opts); err != nil {
+				return err
 			}
 			if fl := cmd.Flags().Lookup("allow-unrelated-source"); fl.Changed && strings.TrimSpace(opts.AllowUnrelated) == "" {
 				return factory.UsageErrorf("--allow-unrelated-source needs a REASON (it goes in the audit record), e.g. --allow-unrelated-source \"INC-123: restored by hand\"")
@@ -201,6 +221,8 @@ Exit status 1 when some keys were left alone as conflicts.`,
 	fl.StringVar(&r.Unscoped, "unscoped", "", "REASON: copy back every difference, good writes since the restore point included (recorded in the audit)")
 	fl.StringVar(&r.RecordFile, "record", "", "write every key's outcome here, JSON lines, for `pitr verify` (default: the keys file + .repair.jsonl, + .repair-shard-I-of-N.jsonl with --shard)")
 	fl.StringVar(&opts.Shard, "shard", "", "I/N: repair only the keys whose key hash mod N is I (N such repairs do what one does; --max-write-units is split evenly across them)")
+	fl.StringVar(&r.VersionAttribute, "version-attribute", "", "NAME of --to's version attribute (a number the application's data-access layer increments): each write is conditional on it and increments it")
+	exportshared.AddPlanOutFlags(fl, &opts.Plan)
 	cmdfacts.Writes(cmd)
 	cmdfacts.SetInterrupt(cmd, "items written so far stay written (the audit log lists what was done); run the same repair again: it writes only what still differs")
 	cmdfacts.SetTimeout(cmd, time.Minute)
@@ -215,8 +237,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	db := clients.DynamoDB()
-	ro := opts.Repair
-	rep := Report{}
+	ro, rep := opts.Repair, Report{}
 	// The target's protection and the source's relation come first: both read
 	// from the service, before any diff.
 	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, ro.To))
@@ -228,130 +249,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := decided.CheckTyped(opts.Confirm); err != nil {
 		return err // a --confirm naming another table: refused before anything is read
 	}
-	if opts.FromExport != "" {
-		ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return clients.S3(), nil })
-		if err != nil {
-			return factory.UsageErrorf("--from-export: %w", err)
-		}
-		ro.From = opts.FromExport
-		// The export must be of --to (its manifest's tableArn), as a restored
-		// table must be a restore of it.
-		sum, _, err := ro.FromExport.ExportSummary(ctx)
-		if err != nil {
-			return err
-		}
-		toArn, err := export.TableArn(ctx, db, ro.To)
-		if err != nil {
-			return err
-		}
-		want := toArn
-		if name := sum.TableArn[strings.LastIndex(sum.TableArn, "/")+1:]; name != ro.To {
-			why := fmt.Sprintf("the export %s is of table %q (its manifest's tableArn %s), not of --to %s", opts.FromExport, name, sum.TableArn, ro.To)
-			if opts.AllowUnrelated == "" {
-				return factory.UsageErrorf("%s; pass --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", why)
-			}
-			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
-			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
-			want = sum.TableArn // still an export DynamoDB vouches for, of the table it names
-		}
-		// Whom to believe: the export as DynamoDB vouches for it
-		// (exportverify.Vouch), before anything is diffed or written.
-		if opts.Unverified != "" && opts.Yes {
-			if err := decided.AllowException(ctx, "--"+exportshared.UnverifiedFlag); err != nil {
-				return err
-			}
-		}
-		if _, _, err := exportshared.VouchExport(ctx, f, clients, ro.FromExport, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To); err != nil {
-			return err
-		}
-	} else {
-		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
-		rep.Source = &rel
-		switch {
-		case errors.Is(err, repair.ErrKeySchema):
-			return factory.UsageErrorf("%w", err)
-		case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
-			return factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
-		case errors.Is(err, repair.ErrUnrelatedSource):
-			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
-			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
-		case err != nil:
-			return err
-		}
-	}
-	if opts.AllDifferences {
-		dir, err := os.MkdirTemp("", "dynops-repair-")
-		if err != nil {
-			return fmt.Errorf("creating a temp dir for the keys: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
-		var total int64 // unknown (0) for an export source: its manifest counts are read by the diff
-		if ro.FromExport == nil {
-			_, count, err := tablediff.SameKey(ctx, db, ro.From, ro.To)
-			if err != nil {
-				return err
-			}
-			total = 2 * count
-		}
-		bar := f.IOStreams.StartProgress("diff before repair: items scanned", total)
-		rep.Diff, err = tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
-			SourceExport: ro.FromExport, ExportParallel: ro.ExportParallel,
-			KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) { bar.Set(a + b) }})
-		bar.Done()
-		if err != nil {
-			return err
-		}
-	}
-	if ro.Scope, err = buildScope(ctx, f, opts, ro, rep.Source); err != nil {
+	if rep.Source, err = checkSource(ctx, f, clients, decided, opts, &ro); err != nil {
 		return err
 	}
-	if ro.RecordFile == "" && !opts.AllDifferences {
-		ro.RecordFile = ro.KeysFile + ".repair.jsonl"
-		if ro.Shard.Count > 1 {
-			ro.RecordFile = fmt.Sprintf("%s.repair-shard-%d-of-%d.jsonl", ro.KeysFile, ro.Shard.Index, ro.Shard.Count)
-		}
-	}
-	rep.Plan, err = repair.MakePlan(ro)
-	if errors.Is(err, repair.ErrKeysFile) {
-		return factory.UsageErrorf("%w", err)
-	}
+	cleanup, err := prepare(ctx, f, clients, opts, &ro, &rep)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	rep.CopyBack, rep.MayBeGoodWrites, rep.LeftAlone = rep.Plan.Copy, rep.Plan.MayBeGoodWrites, rep.Plan.OutOfScope+rep.Plan.WrittenAfter
-	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
-	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, ro.To)
-	if err != nil {
-		return err
-	}
-	if wb, err = wb.Split(ro.Shard.Count); err != nil {
-		return err
-	}
-	rep.WriteBudget, ro.WriteBudget = &wb, wb.Bucket
-	prices, err := capacity.LoadPrices(opts.PriceFile)
-	if err != nil {
-		return factory.UsageErrorf("%w", err)
-	}
-	// The estimate: each copy a whole item of the target's average size,
-	// each delete one unit.
-	_, _, avg, err := capacity.TableSize(ctx, db, ro.To)
-	if err != nil {
-		return err
-	}
-	deletes := int64(0)
-	if rep.Plan.DeleteExtra {
-		deletes = rep.Plan.Extra
-	}
-	est := &capacity.Estimate{Table: ro.To, Kind: capacity.Write, Items: rep.Plan.Copies() + deletes, Bytes: rep.Plan.Copies() * avg,
-		Units: capacity.WriteUnits(rep.Plan.Copies(), avg) + float64(deletes)}
-	est.Finish(wb, prices, clients.Region())
-	rep.WriteEstimate = est
-	// The counts are shown before the question.
-	if !f.JSON() {
-		printPlan(f, rep.Plan, rep.Target)
-		fmt.Fprintf(f.IOStreams.Out, "  %s\n  %s\n", wb, est)
-	}
+	v := view.Pick[repairView](f, humanView{f: f}, jsonView{f: f})
+	v.Plan(&rep)
 	if err := rep.Plan.CheckScoped(); err != nil && opts.Yes {
 		return factory.UsageErrorf("%w", err) // fail closed: nothing that may be a good write is reverted without a decision
 	}
@@ -359,55 +266,245 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	ro.Planned = opts.Plan.Planned()
 	if g.DryRun() {
-		rep.DryRun = true
-		f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"plan": rep.Plan, "write_budget": wb})
-		if f.JSON() {
-			return f.PrintResult(rep)
-		}
-		g.PrintDryRun("repair")
-		return nil
+		return dryRun(ctx, f, db, g, v, opts, ro, &rep)
 	}
 	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{ro.From, ro.To}, Counts: map[string]int64{
 		"missing": rep.Plan.Missing, "changed": rep.Plan.Changed, "extra": rep.Plan.Extra}}); err != nil {
 		return err
 	}
-	bar := f.IOStreams.StartProgress("repairing "+ro.To+": keys", rep.Plan.Missing+rep.Plan.Changed+rep.Plan.Extra)
-	ro.Progress = bar.Set
-	if wb.Bucket != nil {
-		ro.Progress = func(n int64) {
-			u := wb.Bucket.Usage()
-			bar.Status("%.1f WCU/s of %.1f", u.PerSecond, u.Budget)
-			bar.Set(n)
-		}
-	}
-	rep.Result, err = repair.Run(ctx, db, ro)
-	bar.Done()
-	if r := rep.Result; r != nil {
-		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
-			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "left_out_of_scope": r.LeftOutOfScope, "conflicts": r.Conflicts})
+	err = runRepair(ctx, f, db, ro, &rep)
+	if ferr := opts.Plan.Finish(f); err == nil { // the keys written so far, also when the run failed
+		err = ferr
 	}
 	if err != nil {
 		return err
 	}
-	rep.Conflicts, rep.Record = rep.Result.Conflicts, ro.RecordFile
-	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"result": rep.Result, "write_budget": wb})
-	if f.JSON() {
-		err = f.PrintResult(rep)
-	} else {
-		printResult(f, rep.Result, ro.RecordFile)
-		if c := rep.Result.WriteCapacity; c != nil {
-			fmt.Fprintf(f.IOStreams.Out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
-		}
-	}
-	if err != nil {
+	if err := v.Result(&rep); err != nil {
 		return err
 	}
-	if rep.Result.Conflicts > 0 {
+	if rep.Result.Conflicts+rep.Result.ChangedSinceRead > 0 {
 		return factory.ExitError{Code: 1}
 	}
 	return nil
 }
+
+// dryRun audits the plan; with --plan-out it reads every key as the repair
+// would (writing nothing) and writes each key's item before and after.
+func dryRun(ctx context.Context, f *factory.Factory, db repair.DynamoDB, g *guard.Confirmed, v repairView, opts *Options, ro repair.Options, rep *Report) error {
+	rep.DryRun = true
+	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"plan": rep.Plan, "write_budget": rep.WriteBudget, "plan_out": opts.Plan.File})
+	if opts.Plan.File != "" {
+		ro.DryRun, ro.Progress = true, nil
+		if _, err := repair.Run(ctx, db, ro); err != nil {
+			return err
+		}
+		if err := opts.Plan.Finish(f); err != nil {
+			return err
+		}
+	}
+	return v.DryRun(rep, g)
+}
+
+// runRepair runs the repair with a progress bar (its write budget in the
+// status) and audits what it did.
+func runRepair(ctx context.Context, f *factory.Factory, db repair.DynamoDB, ro repair.Options, rep *Report) error {
+	bar := f.IOStreams.StartProgress("repairing "+ro.To+": keys", rep.Plan.Missing+rep.Plan.Changed+rep.Plan.Extra)
+	ro.Progress = bar.Set
+	if b := ro.WriteBudget; b != nil {
+		ro.Progress = func(n int64) {
+			u := b.Usage()
+			bar.Status("%.1f WCU/s of %.1f", u.PerSecond, u.Budget)
+			bar.Set(n)
+		}
+	}
+	res, err := repair.Run(ctx, db, ro)
+	bar.Done()
+	if r := res; r != nil {
+		f.Audit.Counts(map[string]int64{"copied": r.Copied, "deleted": r.Deleted, "already_equal": r.AlreadyEqual,
+			"gone_from_source": r.GoneFromSource, "kept_extra": r.KeptExtra, "left_out_of_scope": r.LeftOutOfScope, "conflicts": r.Conflicts,
+			"changed_since_read": r.ChangedSinceRead})
+	}
+	if err != nil {
+		return err
+	}
+	rep.Result, rep.Conflicts, rep.Record = res, res.Conflicts, ro.RecordFile
+	f.Audit.Act(audit.ActRepairItems, ro.To, map[string]any{"result": res, "write_budget": rep.WriteBudget})
+	return nil
+}
+
+// checkSource checks what the repair copies from: an export DynamoDB
+// vouches for, of --to (or accepted with --allow-unrelated-source), or a
+// table that is a restore of --to. It returns the table's relation (nil for
+// an export).
+func checkSource(ctx context.Context, f *factory.Factory, clients awsclients.Set, decided *guard.Decided, opts *Options, ro *repair.Options) (*repair.Relation, error) {
+	db := clients.DynamoDB()
+	if opts.FromExport == "" {
+		rel, err := repair.CheckSource(ctx, db, ro.From, ro.To)
+		switch {
+		case errors.Is(err, repair.ErrKeySchema):
+			return &rel, factory.UsageErrorf("%w", err)
+		case errors.Is(err, repair.ErrUnrelatedSource) && opts.AllowUnrelated == "":
+			return &rel, factory.UsageErrorf("%w; repair copies from a restore of the table it repairs: pass the restored table as --from, or --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", err)
+		case errors.Is(err, repair.ErrUnrelatedSource):
+			f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": ro.From, "reason": opts.AllowUnrelated, "why_unrelated": rel.Why})
+			f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", rel.Why, opts.AllowUnrelated)
+		case err != nil:
+			return &rel, err
+		}
+		return &rel, nil
+	}
+	var err error
+	ro.FromExport, err = exportverify.OpenExport(opts.FromExport, func() (exportverify.S3API, error) { return clients.S3(), nil })
+	if err != nil {
+		return nil, factory.UsageErrorf("--from-export: %w", err)
+	}
+	ro.From = opts.FromExport
+	// The export must be of --to (its manifest's tableArn), as a restored
+	// table must be a restore of it.
+	sum, _, err := ro.FromExport.ExportSummary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want, err := export.TableArn(ctx, db, ro.To)
+	if err != nil {
+		return nil, err
+	}
+	if name := sum.TableArn[strings.LastIndex(sum.TableArn, "/")+1:]; name != ro.To {
+		why := fmt.Sprintf("the export %s is of table %q (its manifest's tableArn %s), not of --to %s", opts.FromExport, name, sum.TableArn, ro.To)
+		if opts.AllowUnrelated == "" {
+			return nil, factory.UsageErrorf("%s; pass --allow-unrelated-source REASON to copy from it anyway (the reason goes in the audit record); nothing was changed", why)
+		}
+		f.Audit.Act(audit.ActAllowUnrelatedSource, ro.To, map[string]any{"from": opts.FromExport, "reason": opts.AllowUnrelated, "why_unrelated": why})
+		f.IOStreams.Infof("warning: %s; going on because of --allow-unrelated-source %q\n", why, opts.AllowUnrelated)
+		want = sum.TableArn // still an export DynamoDB vouches for, of the table it names
+	}
+	// Whom to believe: the export as DynamoDB vouches for it
+	// (exportverify.Vouch), before anything is diffed or written.
+	if opts.Unverified != "" && opts.Yes {
+		if err := decided.AllowException(ctx, "--"+exportshared.UnverifiedFlag); err != nil {
+			return nil, err
+		}
+	}
+	_, _, err = exportshared.VouchExport(ctx, f, clients, ro.FromExport, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To)
+	return nil, err
+}
+
+// prepare finds the keys (a fresh diff with --all-differences), the damage
+// scope and the record file, makes the plan, and resolves the write budget
+// and the estimate. cleanup removes the fresh diff's keys file.
+func prepare(ctx context.Context, f *factory.Factory, clients awsclients.Set, opts *Options, ro *repair.Options, rep *Report) (cleanup func(), err error) {
+	db := clients.DynamoDB()
+	cleanup = func() {}
+	if opts.AllDifferences {
+		dir, err := os.MkdirTemp("", "dynops-repair-")
+		if err != nil {
+			return cleanup, fmt.Errorf("creating a temp dir for the keys: %w", err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		ro.KeysFile = filepath.Join(dir, "keys.jsonl")
+		if rep.Diff, err = diffAll(ctx, f, db, opts, *ro); err != nil {
+			return cleanup, err
+		}
+	}
+	if ro.Scope, err = buildScope(ctx, f, opts, *ro, rep.Source); err != nil {
+		return cleanup, err
+	}
+	if ro.RecordFile == "" && !opts.AllDifferences {
+		ro.RecordFile = ro.KeysFile + ".repair.jsonl"
+		if ro.Shard.Count > 1 {
+			ro.RecordFile = fmt.Sprintf("%s.repair-shard-%d-of-%d.jsonl", ro.KeysFile, ro.Shard.Index, ro.Shard.Count)
+		}
+	}
+	rep.Plan, err = repair.MakePlan(*ro)
+	if errors.Is(err, repair.ErrKeysFile) {
+		return cleanup, factory.UsageErrorf("%w", err)
+	}
+	if err != nil {
+		return cleanup, err
+	}
+	rep.CopyBack, rep.MayBeGoodWrites, rep.LeftAlone = rep.Plan.Copy, rep.Plan.MayBeGoodWrites, rep.Plan.OutOfScope+rep.Plan.WrittenAfter
+	rep.Conflicts = rep.Plan.WrittenAfter // known before the run; the run adds keys changed since the diff
+	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, ro.To)
+	if err != nil {
+		return cleanup, err
+	}
+	if wb, err = wb.Split(ro.Shard.Count); err != nil {
+		return cleanup, err
+	}
+	rep.WriteBudget, ro.WriteBudget = &wb, wb.Bucket
+	prices, err := capacity.LoadPrices(opts.PriceFile)
+	if err != nil {
+		return cleanup, factory.UsageErrorf("%w", err)
+	}
+	// The estimate: each copy a whole item of the target's average size,
+	// each delete one unit.
+	deletes := int64(0)
+	if rep.Plan.DeleteExtra {
+		deletes = rep.Plan.Extra
+	}
+	rep.WriteEstimate = capacity.ItemWrites(ctx, db, ro.To, rep.Plan.Copies(), deletes, wb, prices, clients.Region())
+	return cleanup, nil
+}
+
+// diffAll diffs --from and --to now into ro.KeysFile, with a progress bar.
+func diffAll(ctx context.Context, f *factory.Factory, db *dynamodb.Client, opts *Options, ro repair.Options) (*tablediff.Report, error) {
+	var total int64 // unknown (0) for an export source: its manifest counts are read by the diff
+	if ro.FromExport == nil {
+		_, count, err := tablediff.SameKey(ctx, db, ro.From, ro.To)
+		if err != nil {
+			return nil, err
+		}
+		total = 2 * count
+	}
+	bar := f.IOStreams.StartProgress("diff before repair: items scanned", total)
+	defer bar.Done()
+	return tablediff.Diff(ctx, db, tablediff.Options{Source: ro.From, Target: ro.To, Segments: opts.Segments,
+		SourceExport: ro.FromExport, ExportParallel: ro.ExportParallel,
+		KeysOut: ro.KeysFile, Now: f.Now, Progress: func(a, b int64) { bar.Set(a + b) }})
+}
+
+// repairView shows a repair: its plan before the question, then the dry
+// run or the result.
+type repairView interface {
+	Plan(rep *Report)
+	DryRun(rep *Report, g *guard.Confirmed) error
+	Result(rep *Report) error
+}
+
+// humanView prints the plan, the dry-run notice and the outcome table.
+type humanView struct{ f *factory.Factory }
+
+func (v humanView) Plan(rep *Report) {
+	printPlan(v.f, rep.Plan, rep.Target)
+	fmt.Fprintf(v.f.IOStreams.Out, "  %s\n", rep.WriteBudget)
+	if rep.WriteEstimate != nil {
+		fmt.Fprintf(v.f.IOStreams.Out, "  %s\n", rep.WriteEstimate)
+	}
+}
+
+func (v humanView) DryRun(_ *Report, g *guard.Confirmed) error {
+	g.PrintDryRun("repair")
+	return nil
+}
+
+func (v humanView) Result(rep *Report) error {
+	printResult(v.f, rep.Result, rep.Record)
+	if c := rep.Result.WriteCapacity; c != nil {
+		fmt.Fprintf(v.f.IOStreams.Out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
+	}
+	return nil
+}
+
+// jsonView shows only the report, as the run's JSON document.
+type jsonView struct{ f *factory.Factory }
+
+func (jsonView) Plan(*Report) {}
+
+func (v jsonView) DryRun(rep *Report, _ *guard.Confirmed) error { return v.f.PrintResult(rep) }
+
+func (v jsonView) Result(rep *Report) error { return v.f.PrintResult(rep) }
 
 func printPlan(f *factory.Factory, p *repair.Plan, target *protect.Decision) {
 	out := f.IOStreams.Out
@@ -463,16 +560,22 @@ func printResult(f *factory.Factory, r *repair.Result, record string) {
 		{"left out of scope (good writes)", fmt.Sprint(r.LeftOutOfScope)},
 		{"conflicts (left alone)", fmt.Sprint(r.Conflicts)},
 	}
+	if r.ChangedSinceRead > 0 {
+		rows = append(rows, []string{"written over a change made since the read (conflicts)", fmt.Sprint(r.ChangedSinceRead)})
+	}
 	_ = f.IOStreams.Table([]string{"OUTCOME", "ITEMS"}, rows)
 	for i, c := range r.ConflictSample {
 		if i == terminalSample {
-			fmt.Fprintf(out, "  ... and %d more\n", r.Conflicts-terminalSample)
+			fmt.Fprintf(out, "  ... and %d more\n", r.Conflicts+r.ChangedSinceRead-terminalSample)
 			break
 		}
 		fmt.Fprintf(out, "  conflict %s: %s\n", c.Key, c.Reason)
 	}
 	if r.Conflicts > 0 {
 		fmt.Fprintf(out, "\n%d key(s) written after the damage window or changed since the diff were left alone: decide them per key.\n", r.Conflicts)
+	}
+	if r.ChangedSinceRead > 0 {
+		fmt.Fprintf(out, "%d key(s) were written, but another writer changed them between the read and the write: the write replaced the attributes listed; read them (dynops item get) and decide.\n", r.ChangedSinceRead)
 	}
 	if record != "" {
 		fmt.Fprintf(out, "Every key's outcome (conflicts included): %s; check it with `dynops pitr verify --record %s`\n", record, record)
@@ -482,6 +585,21 @@ func printResult(f *factory.Factory, r *repair.Result, record string) {
 // terminalSample is how many conflicts the terminal shows; the record and
 // -o json have the rest.
 const terminalSample = 10
+
+// checkWriteFlags refuses what batch writes cannot honour (they read
+// nothing of --to and carry no condition) and checks the --plan-out file.
+// Unlike export revert, --plan-out goes with --yes too: the run writes each
+// key's item before and after as it writes it.
+func checkWriteFlags(opts *Options) error {
+	r := opts.Repair
+	switch {
+	case r.Unconditional && r.VersionAttribute != "":
+		return factory.UsageErrorf("--version-attribute %s makes each write conditional on the version; --unconditional writes without conditions: give one or the other", r.VersionAttribute)
+	case r.Unconditional && opts.Yes && opts.Plan.File != "":
+		return factory.UsageErrorf("--plan-out %s with --unconditional --yes: batch writes read nothing of --to, so there is no item before; write the plan with a dry run (without --yes), or drop --unconditional", opts.Plan.File)
+	}
+	return opts.Plan.Check(false)
+}
 
 // checkScopeFlags refuses a damage window without a key source, a source
 // without the window's end, and a scope given with --unscoped.

@@ -45,6 +45,13 @@ func TestRepairFlags(t *testing.T) {
 	assert.True(t, o.DamageStream)
 	assert.Equal(t, "2026-11-21T09:41:00Z", o.DamageUntil)
 	assert.Equal(t, "r.jsonl", o.Repair.RecordFile)
+
+	plan := t.TempDir() + "/plan.jsonl"
+	o, err = parse(t, "--from", "b", "--to", "a", "--keys", "k", "--version-attribute", "ver", "--plan-out", plan, "--hashes-only", "--yes")
+	require.NoError(t, err, "unlike export revert, the run writes its plan too")
+	assert.Equal(t, "ver", o.Repair.VersionAttribute)
+	assert.Equal(t, plan, o.Plan.File)
+	assert.True(t, o.Plan.HashesOnly)
 }
 
 func TestRepairFlagsRefused(t *testing.T) {
@@ -64,6 +71,9 @@ func TestRepairFlagsRefused(t *testing.T) {
 		"--unscoped needs a REASON":                         {"--from", "b", "--to", "a", "--keys", "k", "--unscoped", " "},
 		"give one or the other":                             {"--from", "b", "--to", "a", "--keys", "k", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream", "--unscoped", "x"},
 		`--damage-since "09:29" is not an RFC3339 time`:     {"--from", "b", "--to", "a", "--keys", "k", "--damage-since", "09:29", "--damage-until", "2026-11-21T09:41:00Z", "--damage-stream"},
+		"--unconditional writes without conditions":         {"--from", "b", "--to", "a", "--keys", "k", "--version-attribute", "ver", "--unconditional"},
+		"batch writes read nothing of --to":                 {"--from", "b", "--to", "a", "--keys", "k", "--plan-out", "p.jsonl", "--unconditional", "--yes"},
+		"--hashes-only and --force go with --plan-out FILE": {"--from", "b", "--to", "a", "--keys", "k", "--hashes-only"},
 	}
 	for msg, args := range cases {
 		t.Run(msg, func(t *testing.T) {
