@@ -24,6 +24,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/protect"
 )
 
@@ -162,11 +163,9 @@ func (c *Confirmed) DryRunNotice(verb string) string {
 // PrintDryRun prints DryRunNotice on stdout, after a blank line (not with
 // --output json, whose document is the dry run).
 func (c *Confirmed) PrintDryRun(verb string) {
-	f := c.d.f
-	if f.JSON() {
-		return
-	}
-	fmt.Fprintf(f.IOStreams.Out, "\n%s\n", c.DryRunNotice(verb))
+	out := c.d.f.IOStreams.Out
+	notice := view.Pick[func(string, ...any)](c.d.f, func(format string, a ...any) { fmt.Fprintf(out, format, a...) }, view.Quiet)
+	notice("\n%s\n", c.DryRunNotice(verb))
 }
 
 // AllowException decides whether an operator's exception (a flag whose
