@@ -47,3 +47,13 @@ func Results[T any](f *factory.Factory, human func(T) error) Result[T] {
 // Quiet is what a JSON view shows for progress and other lines meant for a
 // person: nothing (stdout carries the JSON document only).
 func Quiet(string, ...any) {}
+
+// ResultsIn is Results for a command with --output formats of its own
+// (factory.OutputFormatsAnnotation: check's sarif and junit): the view
+// extra names for the requested format, else Results' human or JSON view.
+func ResultsIn[T any](f *factory.Factory, human func(T) error, extra map[string]func(T) error) Result[T] {
+	if show, ok := extra[f.Flags.Output]; ok {
+		return Human[T](show)
+	}
+	return Results(f, human)
+}
