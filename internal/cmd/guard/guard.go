@@ -163,9 +163,7 @@ func (c *Confirmed) DryRunNotice(verb string) string {
 // PrintDryRun prints DryRunNotice on stdout, after a blank line (not with
 // --output json, whose document is the dry run).
 func (c *Confirmed) PrintDryRun(verb string) {
-	out := c.d.f.IOStreams.Out
-	notice := view.Pick[func(string, ...any)](c.d.f, func(format string, a ...any) { fmt.Fprintf(out, format, a...) }, view.Quiet)
-	notice("\n%s\n", c.DryRunNotice(verb))
+	view.Printf(c.d.f, c.d.f.IOStreams.Out)("\n%s\n", c.DryRunNotice(verb))
 }
 
 // AllowException decides whether an operator's exception (a flag whose

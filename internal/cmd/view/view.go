@@ -9,7 +9,12 @@
 // progress or several results define their own interface and call Pick.
 package view
 
-import "github.com/dynops/dynops/internal/cmd/factory"
+import (
+	"fmt"
+	"io"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+)
 
 // Pick returns json when the run asked for --output json, human otherwise:
 // the only place the output form is decided.
@@ -56,4 +61,11 @@ func ResultsIn[T any](f *factory.Factory, human func(T) error, extra map[string]
 		return Human[T](show)
 	}
 	return Results(f, human)
+}
+
+// Printf is how a command prints a line meant for a person on w (a dry
+// run's notice, a budget on stderr): fmt.Fprintf on w, and Quiet under
+// --output json.
+func Printf(f *factory.Factory, w io.Writer) func(format string, args ...any) {
+	return Pick[func(string, ...any)](f, func(format string, args ...any) { fmt.Fprintf(w, format, args...) }, Quiet)
 }

@@ -54,3 +54,16 @@ func TestResultsInPicksTheCommandsOwnFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintfOnlyForAPerson(t *testing.T) {
+	for _, output := range []string{"table", factory.OutputJSON} {
+		ios, _, _, stderr := iostreams.Test()
+		f := factory.New(ios)
+		f.Flags.Output = output
+		Printf(f, ios.ErrOut)("budget %d\n", 5)
+		want := map[string]string{"table": "budget 5\n", factory.OutputJSON: ""}[output]
+		if stderr.String() != want {
+			t.Errorf("-o %s: %q, want %q", output, stderr, want)
+		}
+	}
+}
