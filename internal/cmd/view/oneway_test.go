@@ -54,7 +54,6 @@ var notYetViews = map[string]bool{
 	"item/write.go":            true,
 	"migrate/verify/verify.go": true,
 	"pitr/repair/repair.go":    true,
-	"runbook/run/run.go":       true,
 	"table/diff/diff.go":       true,
 	"table/diff/sharded.go":    true,
 }
@@ -118,8 +117,6 @@ var notYetThin = map[string]bool{
 	"export/revert/revert.go:Run":      true,
 	"item/write.go:run":                true,
 	"pitr/repair/repair.go:Run":        true,
-	"runbook/run/inaws.go:runInAWS":    true,
-	"runbook/run/run.go:Run":           true,
 	"shard/run/run.go:Run":             true,
 	"table/diff/sharded.go:runSharded": true,
 }
