@@ -11,6 +11,7 @@ import (
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 )
 
 // Budgets are a bulk run's capacity budgets (capacity units per second, per
@@ -93,9 +94,7 @@ func (b *Budgets) Tables(ctx context.Context, f *factory.Factory, db capacity.De
 			return nil, err
 		}
 		buckets[t] = bu.Bucket
-		if !f.JSON() {
-			fmt.Fprintln(f.IOStreams.ErrOut, bu.String())
-		}
+		view.Printf(f, f.IOStreams.ErrOut)("%s\n", bu.String())
 	}
 	return buckets, nil
 }
@@ -116,14 +115,13 @@ func (b *Budgets) Status() string {
 // Record says what each budget used: in the audit (capacity-budget, one
 // action per table and kind) and, without -o json, on stderr.
 func (b *Budgets) Record(f *factory.Factory) {
+	note := view.Printf(f, f.IOStreams.ErrOut)
 	for _, use := range b.Uses() {
 		detail := map[string]any{"budget": use.Budget}
 		if u := use.Used; u != nil {
 			detail["used"] = *u
-			if !f.JSON() {
-				fmt.Fprintf(f.IOStreams.ErrOut, "%s capacity on %s: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n",
-					use.Kind, use.Table, u.Used, u.PerSecond, u.Budget)
-			}
+			note("%s capacity on %s: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n",
+				use.Kind, use.Table, u.Used, u.PerSecond, u.Budget)
 		}
 		f.Audit.Act(audit.ActCapacityBudget, use.Table, detail)
 	}

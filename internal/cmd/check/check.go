@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/junit"
@@ -118,40 +119,73 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	db := clients.DynamoDB()
-	tables := opts.Tables
-	if opts.Env != "" {
-		tables, err = guideline.TablesWithPrefix(ctx, db, opts.Env+"-")
+	tables, err := tablesOf(ctx, clients, opts)
+	if err != nil {
+		return err
+	}
+	rep, err := checkTables(ctx, f, clients, tables, opts.AllowedEnvs)
+	if err != nil {
+		return err
+	}
+	if opts.ToSecurityHub {
+		r, err := toSecurityHub(ctx, f, clients, rep)
 		if err != nil {
 			return err
 		}
+		rep.SecurityHub = &r
+	}
+	if err := show(f, opts, rep); err != nil {
+		return err
+	}
+	if !rep.Summary.OK {
+		return factory.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// tablesOf is the tables the run checks, sorted: --table, or every table
+// named ENV-* for --env (none is an error).
+func tablesOf(ctx context.Context, clients awsclients.Set, opts *Options) ([]string, error) {
+	tables := opts.Tables
+	if opts.Env != "" {
+		var err error
+		tables, err = guideline.TablesWithPrefix(ctx, clients.DynamoDB(), opts.Env+"-")
+		if err != nil {
+			return nil, err
+		}
 		if len(tables) == 0 {
-			return fmt.Errorf("no tables named %s-* in %s; check --env and --region", opts.Env, clients.Region())
+			return nil, fmt.Errorf("no tables named %s-* in %s; check --env and --region", opts.Env, clients.Region())
 		}
 	}
 	sort.Strings(tables)
+	return tables, nil
+}
+
+// checkTables checks each table against the guideline, with a progress bar,
+// and records the counts and the failing findings in the audit record.
+func checkTables(ctx context.Context, f *factory.Factory, clients awsclients.Set, tables, allowedEnvs []string) (Report, error) {
 	policy, err := f.ProtectPolicy()
 	if err != nil {
-		return err
+		return Report{}, err
 	}
 	rep := Report{Tables: tables}
 	f.IOStreams.Progress("reading CloudWatch alarms")
 	bar := f.IOStreams.StartProgress("check: tables", int64(len(tables)))
 	defer bar.Done()
 	rep.Findings, err = guideline.CheckTables(ctx, guideline.Clients{
-		DB: db, Home: clients.Region(),
+		DB: clients.DynamoDB(), Home: clients.Region(),
 		Regional: func(region string) guideline.DynamoDB {
 			return clients.In(region).DynamoDB()
 		},
 		CW:        clients.CloudWatch(),
 		Lambda:    clients.Lambda(nil),
 		Protected: policy.TableProtected,
-	}, tables, opts.AllowedEnvs, func(i int, t string) {
+	}, tables, allowedEnvs, func(i int, t string) {
 		bar.Set(int64(i))
 		bar.Status("checking %s", t)
 	})
 	if err != nil {
-		return err
+		return Report{}, err
 	}
 	bar.Set(int64(len(tables)))
 	bar.Done()
@@ -163,33 +197,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			f.Audit.Finding(fd.Rule + " " + fd.Resource)
 		}
 	}
+	return rep, nil
+}
 
-	if opts.ToSecurityHub {
-		r, err := toSecurityHub(ctx, f, clients, rep)
-		if err != nil {
-			return err
-		}
-		rep.SecurityHub = &r
-	}
-
-	switch f.Flags.Output {
-	case factory.OutputJSON:
-		err = f.PrintResult(rep)
-	case factory.OutputSARIF:
-		err = sarif.Write(f.IOStreams.Out, opts.Version, rep.Findings)
-	case factory.OutputJUnit:
-		host, _ := os.Hostname()
-		err = junit.Write(f.IOStreams.Out, rep.Tables, rep.Findings, f.Now(), host)
-	default:
-		err = printTable(f.IOStreams, rep, opts.ShowPassing)
-	}
-	if err != nil {
-		return err
-	}
-	if !rep.Summary.OK {
-		return factory.ExitError{Code: 1}
-	}
-	return nil
+// show shows the report in the requested form: the table, the JSON
+// document, a SARIF log or a JUnit report.
+func show(f *factory.Factory, opts *Options, rep Report) error {
+	out := f.IOStreams.Out
+	return view.ResultsIn(f, func(rep Report) error { return printTable(f.IOStreams, rep, opts.ShowPassing) }, map[string]func(Report) error{
+		factory.OutputSARIF: func(rep Report) error { return sarif.Write(out, opts.Version, rep.Findings) },
+		factory.OutputJUnit: func(rep Report) error {
+			host, _ := os.Hostname()
+			return junit.Write(out, rep.Tables, rep.Findings, f.Now(), host)
+		},
+	}).Show(rep)
 }
 
 // toSecurityHub imports the report's findings into Security Hub in the

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/guideline"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -53,4 +55,16 @@ func TestPrintTableShowsWhatFailsAndWhy(t *testing.T) {
 			assert.NotContains(t, text, "pitr on")
 		}
 	}
+}
+
+// TestShowBothForms: one report as the table (with its header) and as the
+// JSON document (tables, each finding, the summary).
+func TestShowBothForms(t *testing.T) {
+	rep := Report{Tables: []string{"t1", "t2"}, Findings: findings, Summary: summarize(findings)}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error { return show(f, &Options{ShowPassing: true}, rep) })
+	assert.Contains(t, human, "RESOURCE")
+	assert.Contains(t, human, "2 table(s): 2 pass, 2 fail, 1 exception")
+	assert.Equal(t, []any{"t1", "t2"}, doc["tables"])
+	assert.Len(t, doc["findings"], len(findings))
+	assert.Equal(t, map[string]any{"pass": 2.0, "fail": 2.0, "exception": 1.0, "failing_errors": 1.0, "ok": false}, doc["summary"])
 }

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -62,4 +64,18 @@ func ExpectUsages[O any](t testing.TB, newCmd func(*factory.Factory, func(contex
 	for _, c := range cases {
 		ExpectUsage(t, newCmd, c.WantErr, append(slices.Clone(base), c.Args...)...)
 	}
+}
+
+// AuditRun appends one finished run of command, tied to incident, to the
+// audit log at path, and returns a setup for viewtest.Forms that points the run's
+// Factory at that log (the audit commands' tests).
+func AuditRun(t testing.TB, path, incident, command string) func(*factory.Factory) {
+	t.Helper()
+	r := audit.New(audit.Options{Path: path, Tags: audit.Tags{Incident: incident}})
+	r.SkipCaller("a command test: no AWS")
+	r.SetCommand(command, nil, []string{"prod-hoge-user"})
+	if err := r.Finish(context.Background(), audit.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	return func(f *factory.Factory) { f.Audit = audit.NewRecorder(path, time.Now) }
 }

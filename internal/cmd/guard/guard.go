@@ -24,6 +24,7 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/protect"
 )
 
@@ -162,11 +163,7 @@ func (c *Confirmed) DryRunNotice(verb string) string {
 // PrintDryRun prints DryRunNotice on stdout, after a blank line (not with
 // --output json, whose document is the dry run).
 func (c *Confirmed) PrintDryRun(verb string) {
-	f := c.d.f
-	if f.JSON() {
-		return
-	}
-	fmt.Fprintf(f.IOStreams.Out, "\n%s\n", c.DryRunNotice(verb))
+	view.Printf(c.d.f, c.d.f.IOStreams.Out)("\n%s\n", c.DryRunNotice(verb))
 }
 
 // AllowException decides whether an operator's exception (a flag whose

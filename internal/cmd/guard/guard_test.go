@@ -107,3 +107,28 @@ func TestProtectedNeedsTheName(t *testing.T) {
 		t.Errorf("nothing to protect, --confirm given: %v", err)
 	}
 }
+
+// TestPrintDryRunOnlyForAPerson: the dry-run notice ends the human output;
+// under --output json stdout carries the JSON document only, so the notice
+// is not printed.
+func TestPrintDryRunOnlyForAPerson(t *testing.T) {
+	for _, output := range []string{factory.OutputTable, factory.OutputJSON} {
+		f, _ := newFactory(t)
+		out := &strings.Builder{}
+		f.IOStreams.Out = out
+		f.Flags.Output = output
+		d, err := Decide(f, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := d.Confirm(false, nil)
+		c.PrintDryRun("repair")
+		want := "\nDry run: nothing was changed. Add --yes to repair.\n"
+		if output == factory.OutputJSON {
+			want = ""
+		}
+		if out.String() != want {
+			t.Errorf("-o %s: stdout %q, want %q", output, out.String(), want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 )
 
 // Info is what `dynops version` prints: the version set at build time, the
@@ -72,11 +73,10 @@ func NewCmdVersion(f *factory.Factory, version string) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info := Read(version)
-			if f.JSON() {
-				return f.PrintResult(info)
-			}
-			fmt.Fprintln(f.IOStreams.Out, info)
-			return nil
+			return view.Results(f, func(i Info) error {
+				_, err := fmt.Fprintln(f.IOStreams.Out, i)
+				return err
+			}).Show(info)
 		},
 	}
 	cmdfacts.ReadOnly(cmd)

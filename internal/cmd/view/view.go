@@ -9,7 +9,12 @@
 // progress or several results define their own interface and call Pick.
 package view
 
-import "github.com/dynops/dynops/internal/cmd/factory"
+import (
+	"fmt"
+	"io"
+
+	"github.com/dynops/dynops/internal/cmd/factory"
+)
 
 // Pick returns json when the run asked for --output json, human otherwise:
 // the only place the output form is decided.
@@ -47,3 +52,20 @@ func Results[T any](f *factory.Factory, human func(T) error) Result[T] {
 // Quiet is what a JSON view shows for progress and other lines meant for a
 // person: nothing (stdout carries the JSON document only).
 func Quiet(string, ...any) {}
+
+// ResultsIn is Results for a command with --output formats of its own
+// (factory.OutputFormatsAnnotation: check's sarif and junit): the view
+// extra names for the requested format, else Results' human or JSON view.
+func ResultsIn[T any](f *factory.Factory, human func(T) error, extra map[string]func(T) error) Result[T] {
+	if show, ok := extra[f.Flags.Output]; ok {
+		return Human[T](show)
+	}
+	return Results(f, human)
+}
+
+// Printf is how a command prints a line meant for a person on w (a dry
+// run's notice, a budget on stderr): fmt.Fprintf on w, and Quiet under
+// --output json.
+func Printf(f *factory.Factory, w io.Writer) func(format string, args ...any) {
+	return Pick[func(string, ...any)](f, func(format string, args ...any) { fmt.Fprintf(w, format, args...) }, Quiet)
+}

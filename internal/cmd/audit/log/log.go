@@ -14,6 +14,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/view"
 )
 
 // Options are the flags of `dynops audit log`.
@@ -69,12 +70,14 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if f.JSON() {
-		if runs == nil {
-			runs = []audit.Run{}
-		}
-		return f.PrintResult(runs)
+	if runs == nil {
+		runs = []audit.Run{}
 	}
+	return view.Results(f, func(runs []audit.Run) error { return showRuns(f, runs) }).Show(runs)
+}
+
+// showRuns is the human view: one row per run.
+func showRuns(f *factory.Factory, runs []audit.Run) error {
 	rows := make([][]string, 0, len(runs))
 	for _, r := range runs {
 		res := r.Result

@@ -11,6 +11,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/audit/log"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 )
 
 // Options are the flags of `dynops audit timeline`.
@@ -53,12 +54,14 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if f.JSON() {
-		return f.PrintResult(struct {
-			Incident string             `json:"incident"`
-			Runs     []audit.Run        `json:"runs"`
-			Steps    []audit.StepStatus `json:"steps"`
-		}{opts.Incident, runs, audit.Steps(runs)})
-	}
-	return audit.WriteTimeline(f.IOStreams.Out, opts.Incident, runs)
+	return view.Results(f, func(tl timeline) error {
+		return audit.WriteTimeline(f.IOStreams.Out, tl.Incident, tl.Runs)
+	}).Show(timeline{opts.Incident, runs, audit.Steps(runs)})
+}
+
+// timeline is the command's result: the incident's runs and its runbook steps.
+type timeline struct {
+	Incident string             `json:"incident"`
+	Runs     []audit.Run        `json:"runs"`
+	Steps    []audit.StepStatus `json:"steps"`
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 )
 
 // Options of `dynops audit verify` (none but the global --audit-log).
@@ -52,17 +53,21 @@ func Run(_ context.Context, f *factory.Factory, _ *Options) error {
 	if err != nil {
 		return fmt.Errorf("%w (the log is --audit-log, DYNOPS_AUDIT_LOG or $XDG_STATE_HOME/dynops/audit.jsonl)", err)
 	}
-	if f.JSON() {
-		if err := f.PrintResult(rep); err != nil {
-			return err
-		}
-	} else if rep.OK() {
-		fmt.Fprintf(f.IOStreams.Out, "%s: the chain holds (%d records chained, %d written before the chain)\n", rep.Path, rep.Chained, rep.Unchained)
-	} else {
-		fmt.Fprintf(f.IOStreams.Out, "%s: the chain breaks at line %d: %s\n", rep.Path, rep.Broken, rep.Reason)
+	if err := view.Results(f, func(rep audit.ChainReport) error { return showChain(f, rep) }).Show(rep); err != nil {
+		return err
 	}
 	if !rep.OK() {
 		return factory.ExitError{Code: exitcode.Failure}
 	}
+	return nil
+}
+
+// showChain is the human view: one line, whether the chain holds.
+func showChain(f *factory.Factory, rep audit.ChainReport) error {
+	if rep.OK() {
+		fmt.Fprintf(f.IOStreams.Out, "%s: the chain holds (%d records chained, %d written before the chain)\n", rep.Path, rep.Chained, rep.Unchained)
+		return nil
+	}
+	fmt.Fprintf(f.IOStreams.Out, "%s: the chain breaks at line %d: %s\n", rep.Path, rep.Broken, rep.Reason)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/exitcode"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -108,12 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		counts[k] = int64(v)
 	}
 	f.Audit.Counts(counts)
-	if f.JSON() {
-		err = f.PrintResult(rep)
-	} else {
-		err = printTable(f.IOStreams, rep)
-	}
-	if err != nil {
+	if err := show(f, rep); err != nil {
 		return err
 	}
 	if code := ExitCode(rep.Counts); code != exitcode.OK {
@@ -134,6 +130,11 @@ func ExitCode(counts map[string]int) int {
 		return exitcode.Critical
 	}
 	return exitcode.OK
+}
+
+// show shows the report: the table, or the JSON document.
+func show(f *factory.Factory, rep Report) error {
+	return view.Results(f, func(rep Report) error { return printTable(f.IOStreams, rep) }).Show(rep)
 }
 
 func printTable(ios *iostreams.IOStreams, rep Report) error {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -76,4 +78,20 @@ func TestPrintTableWithoutBodies(t *testing.T) {
 	assert.NotContains(t, out.String(), "bodies:")
 	assert.Contains(t, out.String(), "- / 3h0m0s")
 	assert.Contains(t, out.String(), "- / gone 0s ago", "no time left is gone, not 0s left")
+}
+
+// TestShowBothForms: one report in both forms, the table with its header and
+// the JSON document with the queue, each message and the counts.
+func TestShowBothForms(t *testing.T) {
+	left := 3 * time.Hour
+	rep := Report{Queue: "Q", Counts: map[string]int{redrive.StateOK: 1},
+		Messages: []redrive.Entry{{MessageID: "m1", State: redrive.StateOK, Batch: redrive.Batch{Table: "dev-hoge-user", TimeLeft: &left}}}}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error { return show(f, rep) })
+	assert.Contains(t, human, "MESSAGE")
+	assert.Contains(t, human, "1 message(s) in Q")
+	msgs, _ := doc["messages"].([]any)
+	require.Len(t, msgs, 1, "JSON: %v", doc)
+	assert.Equal(t, "m1", msgs[0].(map[string]any)["message_id"], "JSON: %v", doc)
+	assert.Equal(t, "Q", doc["queue"])
+	assert.Equal(t, map[string]any{"ok": 1.0}, doc["counts"])
 }

@@ -4,6 +4,7 @@ package move
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
@@ -16,6 +17,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -148,13 +150,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// printReport prints what the move did, as the service reported it; a run
-// with errors exits 1.
+// printReport shows what the move did, as the service reported it: the
+// lines below, or the JSON document.
 func printReport(f *factory.Factory, rep redrive.MoveReport) error {
-	if f.JSON() {
-		return f.PrintResult(rep)
-	}
-	out := f.IOStreams.Out
+	return view.Results(f, func(rep redrive.MoveReport) error { return showMove(f.IOStreams.Out, rep) }).Show(rep)
+}
+
+// showMove is the human view; a run with errors exits 1.
+func showMove(out io.Writer, rep redrive.MoveReport) error {
 	dest := rep.Dest
 	if dest == "" {
 		dest = "each message's source queue"

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -43,4 +44,15 @@ func TestPrintReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPrintReportBothForms: one report in both forms, the line and the JSON
+// document with the counts and the method.
+func TestPrintReportBothForms(t *testing.T) {
+	rep := redrive.MoveReport{Source: "DLQ", Dest: "Q2", Moved: 2, Kept: 1, Method: "receive/send/delete"}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error { return printReport(f, rep) })
+	assert.Equal(t, "moved 2 message(s) from DLQ to Q2 by receive/send/delete; 1 kept\n", human)
+	assert.Equal(t, 2.0, doc["moved"], "JSON: %v", doc)
+	assert.Equal(t, 1.0, doc["kept"], "JSON: %v", doc)
+	assert.Equal(t, "receive/send/delete", doc["method"], "JSON: %v", doc)
 }

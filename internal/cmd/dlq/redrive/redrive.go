@@ -19,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/redrive"
@@ -133,19 +134,27 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return run(ctx, f, opts, q, sqsClient, clients, redrive.QueueTarget{Client: sqsClient, URL: opts.ToQueue}, g)
 	}
+	target, g, err := functionTarget(ctx, f, opts, q, sqsClient, clients)
+	if err != nil {
+		return err
+	}
+	return run(ctx, f, opts, q, sqsClient, clients, target, g)
+}
 
+// functionTarget is the redrive's Lambda target: the functions this run
+// invokes go through the same protection rule as the DLQ (--function, or,
+// with --yes or --confirm, every function the messages name), and one that
+// shows up later is checked before it is invoked (functionGuard).
+func functionTarget(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue, sqsClient protect.QueueAPI, clients awsclients.Set) (redrive.Target, *guard.Confirmed, error) {
 	endpoint, err := awsconfig.ServiceEndpoint("LAMBDA", "--lambda-endpoint-url", opts.LambdaEndpointURL, f.Flags.AllowInsecureEndpoint)
 	if err != nil {
-		return factory.UsageErrorf("%v", err)
+		return nil, nil, factory.UsageErrorf("%v", err)
 	}
 	lc := clients.Lambda(endpoint)
-	// The functions this run invokes go through the same protection rule as
-	// the DLQ: --function, or (with --yes or --confirm) every function the
-	// messages name.
 	fns := []string{opts.Function}
 	if opts.Function == "" && (opts.Yes || len(opts.Confirm) > 0) {
 		if fns, err = functionsIn(ctx, q, opts.Max, f.Now()); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	var more []protect.Target
@@ -175,7 +184,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	confirmed, err := opts.Apply(ctx, f, sqsClient, more...)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	g := &functionGuard{f: f, client: lc, allowed: map[string]bool{}, arns: map[string]string{}}
 	for _, d := range confirmed.Decisions() {
@@ -183,7 +192,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			g.allowed[d.ARN] = true // not protected, or confirmed by the guard
 		}
 	}
-	return run(ctx, f, opts, q, sqsClient, clients, redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed)
+	return redrive.Function{Name: opts.Function, Client: lc, Allow: g.allow}, confirmed, nil
 }
 
 // functionsIn lists the functions the DLQ's messages name (without consuming them).
@@ -292,11 +301,14 @@ func run(ctx context.Context, f *factory.Factory, opts *Options, q redrive.Queue
 	return nil
 }
 
+// printReport shows the run's report: the table and the verdict, or the
+// JSON document.
 func printReport(f *factory.Factory, rep redrive.Report) error {
-	if f.JSON() {
-		return f.PrintResult(rep)
-	}
-	ios := f.IOStreams
+	return view.Results(f, func(rep redrive.Report) error { return showReport(f.IOStreams, rep) }).Show(rep)
+}
+
+// showReport is the human view: one row per message, then the verdict.
+func showReport(ios *iostreams.IOStreams, rep redrive.Report) error {
 	var rows [][]string
 	for _, o := range rep.Outcomes {
 		status := o.Status

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/redrive"
 )
@@ -78,4 +79,19 @@ func TestReportRowDetail(t *testing.T) {
 	assert.Contains(t, rows["m-replay"], " would-replay ")
 	assert.Contains(t, rows["m-kept"], " expired ")
 	assert.True(t, strings.HasSuffix(rows["m-kept"], " past the stream's 24 h retention"), rows["m-kept"])
+}
+
+// TestPrintReportBothForms: one report in both forms, the table with its
+// header and the JSON document with each outcome and the counts.
+func TestPrintReportBothForms(t *testing.T) {
+	rep := redrive.Report{Queue: "DLQ", Counts: map[string]int{redrive.Replayed: 1},
+		Outcomes: []redrive.Outcome{{MessageID: "m1", Status: redrive.Replayed, Reason: "r"}}}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error { return printReport(f, rep) })
+	assert.Contains(t, human, "MESSAGE")
+	assert.Contains(t, human, "1 message(s) from DLQ")
+	outs, _ := doc["outcomes"].([]any)
+	require.Len(t, outs, 1, "JSON: %v", doc)
+	assert.Equal(t, "m1", outs[0].(map[string]any)["message_id"], "JSON: %v", doc)
+	assert.Equal(t, "DLQ", doc["queue"], "JSON: %v", doc)
+	assert.NotNil(t, doc["counts"], "JSON: %v", doc)
 }

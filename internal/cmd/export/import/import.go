@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -21,6 +22,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/guideline"
@@ -151,62 +153,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	src, vouched, err := verifiedSource(ctx, f, clients, opts)
+	if err != nil {
+		return err
+	}
 	sourceRegion := shared.FirstOf(opts.SourceRegion, clients.Region())
-	bucketRegion := shared.FirstOf(opts.BucketRegion, opts.SourceRegion, clients.Region())
-	store := exportverify.S3Store{Client: clients.In(bucketRegion).S3(), Bucket: opts.Bucket}
-	src, err := export.FindSource(ctx, store, opts.Bucket, opts.Prefix)
-	if err != nil {
-		return err
-	}
-	// Whom to believe first (exportverify.Vouch), then verify with the code
-	// of `export verify`; refuse on any finding.
-	var vouched exportverify.Vouched
-	if c, ok := src.Claim(); ok {
-		var vs []exportverify.Vouched
-		vs, err = shared.VouchExports(ctx, f, clients, store, []exportverify.Claim{c}, exportverify.Expect{AnyTable: true, Bucket: opts.Bucket}, opts.Unverified, opts.Table)
-		if err == nil {
-			vouched = vs[0]
-		}
-	} else {
-		vouched, err = shared.VouchUnnamed(f, store, src.DataPrefix, opts.Unverified, opts.Table)
-	}
-	if err != nil {
-		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
-		return err
-	}
-	f.IOStreams.Progress("verifying %s", store.Describe(src.DataPrefix))
-	_, err = export.VerifySource(ctx, store, src)
-	f.IOStreams.Done()
-	if err != nil {
-		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
-		return err
-	}
 	res := Result{Source: src, Table: opts.Table, Region: clients.Region(), SourceItems: src.Items, Applied: []tablesettings.Change{}, Verified: true, Vouched: vouched}
 	if res.Schema, err = schema(ctx, clients, sourceRegion, opts); err != nil {
 		return err
 	}
-	tags := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
-	for k, v := range opts.Tags {
-		tags[k] = v
-	}
-	want := tablesettings.Guideline(tags)
+	want := wantSettings(src, opts.Tags)
 	res.Settings = tablesettings.Plan(tablesettings.Settings{}, want)
-
-	// The new table does not exist yet: its name and the tags it will get decide.
-	decided, err := guard.Decide(f, protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
+	g, err := confirm(ctx, f, opts)
 	if err != nil {
 		return err
-	}
-	g, err := decided.Confirm(opts.Yes, opts.Confirm)
-	if err != nil {
-		return err
-	}
-	// An export DynamoDB does not vouch for is read in a dry run; imported
-	// into a protected table only by the break-glass role.
-	if opts.Unverified != "" && !g.DryRun() {
-		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
-			return err
-		}
 	}
 	db := clients.DynamoDB()
 	if err := targetAbsent(ctx, db, opts.Table, clients.Region(), src); err != nil {
@@ -221,23 +181,94 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		g.PrintDryRun("import")
 		return nil
 	}
-
 	f.Audit.AddRegion(sourceRegion)
 	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{opts.Table, "s3://" + src.Bucket + "/" + src.DataPrefix},
 		Counts: map[string]int64{"tables_to_create": 1, "export_items": src.Items, "settings_to_apply": int64(len(res.Settings))}}); err != nil {
 		return err
 	}
-	bar := f.IOStreams.StartProgress("import into "+opts.Table+" ("+clients.Region()+"): items", src.Items)
-	out, err := export.RunImport(ctx, db, export.ImportJob{Source: src, Table: opts.Table, Schema: res.Schema, Want: want,
+	out, err := importTable(ctx, f, db, want, &res)
+	return finish(ctx, f, db, res, out, err)
+}
+
+// verifiedSource finds the export under --prefix, has it vouched for
+// (exportverify.Vouch: whom to believe first) and verifies it with the code
+// of `export verify`; any finding refuses the import, in the audit record.
+func verifiedSource(ctx context.Context, f *factory.Factory, clients awsclients.Set, opts *Options) (export.Source, exportverify.Vouched, error) {
+	bucketRegion := shared.FirstOf(opts.BucketRegion, opts.SourceRegion, clients.Region())
+	store := exportverify.S3Store{Client: clients.In(bucketRegion).S3(), Bucket: opts.Bucket}
+	src, err := export.FindSource(ctx, store, opts.Bucket, opts.Prefix)
+	if err != nil {
+		return src, exportverify.Vouched{}, err
+	}
+	var vouched exportverify.Vouched
+	if c, ok := src.Claim(); ok {
+		var vs []exportverify.Vouched
+		vs, err = shared.VouchExports(ctx, f, clients, store, []exportverify.Claim{c}, exportverify.Expect{AnyTable: true, Bucket: opts.Bucket}, opts.Unverified, opts.Table)
+		if err == nil {
+			vouched = vs[0]
+		}
+	} else {
+		vouched, err = shared.VouchUnnamed(f, store, src.DataPrefix, opts.Unverified, opts.Table)
+	}
+	if err == nil {
+		f.IOStreams.Progress("verifying %s", store.Describe(src.DataPrefix))
+		_, err = export.VerifySource(ctx, store, src)
+		f.IOStreams.Done()
+	}
+	if err != nil {
+		f.Audit.Act(audit.ActRefuseImport, opts.Table, map[string]any{"source": src, "reason": err.Error()})
+		return src, vouched, err
+	}
+	return src, vouched, nil
+}
+
+// wantSettings is the guideline's settings for the new table, tagged with
+// the export it was imported from and --tag.
+func wantSettings(src export.Source, extra map[string]string) tablesettings.Settings {
+	tags := map[string]string{export.TagImportedFrom: "s3://" + src.Bucket + "/" + src.DataPrefix}
+	for k, v := range extra {
+		tags[k] = v
+	}
+	return tablesettings.Guideline(tags)
+}
+
+// confirm is the guard of the import: the new table does not exist yet, so
+// its name and the tags it will get decide. An export DynamoDB does not
+// vouch for is read in a dry run; imported into a protected table only by
+// the break-glass role.
+func confirm(ctx context.Context, f *factory.Factory, opts *Options) (*guard.Confirmed, error) {
+	decided, err := guard.Decide(f, protect.Target{Kind: protect.Table, Name: opts.Table, Tags: opts.Tags, TagsFrom: "--tag, to be written"})
+	if err != nil {
+		return nil, err
+	}
+	g, err := decided.Confirm(opts.Yes, opts.Confirm)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Unverified != "" && !g.DryRun() {
+		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// importTable imports the export and applies the settings (export.RunImport),
+// with the items' progress and each step in the audit record, and puts in
+// res what was read back.
+func importTable(ctx context.Context, f *factory.Factory, db export.ImportTableDB, want tablesettings.Settings, res *Result) (export.ImportOutcome, error) {
+	src, table, region := res.Source, res.Table, res.Region
+	bar := f.IOStreams.StartProgress("import into "+table+" ("+region+"): items", src.Items)
+	out, err := export.RunImport(ctx, db, export.ImportJob{Source: src, Table: table, Schema: res.Schema, Want: want,
 		Started: func(imp export.Import, tookOver bool) error {
-			detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": clients.Region()}
+			detail := map[string]any{"import_arn": imp.Arn, "source": src, "region": region}
 			if tookOver {
 				// ImportTable's answer was lost (or it failed) after it landed:
 				// the import it started, found by ListImports, is this run's.
 				detail["taken_over"] = "an import into this table from this source, already " + imp.Status + ", found after ImportTable failed: taken as this run's instead of starting another"
 				f.IOStreams.Progress("ImportTable failed after starting %s (%s): taking it as this run's", imp.Arn, imp.Status)
 			}
-			f.Audit.Act(audit.ActImportTable, opts.Table, detail)
+			f.Audit.Act(audit.ActImportTable, table, detail)
 			return nil
 		},
 		Waiting: func(i export.Import, waited time.Duration) {
@@ -246,8 +277,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		},
 		Applied: func(c tablesettings.Change) {
 			bar.Done() // the import is over: its bar ends before the settings' lines
-			f.IOStreams.Progress("applied %s to %s", c.What, opts.Table)
-			f.Audit.Act(audit.ActApplySetting, opts.Table, c)
+			f.IOStreams.Progress("applied %s to %s", c.What, table)
+			f.Audit.Act(audit.ActApplySetting, table, c)
 		}})
 	bar.Done()
 	f.IOStreams.Done()
@@ -262,6 +293,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		res.ReadBack = out.ReadBack
 		res.Applied = append(res.Applied, out.Applied...)
 	}
+	return out, err
+}
+
+// finish ends an import: on failure it shows what was done and says what
+// is left; otherwise it counts the new table's items and shows the result.
+func finish(ctx context.Context, f *factory.Factory, db export.Scanner, res Result, out export.ImportOutcome, err error) error {
 	switch {
 	case err != nil && !out.Imported:
 		if res.Import != nil {
@@ -273,14 +310,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		_ = printResult(f, res)
 		return fmt.Errorf("%w; the table exists with the data: re-run the settings with the runbook's step", err)
 	}
-	done := out.Import
-	n, err := export.CountTableItems(ctx, db, opts.Table)
+	n, err := export.CountTableItems(ctx, db, res.Table)
 	if err != nil {
 		_ = printResult(f, res)
 		return err
 	}
 	res.TableItems = &n
-	f.Audit.Counts(map[string]int64{"imported": done.Imported, "table_items": n, "settings_applied": int64(len(res.Settings))})
+	f.Audit.Counts(map[string]int64{"imported": out.Import.Imported, "table_items": n, "settings_applied": int64(len(res.Settings))})
 	return printResult(f, res)
 }
 
@@ -336,11 +372,14 @@ func schema(ctx context.Context, clients awsclients.Set, sourceRegion string, op
 	return export.KeySchema(hash, rng), nil
 }
 
+// printResult shows the result: showResult's lines, or the JSON document.
 func printResult(f *factory.Factory, r Result) error {
-	if f.JSON() {
-		return f.PrintResult(r)
-	}
-	out := f.IOStreams.Out
+	return view.Results(f, func(r Result) error { return showResult(f.IOStreams.Out, r) }).Show(r)
+}
+
+// showResult is the human view: the plan of a dry run, or what the import
+// did as read back from the service.
+func showResult(out io.Writer, r Result) error {
 	src := fmt.Sprintf("s3://%s/%s", r.Source.Bucket, r.Source.DataPrefix)
 	if r.DryRun {
 		fmt.Fprintln(out, guard.DryRunHeader(""))

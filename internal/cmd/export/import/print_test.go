@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/tablesettings"
@@ -60,5 +61,20 @@ func TestPrintResultClaimsOnlyWhatWasReadBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrintResultBothForms: one dry run in both forms, the plan's lines and
+// the JSON document with its source, table and settings.
+func TestPrintResultBothForms(t *testing.T) {
+	planned := tablesettings.Plan(tablesettings.Settings{}, tablesettings.Guideline(map[string]string{"env": "dev"}))
+	res := Result{DryRun: true, Source: export.Source{Bucket: "b", DataPrefix: "p/data/"}, Table: "dev-a-user", Region: "eu-west-1", Settings: planned, Applied: []tablesettings.Change{}, Verified: true}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error { return printResult(f, res) })
+	if !strings.Contains(human, "ImportTable s3://b/p/data/ into NEW table dev-a-user in eu-west-1") || !strings.Contains(human, planned[0].What) {
+		t.Errorf("human view lacks the plan:\n%s", human)
+	}
+	settings, _ := doc["settings"].([]any)
+	if doc["dry_run"] != true || doc["table"] != "dev-a-user" || doc["verified"] != true || len(settings) != len(planned) || doc["source"] == nil {
+		t.Errorf("JSON view: %v; want the dry run's table, source and planned settings", doc)
 	}
 }

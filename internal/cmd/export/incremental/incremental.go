@@ -13,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/export/shared"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportwindow"
 )
@@ -190,10 +191,15 @@ func runSeries(ctx context.Context, f *factory.Factory, db export.SeriesDB, opts
 	return printSteps(f, steps)
 }
 
+// printSteps shows the series' steps: a table and the checkpoint, or the
+// JSON document (a list).
 func printSteps(f *factory.Factory, steps []export.Outcome) error {
-	if f.JSON() {
-		return f.PrintResult(steps)
-	}
+	return view.Results(f, func(steps []export.Outcome) error { return stepsTable(f, steps) }).Show(steps)
+}
+
+// stepsTable is the human view of the steps: each decision, then the
+// checkpoint and the lag after the last step.
+func stepsTable(f *factory.Factory, steps []export.Outcome) error {
 	var rows [][]string
 	for _, s := range steps {
 		for _, d := range s.Decisions {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -41,16 +42,18 @@ func Wait(ctx context.Context, f *factory.Factory, db export.DynamoDB, arn strin
 	return e, err
 }
 
-// PrintExports prints exports as a table, or as JSON (a list).
+// PrintExports shows exports: a table, or the JSON document (a list).
 func PrintExports(f *factory.Factory, es []export.Export) error {
-	if f.JSON() {
-		return f.PrintResult(es)
-	}
+	return view.Results(f, func(es []export.Export) error { return exportsTable(f.IOStreams, es) }).Show(es)
+}
+
+// exportsTable is the human view of exports: one row each.
+func exportsTable(ios *iostreams.IOStreams, es []export.Export) error {
 	rows := make([][]string, len(es))
 	for i, e := range es {
-		rows[i] = []string{e.Arn, e.Type, colour(f.IOStreams, e.Status), period(e), count(e), e.Failure}
+		rows[i] = []string{e.Arn, e.Type, colour(ios, e.Status), period(e), count(e), e.Failure}
 	}
-	return f.IOStreams.Table([]string{"EXPORT", "TYPE", "STATUS", "TIME", "ITEMS", "FAILURE"}, rows)
+	return ios.Table([]string{"EXPORT", "TYPE", "STATUS", "TIME", "ITEMS", "FAILURE"}, rows)
 }
 
 func colour(ios *iostreams.IOStreams, status string) string {

@@ -22,6 +22,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	tableadopt "github.com/dynops/dynops/internal/cmd/table/adopt"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/migrate"
@@ -157,14 +158,9 @@ cutover run the same checks; verify leaves such items out, counted.`,
 	return cmd
 }
 
-// Run runs (or resumes) the backfill.
-func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	l, err := shared.Load(&opts.Flags, true)
-	if err != nil {
-		return err
-	}
-	// Protected destinations are refused first (the guard), then the plan's
-	// checks run before anything is written.
+// check refuses protected destinations first (the guard), then runs the
+// plan's checks before anything is written.
+func check(ctx context.Context, f *factory.Factory, l *shared.Loaded, opts *Options) error {
 	var exceptions []string
 	if opts.Unverified != "" {
 		exceptions = append(exceptions, "--"+exportshared.UnverifiedFlag)
@@ -175,10 +171,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// A resumed backfill's destinations hold its items; one that reads an
 	// export does not scan the source for the check (the export spares the
 	// source's reads): its items are checked as they are read.
-	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{
+	return shared.Preflight(ctx, f, l, migrate.PreflightOptions{
 		Written: l.State.Backfill != nil && !opts.Restart, Items: opts.FromExport == "" && opts.ExportTo == "", Creates: opts.ImportTo != "",
 		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Segments: opts.Segments})
+}
+
+// Run runs (or resumes) the backfill.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	l, err := shared.Load(&opts.Flags, true)
 	if err != nil {
+		return err
+	}
+	if err := check(ctx, f, l, opts); err != nil {
 		return err
 	}
 	c, err := shared.Clients(ctx, f)
@@ -198,12 +202,33 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	defer opts.Budgets.Record(f)
-	ios := f.IOStreams
 	exp, err := exportOptions(ctx, f, opts)
 	if err != nil {
 		return err
 	}
-	res, err := migrate.Backfill(ctx, c, migrate.BackfillOptions{
+	res, err := migrate.Backfill(ctx, c, backfillOptions(f, opts, l, exp), l.State)
+	f.IOStreams.Done()
+	if err != nil && !migrate.LeftBehind(err) {
+		return shared.Refusal(err)
+	}
+	if !res.AlreadyDone {
+		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
+			"untransformable": res.Untransformable, "resumed": res.Resumed})
+	}
+	adopted, aerr := adoptImported(ctx, f, res)
+	if perr := show(f, result{res, adopted, opts.Budgets.Uses()}); perr != nil {
+		return perr
+	}
+	if err == nil {
+		err = aerr
+	}
+	return err
+}
+
+// backfillOptions are the backfill's settings from the flags, with the
+// audit record of its start and its progress on stderr.
+func backfillOptions(f *factory.Factory, opts *Options, l *shared.Loaded, exp *migrate.ExportOptions) migrate.BackfillOptions {
+	return migrate.BackfillOptions{
 		Input: l.Input, Segments: opts.Segments, Writers: opts.Writers, MaxWritesPerSecond: opts.MaxWritesPerSecond,
 		AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Restart: opts.Restart, Now: f.Now,
 		Export: exp,
@@ -225,35 +250,26 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			if total > 0 {
 				pct = 100 * float64(done) / float64(total)
 			}
-			ios.Progress("backfill %s: %d/%d items (%.0f%%), ETA %s%s", opts.Source, done, total, pct, eta.Round(time.Second), opts.Budgets.Status())
+			f.IOStreams.Progress("backfill %s: %d/%d items (%.0f%%), ETA %s%s", opts.Source, done, total, pct, eta.Round(time.Second), opts.Budgets.Status())
 		},
-	}, l.State)
-	ios.Done()
-	if err != nil && !migrate.LeftBehind(err) {
-		return shared.Refusal(err)
 	}
-	if !res.AlreadyDone {
-		f.Audit.Act(audit.ActBackfillItems, opts.Source, map[string]any{"written": res.Written, "unmatched": res.Unmatched,
-			"untransformable": res.Untransformable, "resumed": res.Resumed})
-	}
-	adopted, aerr := adoptImported(ctx, f, res)
-	if f.JSON() {
-		out := struct {
-			*migrate.BackfillResult
-			Adopt    []*adopt.Result `json:"adopt,omitempty"`
-			Capacity []capacity.Use  `json:"capacity"`
-		}{res, adopted, opts.Budgets.Uses()}
-		if perr := f.PrintResult(out); perr != nil {
-			return perr
-		}
-	} else {
-		print(f, res)
-		printAdopt(f, adopted)
-	}
-	if err == nil {
-		err = aerr
-	}
-	return err
+}
+
+// result is the command's result: the backfill, the Terraform entries of
+// the destinations ImportTable created, and the capacity each table used.
+type result struct {
+	*migrate.BackfillResult
+	Adopt    []*adopt.Result `json:"adopt,omitempty"`
+	Capacity []capacity.Use  `json:"capacity"`
+}
+
+// show shows the result: print and printAdopt, or the JSON document.
+func show(f *factory.Factory, r result) error {
+	return view.Results(f, func(r result) error {
+		print(f, r.BackfillResult)
+		printAdopt(f, r.Adopt)
+		return nil
+	}).Show(r)
 }
 
 // adoptImported reads each destination created by import as dynops table

@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -112,16 +113,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	defer opts.Budgets.Record(f)
+	v := newView(f, opts)
 	o := migrate.CatchUpOptions{Input: l.Input, Workers: opts.Workers, AllowUnmatched: opts.AllowUnmatched, AllowUntransformable: opts.AllowUntransformable, Now: f.Now,
 		Follow: opts.Follow, Interval: opts.Interval,
 		OnPass: func(n int, p *migrate.PassResult) {
 			if p.Put+p.Deleted+p.MovedAway > 0 {
 				f.Audit.Act(audit.ActApplyStreamChanges, opts.Source, map[string]int64{"put": p.Put, "deleted": p.Deleted, "deleted_from_old_route": p.MovedAway})
 			}
-			if opts.Follow && !f.JSON() {
-				f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
-					n, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched+p.Untransformable, p.LagString(), caught(p))
-			}
+			v.Pass(n, p)
 		}}
 	// left says that items were left behind (unmatched, untransformable):
 	// the pass finished, so its result is printed before the error.
@@ -129,24 +128,61 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if left != nil && !migrate.LeftBehind(left) {
 		return shared.Refusal(left)
 	}
-	if f.JSON() {
-		if err := f.PrintResult(struct {
-			migrate.PassResult
-			Capacity []capacity.Use `json:"capacity"`
-		}{total, opts.Budgets.Uses()}); err != nil {
-			return err
-		}
-		return left
+	if err := v.Total(total, passes, opts.Budgets.Uses()); err != nil {
+		return err
 	}
-	fmt.Fprintf(f.IOStreams.Out, "Catch-up of %s: %d pass(es), %d record(s) read (%d older than the backfill, skipped), %d key(s) changed\n",
-		opts.Source, passes, total.Records, total.BeforeBackfill, total.Keys)
-	fmt.Fprintf(f.IOStreams.Out, "  put %d, deleted %d, deleted from an old route %d, skipped as older than the destination %d, unmatched %d, untransformable %d\n",
+	return left
+}
+
+// catchUpView shows a catch-up: each pass (with --follow), then the total.
+type catchUpView interface {
+	Pass(n int, p *migrate.PassResult)
+	Total(total migrate.PassResult, passes int, uses []capacity.Use) error
+}
+
+// newView is the run's view: human, or JSON under --output json.
+func newView(f *factory.Factory, opts *Options) catchUpView {
+	return view.Pick[catchUpView](f, humanView{f: f, source: opts.Source, follow: opts.Follow}, jsonView{f: f})
+}
+
+// humanView shows each pass of --follow on stderr and the total as lines.
+type humanView struct {
+	f      *factory.Factory
+	source string
+	follow bool
+}
+
+func (v humanView) Pass(n int, p *migrate.PassResult) {
+	if v.follow {
+		v.f.IOStreams.Infof("pass %d: %d record(s), %d key(s): put %d, deleted %d, moved %d, stale %d, unmatched %d; lag %s%s\n",
+			n, p.Records, p.Keys, p.Put, p.Deleted, p.MovedAway, p.Stale, p.Unmatched+p.Untransformable, p.LagString(), caught(p))
+	}
+}
+
+func (v humanView) Total(total migrate.PassResult, passes int, _ []capacity.Use) error {
+	out := v.f.IOStreams.Out
+	fmt.Fprintf(out, "Catch-up of %s: %d pass(es), %d record(s) read (%d older than the backfill, skipped), %d key(s) changed\n",
+		v.source, passes, total.Records, total.BeforeBackfill, total.Keys)
+	fmt.Fprintf(out, "  put %d, deleted %d, deleted from an old route %d, skipped as older than the destination %d, unmatched %d, untransformable %d\n",
 		total.Put, total.Deleted, total.MovedAway, total.Stale, total.Unmatched, total.Untransformable)
 	for _, k := range total.UntransformableSample {
-		fmt.Fprintf(f.IOStreams.Out, "  cannot transform: %s\n", k)
+		fmt.Fprintf(out, "  cannot transform: %s\n", k)
 	}
-	fmt.Fprintf(f.IOStreams.Out, "  lag %s%s\n", total.LagString(), caught(&total))
-	return left
+	fmt.Fprintf(out, "  lag %s%s\n", total.LagString(), caught(&total))
+	return nil
+}
+
+// jsonView shows nothing of the passes and the total as the JSON document:
+// the pass counts with the capacity each table used.
+type jsonView struct{ f *factory.Factory }
+
+func (jsonView) Pass(int, *migrate.PassResult) {}
+
+func (v jsonView) Total(total migrate.PassResult, _ int, uses []capacity.Use) error {
+	return v.f.PrintResult(struct {
+		migrate.PassResult
+		Capacity []capacity.Use `json:"capacity"`
+	}{total, uses})
 }
 
 func caught(p *migrate.PassResult) string {

@@ -13,8 +13,10 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
 	verifyCmd "github.com/dynops/dynops/internal/cmd/migrate/verify"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -99,6 +101,24 @@ also needs the source's name typed (or --confirm NAME).`,
 	return cmd
 }
 
+// confirm is the guard first (a protected source is refused before
+// anything else is read), then the plan's checks, in a dry run too: the
+// source's items are read as plan reads them, before the fence, since a
+// problem found after it would leave the source fenced.
+func confirm(ctx context.Context, f *factory.Factory, l *shared.Loaded, opts *Options, pointer string) (*guard.Confirmed, error) {
+	was := l.State.Backfill
+	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	if err != nil {
+		return nil, err
+	}
+	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
+		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
 // Run cuts over, or prints the steps in a dry run.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	l, err := shared.Load(&opts.Flags, false)
@@ -108,33 +128,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := l.RequireState(&opts.Flags); err != nil {
 		return err
 	}
-	// The source's items are read as plan reads them, before the fence: a
-	// problem found after it would leave the source fenced.
-	was := l.State.Backfill
 	pointer := opts.Pointer
 	if pointer == "" {
 		pointer = migrate.DefaultPointer(opts.Source)
 	}
-	// The guard first (a protected source is refused before anything else
-	// is read), then the plan's checks, in a dry run too.
-	g, err := shared.Confirm(ctx, f, opts.Source, pointer, opts.Yes, opts.Confirm)
+	g, err := confirm(ctx, f, l, opts, pointer)
 	if err != nil {
 		return err
 	}
-	err = shared.Preflight(ctx, f, l, migrate.PreflightOptions{Written: true, Items: true,
-		AllowUnmatched: opts.AllowUnmatched || (was != nil && was.AllowUnmatched), AllowUntransformable: was != nil && was.AllowUntransformable})
-	if err != nil {
-		return err
-	}
+	v := newView(f, opts)
 	if g.DryRun() {
 		rep := Report{DryRun: true, Steps: migrate.CutoverSteps(opts.Source, pointer, opts.Value)}
 		f.Audit.Act(audit.ActCutover, opts.Source, rep.Steps)
-		if f.JSON() {
-			return f.PrintResult(rep)
-		}
-		printSteps(f, rep.Steps)
-		g.PrintDryRun("cut over")
-		return nil
+		return v.DryRun(g, rep)
 	}
 	c, err := shared.Clients(ctx, f)
 	if err != nil {
@@ -146,27 +152,66 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Act: f.Audit.Act,
 	}, l.State)
 	if res != nil {
-		if f.JSON() {
-			if perr := f.PrintResult(Report{Steps: res.Steps, Result: res}); perr != nil {
-				return perr
-			}
-		} else {
-			printSteps(f, res.Steps)
-			if res.Verify != nil && res.Verify.Differences() > 0 {
-				fmt.Fprintln(f.IOStreams.Out)
-				verifyCmd.Print(f, res.Verify)
-			}
+		if perr := v.Steps(res); perr != nil {
+			return perr
 		}
 	}
 	if err != nil {
 		return shared.Refusal(err)
 	}
-	if f.JSON() {
-		return nil
-	}
-	fmt.Fprintf(f.IOStreams.Out, "\nCut over: the application's pointer says %q. Keep %s (fenced) until the new tables have held; roll back with `dynops migrate rollback`.\n", opts.Value, opts.Source)
+	v.CutOver()
 	return nil
 }
+
+// cutoverView shows a cutover: the steps of a dry run, the steps that ran
+// (also when one failed), and the closing line of one that succeeded.
+type cutoverView interface {
+	DryRun(g *guard.Confirmed, rep Report) error
+	Steps(res *migrate.CutoverResult) error
+	CutOver()
+}
+
+// newView is the run's view: human, or JSON under --output json.
+func newView(f *factory.Factory, opts *Options) cutoverView {
+	return view.Pick[cutoverView](f, humanView{f: f, source: opts.Source, value: opts.Value}, jsonView{f: f})
+}
+
+// humanView shows the steps as tables, the verify's differences, and the
+// dry-run notice or where the pointer is now.
+type humanView struct {
+	f             *factory.Factory
+	source, value string
+}
+
+func (v humanView) DryRun(g *guard.Confirmed, rep Report) error {
+	printSteps(v.f, rep.Steps)
+	g.PrintDryRun("cut over")
+	return nil
+}
+
+func (v humanView) Steps(res *migrate.CutoverResult) error {
+	printSteps(v.f, res.Steps)
+	if res.Verify != nil && res.Verify.Differences() > 0 {
+		fmt.Fprintln(v.f.IOStreams.Out)
+		verifyCmd.Print(v.f, res.Verify)
+	}
+	return nil
+}
+
+func (v humanView) CutOver() {
+	fmt.Fprintf(v.f.IOStreams.Out, "\nCut over: the application's pointer says %q. Keep %s (fenced) until the new tables have held; roll back with `dynops migrate rollback`.\n", v.value, v.source)
+}
+
+// jsonView shows the Report as the JSON document, and nothing else.
+type jsonView struct{ f *factory.Factory }
+
+func (v jsonView) DryRun(_ *guard.Confirmed, rep Report) error { return v.f.PrintResult(rep) }
+
+func (v jsonView) Steps(res *migrate.CutoverResult) error {
+	return v.f.PrintResult(Report{Steps: res.Steps, Result: res})
+}
+
+func (jsonView) CutOver() {}
 
 func printSteps(f *factory.Factory, steps []migrate.Step) {
 	var rows [][]string

@@ -15,6 +15,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -95,21 +96,30 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if f.JSON() {
-		err = f.PrintResult(struct {
-			*migrate.PlanResult
-			Paths []Path `json:"paths"`
-		}{res, ps})
-	} else if err = print(f, res); err == nil {
-		printPaths(f.IOStreams.Out, ps, prices)
-	}
-	if err != nil {
+	if err := show(f, planned{res, ps}, prices); err != nil {
 		return err
 	}
 	if !res.Ready {
 		return factory.ExitError{Code: 1}
 	}
 	return nil
+}
+
+// planned is the command's result: the plan and the backfill paths.
+type planned struct {
+	*migrate.PlanResult
+	Paths []Path `json:"paths"`
+}
+
+// show shows the plan: its table and the paths, or the JSON document.
+func show(f *factory.Factory, p planned, prices *capacity.Prices) error {
+	return view.Results(f, func(p planned) error {
+		if err := print(f, p.PlanResult); err != nil {
+			return err
+		}
+		printPaths(f.IOStreams.Out, p.Paths, prices)
+		return nil
+	}).Show(p)
 }
 
 func yesNo(b bool) string {

@@ -11,7 +11,9 @@ import (
 	"github.com/dynops/dynops/internal/awsconfig"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
 	"github.com/dynops/dynops/internal/cmd/migrate/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/migrate"
 )
 
@@ -96,20 +98,25 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	}
-	if f.JSON() {
-		return f.PrintResult(rep)
-	}
-	var rows [][]string
-	for _, s := range rep.Steps {
-		rows = append(rows, []string{s.Name, s.Status, s.Detail})
-	}
-	if err := f.IOStreams.Table([]string{"STEP", "STATUS", "DETAIL"}, rows); err != nil {
-		return err
-	}
-	if rep.DryRun {
-		g.PrintDryRun("roll back")
-	} else {
-		fmt.Fprintf(f.IOStreams.Out, "\nRolled back: the application's pointer says %q and %s takes writes again.\n", value, opts.Source)
-	}
-	return nil
+	return show(f, g, rep, opts.Source, value)
+}
+
+// show shows the rollback's steps: a table, then the dry-run notice or
+// where the pointer and the writes are now; or the JSON document.
+func show(f *factory.Factory, g *guard.Confirmed, rep Report, source, value string) error {
+	return view.Results(f, func(rep Report) error {
+		var rows [][]string
+		for _, s := range rep.Steps {
+			rows = append(rows, []string{s.Name, s.Status, s.Detail})
+		}
+		if err := f.IOStreams.Table([]string{"STEP", "STATUS", "DETAIL"}, rows); err != nil {
+			return err
+		}
+		if rep.DryRun {
+			g.PrintDryRun("roll back")
+		} else {
+			fmt.Fprintf(f.IOStreams.Out, "\nRolled back: the application's pointer says %q and %s takes writes again.\n", value, source)
+		}
+		return nil
+	}).Show(rep)
 }

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view/viewtest"
 	"github.com/dynops/dynops/internal/iostreams"
+	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
 	"github.com/dynops/dynops/internal/tablesettings"
 )
@@ -110,4 +115,38 @@ func TestPrintResult(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShowBothForms: the finished restore and the dry run, each in both
+// forms: the human lines, and the JSON document with the plan's fields.
+func TestShowBothForms(t *testing.T) {
+	at := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	plan := &restore.Plan{Source: "dev-hoge-user", Target: "dev-hoge-user-restored", RestoreTime: at, Input: &dynamodb.RestoreTableToPointInTimeInput{}}
+	human, doc := viewtest.Forms[map[string]any](t, nil, func(f *factory.Factory) error {
+		return show(f, &restore.Result{Plan: plan, RestoreTime: at, Terraform: "TF"})
+	})
+	assert.Contains(t, human, "Restored dev-hoge-user to dev-hoge-user-restored")
+	assert.Contains(t, human, "Applied:\n")
+	assert.Equal(t, "TF", doc["terraform"], "JSON: %v", doc)
+	assert.NotNil(t, doc["plan"], "JSON: %v", doc)
+
+	setup := func(f *factory.Factory) {
+		f.Audit = audit.NewRecorder(filepath.Join(t.TempDir(), "audit.jsonl"), time.Now)
+	}
+	human, doc = viewtest.Forms[map[string]any](t, setup, func(f *factory.Factory) error {
+		d, err := guard.Decide(f, protect.Target{Kind: protect.Table, Name: "dev-hoge-user", Tags: map[string]string{"env": "dev"}, TagsFrom: "test"})
+		if err != nil {
+			return err
+		}
+		g, err := d.Confirm(false, nil)
+		if err != nil {
+			return err
+		}
+		return showDryRun(f, g, plan)
+	})
+	assert.Contains(t, human, "Restore plan\n")
+	assert.Contains(t, human, "Dry run: nothing was changed. Add --yes to restore.")
+	assert.Equal(t, true, doc["dry_run"], "JSON: %v", doc)
+	assert.NotNil(t, doc["plan"], "JSON: %v", doc)
+	assert.Contains(t, doc["terraform"], "dev-hoge-user-restored", "JSON: %v", doc)
 }

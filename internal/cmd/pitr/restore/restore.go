@@ -16,6 +16,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/pitrtime"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/restore"
@@ -138,19 +139,39 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return usage(err)
 	}
 	if g.DryRun() {
-		f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
-		if f.JSON() {
-			return f.PrintResult(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
-		}
-		printPlan(f, plan)
-		g.PrintDryRun("restore")
-		return nil
+		return showDryRun(f, g, plan)
 	}
 	if _, err := g.StartAudit(ctx, audit.Plan{Targets: []string{plan.Source, plan.Target},
 		Counts: map[string]int64{"tables_to_create": boolCount(plan.Resume == nil), "settings_to_apply": int64(len(plan.Changes))}}); err != nil {
 		return err
 	}
+	res, err := restoreTable(ctx, f, db, plan)
+	if err != nil {
+		return err
+	}
+	return show(f, res)
+}
 
+// show shows the finished restore: printResult, or the JSON document.
+func show(f *factory.Factory, res *restore.Result) error {
+	return view.Results(f, func(res *restore.Result) error { printResult(f, res); return nil }).Show(res)
+}
+
+// showDryRun records the planned restore and shows the plan: printPlan and
+// the dry-run notice, or the DryRun document.
+func showDryRun(f *factory.Factory, g *guard.Confirmed, plan *restore.Plan) error {
+	f.Audit.Act(audit.ActRestoreTable, plan.Target, map[string]any{"source": plan.Source, "restore_time": plan.RestoreTime, "latest": plan.Latest, "planned_settings": plan.Changes})
+	return view.Results(f, func(d DryRun) error {
+		printPlan(f, d.Plan)
+		g.PrintDryRun("restore")
+		return nil
+	}).Show(DryRun{DryRun: true, Plan: plan, Terraform: restore.Adoption(plan.Source, plan.Target)})
+}
+
+// restoreTable runs the planned restore, with its progress on stderr and
+// each step in the audit record; a half-done restore's error says how to
+// finish it.
+func restoreTable(ctx context.Context, f *factory.Factory, db restore.DynamoDB, plan *restore.Plan) (*restore.Result, error) {
 	res, err := restore.Run(ctx, db, plan, restore.Hooks{
 		Restoring: func(status string, waited time.Duration) {
 			f.IOStreams.Progress("restoring %s: %s (%s)", plan.Target, status, waited.Round(time.Second))
@@ -173,15 +194,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if err != nil {
 		if res != nil && res.TargetArn != "" {
-			return fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; finish it with the same command plus --target %s --resume, or delete it and restore again)", err, plan.Target, plan.Target)
+			return nil, fmt.Errorf("%w (the restored table %s exists with the settings applied so far, as the audit log lists; finish it with the same command plus --target %s --resume, or delete it and restore again)", err, plan.Target, plan.Target)
 		}
-		return usage(err)
+		return nil, usage(err)
 	}
-	if f.JSON() {
-		return f.PrintResult(res)
-	}
-	printResult(f, res)
-	return nil
+	return res, nil
 }
 
 func boolCount(b bool) int64 {

@@ -11,6 +11,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/repair"
 )
 
@@ -72,12 +73,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	f.Audit.Counts(map[string]int64{"keys": rep.Keys, "repaired": rep.Repaired, "deleted": rep.Deleted, "left_alone": rep.LeftAlone,
 		"changed_since": rep.ChangedSince, "extra_kept": rep.ExtraKept, "broken": int64(len(rep.Broken))})
-	if f.JSON() {
-		err = f.PrintResult(rep)
-	} else {
-		printReport(f, rep)
-	}
-	if err != nil {
+	if err := show(f, rep); err != nil {
 		return err
 	}
 	if !rep.PromiseHolds {
@@ -86,6 +82,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
+// show shows the report: printReport, or the JSON document.
+func show(f *factory.Factory, rep *repair.VerifyReport) error {
+	return view.Results(f, func(r *repair.VerifyReport) error { printReport(f, r); return nil }).Show(rep)
+}
+
+// printReport is the human view: the counts per state, the broken keys and
+// the first notes, then the verdict.
 func printReport(f *factory.Factory, r *repair.VerifyReport) {
 	out := f.IOStreams.Out
 	fmt.Fprintf(out, "Verified the repair of %s from %s: %d key(s) of %s\n", r.To, r.From, r.Keys, r.Record)

@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/notify"
 	"github.com/dynops/dynops/internal/runbook"
 )
@@ -68,10 +69,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookApprove, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "approvers": a.Approvers, "needed": a.Needed})
 	shared.NotifyDecision(ctx, f, st, notify.Approved, opts.Step, fmt.Sprintf("plan sha256 %s approved by %s (%d of %d)", a.PlanSHA256, a.Approvers[len(a.Approvers)-1].Caller, len(a.Approvers), a.Needed))
-	if f.JSON() {
-		return f.PrintResult(a)
-	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "Approved step %s of %s (incident %s), plan sha256 %s: %d of %d approval(s). The run goes on when `dynops runbook run %s --incident %s` is run again.\n",
-		opts.Step, st.Runbook, st.Incident, a.PlanSHA256, len(a.Approvers), a.Needed, st.Runbook, st.Incident)
-	return nil
+	return show(f, st, opts.Step, a)
+}
+
+// show shows the approval: a line on stderr, or the JSON document.
+func show(f *factory.Factory, st *runbook.State, step string, a *runbook.Approval) error {
+	return view.Results(f, func(a *runbook.Approval) error {
+		fmt.Fprintf(f.IOStreams.ErrOut, "Approved step %s of %s (incident %s), plan sha256 %s: %d of %d approval(s). The run goes on when `dynops runbook run %s --incident %s` is run again.\n",
+			step, st.Runbook, st.Incident, a.PlanSHA256, len(a.Approvers), a.Needed, st.Runbook, st.Incident)
+		return nil
+	}).Show(a)
 }

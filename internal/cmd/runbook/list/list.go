@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
 )
@@ -38,9 +39,11 @@ func Run(f *factory.Factory) error {
 	if err != nil {
 		return err
 	}
-	if f.JSON() {
-		return f.PrintResult(all)
-	}
+	return view.Results(f, func(all []*runbook.Runbook) error { return showList(f, all) }).Show(all)
+}
+
+// showList is the human view: one row per runbook, then how to run one.
+func showList(f *factory.Factory, all []*runbook.Runbook) error {
 	rows := make([][]string, 0, len(all))
 	for _, rb := range all {
 		var params, steps []string

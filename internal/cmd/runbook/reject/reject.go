@@ -12,6 +12,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/notify"
 	"github.com/dynops/dynops/internal/runbook"
 )
@@ -64,9 +65,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	f.Audit.SetTags(audit.Tags{Incident: st.Incident, Runbook: st.Runbook, Step: opts.Step})
 	f.Audit.Act(audit.ActRunbookReject, opts.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "rejected": a.Rejected})
 	shared.NotifyDecision(ctx, f, st, notify.Rejected, opts.Step, fmt.Sprintf("plan sha256 %s rejected by %s (%s)", a.PlanSHA256, a.Rejected.Caller, opts.Reason))
-	if f.JSON() {
-		return f.PrintResult(a)
-	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "Rejected step %s of %s (incident %s): the run stops at it.\n", opts.Step, st.Runbook, st.Incident)
-	return nil
+	return show(f, st, opts.Step, a)
+}
+
+// show shows the rejection: a line on stderr, or the JSON document.
+func show(f *factory.Factory, st *runbook.State, step string, a *runbook.Approval) error {
+	return view.Results(f, func(*runbook.Approval) error {
+		fmt.Fprintf(f.IOStreams.ErrOut, "Rejected step %s of %s (incident %s): the run stops at it.\n", step, st.Runbook, st.Incident)
+		return nil
+	}).Show(a)
 }

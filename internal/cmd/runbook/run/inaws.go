@@ -40,54 +40,15 @@ func addInAWSFlags(fl *pflag.FlagSet, o *InAWSOptions) {
 // runInAWS starts the run as an ECS task and follows it: the task runs
 // `dynops runbook run` on the shared state, this terminal reads it.
 func runInAWS(ctx context.Context, f *factory.Factory, opts *Options, set runbook.RunSettings, r *runbook.Runner, rb *runbook.Runbook) error {
-	o := opts.InAWS
-	if opts.StateBucket == "" {
-		return factory.UsageErrorf("--in-aws needs --state-bucket BUCKET[/PREFIX]: the task keeps the run's state there and this terminal follows it there (a local state file is on this machine only); nothing was started. Give the runner module's state bucket, e.g. --state-bucket acme-oncall")
-	}
-	if o.Target.Cluster == "" || o.Target.TaskDefinition == "" || len(o.Target.Subnets) == 0 {
-		return factory.UsageErrorf("--in-aws needs --task-cluster, --task-definition and --task-subnets (and usually --task-security-groups): the outputs of modules/dynops-runner (`terraform output -raw dynops_flags` prints them); nothing was started")
-	}
-	if err := r.Preflight(rb); err != nil {
-		return factory.UsageErrorf("%w; nothing was started", err)
-	}
-	store, ok := r.Store.(*runbook.S3Store)
-	if !ok {
-		return fmt.Errorf("--in-aws: the run's state is not the shared S3 state")
-	}
-	now := f.Now()
-	if l, err := store.Holder(ctx, r.Incident, rb.Name); err != nil {
-		return err
-	} else if l.Active(now) {
-		return factory.UsageErrorf("%w", &runbook.HeldError{Incident: r.Incident, Runbook: rb.Name, Lease: *l, Where: "s3://" + store.Bucket + "/" + store.Prefix + r.Incident + "/"})
-	}
-	before, err := store.Load(ctx, r.Incident, rb.Name)
+	store, before, err := checkInAWS(ctx, f, opts, r, rb)
 	if err != nil {
 		return err
 	}
-	if _, err := store.LoadTask(ctx, r.Incident, rb.Name); err != nil { // its ETag: the new task replaces it
-		return err
-	}
-	command := taskCommand(f, opts, set, r, rb.Name)
-	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps)), "tasks": 1}}); err != nil {
-		return err
-	}
-	clients, err := f.AWS(ctx)
+	task, api, err := startTask(ctx, f, opts, set, r, rb, store)
 	if err != nil {
 		return err
 	}
-	api := clients.ECS()
-	arn, err := inaws.Start(ctx, api, o.Target, command, map[string]string{"DYNOPS_INCIDENT": r.Incident},
-		map[string]string{"dynops:incident": r.Incident, "dynops:runbook": rb.Name})
-	if err != nil {
-		return err
-	}
-	task := runbook.Task{ARN: arn, Cluster: o.Target.Cluster, TaskDefinition: o.Target.TaskDefinition, Container: o.Target.Container,
-		Command: command, StartedBy: store.Caller, Started: now.UTC()}
-	f.Audit.Act(audit.ActRunbookInAWS, arn, task)
-	if err := store.SaveTask(ctx, r.Incident, rb.Name, &task); err != nil {
-		return fmt.Errorf("task %s started, but recording it next to the run's state failed (the run goes on; follow it with `dynops runbook status --incident %s --state-bucket %s`): %w", arn, r.Incident, opts.StateBucket, err)
-	}
-	w := f.IOStreams.ErrOut
+	arn, o, w := task.ARN, opts.InAWS, f.IOStreams.ErrOut
 	fmt.Fprintf(w, "Started %s for incident %s in ECS task %s (cluster %s).\nFollowing it here from its state in %s: Ctrl-C stops following, not the task.\n",
 		rb.Name, r.Incident, arn, o.Target.Cluster, opts.StateBucket)
 	fol := &runbook.Follower{Runbook: rb, ErrOut: w}
@@ -116,6 +77,67 @@ func runInAWS(ctx context.Context, f *factory.Factory, opts *Options, set runboo
 	}
 	fmt.Fprintf(w, "\nRunbook %s complete for incident %s in task %s.\nTimeline: dynops audit timeline --incident %s (the task's audit records are in its --audit-log-group)\n", rb.Name, r.Incident, arn, r.Incident)
 	return nil
+}
+
+// checkInAWS refuses a run in AWS that cannot start: no shared state, the
+// runner module's outputs missing, a runbook its parameters do not fill,
+// or a run held by another; it returns the shared state and the run's
+// state before the task.
+func checkInAWS(ctx context.Context, f *factory.Factory, opts *Options, r *runbook.Runner, rb *runbook.Runbook) (*runbook.S3Store, *runbook.State, error) {
+	o := opts.InAWS
+	if opts.StateBucket == "" {
+		return nil, nil, factory.UsageErrorf("--in-aws needs --state-bucket BUCKET[/PREFIX]: the task keeps the run's state there and this terminal follows it there (a local state file is on this machine only); nothing was started. Give the runner module's state bucket, e.g. --state-bucket acme-oncall")
+	}
+	if o.Target.Cluster == "" || o.Target.TaskDefinition == "" || len(o.Target.Subnets) == 0 {
+		return nil, nil, factory.UsageErrorf("--in-aws needs --task-cluster, --task-definition and --task-subnets (and usually --task-security-groups): the outputs of modules/dynops-runner (`terraform output -raw dynops_flags` prints them); nothing was started")
+	}
+	if err := r.Preflight(rb); err != nil {
+		return nil, nil, factory.UsageErrorf("%w; nothing was started", err)
+	}
+	store, ok := r.Store.(*runbook.S3Store)
+	if !ok {
+		return nil, nil, fmt.Errorf("--in-aws: the run's state is not the shared S3 state")
+	}
+	if l, err := store.Holder(ctx, r.Incident, rb.Name); err != nil {
+		return nil, nil, err
+	} else if l.Active(f.Now()) {
+		return nil, nil, factory.UsageErrorf("%w", &runbook.HeldError{Incident: r.Incident, Runbook: rb.Name, Lease: *l, Where: "s3://" + store.Bucket + "/" + store.Prefix + r.Incident + "/"})
+	}
+	before, err := store.Load(ctx, r.Incident, rb.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := store.LoadTask(ctx, r.Incident, rb.Name); err != nil { // its ETag: the new task replaces it
+		return nil, nil, err
+	}
+	return store, before, nil
+}
+
+// startTask starts the ECS task (audited first) and records it next to
+// the run's state.
+func startTask(ctx context.Context, f *factory.Factory, opts *Options, set runbook.RunSettings, r *runbook.Runner, rb *runbook.Runbook, store *runbook.S3Store) (runbook.Task, inaws.ECS, error) {
+	o := opts.InAWS
+	command := taskCommand(f, opts, set, r, rb.Name)
+	if err := f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps)), "tasks": 1}}); err != nil {
+		return runbook.Task{}, nil, err
+	}
+	clients, err := f.AWS(ctx)
+	if err != nil {
+		return runbook.Task{}, nil, err
+	}
+	api := clients.ECS()
+	arn, err := inaws.Start(ctx, api, o.Target, command, map[string]string{"DYNOPS_INCIDENT": r.Incident},
+		map[string]string{"dynops:incident": r.Incident, "dynops:runbook": rb.Name})
+	if err != nil {
+		return runbook.Task{}, nil, err
+	}
+	task := runbook.Task{ARN: arn, Cluster: o.Target.Cluster, TaskDefinition: o.Target.TaskDefinition, Container: o.Target.Container,
+		Command: command, StartedBy: store.Caller, Started: f.Now().UTC()}
+	f.Audit.Act(audit.ActRunbookInAWS, arn, task)
+	if err := store.SaveTask(ctx, r.Incident, rb.Name, &task); err != nil {
+		return runbook.Task{}, nil, fmt.Errorf("task %s started, but recording it next to the run's state failed (the run goes on; follow it with `dynops runbook status --incident %s --state-bucket %s`): %w", arn, r.Incident, opts.StateBucket, err)
+	}
+	return task, api, nil
 }
 
 func doneSoFar(st *runbook.State, rb *runbook.Runbook) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/protect"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
@@ -137,29 +138,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return factory.UsageErrorf("%w", err)
 	}
-	params := map[string]string{}
-	for _, p := range opts.Params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return factory.UsageErrorf("--param %q: write name=value", p)
-		}
-		params[k] = v
+	params, decide, err := parseChoices(opts)
+	if err != nil {
+		return err
 	}
-	decide := map[string]string{}
-	for _, d := range opts.Decide {
-		k, v, ok := strings.Cut(d, "=")
-		if !ok || k == "" || v == "" {
-			return factory.UsageErrorf("--decide %q: write STEP=CHOICE, e.g. --decide path=repair", d)
-		}
-		decide[k] = v
-	}
-	incident := f.Flags.Incident
-	if incident == "" {
-		incident = rb.Name + "-" + f.Now().UTC().Format("20060102t150405z")
-		fmt.Fprintf(f.IOStreams.ErrOut, "Incident id: %s (resume or read its timeline with --incident %s)\n", incident, incident)
-	}
-	if err := runbook.CheckIncident(incident); err != nil {
-		return factory.UsageErrorf("--incident: %w", err)
+	incident, err := incidentOf(f, rb)
+	if err != nil {
+		return err
 	}
 	tags := audit.Tags{Incident: incident, Runbook: rb.Name}
 	f.Audit.SetTags(tags)
@@ -171,64 +156,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.InAWS.Enabled && opts.StateBucket == "" {
 		return runInAWS(ctx, f, opts, set, nil, rb) // refused: names the fix
 	}
-	store, err := shared.Store(ctx, f, set.StateBucket.Value)
+	v := newView(f)
+	r, err := newRunner(ctx, f, opts, set, rb, tags, v)
 	if err != nil {
 		return err
 	}
-	caller := ""
-	s3store, _ := store.(*runbook.S3Store)
-	if s3store != nil {
-		caller = s3store.Caller
-		s3store.TTL = opts.InAWS.Lease
-	}
-	if opts.BreakGlass != "" {
-		if caller, err = breakGlass(ctx, f, opts.BreakGlass); err != nil {
-			return err
-		}
-	}
-	notifier := shared.Notifier(ctx, f, set, opts.IncidentRecordARN)
-	stepOut := f.IOStreams.Out
-	if f.JSON() {
-		stepOut = f.IOStreams.ErrOut // stdout holds the summary only
-	}
-	globals := globalArgs(f, incident)
-	r := &runbook.Runner{
-		Store: store, Incident: incident, Params: params, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until, Through: opts.Through,
-		RestartFrom: opts.RestartFrom, Decide: decide,
-		Approvals: set.Approvals.Value, StepApprovals: set.StepApprovals.Value, ApprovalTimeout: opts.ApprovalTimeout, Caller: caller,
-		Env: set.Env.Value, Cap: set.Cap.Value, CapFrom: set.Cap.From, BreakGlass: opts.BreakGlass, Notifier: notifier,
-		BrokeGlass: func(step, gate string) {
-			f.Audit.Act(audit.ActRunbookBreakGlass, step, map[string]string{"skipped": gate, "reason": opts.BreakGlass, "caller": caller})
-		},
-		Approval: func(event string, a *runbook.Approval) {
-			what := map[string]string{"approval-requested": audit.ActRunbookApprovalRequested, "approval-used": audit.ActRunbookApprovalUsed,
-				"rejected": audit.ActRunbookApprovalRejected, "timed-out": audit.ActRunbookApprovalTimedOut}[event]
-			f.Audit.Act(what, a.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "needed": a.Needed,
-				"approvers": a.Approvers, "rejected": a.Rejected, "expires": a.Expires})
-		},
-		Decided: func(step, choice, how string) {
-			f.Audit.Act(audit.ActRunbookDecide, step, map[string]string{"choice": choice, "how": how})
-		},
-		Changed: func(c runbook.ParamChange) {
-			f.Audit.Act(audit.ActRunbookChangeParam, c.Name, map[string]string{"old": c.Old, "new": c.New})
-		},
-		Restarted: func(step string, again []string) {
-			f.Audit.Act(audit.ActRunbookRestartFrom, step, map[string][]string{"run_again": again})
-		},
-		Out: stepOut, ErrOut: f.IOStreams.ErrOut, Now: f.Now, Summarize: !f.JSON(),
-		Begin: func() error {
-			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
-		},
-		Exec: func(ctx context.Context, args []string, step string, stdout io.Writer) int {
-			t := tags
-			t.Step, t.ParentRun = step, f.Audit.RunID()
-			return f.Exec(ctx, withGlobals(args, globals), factory.ExecStreams{In: f.IOStreams.In, Out: stdout,
-				ErrOut: f.IOStreams.ErrOut, CanPrompt: f.IOStreams.CanPrompt(), Tags: t})
-		},
-	}
-	if s3store != nil {
-		r.Counter = s3store
-	}
+	r.Params, r.Decide = params, decide
 	if opts.InAWS.Enabled {
 		return runInAWS(ctx, f, opts, set, r, rb)
 	}
@@ -240,6 +173,125 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if sum != nil {
 		f.Audit.Counts(map[string]int64{"steps": int64(len(rb.Steps)), "steps_ran": int64(len(sum.Ran)), "steps_done_earlier": int64(len(sum.Skipped))})
 	}
+	if err != nil {
+		return stopped(ctx, f, rb, incident, err)
+	}
+	if err := v.Summary(sum); err != nil {
+		return err
+	}
+	if !sum.Complete { // --until or --through: not finished, not failed
+		return factory.ExitError{Code: exitcode.Stopped}
+	}
+	v.Complete(rb.Name, incident, sum)
+	return nil
+}
+
+// parseChoices reads --param name=value and --decide STEP=CHOICE.
+func parseChoices(opts *Options) (params, decide map[string]string, err error) {
+	params = map[string]string{}
+	for _, p := range opts.Params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, nil, factory.UsageErrorf("--param %q: write name=value", p)
+		}
+		params[k] = v
+	}
+	decide = map[string]string{}
+	for _, d := range opts.Decide {
+		k, v, ok := strings.Cut(d, "=")
+		if !ok || k == "" || v == "" {
+			return nil, nil, factory.UsageErrorf("--decide %q: write STEP=CHOICE, e.g. --decide path=repair", d)
+		}
+		decide[k] = v
+	}
+	return params, decide, nil
+}
+
+// incidentOf is the run's incident: --incident, or a new id from the
+// runbook's name and the time, said on stderr so the run can be resumed.
+func incidentOf(f *factory.Factory, rb *runbook.Runbook) (string, error) {
+	incident := f.Flags.Incident
+	if incident == "" {
+		incident = rb.Name + "-" + f.Now().UTC().Format("20060102t150405z")
+		fmt.Fprintf(f.IOStreams.ErrOut, "Incident id: %s (resume or read its timeline with --incident %s)\n", incident, incident)
+	}
+	if err := runbook.CheckIncident(incident); err != nil {
+		return "", factory.UsageErrorf("--incident: %w", err)
+	}
+	return incident, nil
+}
+
+// newRunner is the runner of the run: its state store (the team's S3
+// state, or the local one), the caller, the notifier, the audit record of
+// its decisions and each step run in-process with the global flags.
+func newRunner(ctx context.Context, f *factory.Factory, opts *Options, set runbook.RunSettings, rb *runbook.Runbook, tags audit.Tags, v runView) (*runbook.Runner, error) {
+	store, err := shared.Store(ctx, f, set.StateBucket.Value)
+	if err != nil {
+		return nil, err
+	}
+	caller := ""
+	s3store, _ := store.(*runbook.S3Store)
+	if s3store != nil {
+		caller = s3store.Caller
+		s3store.TTL = opts.InAWS.Lease
+	}
+	if opts.BreakGlass != "" {
+		if caller, err = breakGlass(ctx, f, opts.BreakGlass); err != nil {
+			return nil, err
+		}
+	}
+	globals := globalArgs(f, tags.Incident)
+	r := &runbook.Runner{
+		Store: store, Incident: tags.Incident, Yes: opts.Yes, Confirm: opts.Confirm, Until: opts.Until, Through: opts.Through,
+		RestartFrom: opts.RestartFrom,
+		Approvals:   set.Approvals.Value, StepApprovals: set.StepApprovals.Value, ApprovalTimeout: opts.ApprovalTimeout, Caller: caller,
+		Env: set.Env.Value, Cap: set.Cap.Value, CapFrom: set.Cap.From, BreakGlass: opts.BreakGlass, Notifier: shared.Notifier(ctx, f, set, opts.IncidentRecordARN),
+		Out: v.StepOut(), ErrOut: f.IOStreams.ErrOut, Now: f.Now, Summarize: v.Summarize(),
+		Begin: func() error {
+			return f.Audit.Start(ctx, audit.Plan{Targets: []string{rb.Name}, Counts: map[string]int64{"steps": int64(len(rb.Steps))}})
+		},
+		Exec: func(ctx context.Context, args []string, step string, stdout io.Writer) int {
+			t := tags
+			t.Step, t.ParentRun = step, f.Audit.RunID()
+			return f.Exec(ctx, withGlobals(args, globals), factory.ExecStreams{In: f.IOStreams.In, Out: stdout,
+				ErrOut: f.IOStreams.ErrOut, CanPrompt: f.IOStreams.CanPrompt(), Tags: t})
+		},
+	}
+	auditDecisions(f, r, opts.BreakGlass, caller)
+	if s3store != nil {
+		r.Counter = s3store
+	}
+	return r, nil
+}
+
+// auditDecisions records in the audit what the runner decides: a gate
+// skipped by break-glass, approvals, decision steps' choices, changed
+// parameters and steps run again.
+func auditDecisions(f *factory.Factory, r *runbook.Runner, breakGlass, caller string) {
+	r.BrokeGlass = func(step, gate string) {
+		f.Audit.Act(audit.ActRunbookBreakGlass, step, map[string]string{"skipped": gate, "reason": breakGlass, "caller": caller})
+	}
+	r.Approval = func(event string, a *runbook.Approval) {
+		what := map[string]string{"approval-requested": audit.ActRunbookApprovalRequested, "approval-used": audit.ActRunbookApprovalUsed,
+			"rejected": audit.ActRunbookApprovalRejected, "timed-out": audit.ActRunbookApprovalTimedOut}[event]
+		f.Audit.Act(what, a.Step, map[string]any{"plan_sha256": a.PlanSHA256, "requester": a.Requester, "needed": a.Needed,
+			"approvers": a.Approvers, "rejected": a.Rejected, "expires": a.Expires})
+	}
+	r.Decided = func(step, choice, how string) {
+		f.Audit.Act(audit.ActRunbookDecide, step, map[string]string{"choice": choice, "how": how})
+	}
+	r.Changed = func(c runbook.ParamChange) {
+		f.Audit.Act(audit.ActRunbookChangeParam, c.Name, map[string]string{"old": c.Old, "new": c.New})
+	}
+	r.Restarted = func(step string, again []string) {
+		f.Audit.Act(audit.ActRunbookRestartFrom, step, map[string][]string{"run_again": again})
+	}
+}
+
+// stopped is the exit of a run that did not finish: bad input, a held run
+// or the cap (exit 2), a stop before a step (exit 5), Ctrl-C, or a failed
+// step (its exit code, with how to resume).
+func stopped(ctx context.Context, f *factory.Factory, rb *runbook.Runbook, incident string, err error) error {
 	var pe *runbook.ParamError
 	var se *runbook.StepError
 	var he *runbook.HeldError
@@ -259,24 +311,46 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			code = 1
 		}
 		return factory.ExitError{Code: code}
-	case err != nil:
-		return err
 	}
-	if f.JSON() {
-		if err := f.PrintResult(sum); err != nil {
-			return err
-		}
-	}
-	if !sum.Complete { // --until or --through: not finished, not failed
-		return factory.ExitError{Code: exitcode.Stopped}
-	}
-	if f.JSON() {
-		return nil
-	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
-		rb.Name, incident, len(sum.Ran), len(sum.Skipped), incident)
-	return nil
+	return err
 }
+
+// runView shows a runbook run: where each step's own output goes, whether
+// each step's result gets a short line, and the end of a run.
+type runView interface {
+	StepOut() io.Writer
+	Summarize() bool
+	// Summary shows the run's summary document (JSON only).
+	Summary(sum *runbook.Summary) error
+	// Complete says a finished run is complete (a person only).
+	Complete(name, incident string, sum *runbook.Summary)
+}
+
+// newView is the run's view: human, or JSON under --output json.
+func newView(f *factory.Factory) runView {
+	return view.Pick[runView](f, humanView{f}, jsonView{f})
+}
+
+// humanView shows the steps' output on stdout, a line per step's result
+// and the completion on stderr.
+type humanView struct{ f *factory.Factory }
+
+func (v humanView) StepOut() io.Writer           { return v.f.IOStreams.Out }
+func (humanView) Summarize() bool                { return true }
+func (humanView) Summary(*runbook.Summary) error { return nil }
+func (v humanView) Complete(name, incident string, sum *runbook.Summary) {
+	fmt.Fprintf(v.f.IOStreams.ErrOut, "\nRunbook %s complete for incident %s: %d step(s) run, %d done earlier.\nTimeline: dynops audit timeline --incident %s\n",
+		name, incident, len(sum.Ran), len(sum.Skipped), incident)
+}
+
+// jsonView keeps stdout for the summary document: the steps' output goes
+// to stderr.
+type jsonView struct{ f *factory.Factory }
+
+func (v jsonView) StepOut() io.Writer                      { return v.f.IOStreams.ErrOut }
+func (jsonView) Summarize() bool                           { return false }
+func (v jsonView) Summary(sum *runbook.Summary) error      { return v.f.PrintResult(sum) }
+func (jsonView) Complete(string, string, *runbook.Summary) {}
 
 // globalArgs are the global flags each step inherits.
 func globalArgs(f *factory.Factory, incident string) [][]string {

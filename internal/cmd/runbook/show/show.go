@@ -9,6 +9,7 @@ import (
 
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/runbook"
 	"github.com/dynops/dynops/runbooks"
 )
@@ -37,9 +38,8 @@ func Run(f *factory.Factory, name string) error {
 	if err != nil {
 		return factory.UsageErrorf("%w", err)
 	}
-	if f.JSON() {
-		return f.PrintResult(rb)
-	}
-	_, err = fmt.Fprint(f.IOStreams.Out, rb.Markdown)
-	return err
+	return view.Results(f, func(rb *runbook.Runbook) error {
+		_, err := fmt.Fprint(f.IOStreams.Out, rb.Markdown)
+		return err
+	}).Show(rb)
 }

@@ -4,6 +4,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/runbook/shared"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/runbook"
 )
 
@@ -84,6 +86,18 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	now := f.Now()
+	out, err := read(ctx, store, incident, now)
+	if err != nil {
+		return err
+	}
+	return show(f, out, now)
+}
+
+// read reads the incident's runs from the store: each run's state, the
+// holder of its lease and (in S3) the ECS task it was last started in. An
+// incident without runs is a usage error naming where dynops looked.
+func read(ctx context.Context, store runbook.Store, incident string, now time.Time) (Status, error) {
 	where := "the local directory next to the audit log"
 	if s, ok := store.(*runbook.S3Store); ok {
 		where = "s3://" + s.Bucket + "/" + s.Prefix + incident + "/"
@@ -92,24 +106,23 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	names, err := store.Runs(ctx, incident)
 	if err != nil {
-		return err
+		return Status{}, err
 	}
 	if len(names) == 0 {
-		return factory.UsageErrorf("incident %s has no runbook run in %s: check --incident and --state-bucket (a run started with --state-bucket is only there)", incident, where)
+		return Status{}, factory.UsageErrorf("incident %s has no runbook run in %s: check --incident and --state-bucket (a run started with --state-bucket is only there)", incident, where)
 	}
 	out := Status{Incident: incident, Where: where}
-	now := f.Now()
 	for _, name := range names {
 		st, err := store.Load(ctx, incident, name)
 		if err != nil {
-			return err
+			return Status{}, err
 		}
 		if st == nil {
 			continue
 		}
 		l, err := store.Holder(ctx, incident, name)
 		if err != nil {
-			return err
+			return Status{}, err
 		}
 		done := st.Done
 		if done == nil {
@@ -119,16 +132,23 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 			Holder: l, Held: l.Active(now), Updated: st.Updated, Approvals: st.Approvals, Ended: st.Ended}
 		if s, ok := store.(*runbook.S3Store); ok {
 			if run.Task, err = s.LoadTask(ctx, incident, name); err != nil {
-				return err
+				return Status{}, err
 			}
 		}
 		out.Runs = append(out.Runs, run)
 	}
-	if f.JSON() {
-		return f.PrintResult(out)
-	}
-	w := f.IOStreams.Out
-	fmt.Fprintf(w, "Incident %s (%s)\n", incident, where)
+	return out, nil
+}
+
+// show shows the status: showRuns' lines, or the JSON document.
+func show(f *factory.Factory, out Status, now time.Time) error {
+	return view.Results(f, func(out Status) error { showRuns(f.IOStreams.Out, out, now); return nil }).Show(out)
+}
+
+// showRuns is the human view: per run, the steps done, the current one, its
+// task, how it ended, the holder and each approval request with its plan.
+func showRuns(w io.Writer, out Status, now time.Time) {
+	fmt.Fprintf(w, "Incident %s (%s)\n", out.Incident, out.Where)
 	for _, r := range out.Runs {
 		fmt.Fprintf(w, "\n%s (started %s)\n  done:    %s\n", r.Runbook, r.Started, orNone(strings.Join(r.Done, ", ")))
 		fmt.Fprintf(w, "  current: %s\n", orNone(r.Current))
@@ -160,7 +180,6 @@ func RunStatus(ctx context.Context, f *factory.Factory, opts *Options) error {
 				strings.ReplaceAll(strings.TrimSpace(a.Plan), "\n", "\n    "))
 		}
 	}
-	return nil
 }
 
 func orNone(s string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dynops/dynops/internal/adopt"
 	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/view"
 	"github.com/dynops/dynops/internal/safefile"
 )
 
@@ -87,6 +88,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	return output(f, opts, res)
+}
+
+// output writes --entry-out and --imports-out (both checked before either
+// is written) and shows the result.
+func output(f *factory.Factory, opts *Options, res *adopt.Result) error {
 	entry, err := Entry(res)
 	if err != nil {
 		return err
@@ -107,10 +114,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 		}
 	}
-	if f.JSON() {
-		return f.PrintResult(res)
-	}
-	out := f.IOStreams.Out
+	return view.Results(f, func(res *adopt.Result) error { return showAdopt(f.IOStreams.Out, res, entry, imports) }).Show(res)
+}
+
+// showAdopt is the human view: the tables.yaml entry, the import blocks and
+// what differs from the module's defaults.
+func showAdopt(out io.Writer, res *adopt.Result, entry, imports string) error {
 	fmt.Fprintf(out, "# envs/tables.yaml entry for %s (dynops table adopt): add it under the product's tables.\n", res.Table)
 	fmt.Fprint(out, entry)
 	fmt.Fprintf(out, "\n# Terraform import blocks (in the env root, e.g. adopt.tf; remove them after the apply):\n%s", imports)
