@@ -183,8 +183,10 @@ func CheckRevertable(store exportverify.Store, incs []Increment) error {
 // created in the window, with a condition that it is still unchanged (the
 // repair conflict model); a key changed since the window is a conflict and
 // left alone. Re-running is safe: a key already as it was counts as
-// already reverted.
-func Revert(ctx context.Context, db RevertDB, store exportverify.Store, incs []Increment, o RevertOptions) (RevertReport, error) {
+// already reverted. src comes from PrepareRevert only (its exports are
+// unexported): a revert reads nothing DynamoDB has not vouched for.
+func Revert(ctx context.Context, db RevertDB, store exportverify.Store, src RevertSource, o RevertOptions) (RevertReport, error) {
+	incs := src.incs
 	if o.Workers <= 0 {
 		o.Workers = 8
 	}
@@ -375,10 +377,13 @@ func (w budgetedRevertDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteIte
 // the window's exports (a chain, each NEW_AND_OLD_IMAGES), the reverted
 // table's ARN and what DynamoDB vouched for of each export.
 type RevertSource struct {
-	Incs     []Increment
+	incs     []Increment
 	TableArn string
 	Vouched  []exportverify.Vouched
 }
+
+// Exports is how many exports the window has.
+func (s RevertSource) Exports() int { return len(s.incs) }
 
 // PrepareRevert finds the exports under prefixes, checks that they can be
 // reverted (errors wrap ErrNotRevertable) and that each is an export of
@@ -393,7 +398,7 @@ func PrepareRevert(ctx context.Context, db DynamoDB, store exportverify.Store, p
 	if err := CheckRevertable(store, incs); err != nil {
 		return src, err
 	}
-	src.Incs = incs
+	src.incs = incs
 	if src.TableArn, err = TableArn(ctx, db, table); err != nil {
 		return src, err
 	}

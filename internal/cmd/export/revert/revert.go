@@ -216,12 +216,12 @@ func revert(ctx context.Context, f *factory.Factory, clients awsclients.Set, g *
 	db, apply, arns := clients.DynamoDB(), !g.DryRun(), shared.ExportArns(src.Vouched)
 	if apply {
 		if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, src.TableArn}, arns...),
-			Counts: map[string]int64{"exports": int64(len(src.Incs))}}); err != nil {
+			Counts: map[string]int64{"exports": int64(src.Exports())}}); err != nil {
 			return export.RevertReport{}, err
 		}
 	}
 	bar := f.IOStreams.StartProgress("export revert: keys", 0)
-	rep, err := export.Revert(ctx, db, shared.BucketStore(clients, opts.Bucket, opts.BucketRegion), src.Incs, export.RevertOptions{
+	rep, err := export.Revert(ctx, db, shared.BucketStore(clients, opts.Bucket, opts.BucketRegion), src, export.RevertOptions{
 		Table: opts.Table, Apply: apply, Workers: opts.Workers, WriteBudget: wb.Bucket, Shard: opts.shard, Planned: opts.Plan.Planned(),
 		VersionAttribute: opts.VersionAttribute,
 		Progress: func(done, total int64) {

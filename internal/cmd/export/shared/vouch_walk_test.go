@@ -18,11 +18,13 @@ import (
 var (
 	exportReaders = map[string][]string{
 		"/internal/exportverify": {"OpenExport", "Verify"},
-		"/internal/export":       {"FindSource", "FindIncrements", "VerifySource", "Revert", "ApplyIncrements", "WindowChanges"},
+		"/internal/export":       {"FindSource", "FindIncrements", "VerifySource", "ApplyIncrements", "WindowChanges"},
 	}
 	exportVouchers = map[string][]string{
-		"/internal/exportverify":      {"Vouch", "VouchUnnamed"},
-		"/internal/export":            {"Vouch"},
+		"/internal/exportverify": {"Vouch", "VouchUnnamed"},
+		// PrepareRevert vouches; export.Revert takes only the RevertSource
+		// it makes (its exports are unexported), so the type holds the rule.
+		"/internal/export":            {"Vouch", "PrepareRevert"},
 		"/internal/cmd/export/shared": {"VouchExports", "VouchExport", "VouchUnnamed"},
 	}
 )
