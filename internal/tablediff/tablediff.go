@@ -87,6 +87,10 @@ type Options struct {
 	KeyNames []string
 	// ExportParallel is how many export files are read at once (default 4).
 	ExportParallel int
+
+	// pages bounds the Scan pages decoded at once (pageSlots; default
+	// GOMAXPROCS), shared by every segment of the run.
+	pages pageSlots
 }
 
 // Report is the result of a diff.
@@ -351,8 +355,13 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 		in.Limit = aws.Int32(opts.PageLimit)
 	}
 	var key []byte // reused: the spill copies it into its buffer
+	// The page's slot (pageSlots) is taken when its response arrives and
+	// given back once its items are reduced, whatever happens between.
+	slot := &pageSlot{slots: opts.pages}
+	defer slot.release()
+	withSlot := slot.option()
 	for {
-		out, err := db.Scan(ctx, in)
+		out, err := db.Scan(ctx, in, withSlot)
 		if err != nil {
 			return fmt.Errorf("scanning %s segment %d/%d: %w", table, seg, opts.Segments, err)
 		}
@@ -375,6 +384,7 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
+		slot.release()
 	}
 }
 
