@@ -80,8 +80,6 @@ var notYetViews = map[string]bool{
 	"runbook/show/show.go":              true,
 	"runbook/status/status.go":          true,
 	"table/adopt/adopt.go":              true,
-	"table/diff/diff.go":                true,
-	"table/diff/sharded.go":             true,
 	"version/version.go":                true,
 }
 
@@ -153,8 +151,6 @@ var notYetThin = map[string]bool{
 	"runbook/run/inaws.go:runInAWS":      true,
 	"runbook/run/run.go:Run":             true,
 	"runbook/status/status.go:RunStatus": true,
-	"shard/run/run.go:Run":               true,
-	"table/diff/sharded.go:runSharded":   true,
 }
 
 // TestRunFunctionsAreThin reads the command sources: a function named Run or
