@@ -2,6 +2,7 @@
 // in the same run, and prints each ratio beside its goal (`make bench`):
 //
 //	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
+//	table diff, provisioned      the same on provisioned tables: the budget wrapper in the path, not binding
 //	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
 //	pitr repair --from-export    the same, the images streamed from an export in S3
 //	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
@@ -15,6 +16,10 @@
 //
 // then SHARDS (shards.go): table diff --engine local at 2 shards over 1, on
 // the same tables;
+//
+// then SCAN PATH (scanpath.go): table diff on on-demand and provisioned
+// tables, and the raw Scan with and without ReturnConsumedCapacity, each
+// beside the raw Scan in the same rounds, and the estimate's cost;
 //
 // then two tables of their own (budgets.go): each bulk command at a
 // capacity budget (items/s and the units/s used beside the budget), and
@@ -125,7 +130,7 @@ type benchCase struct {
 
 // cases lists what `make bench` measures, in order.
 func cases() []*benchCase {
-	return []*benchCase{diffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
+	return []*benchCase{diffCase(), provisionedDiffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
 }
 
 func run() error {
@@ -267,7 +272,7 @@ func run() error {
 	for _, s := range []struct {
 		name string
 		run  func(*env) error
-	}{{"budget", budgetSection}, {"path", pathSection}} {
+	}{{"scanpath", scanPathSection}, {"budget", budgetSection}, {"path", pathSection}} {
 		if selected(s.name, *only) {
 			if err := timed(s.name, s.run, e); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
