@@ -88,10 +88,12 @@ type env struct {
 	items    int // per table
 	workers  int
 	segments int
-	profiles string // where each dynops run's profiles go ("": none)
-	gctrace  bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
-	runs     int
-	cleanup  []func()
+	// scanItems is the items per table of the SCAN PATH section.
+	scanItems int
+	profiles  string // where each dynops run's profiles go ("": none)
+	gctrace   bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
+	runs      int
+	cleanup   []func()
 }
 
 // measure is one timed run: how much work (items or bytes), how long, and
@@ -144,6 +146,7 @@ func run() error {
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
 	baseline := flag.String("baseline", "", "another dynops build (e.g. of an older commit) run in the same rounds of table diff: its ratio is before/after in one run")
 	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
+	scanItems := flag.Int("scan-items", 2000, "items per table in the SCAN PATH section (seven variants, two rounds each: moto serves ~600 items/s)")
 	flag.Parse()
 
 	e, err := newEnv(*bin, *items)
@@ -157,6 +160,7 @@ func run() error {
 		}
 	}
 	e.segments = *segments
+	e.scanItems = *scanItems
 	if *baseline != "" {
 		if e.baseline, err = filepath.Abs(*baseline); err != nil {
 			return err

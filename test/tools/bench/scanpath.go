@@ -22,7 +22,7 @@ import (
 // and the estimate's own cost (DescribeTable and a sample page). Printed
 // only: the goal rows are "table diff" and "table diff, provisioned".
 func scanPathSection(e *env) error {
-	n := min(e.items, 2000)
+	n := e.scanItems
 	od1, od2, _, err := e.diffTablesWith("sp-od", n, 0)
 	if err != nil {
 		return err
