@@ -65,11 +65,24 @@ func (s *pageSlot) release() {
 // option makes a Scan call take s's slot when its response arrives, before
 // the response is decoded: a middleware innermost in the Deserialize step,
 // so it runs after the HTTP round trip and before the operation's
-// deserializer reads the body. Clients that are not the SDK's (fakes in
-// tests) ignore it.
+// deserializer reads the body. An attempt that fails (a throttled page the
+// SDK retries after a backoff) gives the slot back at once, from a second
+// middleware outermost in the step. Clients that are not the SDK's (fakes
+// in tests) ignore it.
 func (s *pageSlot) option() func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			err := st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("dynopsDiffPageSlotRelease",
+				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleDeserialize(ctx, in)
+					if err != nil {
+						s.release()
+					}
+					return out, md, err
+				}), middleware.Before)
+			if err != nil {
+				return err
+			}
 			return st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("dynopsDiffPageSlot",
 				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 					out, md, err := next.HandleDeserialize(ctx, in)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
@@ -144,4 +145,41 @@ func TestScanPagesDecodedAtOnceAreBounded_FakeService(t *testing.T) {
 			assert.Equal(t, 0, len(opts.pages), "every slot given back")
 		})
 	}
+}
+
+// TestScanPageSlotGivenBackWhileTheSDKRetries_FakeService: a page whose first
+// attempt is throttled gives its slot back before the SDK retries it, so a
+// segment waiting out a backoff does not hold up the others' pages. The
+// fake service answers the first Scan with a throttling error and records,
+// when the retry arrives, how many slots are held (none should be: this is
+// the only call). A wire-level fake: the emulator does not throttle.
+func TestScanPageSlotGivenBackWhileTheSDKRetries_FakeService(t *testing.T) {
+	slots := newPageSlots(1)
+	var calls atomic.Int64
+	heldAtRetry := int64(-1)
+	ts := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		if calls.Add(1) == 1 {
+			rw.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(rw, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"slow down"}`)
+			return
+		}
+		heldAtRetry = int64(len(slots))
+		fmt.Fprint(rw, `{"Items":[{"id":{"S":"a"}}],"Count":1,"ScannedCount":1}`)
+	}))
+	defer ts.Close()
+	db := dynamodb.New(dynamodb.Options{Region: "eu-west-1", BaseEndpoint: aws.String(ts.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})})
+	slot := &pageSlot{slots: slots}
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("t")}, slot.option())
+	require.NoError(t, err)
+	assert.Len(t, out.Items, 1)
+	assert.Equal(t, int64(2), calls.Load(), "throttled once, then answered")
+	assert.Equal(t, int64(0), heldAtRetry, "no slot held while the SDK retried")
+	assert.True(t, slot.held, "the answered page holds its slot until the diff has reduced it")
+	slot.release()
+	assert.Equal(t, 0, len(slots))
 }
