@@ -10,8 +10,9 @@
 // dir). An item's key lands in the same bucket number on both sides, so the
 // compare phase takes one bucket at a time: it loads the source's bucket
 // into a map (key -> checksum) and streams the target's bucket against it.
-// Peak memory is about one bucket, (items / B) x ~150 bytes, plus one 1 MB
-// Scan page per segment and a 16 KB write buffer per bucket file; disk use
+// Peak memory is about one bucket, (items / B) x ~150 bytes, plus the Scan
+// pages being decoded (at most half the cores' worth at once, pageSlots:
+// a 1 MB page is ~5 MB decoded) and a 16 KB write buffer per bucket file; disk use
 // is (items of both tables) x (key size + ~20 bytes). B is sized from the
 // tables' ItemCount (250,000 items per bucket, between 16 and 512) unless set.
 package tablediff
