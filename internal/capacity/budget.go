@@ -36,6 +36,9 @@ type Budget struct {
 	// Source says where the budget came from: the flag, the provisioned
 	// default, or none (on-demand).
 	Source string `json:"source"`
+	// Provisioned is the table's provisioned capacity of this kind when the
+	// budget is the default share of it (0 otherwise).
+	Provisioned int64 `json:"provisioned_units,omitempty"`
 }
 
 // Use is a budget as -o json reports it: the budget, the estimate made
@@ -96,7 +99,7 @@ func Resolve(ctx context.Context, db Describer, table string, k Kind, flag float
 	if err != nil {
 		return b, err
 	}
-	b.Bucket, b.UnitsPerSecond = bk, d
+	b.Bucket, b.UnitsPerSecond, b.Provisioned = bk, d, prov
 	b.Source = fmt.Sprintf("default: %d %% of the table's %d provisioned %s units; --%s to change", int(DefaultFraction*100), prov, k, k.Flag())
 	return b, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Unit sizes, from the DynamoDB developer guide ("DynamoDB read and write
@@ -35,6 +36,12 @@ type Estimate struct {
 	Items int64   `json:"items"`
 	Bytes int64   `json:"bytes"`
 	Units float64 `json:"units"`
+	// SizeFrom says where Bytes came from when DescribeTable did not give
+	// it (ScanSize): a sample, or why the size is unknown.
+	SizeFrom string `json:"size_from,omitempty"`
+	// SizeUnknown: no size could be read; Units is 0 for that reason, not
+	// because the table is empty.
+	SizeUnknown bool `json:"size_unknown,omitempty"`
 	// Seconds is the time at the budget (0: no budget).
 	Seconds float64 `json:"seconds_at_budget,omitempty"`
 	// PriceUSD is the on-demand price of Units at the price file's list
@@ -99,7 +106,13 @@ func (e *Estimate) Finish(b Budget, prices *Prices, region string) {
 
 // String is the estimate as a plan line.
 func (e Estimate) String() string {
+	if e.SizeUnknown {
+		return fmt.Sprintf("estimate on %s: %d items, %s: no estimate of the %s units", e.Table, e.Items, e.SizeFrom, e.Kind)
+	}
 	s := fmt.Sprintf("estimate on %s: %d items, %.1f MB, about %.0f %s units", e.Table, e.Items, float64(e.Bytes)/1e6, e.Units, e.Kind)
+	if e.SizeFrom != "" {
+		s = fmt.Sprintf("estimate on %s: %d items, %.1f MB (from %s), about %.0f %s units", e.Table, e.Items, float64(e.Bytes)/1e6, e.SizeFrom, e.Units, e.Kind)
+	}
 	if e.Seconds > 0 {
 		s += fmt.Sprintf(", %s at the budget", (time.Duration(e.Seconds) * time.Second).Round(time.Second))
 	}
@@ -217,4 +230,125 @@ func ItemWrites(ctx context.Context, db Describer, table string, puts, deletes i
 		Units: WriteUnits(puts, avg) + float64(deletes)}
 	est.Finish(b, prices, region)
 	return est
+}
+
+// StoredSize is an item's size as DynamoDB counts it for capacity (the
+// developer guide's "DynamoDB item sizes and formats"): each attribute's
+// name in UTF-8 bytes plus its value: a string its UTF-8 bytes, a number 1
+// byte per two significant digits plus 1, a binary its raw bytes, a null or
+// Boolean 1 byte, a list or map 3 bytes plus its elements with 1 byte each,
+// a set its elements.
+func StoredSize(item map[string]types.AttributeValue) int64 {
+	var n int64
+	for name, v := range item {
+		n += int64(len(name)) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int64 {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return int64(len(v.Value))
+	case *types.AttributeValueMemberN:
+		return numberSize(v.Value)
+	case *types.AttributeValueMemberB:
+		return int64(len(v.Value))
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		return sizeOfAll(v.Value, func(s string) int64 { return int64(len(s)) })
+	case *types.AttributeValueMemberNS:
+		return sizeOfAll(v.Value, numberSize)
+	case *types.AttributeValueMemberBS:
+		return sizeOfAll(v.Value, func(b []byte) int64 { return int64(len(b)) })
+	case *types.AttributeValueMemberL:
+		n := int64(3)
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := int64(3)
+		for name, e := range v.Value {
+			n += 1 + int64(len(name)) + valueSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// sizeOfAll is the sum of a set's element sizes.
+func sizeOfAll[T any](xs []T, size func(T) int64) int64 {
+	var n int64
+	for _, x := range xs {
+		n += size(x)
+	}
+	return n
+}
+
+// numberSize: 1 byte per two significant digits (leading and trailing
+// zeroes trimmed), plus 1.
+func numberSize(s string) int64 {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, strings.SplitN(strings.ToLower(s), "e", 2)[0])
+	digits = strings.Trim(digits, "0")
+	return int64(len(digits)+1)/2 + 1
+}
+
+// SampleItems is how many items ScanSize reads to size a table whose
+// DescribeTable reports 0 bytes.
+const SampleItems = 100
+
+// ScanEstimate estimates reading the whole table with a Scan (eventually
+// consistent unless consistent). DescribeTable's item count and size come
+// first (DynamoDB updates them about every six hours). When it reports 0
+// bytes (a new table, or the emulator, which never counts bytes) one Scan
+// page of up to SampleItems items is read through scan (a budgeted scanner
+// charges it): a page that holds the whole table is its size; otherwise the
+// page's average stored item size times ItemCount. With neither the size is
+// unknown and the estimate says so (SizeUnknown) instead of 0 units.
+func ScanEstimate(ctx context.Context, db Describer, scan Scanner, table string, consistent bool) (*Estimate, error) {
+	items, bytes, _, err := TableSize(ctx, db, table)
+	if err != nil {
+		return nil, err
+	}
+	est := &Estimate{Table: table, Kind: Read, Items: items, Bytes: bytes}
+	if bytes == 0 {
+		if err := est.sample(ctx, scan); err != nil {
+			return nil, err
+		}
+	}
+	est.Units = ScanUnits(est.Bytes, consistent)
+	return est, nil
+}
+
+// sample sizes the table from one Scan page (ScanEstimate).
+func (e *Estimate) sample(ctx context.Context, scan Scanner) error {
+	out, err := scan.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(e.Table), Limit: aws.Int32(SampleItems)})
+	if err != nil {
+		return fmt.Errorf("reading a sample of %s for the estimate (DescribeTable reports 0 bytes): %w", e.Table, err)
+	}
+	var sample int64
+	for _, it := range out.Items {
+		sample += StoredSize(it)
+	}
+	n := int64(len(out.Items))
+	const zero = "DescribeTable reports 0 bytes; DynamoDB updates it about every 6 hours"
+	switch {
+	case len(out.LastEvaluatedKey) == 0:
+		e.Items, e.Bytes = n, sample
+		e.SizeFrom = "the whole table in one sample Scan page: " + zero
+	case e.Items > 0 && n > 0:
+		e.Bytes = sample * e.Items / n
+		e.SizeFrom = fmt.Sprintf("%d sampled items of %d bytes on average times the item count: %s", n, sample/n, zero)
+	default:
+		e.SizeFrom = "size unknown: DescribeTable reports 0 bytes (updated about every 6 hours by DynamoDB)"
+		e.SizeUnknown = true
+	}
+	return nil
 }

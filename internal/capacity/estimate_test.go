@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestUnits(t *testing.T) {
@@ -102,4 +105,30 @@ func TestBuiltInPrices(t *testing.T) {
 	if o.PriceUSD != nil || !strings.Contains(o.String(), "the built-in list has us-east-1 only; give --price-file for eu-west-1") {
 		t.Errorf("another region: no price, and why: %+v %s", o.PriceUSD, o.String())
 	}
+}
+
+// TestStoredSize follows the developer guide's sizing ("DynamoDB item sizes
+// and formats"): name bytes plus value; numbers 1 byte per two significant
+// digits plus 1 (leading and trailing zeroes trimmed); lists and maps 3 bytes
+// plus 1 per element; a null or Boolean 1 byte.
+func TestStoredSize(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"id":   &types.AttributeValueMemberS{Value: "héllo"},                                                                            // 2 + 6
+		"n":    &types.AttributeValueMemberN{Value: "-0012300.4500"},                                                                    // 1 + (7 digits 1230045 -> 4) + 1
+		"b":    &types.AttributeValueMemberB{Value: []byte{1, 2, 3}},                                                                    // 1 + 3
+		"ok":   &types.AttributeValueMemberBOOL{Value: true},                                                                            // 2 + 1
+		"l":    &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "ab"}}},                  // 1 + 3 + 1 + 2
+		"m":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberNULL{Value: true}}}, // 1 + 3 + 1 + 1 + 1
+		"tags": &types.AttributeValueMemberSS{Value: []string{"a", "bc"}},                                                               // 4 + 3
+	}
+	assert.Equal(t, int64(8+6+4+3+7+7+7), StoredSize(item))
+	assert.Equal(t, int64(1), numberSize("0"), "zero: no significant digits, 1 byte")
+}
+
+// TestUnknownSizeIsSaid: an estimate whose size could not be read says so
+// and gives no units, rather than "0.0 MB, about 0 units".
+func TestUnknownSizeIsSaid(t *testing.T) {
+	e := Estimate{Table: "t", Kind: Read, Items: 0, SizeUnknown: true,
+		SizeFrom: "size unknown: DescribeTable reports 0 bytes (updated about every 6 hours by DynamoDB)"}
+	assert.Equal(t, "estimate on t: 0 items, size unknown: DescribeTable reports 0 bytes (updated about every 6 hours by DynamoDB): no estimate of the read units", e.String())
 }

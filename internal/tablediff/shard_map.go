@@ -59,7 +59,7 @@ func MapShard(ctx context.Context, db DynamoDB, run *shardrun.Run, p *Plan, sh e
 	for _, a := range p.Attributes {
 		seen[a] = new(atomic.Int64)
 	}
-	opts := Options{Attributes: p.Attributes, PageLimit: p.PageLimit}
+	opts := Options{Attributes: p.Attributes, PageLimit: p.PageLimit, pages: newPageSlots(0)}
 	spills := map[string]*spill{}
 	counts := map[string]*atomic.Int64{}
 	g, gctx := errgroup.WithContext(ctx)

@@ -162,6 +162,9 @@ func (o *Options) setDefaults() {
 	if o.ExportParallel <= 0 {
 		o.ExportParallel = 4
 	}
+	if o.pages == nil {
+		o.pages = newPageSlots(0)
+	}
 }
 
 // keysAndBuckets reads the key of opts' sides (keysOf) and sizes the

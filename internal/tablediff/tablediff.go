@@ -10,8 +10,9 @@
 // dir). An item's key lands in the same bucket number on both sides, so the
 // compare phase takes one bucket at a time: it loads the source's bucket
 // into a map (key -> checksum) and streams the target's bucket against it.
-// Peak memory is about one bucket, (items / B) x ~150 bytes, plus one 1 MB
-// Scan page per segment and a 16 KB write buffer per bucket file; disk use
+// Peak memory is about one bucket, (items / B) x ~150 bytes, plus the Scan
+// pages being decoded (at most half the cores' worth at once, pageSlots:
+// a 1 MB page is ~5 MB decoded) and a 16 KB write buffer per bucket file; disk use
 // is (items of both tables) x (key size + ~20 bytes). B is sized from the
 // tables' ItemCount (250,000 items per bucket, between 16 and 512) unless set.
 package tablediff
@@ -87,6 +88,10 @@ type Options struct {
 	KeyNames []string
 	// ExportParallel is how many export files are read at once (default 4).
 	ExportParallel int
+
+	// pages bounds the Scan pages decoded at once (pageSlots; default
+	// GOMAXPROCS), shared by every segment of the run.
+	pages pageSlots
 }
 
 // Report is the result of a diff.
@@ -351,8 +356,13 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 		in.Limit = aws.Int32(opts.PageLimit)
 	}
 	var key []byte // reused: the spill copies it into its buffer
+	// The page's slot (pageSlots) is taken when its response arrives and
+	// given back once its items are reduced, whatever happens between.
+	slot := &pageSlot{slots: opts.pages}
+	defer slot.release()
+	withSlot := slot.option()
 	for {
-		out, err := db.Scan(ctx, in)
+		out, err := db.Scan(ctx, in, withSlot)
 		if err != nil {
 			return fmt.Errorf("scanning %s segment %d/%d: %w", table, seg, opts.Segments, err)
 		}
@@ -375,6 +385,7 @@ func scanSegment(ctx context.Context, db DynamoDB, opts Options, table string, k
 			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
+		slot.release()
 	}
 }
 

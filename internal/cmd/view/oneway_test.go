@@ -46,8 +46,6 @@ func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 var notYetViews = map[string]bool{
 	"export/apply/apply.go":    true,
 	"migrate/verify/verify.go": true,
-	"table/diff/diff.go":       true,
-	"table/diff/sharded.go":    true,
 }
 
 // TestOnlyViewsChooseTheOutputForm reads the command sources: a command that
@@ -105,9 +103,7 @@ const maxRunLines = 60
 // notYetThin are the Run functions (path:func) still longer than
 // maxRunLines (wave 4). The list only shrinks.
 var notYetThin = map[string]bool{
-	"export/apply/apply.go:Run":        true,
-	"shard/run/run.go:Run":             true,
-	"table/diff/sharded.go:runSharded": true,
+	"export/apply/apply.go:Run": true,
 }
 
 // TestRunFunctionsAreThin reads the command sources: a function named Run or

@@ -2,6 +2,7 @@
 // in the same run, and prints each ratio beside its goal (`make bench`):
 //
 //	table diff                   vs a raw segmented Scan of the same two tables (aws-sdk-go-v2, same segments)
+//	table diff, provisioned      the same on provisioned tables: the budget wrapper in the path, not binding
 //	pitr repair --unconditional  vs raw BatchWriteItem of the same items (same workers)
 //	pitr repair --from-export    the same, the images streamed from an export in S3
 //	migrate backfill             vs raw BatchWriteItem of the same routed items (same workers)
@@ -15,6 +16,10 @@
 //
 // then SHARDS (shards.go): table diff --engine local at 2 shards over 1, on
 // the same tables;
+//
+// then SCAN PATH (scanpath.go): table diff on on-demand and provisioned
+// tables, and the raw Scan with and without ReturnConsumedCapacity, each
+// beside the raw Scan in the same rounds, and the estimate's cost;
 //
 // then two tables of their own (budgets.go): each bulk command at a
 // capacity budget (items/s and the units/s used beside the budget), and
@@ -83,10 +88,12 @@ type env struct {
 	items    int // per table
 	workers  int
 	segments int
-	profiles string // where each dynops run's profiles go ("": none)
-	gctrace  bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
-	runs     int
-	cleanup  []func()
+	// scanItems is the items per table of the SCAN PATH section.
+	scanItems int
+	profiles  string // where each dynops run's profiles go ("": none)
+	gctrace   bool   // run dynops with GODEBUG=gctrace=1 and keep its heap figures
+	runs      int
+	cleanup   []func()
 }
 
 // measure is one timed run: how much work (items or bytes), how long, and
@@ -125,7 +132,7 @@ type benchCase struct {
 
 // cases lists what `make bench` measures, in order.
 func cases() []*benchCase {
-	return []*benchCase{diffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
+	return []*benchCase{diffCase(), provisionedDiffCase(), repairCase(), repairExportCase(), backfillCase(), verifyCase()}
 }
 
 func run() error {
@@ -139,6 +146,7 @@ func run() error {
 	bin := flag.String("dynops", "bin/dynops", "the dynops binary")
 	baseline := flag.String("baseline", "", "another dynops build (e.g. of an older commit) run in the same rounds of table diff: its ratio is before/after in one run")
 	segments := flag.Int("segments", 4, "Scan segments per table (diff and the raw Scan)")
+	scanItems := flag.Int("scan-items", 2000, "items per table in the SCAN PATH section (seven variants, two rounds each: moto serves ~600 items/s)")
 	flag.Parse()
 
 	e, err := newEnv(*bin, *items)
@@ -152,6 +160,7 @@ func run() error {
 		}
 	}
 	e.segments = *segments
+	e.scanItems = *scanItems
 	if *baseline != "" {
 		if e.baseline, err = filepath.Abs(*baseline); err != nil {
 			return err
@@ -267,7 +276,7 @@ func run() error {
 	for _, s := range []struct {
 		name string
 		run  func(*env) error
-	}{{"budget", budgetSection}, {"path", pathSection}} {
+	}{{"scanpath", scanPathSection}, {"budget", budgetSection}, {"path", pathSection}} {
 		if selected(s.name, *only) {
 			if err := timed(s.name, s.run, e); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)

@@ -71,12 +71,21 @@ func rssKB(ps *os.ProcessState) int64 {
 
 // createTable creates an on-demand table keyed by user_id (S), waits until
 // it is ACTIVE and deletes it when the bench ends.
-func (e *env) createTable(suffix string) (string, error) {
+func (e *env) createTable(suffix string) (string, error) { return e.createTableWith(suffix, 0) }
+
+// createTableWith is createTable with rcu provisioned read units (and as
+// many write units) instead of on-demand when rcu > 0.
+func (e *env) createTableWith(suffix string, rcu int64) (string, error) {
 	name := "dev-" + e.id + "-" + suffix
-	_, err := e.db.CreateTable(e.ctx, &dynamodb.CreateTableInput{TableName: &name,
+	in := &dynamodb.CreateTableInput{TableName: &name,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("user_id"), AttributeType: types.ScalarAttributeTypeS}},
 		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
-		BillingMode:          types.BillingModePayPerRequest})
+		BillingMode:          types.BillingModePayPerRequest}
+	if rcu > 0 {
+		in.BillingMode = types.BillingModeProvisioned
+		in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(rcu), WriteCapacityUnits: aws.Int64(max(rcu, 1000))}
+	}
+	_, err := e.db.CreateTable(e.ctx, in)
 	if err != nil {
 		return "", fmt.Errorf("creating %s: %w", name, err)
 	}
@@ -217,12 +226,17 @@ func (e *env) rawScanItems(segments int, table string) ([]map[string]types.Attri
 // rawScan reads every item of the tables with segments parallel Scan
 // segments per table, all tables at once (as diff does), and counts them.
 func (e *env) rawScan(segments int, tables ...string) (int64, error) {
+	return e.rawScanWith(segments, "", tables...)
+}
+
+// rawScanWith is rawScan asking for ReturnConsumedCapacity rcc ("": none).
+func (e *env) rawScanWith(segments int, rcc types.ReturnConsumedCapacity, tables ...string) (int64, error) {
 	var n atomic.Int64
 	g, ctx := errgroup.WithContext(e.ctx)
 	for _, table := range tables {
 		for seg := 0; seg < segments; seg++ {
 			g.Go(func() error {
-				in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments))}
+				in := &dynamodb.ScanInput{TableName: &table, Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(int32(segments)), ReturnConsumedCapacity: rcc}
 				for {
 					out, err := e.db.Scan(ctx, in)
 					if err != nil {

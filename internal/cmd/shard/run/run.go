@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynops/dynops/internal/audit"
+	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/cmd/cmdfacts"
 	exportshared "github.com/dynops/dynops/internal/cmd/export/shared"
@@ -112,49 +113,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	detail := map[string]any{"run": run.URI(), "stage": opts.Stage, "shard": sh.String()}
 	start := time.Now()
-	switch opts.Stage {
-	case StageMap:
-		db := clients.DynamoDB()
-		buckets := map[string]*capacity.Bucket{}
-		for _, side := range []tablediff.PlanSide{p.Source, p.Target} {
-			if side.Table != "" && side.ReadUnitsPerShard > 0 {
-				b, err := capacity.NewBucket(side.ReadUnitsPerShard, nil)
-				if err != nil {
-					return err
-				}
-				buckets[side.Table] = b
-			}
-		}
-		s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
-		// Each shard vouches for the exports it reads, as the driver did
-		// (exports can change between the plan and the shard).
-		open := func(uri string) (*exportverify.Export, error) {
-			ex, err := exportverify.OpenExport(uri, s3)
-			if err != nil {
-				return nil, err
-			}
-			if _, _, err := exportshared.VouchExport(ctx, f, clients, ex, exportverify.Expect{AnyTable: true}, p.Unverified, uri); err != nil {
-				return nil, err
-			}
-			return ex, nil
-		}
-		done, err := tablediff.MapShard(ctx, struct {
-			tablediff.Describer
-			capacity.Scanner
-		}{db, capacity.Scans(db, buckets)}, run, p, sh, open, opts.TempDir)
-		if err != nil {
-			return fmt.Errorf("map shard %s of %s: %w", sh, run.URI(), err)
-		}
-		counts := map[string]int64{"source_items": done.Items["source"], "target_items": done.Items["target"]}
-		for table, b := range buckets {
-			counts["read_units_"+table] = int64(math.Ceil(b.Usage().Used))
-		}
-		f.Audit.Counts(counts)
-		detail["items"] = done.Items
-		f.Audit.Act(audit.ActShardStage, run.URI(), detail)
-		fmt.Fprintf(f.IOStreams.ErrOut, "map shard %s of %s: %d source and %d target items in %s\n",
-			sh, run.URI(), done.Items["source"], done.Items["target"], time.Since(start).Round(time.Millisecond))
-	case StageReduce:
+	if opts.Stage == StageReduce {
 		if err := tablediff.ReduceShard(ctx, run, p, sh, opts.TempDir); err != nil {
 			if errors.Is(err, context.Canceled) {
 				return err
@@ -163,6 +122,58 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		f.Audit.Act(audit.ActShardStage, run.URI(), detail)
 		fmt.Fprintf(f.IOStreams.ErrOut, "reduce shard %s of %s: done in %s\n", sh, run.URI(), time.Since(start).Round(time.Millisecond))
+		return nil
 	}
+	done, err := mapShard(ctx, f, clients, run, p, sh, opts.TempDir)
+	if err != nil {
+		return err
+	}
+	detail["items"] = done.Items
+	f.Audit.Act(audit.ActShardStage, run.URI(), detail)
+	fmt.Fprintf(f.IOStreams.ErrOut, "map shard %s of %s: %d source and %d target items in %s\n",
+		sh, run.URI(), done.Items["source"], done.Items["target"], time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// mapShard runs map shard sh of plan p, each table's Scans held to the
+// shard's part of its read budget, and audits the items read and the
+// units used.
+func mapShard(ctx context.Context, f *factory.Factory, clients awsclients.Set, run *shardrun.Run, p *tablediff.Plan, sh engine.Shard, tempDir string) (*tablediff.MapDone, error) {
+	db := clients.DynamoDB()
+	buckets := map[string]*capacity.Bucket{}
+	for _, side := range []tablediff.PlanSide{p.Source, p.Target} {
+		if side.Table != "" && side.ReadUnitsPerShard > 0 {
+			b, err := capacity.NewBucket(side.ReadUnitsPerShard, nil)
+			if err != nil {
+				return nil, err
+			}
+			buckets[side.Table] = b
+		}
+	}
+	s3 := func() (exportverify.S3API, error) { return clients.S3(), nil }
+	// Each shard vouches for the exports it reads, as the driver did
+	// (exports can change between the plan and the shard).
+	open := func(uri string) (*exportverify.Export, error) {
+		ex, err := exportverify.OpenExport(uri, s3)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := exportshared.VouchExport(ctx, f, clients, ex, exportverify.Expect{AnyTable: true}, p.Unverified, uri); err != nil {
+			return nil, err
+		}
+		return ex, nil
+	}
+	done, err := tablediff.MapShard(ctx, struct {
+		tablediff.Describer
+		capacity.Scanner
+	}{db, capacity.Scans(db, buckets)}, run, p, sh, open, tempDir)
+	if err != nil {
+		return nil, fmt.Errorf("map shard %s of %s: %w", sh, run.URI(), err)
+	}
+	counts := map[string]int64{"source_items": done.Items["source"], "target_items": done.Items["target"]}
+	for table, b := range buckets {
+		counts["read_units_"+table] = int64(math.Ceil(b.Usage().Used))
+	}
+	f.Audit.Counts(counts)
+	return done, nil
 }

@@ -3,9 +3,9 @@ package diff
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,12 +37,6 @@ type Options struct {
 	// Unverified is the --unverified-exports reason for exports DynamoDB
 	// cannot vouch for ("": none).
 	Unverified string
-}
-
-// report is the JSON output: the diff and the read budgets.
-type report struct {
-	*tablediff.Report
-	ReadBudgets []capacity.Use `json:"read_budgets"`
 }
 
 // NewCmdDiff returns `dynops table diff`. runF replaces the run function in tests of flag parsing.
@@ -159,31 +153,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// The key check, the budgets, the estimate and the diff itself all read
 	// the tables' descriptions: one DescribeTable per table for all of them.
 	desc := capacity.DescribeOnce(db)
-	// The total: both tables' ItemCount (approximate, refreshed every ~6 h);
-	// unknown (0) when a side is an export.
-	var total int64
-	if d.SourceExport == nil && d.TargetExport == nil {
-		_, count, err := tablediff.SameKey(ctx, desc, d.Source, d.Target)
-		if err != nil {
-			return err
-		}
-		total = 2 * count
-	}
-	budgets, buckets, err := readBudgets(ctx, f, clients, desc, d, opts, 1)
+	total, err := itemTotal(ctx, desc, d)
 	if err != nil {
 		return err
 	}
+	budgets, buckets, err := readBudgets(ctx, clients, desc, d, opts)
+	if err != nil {
+		return err
+	}
+	v := newView(f)
+	v.Budgets(budgets, 1)
 	bar := f.IOStreams.StartProgress("table diff: items scanned", total)
 	d.Progress = func(a, b int64) {
-		status := ""
-		for _, bu := range budgets {
-			if bu.Bucket != nil {
-				u := bu.Bucket.Usage()
-				status += fmt.Sprintf(" %s %.1f RCU/s of %.1f", bu.Table, u.PerSecond, u.Budget)
-			}
-		}
-		if status != "" {
-			bar.Status("%s", status[1:])
+		if status := budgetStatus(budgets); status != "" {
+			bar.Status("%s", status)
 		}
 		bar.Set(a + b)
 	}
@@ -195,11 +178,33 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return finish(f, opts, rep, budgets)
+	return finish(f, v, opts, rep, budgets)
 }
 
-// finish audits the counts, prints the report and gives the exit code.
-func finish(f *factory.Factory, opts *Options, rep *tablediff.Report, budgets []capacity.Use) error {
+// itemTotal is both tables' ItemCount (approximate, refreshed every ~6 h)
+// after checking they share a key; unknown (0) when a side is an export.
+func itemTotal(ctx context.Context, db tablediff.Describer, d tablediff.Options) (int64, error) {
+	if d.SourceExport != nil || d.TargetExport != nil {
+		return 0, nil
+	}
+	_, count, err := tablediff.SameKey(ctx, db, d.Source, d.Target)
+	return 2 * count, err
+}
+
+// budgetStatus is the units used per second of each budget, for progress.
+func budgetStatus(budgets []capacity.Use) string {
+	var parts []string
+	for _, bu := range budgets {
+		if bu.Bucket != nil {
+			u := bu.Bucket.Usage()
+			parts = append(parts, fmt.Sprintf("%s %.1f RCU/s of %.1f", bu.Table, u.PerSecond, u.Budget))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// finish audits the counts, shows the report and gives the exit code.
+func finish(f *factory.Factory, v diffView, opts *Options, rep *tablediff.Report, budgets []capacity.Use) error {
 	counts := map[string]int64{"source_items": rep.SourceItems, "target_items": rep.TargetItems, "same": rep.Same,
 		"only_in_source": rep.OnlyInSource, "only_in_target": rep.OnlyInTarget, "changed": rep.Changed}
 	for i, bu := range budgets {
@@ -210,19 +215,7 @@ func finish(f *factory.Factory, opts *Options, rep *tablediff.Report, budgets []
 		}
 	}
 	f.Audit.Counts(counts)
-	var err error
-	if f.JSON() {
-		err = f.PrintResult(report{Report: rep, ReadBudgets: budgets})
-	} else {
-		err = printReport(f, rep)
-		for _, bu := range budgets {
-			if bu.Used != nil {
-				fmt.Fprintf(f.IOStreams.Out, "read capacity on %s: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n",
-					bu.Table, bu.Used.Used, bu.Used.PerSecond, bu.Used.Budget)
-			}
-		}
-	}
-	if err != nil {
+	if err := v.Report(report{Report: rep, ReadBudgets: budgets}); err != nil {
 		return err
 	}
 	if opts.ExitCode && rep.Differences() > 0 {
@@ -258,9 +251,9 @@ func openSides(ctx context.Context, f *factory.Factory, clients awsclients.Set, 
 }
 
 // readBudgets resolves the read budget of each scanned table (an export
-// side reads none) and prints it with the estimate; shards share each
-// budget (the printed line names each shard's part).
-func readBudgets(ctx context.Context, f *factory.Factory, clients awsclients.Set, db capacity.Describer, d tablediff.Options, opts *Options, shards int) ([]capacity.Use, map[string]*capacity.Bucket, error) {
+// side reads none) with its estimate (capacity.ScanEstimate: the sample it
+// may read is charged to the budget).
+func readBudgets(ctx context.Context, clients awsclients.Set, db capacity.Describer, d tablediff.Options, opts *Options) ([]capacity.Use, map[string]*capacity.Bucket, error) {
 	prices, err := capacity.LoadPrices(opts.PriceFile)
 	if err != nil {
 		return nil, nil, factory.UsageErrorf("%w", err)
@@ -278,65 +271,14 @@ func readBudgets(ctx context.Context, f *factory.Factory, clients awsclients.Set
 		if err != nil {
 			return nil, nil, err
 		}
-		items, bytes, _, err := capacity.TableSize(ctx, db, side.table)
+		buckets[side.table] = b.Bucket
+		// The diff's Scans are eventually consistent.
+		est, err := capacity.ScanEstimate(ctx, db, capacity.Scans(clients.DynamoDB(), buckets), side.table, false)
 		if err != nil {
 			return nil, nil, err
 		}
-		// The diff's Scans are eventually consistent.
-		est := &capacity.Estimate{Table: side.table, Kind: capacity.Read, Items: items, Bytes: bytes, Units: capacity.ScanUnits(bytes, false)}
 		est.Finish(b, prices, clients.Region())
 		budgets = append(budgets, capacity.Use{Budget: b, Estimate: est})
-		buckets[side.table] = b.Bucket
-		if !f.JSON() {
-			fmt.Fprintf(f.IOStreams.ErrOut, "%s\n%s\n", b, est)
-			if share, err := b.Split(shards); err == nil && shards > 1 && share.Bucket != nil {
-				fmt.Fprintf(f.IOStreams.ErrOut, "each shard's part: %s\n", share)
-			}
-		}
 	}
 	return budgets, buckets, nil
-}
-
-func printReport(f *factory.Factory, rep *tablediff.Report) error {
-	out := f.IOStreams.Out
-	fmt.Fprintf(out, "%s (source, %d items) vs %s (target, %d items); %d segments, %d buckets, %.0f items/s\n\n",
-		rep.Source, rep.SourceItems, rep.Target, rep.TargetItems, rep.Segments, rep.Buckets, rep.ItemsPerSec)
-	rows := [][]string{
-		{"same", fmt.Sprint(rep.Same), ""},
-		{"only in source", fmt.Sprint(rep.OnlyInSource), sample(rep.Sample.OnlyInSource, rep.OnlyInSource)},
-		{"only in target", fmt.Sprint(rep.OnlyInTarget), sample(rep.Sample.OnlyInTarget, rep.OnlyInTarget)},
-		{"changed", fmt.Sprint(rep.Changed), sample(rep.Sample.Changed, rep.Changed)},
-	}
-	if err := f.IOStreams.Table([]string{"KIND", "ITEMS", "SAMPLE KEYS"}, rows); err != nil {
-		return err
-	}
-	if rep.Differences() == 0 {
-		fmt.Fprintf(out, "\nThe tables hold the same items.\n")
-		return nil
-	}
-	fmt.Fprintf(out, "\n%d difference(s).", rep.Differences())
-	if rep.KeysOut != "" {
-		fmt.Fprintf(out, " All keys: %s\nRepair the target from the source (dry run first):\n  dynops pitr repair --from %s --to %s --keys %s\n",
-			rep.KeysOut, rep.Source, rep.Target, rep.KeysOut)
-	} else {
-		fmt.Fprintf(out, " Add --keys-out FILE to write every key.\n")
-	}
-	return nil
-}
-
-func sample(keys []json.RawMessage, total int64) string {
-	s := ""
-	for i, k := range keys {
-		if i == 3 {
-			break
-		}
-		if i > 0 {
-			s += " "
-		}
-		s += string(k)
-	}
-	if total > 3 {
-		s += fmt.Sprintf(" ... (+%d)", total-min(total, 3))
-	}
-	return s
 }

@@ -117,21 +117,50 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return factory.UsageErrorf("--run-prefix/--run-id: %w", err)
 	}
-	db := clients.DynamoDB()
-	budgets, _, err := readBudgets(ctx, f, clients, capacity.DescribeOnce(clients.DynamoDB()), d, opts, sh.Shards)
+	budgets, _, err := readBudgets(ctx, clients, capacity.DescribeOnce(clients.DynamoDB()), d, opts)
 	if err != nil {
 		return err
 	}
-	p, err := tablediff.NewPlan(ctx, db, d, sh.Shards, run.URI(), f.Now())
+	v := newView(f)
+	v.Budgets(budgets, sh.Shards)
+	p, err := writePlan(ctx, f, clients.DynamoDB(), run, d, opts, sh, budgets)
 	if err != nil {
 		return err
+	}
+	v.ShardPlan(run.Where(tablediff.PlanName), p)
+	if err := followStages(ctx, f, clients, sh, run, opts.Diff.TempDir); err != nil {
+		return err
+	}
+	rep, err := tablediff.Collect(ctx, run, p, tablediff.CollectOptions{KeysOut: opts.Diff.KeysOut, KeysForce: opts.Diff.KeysForce, Now: f.Now})
+	if err != nil {
+		return err
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	if rep.Seconds > 0 {
+		rep.ItemsPerSec = float64(rep.SourceItems+rep.TargetItems) / rep.Seconds
+	}
+	// The shards held to their parts of the budgets and audited what they
+	// used; this process read only the estimate's samples.
+	for i := range budgets {
+		budgets[i].Bucket = nil
+	}
+	return finish(f, v, opts, rep, budgets)
+}
+
+// writePlan plans the sharded diff with each shard's part of the budgets,
+// writes the plan under the run (the same plan again continues a run; a
+// different one is refused) and audits it.
+func writePlan(ctx context.Context, f *factory.Factory, db tablediff.Describer, run *shardrun.Run, d tablediff.Options, opts *Options, sh Sharded, budgets []capacity.Use) (*tablediff.Plan, error) {
+	p, err := tablediff.NewPlan(ctx, db, d, sh.Shards, run.URI(), f.Now())
+	if err != nil {
+		return nil, err
 	}
 	p.Unverified = opts.Unverified
 	perShard := map[string]float64{}
 	for _, b := range budgets {
 		share, err := b.Split(sh.Shards)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if share.Bucket != nil {
 			perShard[b.Table] = share.UnitsPerSecond
@@ -142,16 +171,19 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if p, err = tablediff.WritePlan(ctx, run, p); err != nil {
 		if errors.Is(err, tablediff.ErrPlanDiffers) {
-			return factory.UsageErrorf("--run-id %s: %w", sh.RunID, err)
+			return nil, factory.UsageErrorf("--run-id %s: %w", sh.RunID, err)
 		}
-		return err
+		return nil, err
 	}
 	f.Audit.Act(audit.ActShardRun, run.URI(), map[string]any{"run": run.URI(), "run_id": run.ID, "engine": sh.Engine, "shards": sh.Shards,
 		"buckets": p.Buckets, "read_units_per_shard": perShard, "estimate": p.Estimate})
-	if !f.JSON() {
-		fmt.Fprintf(f.IOStreams.ErrOut, "plan: %s (%d shards, %d buckets)\n%s\n", run.Where(tablediff.PlanName), p.Shards, p.Buckets, p.Estimate)
-	}
-	eng, base, err := shardEngine(f, clients, sh, run.URI(), opts.Diff.TempDir)
+	return p, nil
+}
+
+// followStages runs the map and then the reduce stage on the engine with a
+// progress bar; an error says how to continue the run.
+func followStages(ctx context.Context, f *factory.Factory, clients awsclients.Set, sh Sharded, run *shardrun.Run, tempDir string) error {
+	eng, base, err := shardEngine(f, clients, sh, run.URI(), tempDir)
 	if err != nil {
 		return err
 	}
@@ -173,28 +205,15 @@ func runSharded(ctx context.Context, f *factory.Factory, opts *Options) error {
 		bar.Status("%s: %d running, %d pending, %d failed", s.Name, st.Running, st.Pending, st.Failed)
 	})
 	bar.Done()
-	if err != nil {
-		cont := "continue it with the same command and --run-id " + run.ID + " (finished shards write the same objects again)"
-		if ctx.Err() != nil {
-			return fmt.Errorf("running %s on the %s engine: %w. The shards were stopped; the run's objects stay under %s: %s", run.URI(), sh.Engine, err, run.URI(), cont)
-		}
-		return fmt.Errorf("running %s on the %s engine: %w (each failed shard's error is printed above); %s, or run a shard alone with `dynops shard run --run %s --stage map|reduce --shard I/%d`",
-			run.URI(), sh.Engine, err, cont, run.URI(), sh.Shards)
+	if err == nil {
+		return nil
 	}
-	rep, err := tablediff.Collect(ctx, run, p, tablediff.CollectOptions{KeysOut: opts.Diff.KeysOut, KeysForce: opts.Diff.KeysForce, Now: f.Now})
-	if err != nil {
-		return err
+	cont := "continue it with the same command and --run-id " + run.ID + " (finished shards write the same objects again)"
+	if ctx.Err() != nil {
+		return fmt.Errorf("running %s on the %s engine: %w. The shards were stopped; the run's objects stay under %s: %s", run.URI(), sh.Engine, err, run.URI(), cont)
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	if rep.Seconds > 0 {
-		rep.ItemsPerSec = float64(rep.SourceItems+rep.TargetItems) / rep.Seconds
-	}
-	// The shards held to their parts of the budgets and audited what they
-	// used; this process read nothing.
-	for i := range budgets {
-		budgets[i].Bucket = nil
-	}
-	return finish(f, opts, rep, budgets)
+	return fmt.Errorf("running %s on the %s engine: %w (each failed shard's error is printed above); %s, or run a shard alone with `dynops shard run --run %s --stage map|reduce --shard I/%d`",
+		run.URI(), sh.Engine, err, cont, run.URI(), sh.Shards)
 }
 
 // shardEngine is the engine of --engine and the shards' common command line.
