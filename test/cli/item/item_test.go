@@ -8,9 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,7 +28,7 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-// dynops runs the dynops binary (harness.DynopsBinary) against the target
+// dynops runs the dynops binary (harness.Target.Command) against the target
 // with stdin not a terminal, and returns stdout, stderr and the exit code.
 func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -40,25 +38,8 @@ func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr strin
 // dynopsAt is dynops through another endpoint (a fault proxy).
 func dynopsAt(t *testing.T, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
-	if e := endpoint; e != "" {
-		full = append(full, "--endpoint-url", e)
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Stdin = bytes.NewReader(nil)
-	cmd.Env = harness.ProcessEnv(t, "HOME="+t.TempDir(), "AWS_EC2_METADATA_DISABLED=true")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running dynops: %v", err)
-	}
-	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	return target.Command(t, args, harness.Via(endpoint), harness.AuditLog(auditLog), harness.Stdin(bytes.NewReader(nil)),
+		harness.Env("HOME="+t.TempDir(), "AWS_EC2_METADATA_DISABLED=true")).Run()
 }
 
 // newTable creates an on-demand table with key pk (S) [+ sk (N)] and the

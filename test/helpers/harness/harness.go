@@ -151,7 +151,7 @@ var auditRegions = []string{DefaultRegion, "eu-central-1", "us-east-1", "us-west
 
 // centralAuditCopy creates AuditLogGroup in every region of auditRegions
 // on the emulator at url and names it in DYNOPS_AUDIT_LOG_GROUP, for the
-// in-process runs and the binaries (ProcessEnv) alike.
+// in-process runs and the binaries (Target.Command) alike.
 func centralAuditCopy(url string) error {
 	ctx := context.Background()
 	for _, region := range auditRegions {
