@@ -30,6 +30,9 @@ type Env struct {
 	// Vars are environment variables set for the run (t.Setenv: a test
 	// that sets any cannot run in parallel).
 	Vars map[string]string
+	// Streams, when set, adjusts the test streams before the run: a
+	// terminal (SetTTY), the progress interval (SetProgressEvery).
+	Streams func(*iostreams.IOStreams)
 }
 
 // Result is what a Run gave: the streams and the exit code as the binary
@@ -54,6 +57,9 @@ func Run(t testing.TB, execute Execute, env Env, args ...string) Result {
 	}
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(env.Stdin)
+	if env.Streams != nil {
+		env.Streams(ios)
+	}
 	full := append(append([]string{}, args...), "--audit-log", env.AuditLog)
 	if env.Region != "" {
 		full = append(full, "--region", env.Region)

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -355,17 +355,10 @@ func TestItemProtectedShowsImagesBeforeTheName(t *testing.T) {
 	newTable(t, db, prodName, true, map[string]types.AttributeValue{"pk": s("u1"), "sk": n("1"), "status": s("broken")})
 	before := snapshot(t, db, prodName)
 	onTerminal := func(typed string) (string, int) {
-		ios, in, _, errOut := iostreams.Test()
-		ios.SetTTY(true, false, true)
-		in.WriteString(typed)
-		args := []string{"item", "update", "--table", prodName, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`,
-			"--yes", "--reason", "INC-7", "--region", target.Region, "--audit-log", auditLog}
-		if e := target.Endpoint(); e != "" {
-			args = append(args, "--endpoint-url", e)
-		}
-		code := root.Execute(context.Background(), factory.New(ios), "test", args)
-		t.Logf("typed %q -> exit %d\n%s", typed, code, errOut)
-		return errOut.String(), code
+		r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: target.Endpoint(), Region: target.Region, AuditLog: auditLog, Stdin: typed,
+			Streams: func(s *iostreams.IOStreams) { s.SetTTY(true, false, true) }},
+			"item", "update", "--table", prodName, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`, "--yes", "--reason", "INC-7")
+		return r.Stderr, r.Code
 	}
 
 	errOut, code := onTerminal(prodName + "x\n")
