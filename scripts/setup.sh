@@ -259,4 +259,6 @@ if [ "${1:-}" = "--print-env" ]; then
   echo "export PROVIDER6_SCHEMA_DIR=$TOOLS/cdktn-provider-aws/package/lib"
   [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION, @cdktn/provider-aws $CDKTN_AWS_VERSION (aws 6.66.0 schema)"
+lint_tools_note="tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, actionlint $ACTIONLINT_VERSION,"
+[ "$MODE" = all ] || lint_tools_note="(no lint tools: DYNOPS_SETUP_TOOLS=$MODE),"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, $lint_tools_note gotestsum $GOTESTSUM_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION, @cdktn/provider-aws $CDKTN_AWS_VERSION (aws 6.66.0 schema)"
