@@ -5,6 +5,14 @@
 # Installed tools live in $DYNOPS_TOOLS_DIR (default ~/.cache/dynops/tools),
 # one folder per tool and version, so a second run costs nothing.
 # Prints shell `export` lines on stdout when called with --print-env.
+#
+# DYNOPS_SETUP_TOOLS picks what a run sets up: "all" (default); "test",
+# everything but the Go tools only `make lint` runs (tflint and its aws
+# ruleset, terraform-docs, actionlint: most of a cold setup's CPU); "lint",
+# only those, under a lock of their own. On a new machine `make test` builds
+# the lint tools that way in the background while the tests run
+# (scripts/test-stages.sh); `setup.sh --missing-lint-tools` names the ones
+# not built yet.
 set -euo pipefail
 
 TFLINT_VERSION=v0.64.0
@@ -31,6 +39,80 @@ TOOLS=${DYNOPS_TOOLS_DIR:-$HOME/.cache/dynops/tools}
 mkdir -p "$TOOLS"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+MODE=${DYNOPS_SETUP_TOOLS:-all}
+case "$MODE" in
+  all | test | lint) ;;
+  *) log "DYNOPS_SETUP_TOOLS=$MODE: use all (default), test (no lint-only tools) or lint (only those)"; exit 2 ;;
+esac
+
+# go_tool NAME MODULE VERSION [PKG]: build a Go tool once into $TOOLS/NAME-VERSION.
+# `go install mod@version` is tried first; the module proxy refuses the version
+# list of some modules, so the fallback downloads the module and builds it there.
+# The tools are built without debug information (no DWARF from the compiler, no
+# symbol table from the linker): nobody debugs them here, and it cuts a cold
+# build of all six from 1,135 to 929 CPU-s (measured; README, Tests).
+go_tool() {
+  local name=$1 mod=$2 ver=$3 pkg=${4:-.}
+  local lean=(-ldflags=-s\ -w -gcflags=all=-dwarf=false)
+  local dir="$TOOLS/$name-$ver"
+  if [ -x "$dir/$name" ]; then echo "$dir/$name"; return; fi
+  log "building $name $ver (once; cached in $dir)"
+  mkdir -p "$dir"
+  local gobin="$dir/.gobin"
+  if GOBIN="$gobin" GOFLAGS=-mod=mod go install "${lean[@]}" "$mod/${pkg#./}@$ver" >"$dir/build.log" 2>&1 && [ -n "$(ls "$gobin" 2>/dev/null)" ]; then
+    mv "$gobin"/* "$dir/$name"
+  else
+    local src
+    src=$(go mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir": *"\(.*\)",*$/\1/p')
+    [ -n "$src" ] || { log "cannot download $mod@$ver from the Go module proxy (see $dir/build.log)"; exit 1; }
+    rm -rf "$dir/src"; cp -r "$src" "$dir/src"; chmod -R u+w "$dir/src"
+    (cd "$dir/src" && go build "${lean[@]}" -o "$dir/$name" "$pkg") >>"$dir/build.log" 2>&1 \
+      || { log "building $name failed; see $dir/build.log"; exit 1; }
+    rm -rf "$dir/src"
+  fi
+  rm -rf "$gobin"
+  echo "$dir/$name"
+}
+
+# The Go tools only make lint runs: NAME MODULE VERSION [PKG], one a line.
+lint_tools() {
+  printf '%s\n' "tflint github.com/terraform-linters/tflint $TFLINT_VERSION" \
+    "tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws $TFLINT_AWS_VERSION" \
+    "terraform-docs github.com/terraform-docs/terraform-docs $TERRAFORM_DOCS_VERSION" \
+    "actionlint github.com/rhysd/actionlint $ACTIONLINT_VERSION ./cmd/actionlint"
+}
+
+# missing_lint_tools names the lint tools not built yet, one a line.
+missing_lint_tools() {
+  lint_tools | while read -r name mod ver pkg; do [ -x "$TOOLS/$name-$ver/$name" ] || echo "$name"; done
+}
+
+if [ "${1:-}" = "--missing-lint-tools" ]; then
+  missing_lint_tools
+  exit 0
+fi
+
+# The lint tools' own lock: a setup of them (in the background of make test)
+# and a setup of everything wait for each other; a setup for the tests does not.
+lint_lock() {
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 8>>"$TOOLS/.setup-lint.lock"
+  if ! flock -n 8; then
+    log "waiting for the lint tools' build in $TOOLS to finish"
+    flock 8
+  fi
+}
+
+if [ "$MODE" = lint ]; then
+  lint_lock
+  while read -r name mod ver pkg; do go_tool "$name" "$mod" "$ver" "${pkg:-.}" >/dev/null & done < <(lint_tools)
+  wait
+  failed=$(missing_lint_tools | paste -sd ' ')
+  [ -z "$failed" ] || { log "lint tools not built: $failed (see their build.log under $TOOLS)"; exit 1; }
+  log "ok: lint tools built in $TOOLS"
+  exit 0
+fi
 
 # One setup at a time per tool cache: a second one (make demo beside make
 # test, two checkouts) waits here, then finds the tools built, instead of
@@ -79,52 +161,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-# go_tool NAME MODULE VERSION [PKG]: build a Go tool once into $TOOLS/NAME-VERSION.
-# `go install mod@version` is tried first; the module proxy refuses the version
-# list of some modules, so the fallback downloads the module and builds it there.
-# The tools are built without debug information (no DWARF from the compiler, no
-# symbol table from the linker): nobody debugs them here, and it cuts a cold
-# build of all six from 1,135 to 929 CPU-s (measured; README, Tests).
-go_tool() {
-  local name=$1 mod=$2 ver=$3 pkg=${4:-.}
-  local lean=(-ldflags=-s\ -w -gcflags=all=-dwarf=false)
-  local dir="$TOOLS/$name-$ver"
-  if [ -x "$dir/$name" ]; then echo "$dir/$name"; return; fi
-  log "building $name $ver (once; cached in $dir)"
-  mkdir -p "$dir"
-  local gobin="$dir/.gobin"
-  if GOBIN="$gobin" GOFLAGS=-mod=mod go install "${lean[@]}" "$mod/${pkg#./}@$ver" >"$dir/build.log" 2>&1 && [ -n "$(ls "$gobin" 2>/dev/null)" ]; then
-    mv "$gobin"/* "$dir/$name"
-  else
-    local src
-    src=$(go mod download -json "$mod@$ver" | sed -n 's/^[[:space:]]*"Dir": *"\(.*\)",*$/\1/p')
-    [ -n "$src" ] || { log "cannot download $mod@$ver from the Go module proxy (see $dir/build.log)"; exit 1; }
-    rm -rf "$dir/src"; cp -r "$src" "$dir/src"; chmod -R u+w "$dir/src"
-    (cd "$dir/src" && go build "${lean[@]}" -o "$dir/$name" "$pkg") >>"$dir/build.log" 2>&1 \
-      || { log "building $name failed; see $dir/build.log"; exit 1; }
-    rm -rf "$dir/src"
-  fi
-  rm -rf "$gobin"
-  echo "$dir/$name"
-}
-
 # Missing tools are built all at once in the background first (a build leaves
 # cores idle in its link and single-package steps); the calls below then find
 # them cached, and a build that failed is retried there and reported.
+# (DYNOPS_SETUP_TOOLS=test leaves the lint tools out.)
+[ "$MODE" = test ] || lint_lock
 (
-  go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION" &
-  go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION" &
-  go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION" &
+  if [ "$MODE" = all ]; then
+    while read -r name mod ver pkg; do go_tool "$name" "$mod" "$ver" "${pkg:-.}" & done < <(lint_tools)
+  fi
   go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION" &
-  go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint &
   wait
 ) >/dev/null || true
 
-tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
-ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
-tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
+tflint="" ruleset="" tfdocs="" actionlint=""
+if [ "$MODE" = all ]; then
+  tflint=$(go_tool tflint github.com/terraform-linters/tflint "$TFLINT_VERSION")
+  ruleset=$(go_tool tflint-ruleset-aws github.com/terraform-linters/tflint-ruleset-aws "$TFLINT_AWS_VERSION")
+  tfdocs=$(go_tool terraform-docs github.com/terraform-docs/terraform-docs "$TERRAFORM_DOCS_VERSION")
+  actionlint=$(go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint)
+fi
 gotestsum=$(go_tool gotestsum gotest.tools/gotestsum "$GOTESTSUM_VERSION")
-actionlint=$(go_tool actionlint github.com/rhysd/actionlint "$ACTIONLINT_VERSION" ./cmd/actionlint)
 gremlins=""
 if [ "${DYNOPS_SETUP_MUTATE:-}" = 1 ]; then
   gremlins=$(go_tool gremlins github.com/go-gremlins/gremlins "$GREMLINS_VERSION" ./cmd/gremlins)
@@ -164,7 +221,7 @@ ln -sfn "cdktn-provider-aws-$CDKTN_AWS_VERSION" "$TOOLS/cdktn-provider-aws"
 # tflint looks for plugins in TFLINT_PLUGIN_DIR/<name>; keep a folder with only the plugin.
 plugin_dir="$TOOLS/tflint-plugins"
 mkdir -p "$plugin_dir"
-ln -sf "$ruleset" "$plugin_dir/tflint-ruleset-aws"
+[ -z "$ruleset" ] || ln -sf "$ruleset" "$plugin_dir/tflint-ruleset-aws"
 
 # Terraform CLI config: use the provider mirror when this machine has one, the
 # registry otherwise. Written to the project's cache, never to the user's ~/.terraformrc.
@@ -190,14 +247,18 @@ else
 fi
 
 if [ "${1:-}" = "--print-env" ]; then
-  echo "export TFLINT=$tflint"
-  echo "export TFLINT_PLUGIN_DIR=$plugin_dir"
-  echo "export TERRAFORM_DOCS=$tfdocs"
+  if [ "$MODE" = all ]; then
+    echo "export TFLINT=$tflint"
+    echo "export TFLINT_PLUGIN_DIR=$plugin_dir"
+    echo "export TERRAFORM_DOCS=$tfdocs"
+    echo "export ACTIONLINT=$actionlint"
+  fi
   echo "export GOTESTSUM=$gotestsum"
-  echo "export ACTIONLINT=$actionlint"
   echo "export TF_CLI_CONFIG_FILE=$rc"
   echo "export IAM_SIMULATE_DIR=$TOOLS/iam-simulate"
   echo "export PROVIDER6_SCHEMA_DIR=$TOOLS/cdktn-provider-aws/package/lib"
   [ -z "$gremlins" ] || echo "export GREMLINS=$gremlins"
 fi
-log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, gotestsum $GOTESTSUM_VERSION, actionlint $ACTIONLINT_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION, @cdktn/provider-aws $CDKTN_AWS_VERSION (aws 6.66.0 schema)"
+lint_tools_note="tflint $TFLINT_VERSION + aws $TFLINT_AWS_VERSION, terraform-docs $TERRAFORM_DOCS_VERSION, actionlint $ACTIONLINT_VERSION,"
+[ "$MODE" = all ] || lint_tools_note="(no lint tools: DYNOPS_SETUP_TOOLS=$MODE),"
+log "ok: go $(go env GOVERSION), terraform $(TF_CLI_CONFIG_FILE=/dev/null terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/\1/p'), moto_server, $lint_tools_note gotestsum $GOTESTSUM_VERSION, node $(node --version), iam-simulate $IAM_SIMULATE_VERSION, @cdktn/provider-aws $CDKTN_AWS_VERSION (aws 6.66.0 schema)"

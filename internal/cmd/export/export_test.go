@@ -1,15 +1,12 @@
 package export_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
-	"github.com/dynops/dynops/internal/iostreams"
 )
 
 // TestBadInput: every refused command line exits 2 with a message naming
@@ -37,12 +34,9 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			ios, _, _, errOut := iostreams.Test()
-			args := append([]string{"export"}, c.args...)
-			args = append(args, "--endpoint-url", "http://127.0.0.1:1", "--region", "eu-west-1", "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"))
-			code := root.Execute(context.Background(), factory.New(ios), "test", args)
-			assert.Equal(t, 2, code, errOut.String())
-			assert.Contains(t, errOut.String(), c.want)
+			r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: "http://127.0.0.1:1", Region: "eu-west-1"}, append([]string{"export"}, c.args...)...)
+			assert.Equal(t, 2, r.Code, r.Stderr)
+			assert.Contains(t, r.Stderr, c.want)
 		})
 	}
 }

@@ -8,9 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
-	"github.com/dynops/dynops/internal/iostreams"
 )
 
 // Usage errors exit 2 before anything is read or written, naming the flag.
@@ -46,13 +45,9 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			ios, _, _, errOut := iostreams.Test()
-			f := factory.New(ios)
-			args := append([]string{"migrate"}, c.args...)
-			args = append(args, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--region", "eu-west-1", "--endpoint-url", "http://127.0.0.1:1")
-			code := root.Execute(t.Context(), f, "test", args)
-			assert.Equal(t, 2, code)
-			assert.Contains(t, errOut.String(), c.want)
+			r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: "http://127.0.0.1:1", Region: "eu-west-1"}, append([]string{"migrate"}, c.args...)...)
+			assert.Equal(t, 2, r.Code)
+			assert.Contains(t, r.Stderr, c.want)
 		})
 	}
 }

@@ -33,7 +33,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynops/dynops/internal/ddbjson"
 )
 
 // Spec describes an export to write.
@@ -378,4 +383,18 @@ func Rewrite(root, key string, change func(string) string) error {
 	}
 	sum := md5.Sum(changed)
 	return put(root, strings.TrimSuffix(key, ".json")+".md5", []byte(base64.StdEncoding.EncodeToString(sum[:])))
+}
+
+// Image is item in DynamoDB JSON, as a Record's Keys, New or Old hold it.
+func Image(t testing.TB, item map[string]types.AttributeValue) map[string]any {
+	t.Helper()
+	b, err := ddbjson.EncodeItem(item)
+	if err != nil {
+		t.Fatalf("encoding an export image: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("decoding an export image: %v", err)
+	}
+	return m
 }

@@ -35,11 +35,8 @@ import (
 
 	"github.com/dynops/dynops/internal/audit"
 	"github.com/dynops/dynops/internal/awsclients"
-	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
-	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/migrate"
 	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/fixture"
@@ -324,11 +321,7 @@ func dynopsVia(t *testing.T, endpoint, auditLog string, args ...string) (stdout,
 	if endpoint == "" {
 		return target.Dynops(t, auditLog, args...)
 	}
-	ios, _, out, errOut := iostreams.Test()
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog, "--endpoint-url", endpoint)
-	code = root.Execute(context.Background(), factory.New(ios), "test", full)
-	t.Logf("dynops %s (via %s) -> exit %d\n%s%s", strings.Join(args, " "), endpoint, code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	return target.DynopsVia(t, endpoint, auditLog, args...)
 }
 
 // olderPITRWindow starts a proxy in front of the emulator whose

@@ -1,8 +1,7 @@
 package dlq
 
 import (
-	"os"
-	"os/exec"
+	"fmt"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,30 +20,33 @@ const (
 	interruptAfter       = 10 // invocations before the signal
 )
 
-// redriveProcess starts `dynops dlq redrive --yes` as a subprocess. The
-// Lambda endpoint is given by --lambda-endpoint-url, or with lambdaEnv by
+// redriveProcess is `dynops dlq redrive --yes` as a process of its own.
+// The Lambda endpoint is given by --lambda-endpoint-url, or with lambdaEnv by
 // AWS_ENDPOINT_URL_LAMBDA (which the SDK honours over --endpoint-url).
-func (d *drill) redriveProcess(bin string, lambdaEnv bool) *exec.Cmd {
-	args := []string{"dlq", "redrive", "--queue", d.dlq, "--yes", "--concurrency", "4", "--visibility-timeout", "10s",
-		"--region", target.Region, "--audit-log", d.auditLog, "-o", "json"}
-	if target.Endpoint() != "" {
-		args = append(args, "--endpoint-url", target.Endpoint())
-	}
-	env := append(os.Environ(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
+func (d *drill) redriveProcess(lambdaEnv bool) *harness.Proc {
+	args := []string{"dlq", "redrive", "--queue", d.dlq, "--yes", "--concurrency", "4", "--visibility-timeout", "10s", "-o", "json"}
+	var env []string
 	if lambdaEnv {
 		env = append(env, "AWS_ENDPOINT_URL_LAMBDA="+d.endpoint.URL)
 	} else {
 		args = append(args, "--lambda-endpoint-url", d.endpoint.URL)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	return cmd
+	return target.Command(d.t, args, harness.AuditLog(d.auditLog), harness.Env(env...))
+}
+
+// redriveToEnd runs redriveProcess to its end: stdout, and an error naming
+// the exit code and stderr unless it exited 0.
+func (d *drill) redriveToEnd(lambdaEnv bool) (string, error) {
+	out, errOut, code := d.redriveProcess(lambdaEnv).Run()
+	if code != 0 {
+		return out, fmt.Errorf("exit %d: %s", code, errOut)
+	}
+	return out, nil
 }
 
 // interruptDrill fills the DLQ with one message per record and starts a
 // redrive that gets sig after interruptAfter invocations.
 func interruptDrill(t *testing.T, sig syscall.Signal) (d *drill, all []string, firstRun map[string]int) {
-	bin := harness.DynopsBinary(t)
 	d = newDrill(t)
 	for i := range interruptMessages {
 		d.put(orderID(i), i, false)
@@ -57,19 +59,19 @@ func interruptDrill(t *testing.T, sig syscall.Signal) (d *drill, all []string, f
 	all = ids(recs)
 	d.endpoint.SetDelay(150 * time.Millisecond) // the function's own duration
 
-	cmd := d.redriveProcess(bin, false)
+	p := d.redriveProcess(false)
 	var once sync.Once
 	signalled := make(chan struct{})
-	require.NoError(t, cmd.Start())
+	p.Start()
 	d.endpoint.OnInvoke(func(lambdaendpoint.Invocation) {
 		if len(d.endpoint.Invocations()) >= interruptAfter {
-			once.Do(func() { _ = cmd.Process.Signal(sig); close(signalled) })
+			once.Do(func() { _ = p.Signal(sig); close(signalled) })
 		}
 	})
-	err := cmd.Wait()
+	code := p.Wait()
 	<-signalled
 	d.endpoint.OnInvoke(nil)
-	t.Logf("first run ended by %s: %v", sig, err)
+	t.Logf("first run ended by %s: exit %d", sig, code)
 
 	firstRun = invokedIDs(d)
 	return d, all, firstRun
@@ -108,7 +110,7 @@ func TestRedriveKilledMidRun(t *testing.T) {
 	deletedFirst := interruptMessages - visible
 	assert.LessOrEqual(t, deletedFirst, len(first), "nothing was deleted that was not replayed")
 
-	out, err := d.redriveProcess(harness.DynopsBinary(t), false).Output()
+	out, err := d.redriveToEnd(false)
 	require.NoError(t, err, "the re-run: %s", out)
 
 	all2 := invokedIDs(d)
@@ -143,7 +145,7 @@ func TestRedriveInterruptedMidRun(t *testing.T) {
 	assert.Zero(t, inFlight, "Ctrl-C left nothing hidden")
 	assert.Equal(t, interruptMessages-len(first), visible, "every replayed message was deleted, every other one kept")
 
-	out, err := d.redriveProcess(harness.DynopsBinary(t), true).Output()
+	out, err := d.redriveToEnd(true)
 	require.NoError(t, err, "the re-run, with AWS_ENDPOINT_URL_LAMBDA: %s", out)
 	got := invokedIDs(d)
 	twice, lost := 0, 0

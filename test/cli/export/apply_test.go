@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/export"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/tablediff"
@@ -35,15 +34,6 @@ type history struct {
 	records []exporttest.Record
 }
 
-func ddb(t *testing.T, item map[string]types.AttributeValue) map[string]any {
-	t.Helper()
-	b, err := ddbjson.EncodeItem(item)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
-	return m
-}
-
 func (h *history) get(key map[string]types.AttributeValue) map[string]types.AttributeValue {
 	out, err := h.db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &h.table, Key: key, ConsistentRead: aws.Bool(true)})
 	require.NoError(h.t, err)
@@ -55,9 +45,9 @@ func (h *history) put(item map[string]types.AttributeValue) {
 	old := h.get(key)
 	fx.Put(h.t, h.db, h.table, []map[string]types.AttributeValue{item})
 	h.micros += 1000
-	r := exporttest.Record{Keys: ddb(h.t, key), New: ddb(h.t, h.get(key)), Micros: h.micros}
+	r := exporttest.Record{Keys: exporttest.Image(h.t, key), New: exporttest.Image(h.t, h.get(key)), Micros: h.micros}
 	if old != nil {
-		r.Old = ddb(h.t, old)
+		r.Old = exporttest.Image(h.t, old)
 	}
 	h.records = append(h.records, r)
 }
@@ -66,7 +56,7 @@ func (h *history) delete(key map[string]types.AttributeValue) {
 	old := h.get(key)
 	fx.Delete(h.t, h.db, h.table, []map[string]types.AttributeValue{key})
 	h.micros += 1000
-	h.records = append(h.records, exporttest.Record{Keys: ddb(h.t, key), Old: ddb(h.t, old), Micros: h.micros})
+	h.records = append(h.records, exporttest.Record{Keys: exporttest.Image(h.t, key), Old: exporttest.Image(h.t, old), Micros: h.micros})
 }
 
 // window writes the changes since the last window as one incremental
@@ -139,7 +129,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	fx.Put(t, fxt.db, fxt.table, users)
 	var full []exporttest.Record
 	for _, u := range users {
-		full = append(full, exporttest.Record{New: ddb(t, u)})
+		full = append(full, exporttest.Record{New: exporttest.Image(t, u)})
 	}
 	_, err := exporttest.Write(root, fxt.spec(exporttest.Spec{Prefix: "rebuild/full", ExportID: "01772323200000-f0000001", ExportTime: t0,
 		Records: [][]exporttest.Record{full[:25], full[25:]}}))
@@ -239,7 +229,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	t.Run("a gap is refused and changes nothing", func(t *testing.T) {
 		gap := t.TempDir()
 		_, err := exporttest.Write(gap, fxt.spec(exporttest.Spec{Prefix: "rebuild/gap", ExportID: "01772337600000-i0000004", Incremental: true, From: t3, To: t3.Add(time.Hour),
-			Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), Micros: t3.UnixMicro()}}}}))
+			Records: [][]exporttest.Record{{{Keys: exporttest.Image(t, fx.UserKey(1)), Micros: t3.UnixMicro()}}}}))
 		require.NoError(t, err)
 		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, gap))
 		_, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/gap", "--table", rebuilt, "--yes"}, unverified...)...)
@@ -251,7 +241,7 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 		dir := t.TempDir()
 		other := strings.Replace(fxt.arn, fxt.table, "dev-"+harness.UniqueID()+"-orders", 1)
 		_, err := exporttest.Write(dir, fxt.spec(exporttest.Spec{Prefix: "rebuild/foreign", ExportID: "01772334000000-i0000005", Incremental: true, From: t2, To: t3,
-			TableArn: other, Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, map[string]types.AttributeValue{"user_id": fx.UserKey(1)["user_id"], "role": &types.AttributeValueMemberS{Value: "admin"}}), Micros: t2.UnixMicro()}}}}))
+			TableArn: other, Records: [][]exporttest.Record{{{Keys: exporttest.Image(t, fx.UserKey(1)), New: exporttest.Image(t, map[string]types.AttributeValue{"user_id": fx.UserKey(1)["user_id"], "role": &types.AttributeValueMemberS{Value: "admin"}}), Micros: t2.UnixMicro()}}}}))
 		require.NoError(t, err)
 		require.NoError(t, exporttest.Upload(ctx, fxt.s3, fxt.bucket, dir))
 		out, errOut, code := fxt.dynops(t, append([]string{"export", "apply", "--bucket", fxt.bucket, "--prefix", "rebuild/foreign", "--table", rebuilt, "--yes"}, unverified...)...)

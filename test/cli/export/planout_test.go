@@ -30,12 +30,12 @@ func TestRevertPlanOut(t *testing.T) {
 	fx.Put(t, fxt.db, fxt.table, []map[string]types.AttributeValue{user, created})
 	admin := with(user, "role", "admin")
 	key := func(it map[string]types.AttributeValue) map[string]any {
-		return ddb(t, map[string]types.AttributeValue{"user_id": it["user_id"]})
+		return exporttest.Image(t, map[string]types.AttributeValue{"user_id": it["user_id"]})
 	}
 	spec := fxt.spec(exporttest.Spec{Prefix: "incident/INC-20", ExportID: "01772326800000-p0000001", Incremental: true, From: t0, To: t0.Add(time.Hour),
 		Records: [][]exporttest.Record{{
-			{Keys: key(user), Old: ddb(t, admin), New: ddb(t, user), Micros: t0.UnixMicro() + 1},
-			{Keys: key(created), New: ddb(t, created), Micros: t0.UnixMicro() + 2},
+			{Keys: key(user), Old: exporttest.Image(t, admin), New: exporttest.Image(t, user), Micros: t0.UnixMicro() + 1},
+			{Keys: key(created), New: exporttest.Image(t, created), Micros: t0.UnixMicro() + 2},
 		}}})
 	root := t.TempDir()
 	_, err := exporttest.Write(root, spec)

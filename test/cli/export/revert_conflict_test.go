@@ -35,8 +35,8 @@ func windowed(t *testing.T, fxt fixture, prefix string, versioned bool) {
 			after["ver"] = &types.AttributeValueMemberN{Value: "2"}
 		}
 		fx.Put(t, fxt.db, fxt.table, []map[string]types.AttributeValue{after})
-		recs = append(recs, exporttest.Record{Keys: ddb(t, map[string]types.AttributeValue{"user_id": before["user_id"]}),
-			Old: ddb(t, before), New: ddb(t, after), Micros: t0.UnixMicro() + int64(i) + 1})
+		recs = append(recs, exporttest.Record{Keys: exporttest.Image(t, map[string]types.AttributeValue{"user_id": before["user_id"]}),
+			Old: exporttest.Image(t, before), New: exporttest.Image(t, after), Micros: t0.UnixMicro() + int64(i) + 1})
 	}
 	root := t.TempDir()
 	_, err := exporttest.Write(root, fxt.spec(exporttest.Spec{Prefix: prefix, ExportID: "01772326800000-c0000001", Incremental: true,

@@ -153,7 +153,7 @@ func TestRevertUndoesAWindow_DDB_EXP_01(t *testing.T) {
 	t.Run("an export without old images is refused, nothing written", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := exporttest.Write(dir, fxt.spec(exporttest.Spec{Prefix: "incident/INC-8/incremental", ExportID: "01772334000000-r0000003", Incremental: true, View: "NEW_IMAGE",
-			From: t2, To: t2.Add(time.Hour), Records: [][]exporttest.Record{{{Keys: ddb(t, fx.UserKey(1)), New: ddb(t, with(users[1], "status", "x")), Micros: t2.UnixMicro()}}}}))
+			From: t2, To: t2.Add(time.Hour), Records: [][]exporttest.Record{{{Keys: exporttest.Image(t, fx.UserKey(1)), New: exporttest.Image(t, with(users[1], "status", "x")), Micros: t2.UnixMicro()}}}}))
 		require.NoError(t, err)
 		upload(t, fxt, dir)
 		out, errOut, code := fxt.dynops(t, append([]string{"export", "revert", "--bucket", fxt.bucket, "--prefix", "incident/INC-8/incremental", "--table", fxt.table, "--yes"}, unverified...)...)

@@ -44,7 +44,7 @@ func TestRevertWritesOnlyWhatDynamoDBVouchesFor(t *testing.T) {
 	user := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "u-1"}, "role": &types.AttributeValueMemberS{Value: "user"}}
 	fx.Put(t, fxt.db, fxt.table, []map[string]types.AttributeValue{user})
 	admin := with(user, "role", "admin")
-	records := [][]exporttest.Record{{{Keys: ddb(t, map[string]types.AttributeValue{"user_id": user["user_id"]}), Old: ddb(t, admin), New: ddb(t, user), Micros: t0.UnixMicro() + 1}}}
+	records := [][]exporttest.Record{{{Keys: exporttest.Image(t, map[string]types.AttributeValue{"user_id": user["user_id"]}), Old: exporttest.Image(t, admin), New: exporttest.Image(t, user), Micros: t0.UnixMicro() + 1}}}
 	before := tableState(t, fxt.db, fxt.table)
 	other := strings.Replace(fxt.arn, fxt.table, "dev-"+harness.UniqueID()+"-orders", 1)
 
@@ -93,7 +93,7 @@ func TestRevertWritesOnlyWhatDynamoDBVouchesFor(t *testing.T) {
 	t.Run("a data file overwritten after the export's end", func(t *testing.T) {
 		spec := good
 		spec.Prefix, spec.ExportID = "incident/INC-12", "01772326800000-v0000004"
-		spec.Records = [][]exporttest.Record{{{Keys: records[0][0].Keys, Old: ddb(t, user), New: ddb(t, with(user, "role", "guest")), Micros: t0.UnixMicro() + 1}}}
+		spec.Records = [][]exporttest.Record{{{Keys: records[0][0].Keys, Old: exporttest.Image(t, user), New: exporttest.Image(t, with(user, "role", "guest")), Micros: t0.UnixMicro() + 1}}}
 		write(t, spec)
 		// The export ends now, after its upload: as AWS writes one.
 		spec.EndTime = time.Now()

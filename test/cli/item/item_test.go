@@ -8,10 +8,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/iostreams"
@@ -32,7 +30,7 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-// dynops runs the dynops binary (harness.DynopsBinary) against the target
+// dynops runs the dynops binary (harness.Target.Command) against the target
 // with stdin not a terminal, and returns stdout, stderr and the exit code.
 func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -42,25 +40,8 @@ func dynops(t *testing.T, auditLog string, args ...string) (stdout, stderr strin
 // dynopsAt is dynops through another endpoint (a fault proxy).
 func dynopsAt(t *testing.T, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
-	if e := endpoint; e != "" {
-		full = append(full, "--endpoint-url", e)
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Stdin = bytes.NewReader(nil)
-	cmd.Env = harness.ProcessEnv(t, "HOME="+t.TempDir(), "AWS_EC2_METADATA_DISABLED=true")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running dynops: %v", err)
-	}
-	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	return target.Command(t, args, harness.Via(endpoint), harness.AuditLog(auditLog), harness.Stdin(bytes.NewReader(nil)),
+		harness.Env("HOME="+t.TempDir(), "AWS_EC2_METADATA_DISABLED=true")).Run()
 }
 
 // newTable creates an on-demand table with key pk (S) [+ sk (N)] and the
@@ -378,17 +359,10 @@ func TestItemProtectedShowsImagesBeforeTheName(t *testing.T) {
 	newTable(t, db, prodName, true, map[string]types.AttributeValue{"pk": s("u1"), "sk": n("1"), "status": s("broken")})
 	before := snapshot(t, db, prodName)
 	onTerminal := func(typed string) (string, int) {
-		ios, in, _, errOut := iostreams.Test()
-		ios.SetTTY(true, false, true)
-		in.WriteString(typed)
-		args := []string{"item", "update", "--table", prodName, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`,
-			"--yes", "--reason", "INC-7", "--region", target.Region, "--audit-log", auditLog}
-		if e := target.Endpoint(); e != "" {
-			args = append(args, "--endpoint-url", e)
-		}
-		code := root.Execute(context.Background(), factory.New(ios), "test", args)
-		t.Logf("typed %q -> exit %d\n%s", typed, code, errOut)
-		return errOut.String(), code
+		r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: target.Endpoint(), Region: target.Region, AuditLog: auditLog, Stdin: typed,
+			Streams: func(s *iostreams.IOStreams) { s.SetTTY(true, false, true) }},
+			"item", "update", "--table", prodName, "--key", `{"pk": "u1", "sk": 1}`, "--set", `{"status": "fixed"}`, "--yes", "--reason", "INC-7")
+		return r.Stderr, r.Code
 	}
 
 	errOut, code := onTerminal(prodName + "x\n")

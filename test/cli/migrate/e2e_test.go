@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -95,15 +94,9 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 	defer w.halt()
 
 	// Backfill in the real binary, killed with SIGKILL part way.
-	bin := harness.DynopsBinary(t)
-	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--max-writes-per-second", "1500", "--segments", "4",
-		"--region", target.Region, "--audit-log", auditLog}, common...)
-	if target.Endpoint() != "" {
-		args = append(args, "--endpoint-url", target.Endpoint())
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = harness.ProcessEnv(t)
-	require.NoError(t, cmd.Start())
+	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--max-writes-per-second", "1500", "--segments", "4"}, common...)
+	cmd := target.Command(t, args, harness.AuditLog(auditLog))
+	cmd.Start()
 	deadline := time.Now().Add(60 * time.Second)
 	var read int64
 	for time.Now().Before(deadline) {
@@ -121,8 +114,8 @@ func TestMigrateEndToEnd_DDB_API_02(t *testing.T) {
 		}
 	}
 	t.Logf("TIMING backfill subprocess until kill: %s", time.Since(start))
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
+	require.NoError(t, cmd.Signal(syscall.SIGKILL))
+	cmd.Wait()
 	st := readState(t, state)
 	require.NotNil(t, st.Position, "the stream position is recorded before the first read")
 	require.False(t, st.BackfillDone(), "killed part way (%d items read)", read)

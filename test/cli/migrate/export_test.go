@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -91,15 +90,9 @@ func TestBackfillFromExport(t *testing.T) {
 
 	// The real binary, slowed by its write cap, killed once files are done.
 	args := append([]string{"migrate", "backfill", "--allow-unmatched", "--from-export", dir, "--export-parallel", "2", "--unverified-exports", unverifiedReason,
-		"--max-writes-per-second", "200", "--region", target.Region, "--audit-log", auditLog}, common...)
-	if target.Endpoint() != "" {
-		args = append(args, "--endpoint-url", target.Endpoint())
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), args...)
-	cmd.Env = harness.ProcessEnv(t)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
+		"--max-writes-per-second", "200"}, common...)
+	cmd := target.Command(t, args, harness.AuditLog(auditLog))
+	cmd.Start()
 	filesDone := func() int {
 		st, err := migrate.LoadState(state)
 		if err != nil || st.Backfill == nil || st.Backfill.Export == nil {
@@ -110,9 +103,8 @@ func TestBackfillFromExport(t *testing.T) {
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && filesDone() < 3; {
 		time.Sleep(50 * time.Millisecond)
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
-	t.Logf("killed backfill's stderr:\n%s", stderr.String())
+	require.NoError(t, cmd.Signal(syscall.SIGKILL))
+	cmd.Wait()
 	st := readState(t, state)
 	require.NotNil(t, st.Position, "the stream position is recorded before the first write")
 	assert.True(t, st.Position.Time.Equal(exportTime.Truncate(time.Millisecond)), "the catch-up starts at the export's time: %s, export %s", st.Position.Time, exportTime)

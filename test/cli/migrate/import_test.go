@@ -3,7 +3,6 @@ package migrate_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -71,15 +70,10 @@ func TestBackfillImportCreatesDestinations(t *testing.T) {
 	common := []string{"--source", source, "--routes", routesFile(), "--state", state, "--allow-unmatched"}
 	imp := []string{"--from-export", dir, "--import-to", "s3://" + bucket + "/imp", "--export-parallel", "1", "--unverified-exports", unverifiedReason}
 
-	args := append(append([]string{"migrate", "backfill", "--region", target.Region, "--audit-log", auditLog}, imp...), common...)
-	if target.Endpoint() != "" {
-		args = append(args, "--endpoint-url", target.Endpoint())
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), args...)
-	cmd.Env = harness.ProcessEnv(t)
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	args := append(append([]string{"migrate", "backfill"}, imp...), common...)
+	cmd := target.Command(t, args, harness.AuditLog(auditLog))
+	cmd.Start()
+	exited := cmd.Done()
 	staged := func() int {
 		st, err := migrate.LoadState(state)
 		if err != nil || st.Backfill == nil || st.Backfill.Export == nil {
@@ -93,11 +87,11 @@ func TestBackfillImportCreatesDestinations(t *testing.T) {
 		case <-exited:
 		default:
 			if staged() >= 2 {
-				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				require.NoError(t, cmd.Signal(syscall.SIGKILL))
 				killed = true
 			}
 		}
-		if killed || cmd.ProcessState != nil {
+		if killed || ended(exited) {
 			break
 		}
 	}
@@ -241,5 +235,15 @@ func assertCreatedByImport(t *testing.T, d *domain, st *migrate.State) {
 		got, err := export.CountTableItems(context.Background(), d.db, table)
 		require.NoError(t, err)
 		assert.Equal(t, n, got, "%s holds what was staged for it", table)
+	}
+}
+
+// ended reports whether done is closed (a process has ended).
+func ended(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }

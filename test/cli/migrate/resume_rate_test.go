@@ -2,7 +2,6 @@ package migrate_test
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -31,14 +30,9 @@ func TestResumedBackfillReportsThisRunsRate(t *testing.T) {
 
 	// 4 segments of one page each, 100 items/s: the first segment's
 	// checkpoint comes after a second or two, the last after six.
-	args := append([]string{"migrate", "backfill", "--segments", "4", "--max-writes-per-second", "100",
-		"--region", target.Region, "--audit-log", auditLog}, common...)
-	if target.Endpoint() != "" {
-		args = append(args, "--endpoint-url", target.Endpoint())
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), args...)
-	cmd.Env = harness.ProcessEnv(t)
-	require.NoError(t, cmd.Start())
+	args := append([]string{"migrate", "backfill", "--segments", "4", "--max-writes-per-second", "100"}, common...)
+	cmd := target.Command(t, args, harness.AuditLog(auditLog))
+	cmd.Start()
 	var before int64
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && before == 0; time.Sleep(20 * time.Millisecond) {
 		if st, err := migrate.LoadState(state); err == nil && st.Backfill != nil {
@@ -47,8 +41,8 @@ func TestResumedBackfillReportsThisRunsRate(t *testing.T) {
 			}
 		}
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
+	require.NoError(t, cmd.Signal(syscall.SIGKILL))
+	cmd.Wait()
 	st := readState(t, state)
 	require.False(t, st.BackfillDone(), "killed part way")
 	before = 0

@@ -94,11 +94,11 @@ func exportJourney(t *testing.T, killIn string) {
 	}
 
 	// 1. The runbook in the built binary, killed once the step started.
-	cmd := command(t, log, args...)
+	var as []harness.CommandOption
 	if who != nil {
-		cmd.Env = harness.ProcessEnv(t, append([]string{"DYNOPS_INCIDENT="}, who.env()...)...)
+		as = append(as, harness.Env(who.env()...))
 	}
-	killWhen(t, cmd, "its "+killIn+" step started", func() bool { return stepStarted(t, log, incident, killIn) != nil })
+	killWhen(t, commandWith(t, log, args, as...), "its "+killIn+" step started", func() bool { return stepStarted(t, log, incident, killIn) != nil })
 	exportRun := stepStarted(t, log, incident, "export")
 	require.NotNil(t, exportRun)
 

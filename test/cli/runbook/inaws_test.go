@@ -10,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -136,53 +135,31 @@ func (r ecsRunner) flags() []string {
 	return []string{"--in-aws", "--task-cluster", r.Cluster, "--task-definition", r.TaskDefinition, "--task-subnets", "subnet-0emulator", "--task-security-groups", "sg-0emulator"}
 }
 
-// process is a started dynops process and its output.
-type process struct {
-	cmd            *exec.Cmd
-	stdout, stderr *bytes.Buffer
-	exited         chan struct{}
-}
-
-func start(t *testing.T, cmd *exec.Cmd) *process {
+// start starts p in the background (harness.Proc.Start).
+func start(t *testing.T, p *harness.Proc) *harness.Proc {
 	t.Helper()
-	p := &process{cmd: cmd, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	require.NoError(t, cmd.Start())
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
+	p.Start()
 	return p
 }
 
-// wait returns the exit code, failing the test after d.
-func (p *process) wait(t *testing.T, d time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(d):
-		t.Fatalf("dynops %s still running after %s:\n%s", strings.Join(p.cmd.Args[1:], " "), d, p.stderr.String())
-	}
-	t.Logf("dynops %s -> exit %d\n%s", strings.Join(p.cmd.Args[1:], " "), p.cmd.ProcessState.ExitCode(), p.stderr.String())
-	return p.cmd.ProcessState.ExitCode()
-}
-
 // eventually polls cond every 50 ms for up to a minute.
-func eventually(t *testing.T, what string, p *process, cond func() bool) {
+func eventually(t *testing.T, what string, p *harness.Proc, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		select {
-		case <-p.exited:
-			t.Fatalf("dynops ended before %s:\n%s", what, p.stderr.String())
+		case <-p.Done():
+			t.Fatalf("dynops ended before %s:\n%s", what, p.Stderr())
 		case <-time.After(50 * time.Millisecond):
 		}
-		require.True(t, time.Now().Before(deadline), "no %s after a minute:\n%s", what, p.stderr.String())
+		require.True(t, time.Now().Before(deadline), "no %s after a minute:\n%s", what, p.Stderr())
 	}
 }
 
 // playTask starts the task `runbook run --in-aws` started, as a local
 // process: the command and environment of RunTask's overrides as
 // DescribeTasks reads them back (the endpoint: the emulator, or a proxy).
-func (r ecsRunner) playTask(t *testing.T, laptop *process, store *runbook.S3Store, incident, endpoint, log string) (*process, *ecstypes.Task) {
+func (r ecsRunner) playTask(t *testing.T, laptop *harness.Proc, store *runbook.S3Store, incident, endpoint, log string) (*harness.Proc, *ecstypes.Task) {
 	t.Helper()
 	var task *runbook.Task
 	eventually(t, "the task's record in the shared state", laptop, func() bool {
@@ -199,11 +176,11 @@ func (r ecsRunner) playTask(t *testing.T, laptop *process, store *runbook.S3Stor
 	o := ecsTask.Overrides.ContainerOverrides[0]
 	assert.Equal(t, "dynops", aws.ToString(o.Name))
 	assert.Equal(t, task.Command, o.Command, "the recorded command is the one RunTask was given")
-	cmd := commandAt(t, log, endpoint, o.Command...)
+	var env []string
 	for _, kv := range o.Environment {
-		cmd.Env = append(cmd.Env, aws.ToString(kv.Name)+"="+aws.ToString(kv.Value))
+		env = append(env, aws.ToString(kv.Name)+"="+aws.ToString(kv.Value))
 	}
-	return start(t, cmd), &ecsTask
+	return start(t, commandWith(t, log, o.Command, harness.Via(endpoint), harness.Env(env...))), &ecsTask
 }
 
 // queryHeld is an endpoint in front of the emulator that holds every
@@ -232,14 +209,14 @@ func queryHeld(t *testing.T) (endpoint string, held <-chan struct{}) {
 }
 
 // whenHeld waits until p's step is held in queryHeld.
-func whenHeld(t *testing.T, p *process, held <-chan struct{}) {
+func whenHeld(t *testing.T, p *harness.Proc, held <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-held:
-	case <-p.exited:
-		t.Fatalf("dynops ended before its Query:\n%s", p.stderr.String())
+	case <-p.Done():
+		t.Fatalf("dynops ended before its Query:\n%s", p.Stderr())
 	case <-time.After(time.Minute):
-		t.Fatalf("no Query after a minute:\n%s", p.stderr.String())
+		t.Fatalf("no Query after a minute:\n%s", p.Stderr())
 	}
 }
 
@@ -343,18 +320,18 @@ func TestRunbookInAWSFollowedFromTheTerminal(t *testing.T) {
 	laptop := start(t, commandAt(t, c.logs[0], c.Endpoint, c.args(c.flags()...)...))
 	task, ecsTask := c.playTask(t, laptop, c.store, c.incident, target.Emulator.URL, c.logs[1])
 
-	require.Equal(t, 0, task.wait(t, 2*time.Minute))
-	require.Equal(t, 0, laptop.wait(t, time.Minute))
+	require.Equal(t, 0, task.WaitWithin(2*time.Minute))
+	require.Equal(t, 0, laptop.WaitWithin(time.Minute))
 	cmdline := strings.Join(ecsTask.Overrides.ContainerOverrides[0].Command, " ")
 	for _, want := range []string{"runbook run throttling", "--incident " + c.incident, "--state-bucket " + c.bucket, "--param table=" + c.table, "--yes"} {
 		assert.Contains(t, cmdline, want)
 	}
 	assert.Equal(t, "dynops", aws.ToString(ecsTask.StartedBy))
 	assert.Contains(t, ecsTask.Tags, ecstypes.Tag{Key: aws.String("dynops:incident"), Value: &c.incident})
-	sameStepLines(t, task.stderr.String(), laptop.stderr.String())
-	assert.Len(t, stepLines(laptop.stderr.String()), 4)
-	assert.Contains(t, laptop.stderr.String(), "Ctrl-C stops following, not the task")
-	assert.Contains(t, laptop.stderr.String(), "Runbook throttling complete for incident "+c.incident)
+	sameStepLines(t, task.Stderr(), laptop.Stderr())
+	assert.Len(t, stepLines(laptop.Stderr()), 4)
+	assert.Contains(t, laptop.Stderr(), "Ctrl-C stops following, not the task")
+	assert.Contains(t, laptop.Stderr(), "Runbook throttling complete for incident "+c.incident)
 	st, err := c.store.Load(context.Background(), c.incident, "throttling")
 	require.NoError(t, err)
 	require.NotNil(t, st.Ended)
@@ -405,17 +382,17 @@ func TestRunbookInAWSTaskKilledResumedFromTheTerminal(t *testing.T) {
 	task, ecsTask := c.playTask(t, laptop, c.store, c.incident, endpoint, c.logs[1])
 
 	whenHeld(t, task, held) // in the hot-partition step
-	require.NoError(t, task.cmd.Process.Signal(syscall.SIGKILL))
-	<-task.exited
+	require.NoError(t, task.Signal(syscall.SIGKILL))
+	<-task.Done()
 	_, err := c.ECS.StopTask(context.Background(), &ecs.StopTaskInput{Cluster: &c.Cluster, Task: ecsTask.TaskArn, Reason: aws.String("Essential container in task exited")})
 	require.NoError(t, err)
 
-	require.Equal(t, 1, laptop.wait(t, time.Minute))
-	errOut := laptop.stderr.String()
+	require.Equal(t, 1, laptop.WaitWithin(time.Minute))
+	errOut := laptop.Stderr()
 	assert.Contains(t, errOut, "stopped before the run ended (ECS: STOPPED (Essential container in task exited)")
 	assert.Contains(t, errOut, "3 of 4 step(s) done")
 	assert.Contains(t, errOut, "resume it here with the same `dynops runbook run throttling --incident "+c.incident)
-	sameStepLines(t, task.stderr.String(), errOut)
+	sameStepLines(t, task.Stderr(), errOut)
 	assert.Len(t, stepLines(errOut), 4, "the killed step is shown running")
 
 	// The laptop resumes once the dead task's hold expires.
@@ -440,8 +417,8 @@ func TestRunbookLaptopKilledResumedInAWS(t *testing.T) {
 	endpoint, held := queryHeld(t)
 	killed := start(t, commandAt(t, c.logs[0], endpoint, c.args("--lease", "2s")...))
 	whenHeld(t, killed, held) // in the hot-partition step
-	require.NoError(t, killed.cmd.Process.Signal(syscall.SIGKILL))
-	<-killed.exited
+	require.NoError(t, killed.Signal(syscall.SIGKILL))
+	<-killed.Done()
 
 	// While the dead laptop's hold lasts, --in-aws starts nothing.
 	_, errOut, code := target.Dynops(t, c.logs[0], c.args(c.flags()...)...)
@@ -451,13 +428,13 @@ func TestRunbookLaptopKilledResumedInAWS(t *testing.T) {
 
 	laptop := start(t, commandAt(t, c.logs[0], c.Endpoint, c.args(c.flags()...)...))
 	task, _ := c.playTask(t, laptop, c.store, c.incident, target.Emulator.URL, c.logs[1])
-	require.Equal(t, 0, task.wait(t, 2*time.Minute))
-	require.Equal(t, 0, laptop.wait(t, time.Minute))
-	errOut = laptop.stderr.String()
+	require.Equal(t, 0, task.WaitWithin(2*time.Minute))
+	require.Equal(t, 0, laptop.WaitWithin(time.Minute))
+	errOut = laptop.Stderr()
 	for _, s := range []string{"probe", "check", "cause"} {
 		assert.Contains(t, errOut, s+": done earlier, skipped")
 	}
-	sameStepLines(t, task.stderr.String(), errOut)
+	sameStepLines(t, task.Stderr(), errOut)
 	c.eachStepFinishedOnce(t)
 	assert.Equal(t, map[string]int{"hot-partition": 1}, stepRuns(t, c.logs[1]), "the task ran the killed step only")
 }
@@ -500,9 +477,9 @@ func TestRunbookInAWSCtrlCStopsFollowingNotTheTask(t *testing.T) {
 		return task != nil
 	})
 	time.Sleep(500 * time.Millisecond) // following
-	require.NoError(t, laptop.cmd.Process.Signal(syscall.SIGINT))
-	require.Equal(t, 130, laptop.wait(t, time.Minute))
-	errOut := laptop.stderr.String()
+	require.NoError(t, laptop.Signal(syscall.SIGINT))
+	require.Equal(t, 130, laptop.WaitWithin(time.Minute))
+	errOut := laptop.Stderr()
 	assert.Contains(t, errOut, "interrupted: dynops runbook run stopped while following task "+task.ARN)
 	assert.Contains(t, errOut, "the task goes on in AWS (Ctrl-C stops following, not the task)")
 	assert.Contains(t, errOut, "aws ecs stop-task --cluster "+c.Cluster+" --task "+task.ARN)

@@ -2,13 +2,11 @@ package runbook
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
@@ -126,24 +124,20 @@ func (w *writer) ackedBefore(t time.Time) []string {
 // killWhen starts cmd (the built binary) and SIGKILLs it once ready says
 // so (asked every 5 ms); the test fails when the command ends first or
 // nothing is ready within 2 minutes (what names what was awaited).
-func killWhen(t *testing.T, cmd *exec.Cmd, what string, ready func() bool) {
+func killWhen(t *testing.T, p *harness.Proc, what string, ready func() bool) {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p.Start()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !ready() {
 		select {
-		case err := <-exited:
-			t.Fatalf("the command ended (%v) before %s:\n%s", err, what, stderr.String())
+		case <-p.Done():
+			t.Fatalf("the command ended (%v) before %s:\n%s", p.Cmd.ProcessState, what, p.Stderr())
 		case <-time.After(5 * time.Millisecond):
 		}
 		require.True(t, time.Now().Before(deadline), "not %s after 2 minutes", what)
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
+	require.NoError(t, p.Signal(syscall.SIGKILL))
+	<-p.Done()
 }
 
 // nextSecond sleeps into the next whole second and a little more: stream

@@ -2,6 +2,7 @@ package runbook
 
 import (
 	"bytes"
+	"github.com/dynops/dynops/test/helpers/harness"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,8 +66,7 @@ func killAtRequest(t *testing.T, log string, k killPoint, args ...string) {
 		rp.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	cmd := commandAt(t, log, srv.URL, args...)
-	cmd.Env = append(cmd.Env, k.Env...)
+	cmd := commandWith(t, log, args, harness.Via(srv.URL), harness.Env(k.Env...))
 	defer close(dead)
 	killWhen(t, cmd, k.What, func() bool {
 		select {

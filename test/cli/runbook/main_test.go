@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -30,22 +29,26 @@ var target *harness.Target
 
 func TestMain(m *testing.M) { harness.Main(m, &target) }
 
-// command returns the built binary with the target's flags and a clean
-// environment for it.
-func command(t *testing.T, auditLog string, args ...string) *exec.Cmd {
+// command is the built binary running args against the target (the
+// emulator's endpoint) with DYNOPS_INCIDENT unset (a shell's own would
+// join the run to another incident).
+func command(t *testing.T, auditLog string, args ...string) *harness.Proc {
 	t.Helper()
-	endpoint := ""
-	if target.Emulator != nil {
-		endpoint = target.Emulator.URL
-	}
-	return commandAt(t, auditLog, endpoint, args...)
+	return commandWith(t, auditLog, args)
+}
+
+// commandWith is command with more of harness.Command's options
+// (another principal's credentials, another endpoint).
+func commandWith(t *testing.T, auditLog string, args []string, opts ...harness.CommandOption) *harness.Proc {
+	t.Helper()
+	return target.Command(t, args, append([]harness.CommandOption{harness.AuditLog(auditLog), harness.Env("DYNOPS_INCIDENT=")}, opts...)...)
 }
 
 // slowCommand is command with every DynamoDB BatchWriteItem delayed by
 // 100 ms on the emulator (a reverse proxy in front of it), so that a test
 // that kills the command after its first write sees it mid-way however
 // loaded the machine is. Real AWS is slow enough as it is.
-func slowCommand(t *testing.T, auditLog string, args ...string) *exec.Cmd {
+func slowCommand(t *testing.T, auditLog string, args ...string) *harness.Proc {
 	t.Helper()
 	if target.Emulator == nil {
 		return command(t, auditLog, args...)
@@ -63,15 +66,10 @@ func slowCommand(t *testing.T, auditLog string, args ...string) *exec.Cmd {
 	return commandAt(t, auditLog, srv.URL, args...)
 }
 
-func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *exec.Cmd {
+// commandAt is command through endpoint ("": no --endpoint-url).
+func commandAt(t *testing.T, auditLog, endpoint string, args ...string) *harness.Proc {
 	t.Helper()
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", auditLog)
-	if endpoint != "" {
-		full = append(full, "--endpoint-url", endpoint)
-	}
-	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=")
-	return cmd
+	return commandWith(t, auditLog, args, harness.Via(endpoint))
 }
 
 // runbookRun is the last `runbook run` record (not a step's) of the incident.

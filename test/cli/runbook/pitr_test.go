@@ -1,7 +1,6 @@
 package runbook
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -80,30 +79,26 @@ func TestRunbookPitrRestoreKilledAndResumed_DDB_PITR_02(t *testing.T) {
 	// 3. Go on in the built binary (every request slowed); SIGKILL once the
 	// repair has written.
 	cmd := slowCommand(t, log, base...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd.Start()
 	deadline := time.Now().Add(2 * time.Minute)
 	for stepStarted(t, log, incident, "repair") == nil {
 		select {
-		case err := <-exited:
-			t.Fatalf("the runbook ended (%v) before its repair step started:\n%s", err, stderr.String())
+		case <-cmd.Done():
+			t.Fatalf("the runbook ended (%v) before its repair step started:\n%s", cmd.Cmd.ProcessState, cmd.Stderr())
 		case <-time.After(20 * time.Millisecond):
 		}
 		require.True(t, time.Now().Before(deadline), "no repair step after 2 minutes")
 	}
 	for countStatus(t, db, table, "corrupted") == damaged {
 		select {
-		case err := <-exited:
-			t.Fatalf("the runbook ended (%v) before the repair wrote anything", err)
+		case <-cmd.Done():
+			t.Fatalf("the runbook ended (%v) before the repair wrote anything", cmd.Cmd.ProcessState)
 		default:
 		}
 		require.True(t, time.Now().Before(deadline), "the repair wrote nothing in 2 minutes")
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
+	require.NoError(t, cmd.Signal(syscall.SIGKILL))
+	<-cmd.Done()
 	left := countStatus(t, db, table, "corrupted")
 	require.Greater(t, left, 0, "the repair finished before the kill: raise `damaged`")
 	t.Logf("killed during the repair: %d of %d corrupted items left", left, damaged)
@@ -189,20 +184,18 @@ func TestSIGKILLAfterFirstWriteLeavesStartedWithoutFinished_DDB_PITR_02(t *testi
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	cmd := slowCommand(t, log, "pitr", "repair", "--from", from, "--to", to, "--all-differences", "--workers", "1",
 		"--allow-unrelated-source", "test: a copy, not a restore", "--unscoped", "test: every difference is damage", "--yes")
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd.Start()
 	deadline := time.Now().Add(2 * time.Minute)
 	for countStatus(t, db, to, "corrupted") == n {
 		select {
-		case err := <-exited:
-			t.Fatalf("pitr repair ended (%v) before its first write", err)
+		case <-cmd.Done():
+			t.Fatalf("pitr repair ended (%v) before its first write", cmd.Cmd.ProcessState)
 		case <-time.After(10 * time.Millisecond):
 		}
 		require.True(t, time.Now().Before(deadline), "no write in 2 minutes")
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-exited
+	require.NoError(t, cmd.Signal(syscall.SIGKILL))
+	<-cmd.Done()
 	require.Greater(t, countStatus(t, db, to, "corrupted"), 0, "the repair finished before the kill")
 
 	recs, err := audit.Read(log)

@@ -3,7 +3,6 @@ package runbook
 import (
 	"bytes"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,9 +30,9 @@ type terminal struct {
 
 // startTerminal starts cmd on a pseudo-terminal and reads everything it
 // prints; the caller closes tm.tty once cmd has ended.
-func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+func startTerminal(t *testing.T, p *harness.Proc) *terminal {
 	t.Helper()
-	tty, err := pty.Start(cmd)
+	tty, err := pty.Start(p.Cmd)
 	require.NoError(t, err)
 	tm := &terminal{tty: tty}
 	go tm.read()
@@ -99,9 +98,9 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")
 			tm.answer(t, c.typed)
-			_ = cmd.Wait()
+			_ = cmd.Cmd.Wait()
 			_ = tm.tty.Close()
-			require.Equal(t, c.wantCode, cmd.ProcessState.ExitCode(), tm.text())
+			require.Equal(t, c.wantCode, cmd.Cmd.ProcessState.ExitCode(), tm.text())
 			assert.Equal(t, c.restores, restored(), "restored tables (read back)")
 		})
 	}
@@ -136,9 +135,9 @@ func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
 	tm.waitFor(t, "Decision path: choose repair/cutover [repair]: ")
 	assert.Contains(t, tm.text(), "result: ", "the diff's counts are shown before the question")
 	tm.answer(t, "cutover")
-	_ = cmd.Wait()
+	_ = cmd.Cmd.Wait()
 	_ = tm.tty.Close()
-	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
+	require.Equal(t, 0, cmd.Cmd.ProcessState.ExitCode(), tm.text())
 	assert.Contains(t, tm.text(), "path: decided cutover (typed)")
 	assert.Contains(t, tm.text(), "repair: not on this path (path=cutover), skipped")
 }
@@ -166,13 +165,14 @@ func runOnTerminalAs(t *testing.T, key *accessKey, log, name string, params map[
 	for k, v := range params {
 		args = append(args, "--param", k+"="+v)
 	}
-	cmd := command(t, log, args...)
+	var as []harness.CommandOption
 	if key != nil {
-		cmd.Env = harness.ProcessEnv(t, "DYNOPS_INCIDENT=", "AWS_ACCESS_KEY_ID="+key.ID, "AWS_SECRET_ACCESS_KEY="+key.Secret, "AWS_SESSION_TOKEN="+key.Token)
+		as = append(as, harness.Env(key.env()...))
 	}
+	cmd := commandWith(t, log, args, as...)
 	tm := startTerminal(t, cmd)
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() { _ = cmd.Cmd.Wait(); close(exited) }()
 	typed := map[string]int{}
 	pos := 0 // the terminal's text up to pos is answered
 	deadline := time.After(3 * time.Minute)
@@ -181,7 +181,7 @@ func runOnTerminalAs(t *testing.T, key *accessKey, log, name string, params map[
 		case <-exited:
 			done = true
 		case <-deadline:
-			_ = cmd.Process.Kill()
+			_ = cmd.Cmd.Process.Kill()
 			t.Fatalf("runbook %s did not finish on the terminal:\n%s", name, tm.text())
 		case <-time.After(50 * time.Millisecond):
 			text := tm.text()
@@ -200,7 +200,7 @@ func runOnTerminalAs(t *testing.T, key *accessKey, log, name string, params map[
 			pos += m[1]
 		}
 	}
-	require.Equal(t, 0, cmd.ProcessState.ExitCode(), tm.text())
+	require.Equal(t, 0, cmd.Cmd.ProcessState.ExitCode(), tm.text())
 	// The process has ended; its last lines may still be on their way
 	// through the terminal.
 	for end := time.Now().Add(10 * time.Second); !strings.Contains(tm.text(), "Runbook "+name+" complete") && time.Now().Before(end); {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -207,17 +206,7 @@ func (k accessKey) env() []string {
 // environment (credentials, DYNOPS_CONFIG).
 func runEnv(t *testing.T, log string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := command(t, log, args...)
-	cmd.Env = harness.ProcessEnv(t, append([]string{"DYNOPS_INCIDENT="}, env...)...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if code < 0 {
-		require.NoError(t, err)
-	}
-	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	return commandWith(t, log, args, harness.Env(env...)).Run()
 }
 
 // stepRuns counts the `started` records of each runbook step in the audit log.

@@ -7,13 +7,11 @@
 package table
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -47,23 +45,11 @@ func TestMain(m *testing.M) { harness.Main(m, &target) }
 // os.Executable once per shard) against endpoint.
 func dynops(t *testing.T, endpoint, log string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := command(t, endpoint, log, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		t.Fatalf("running dynops: %v", err)
-	}
-	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	return command(t, endpoint, log, args...).Run()
 }
 
-func command(t *testing.T, endpoint, log string, args ...string) *exec.Cmd {
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", log, "--endpoint-url", endpoint)
-	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Env = harness.ProcessEnv(t)
-	return cmd
+func command(t *testing.T, endpoint, log string, args ...string) *harness.Proc {
+	return target.Command(t, args, harness.Via(endpoint), harness.AuditLog(log))
 }
 
 type env struct {
@@ -287,7 +273,7 @@ func TestShardRetriedOrDuplicatedChangesNothing(t *testing.T) {
 	require.Contains(t, want, "diff-runs/retry/map/done/shard-0000.json")
 	require.Contains(t, want, "diff-runs/retry/reduce/bucket-0015.json")
 
-	shard := func(endpoint, stage, sh string) *exec.Cmd {
+	shard := func(endpoint, stage, sh string) *harness.Proc {
 		return command(t, endpoint, e.log, "shard", "run", "--run", run, "--stage", stage, "--shard", sh)
 	}
 	t.Run("map shard killed mid-way and run again", func(t *testing.T) {
@@ -299,20 +285,20 @@ func TestShardRetriedOrDuplicatedChangesNothing(t *testing.T) {
 				require.NoError(t, err)
 			}
 		}
-		var cmd *exec.Cmd
+		var cmd *harness.Proc
 		var puts atomic.Int32
 		killed := make(chan struct{})
 		proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(_ int, op string) {
 			if strings.HasPrefix(op, "PUT ") && strings.Contains(op, "/map/") && puts.Add(1) == 3 {
-				_ = cmd.Process.Kill()
+				_ = cmd.Signal(os.Kill)
 				close(killed)
 			}
 		}})
 		require.NoError(t, err)
 		defer proxy.Close()
 		cmd = shard(proxy.URL, "map", "0/2")
-		require.NoError(t, cmd.Start())
-		_ = cmd.Wait()
+		cmd.Start()
+		cmd.Wait()
 		select {
 		case <-killed:
 		default:
@@ -332,10 +318,10 @@ func TestShardRetriedOrDuplicatedChangesNothing(t *testing.T) {
 	t.Run("shards run twice at once", func(t *testing.T) {
 		for _, c := range [][]string{{"map", "1/2"}, {"reduce", "1/2"}} {
 			a, b := shard(target.Emulator.URL, c[0], c[1]), shard(target.Emulator.URL, c[0], c[1])
-			require.NoError(t, a.Start())
-			require.NoError(t, b.Start())
-			require.NoError(t, a.Wait())
-			require.NoError(t, b.Wait())
+			a.Start()
+			b.Start()
+			require.Zero(t, a.Wait())
+			require.Zero(t, b.Wait())
 		}
 		assert.Equal(t, want, e.objects(t, "diff-runs/retry/"))
 	})
@@ -377,22 +363,18 @@ func TestCtrlCStopsEveryShard(t *testing.T) {
 	defer proxy.Close()
 	cmd := command(t, proxy.URL, e.log, "table", "diff", "--source", src, "--target", dst, "--engine", "local", "--shards", "4",
 		"--run-prefix", "s3://"+e.bucket+"/diff-runs", "--run-id", "ctrl-c")
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	require.NoError(t, cmd.Start())
+	cmd.Start()
 	select {
 	case <-started:
 	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no shard scanned within a minute: %s", errOut.String())
+		t.Fatalf("no shard scanned within a minute: %s", cmd.Stderr())
 	}
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	_ = cmd.Wait()
+	require.NoError(t, cmd.Signal(os.Interrupt))
+	code := cmd.Wait()
 	ended.Store(true)
-	t.Log(errOut.String())
-	assert.Equal(t, 130, cmd.ProcessState.ExitCode())
-	assert.Contains(t, errOut.String(), "interrupted: ")
-	assert.Contains(t, errOut.String(), "--run-id ctrl-c")
+	assert.Equal(t, 130, code)
+	assert.Contains(t, cmd.Stderr(), "interrupted: ")
+	assert.Contains(t, cmd.Stderr(), "--run-id ctrl-c")
 	time.Sleep(time.Second)
 	assert.Zero(t, after.Load(), "a request after the command ended: a shard was left running")
 	objs := e.objects(t, "diff-runs/ctrl-c/")

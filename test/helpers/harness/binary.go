@@ -15,31 +15,24 @@ import (
 // package (each link of the CLI costs several CPU-seconds).
 const BinaryEnv = "DYNOPS_TEST_BIN"
 
-// DynopsBinary returns the dynops binary for tests that need a real process
-// (a SIGKILL, a SIGINT, stdin that is not a terminal): $DYNOPS_TEST_BIN when
-// set, else ./cmd/dynops built once per test process and removed when Main or
-// Run returns.
-func DynopsBinary(t testing.TB) string {
+// binary returns the dynops binary for Target.Command: $DYNOPS_TEST_BIN
+// when set, else ./cmd/dynops built once per test process and removed when
+// Main or Run returns. Tests never start it by hand (TestNoDynopsProcessByHand).
+func binary(t testing.TB) string {
 	t.Helper()
-	bin, err := BuildDynops()
+	bin, err := dynopsBinary()
 	if err != nil {
 		t.Fatalf("dynops binary: %v", err)
 	}
 	return bin
 }
 
-// ProcessEnv is the environment of a dynops process a test starts: the
-// emulator's test credentials and a temp dir of the test's own, which the
-// test removes when it ends (a process the test SIGKILLs cannot remove its
-// temp files, e.g. repair's keys file). extra is appended.
-func ProcessEnv(t testing.TB, extra ...string) []string {
-	t.Helper()
-	env := append(os.Environ(), "TMPDIR="+t.TempDir(), "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
-	return append(env, extra...)
+// BuildDynops builds (or finds) the binary ahead, for a TestMain that would
+// rather fail before its first test than in each.
+func BuildDynops() error {
+	_, err := dynopsBinary()
+	return err
 }
-
-// BuildDynops is DynopsBinary for a TestMain (no testing.TB yet).
-func BuildDynops() (string, error) { return dynopsBinary() }
 
 var (
 	dynopsBinary = sync.OnceValues(buildDynops)

@@ -32,9 +32,8 @@ import (
 
 	"github.com/dynops/dynops/internal/awsclients"
 	"github.com/dynops/dynops/internal/awsconfig"
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
-	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/lambdazip"
 	"github.com/dynops/dynops/test/helpers/emulator"
 )
@@ -151,7 +150,7 @@ var auditRegions = []string{DefaultRegion, "eu-central-1", "us-east-1", "us-west
 
 // centralAuditCopy creates AuditLogGroup in every region of auditRegions
 // on the emulator at url and names it in DYNOPS_AUDIT_LOG_GROUP, for the
-// in-process runs and the binaries (ProcessEnv) alike.
+// in-process runs and the binaries (Target.Command) alike.
 func centralAuditCopy(url string) error {
 	ctx := context.Background()
 	for _, region := range auditRegions {
@@ -467,16 +466,8 @@ func (tg *Target) DynopsVia(t testing.TB, endpoint, auditLog string, args ...str
 
 func (tg *Target) dynops(t testing.TB, region, endpoint, auditLog string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	f := factory.New(ios)
-	full := append([]string{}, args...)
-	full = append(full, "--region", region, "--audit-log", auditLog)
-	if endpoint != "" {
-		full = append(full, "--endpoint-url", endpoint)
-	}
-	code = root.Execute(context.Background(), f, "test", full)
-	t.Logf("dynops %s -> exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	return out.String(), errOut.String(), code
+	r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: endpoint, Region: region, AuditLog: auditLog}, args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 // AccountID is the account the target runs in (the emulator's is 123456789012).

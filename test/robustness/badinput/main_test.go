@@ -21,7 +21,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,8 +33,6 @@ import (
 
 var (
 	target *harness.Target
-	// bin is the dynops binary (harness.BuildDynops).
-	bin string
 	// denyTags is a proxy in front of the emulator that denies every tag
 	// read (ListTagsOfResource, ListQueueTags) with AccessDeniedException:
 	// what an operator role without those permissions sees.
@@ -63,7 +60,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	workDir = dir
-	if bin, err = harness.BuildDynops(); err != nil {
+	if err = harness.BuildDynops(); err != nil {
 		fmt.Fprintln(os.Stderr, "badinput:", err)
 		return 1
 	}
@@ -134,26 +131,12 @@ func dynops(t *testing.T, inv invocation) result {
 	if endpoint == "" {
 		endpoint = target.Endpoint()
 	}
-	args := append(append([]string{}, inv.args...), "--region", target.Region, "--endpoint-url", endpoint,
-		"--audit-log", filepath.Join(workDir, "audit.jsonl"))
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin = bytes.NewReader(nil)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
 	home := filepath.Join(workDir, "home")
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".state"), "TMPDIR=" + os.TempDir(),
-		"AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing", "AWS_REGION=" + target.Region,
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_MAX_ATTEMPTS=2",
-	}
-	cmd.Env = append(cmd.Env, inv.env...)
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running dynops: %v", err)
-	}
-	return result{args: inv.args, stdout: out.String(), stderr: errOut.String(), code: code}
+	p := target.Command(t, inv.args, harness.Via(endpoint), harness.AuditLog(filepath.Join(workDir, "audit.jsonl")),
+		harness.Stdin(bytes.NewReader(nil)), harness.TempDir(os.TempDir()), harness.Env(inv.env...),
+		harness.CleanEnv("PATH="+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+			"XDG_STATE_HOME="+filepath.Join(home, ".state"), "AWS_REGION="+target.Region,
+			"AWS_EC2_METADATA_DISABLED=true", "AWS_MAX_ATTEMPTS=2"))
+	out, errOut, code := p.Run()
+	return result{args: inv.args, stdout: out, stderr: errOut, code: code}
 }

@@ -30,11 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynops/dynops/internal/awsclients"
-	"github.com/dynops/dynops/internal/cmd/factory"
-	"github.com/dynops/dynops/internal/cmd/root"
-	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
-	"github.com/dynops/dynops/internal/iostreams"
 	"github.com/dynops/dynops/internal/tablediff"
 	"github.com/dynops/dynops/test/helpers/faults"
 	"github.com/dynops/dynops/test/helpers/fixture"
@@ -56,11 +52,7 @@ func seeds() []uint64 {
 // dynops runs the CLI in-process against endpoint (the proxy).
 func dynops(t *testing.T, endpoint string, args ...string) (string, string, int) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	f := factory.New(ios)
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--endpoint-url", endpoint)
-	code := root.Execute(context.Background(), f, "test", full)
-	return out.String(), errOut.String(), code
+	return target.DynopsVia(t, endpoint, filepath.Join(t.TempDir(), "audit.jsonl"), args...)
 }
 
 // fingerprint is every item of a table, hashed in key order.
@@ -144,14 +136,6 @@ func bucket(t *testing.T, e *env) string {
 	return b
 }
 
-func ddb(t *testing.T, item map[string]types.AttributeValue) map[string]any {
-	b, err := ddbjson.EncodeItem(item)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(b, &m))
-	return m
-}
-
 var scenarios = []scenario{
 	{"table diff", func(t *testing.T, e *env) ([]string, func(string) string) {
 		src, dst := diffPair(t, e)
@@ -192,7 +176,7 @@ var scenarios = []scenario{
 		us := users(60)
 		var full []exporttest.Record
 		for _, u := range us {
-			full = append(full, exporttest.Record{New: ddb(t, u)})
+			full = append(full, exporttest.Record{New: exporttest.Image(t, u)})
 		}
 		t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 		// The exports name the bucket and end after their upload, as AWS
@@ -205,10 +189,10 @@ var scenarios = []scenario{
 		for i := 0; i < 10; i++ {
 			u := users(70)[50+i]
 			u["status"] = &types.AttributeValueMemberS{Value: "incr"}
-			incr = append(incr, exporttest.Record{Keys: ddb(t, fixture.UserKey(50+i)), New: ddb(t, u), Micros: t0.UnixMicro() + int64(i)})
+			incr = append(incr, exporttest.Record{Keys: exporttest.Image(t, fixture.UserKey(50+i)), New: exporttest.Image(t, u), Micros: t0.UnixMicro() + int64(i)})
 		}
 		for i := 0; i < 5; i++ {
-			incr = append(incr, exporttest.Record{Keys: ddb(t, fixture.UserKey(i)), Old: ddb(t, us[i]), Micros: t0.UnixMicro() + 100 + int64(i)})
+			incr = append(incr, exporttest.Record{Keys: exporttest.Image(t, fixture.UserKey(i)), Old: exporttest.Image(t, us[i]), Micros: t0.UnixMicro() + 100 + int64(i)})
 		}
 		_, err = exporttest.Write(root, exporttest.Spec{Prefix: "r/incr", ExportID: "02-incr", Incremental: true, From: t0, To: t0.Add(time.Hour), Records: [][]exporttest.Record{incr}, Bucket: b, EndTime: end})
 		require.NoError(t, err)

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/dynops/dynops/test/helpers/drpair"
 	"github.com/dynops/dynops/test/helpers/faults"
+	"github.com/dynops/dynops/test/helpers/harness"
 )
 
 // drSwitch is one kill family over a dr switch: how to prepare a fresh pair
@@ -115,7 +114,7 @@ func killSwitch(t *testing.T, sw drSwitch) {
 		p := drpair.New(t, target, drpair.Options{})
 		sw.prep(t, p)
 		args := append(append([]string{}, sw.args...), drPairFlags(p)...)
-		var cmd *exec.Cmd
+		var cmd *harness.Proc
 		// The request numbers of the fence and of the kill in this run
 		// (written by the proxy's handlers).
 		var fenced, killedAt atomic.Int64
@@ -125,16 +124,13 @@ func killSwitch(t *testing.T, sw drSwitch) {
 			}
 			if f := int(fenced.Load()); (!aimed && n == at) || (aimed && f > 0 && n == f+afterFence) {
 				killedAt.Store(int64(n))
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				_, _ = cmd.Process.Wait()
+				killAt(cmd)
 			}
 		}})
 		require.NoError(t, err)
 		cmd = process(t, proxy.URL, args...)
-		require.NoError(t, cmd.Start())
-		err = cmd.Wait()
+		killed := killedRun(t, cmd)
 		proxy.Close()
-		killed := err != nil
 
 		status, _, _ := dynops(t, target.Emulator.URL, append([]string{"dr", "status"}, drPairFlags(p)...)...)
 		state := drState(t, p)
@@ -171,8 +167,8 @@ func killSwitch(t *testing.T, sw drSwitch) {
 			undone++
 		}
 		t0 := time.Now()
-		out, err := process(t, target.Emulator.URL, finish...).CombinedOutput()
-		if err != nil && strings.Contains(string(out), "writes are already meant to go to") {
+		out, code := combined(t, target.Emulator.URL, finish...)
+		if code != 0 && strings.Contains(out, "writes are already meant to go to") {
 			// The kill came after the last step's change: nothing is
 			// fenced and the pointer names --to, so the re-run is
 			// refused before any step, saying so; the state must
@@ -180,7 +176,7 @@ func killSwitch(t *testing.T, sw drSwitch) {
 			require.Equal(t, wantNow, state, "seed %d: the re-run was refused as already done: %s", seed, out)
 			done++
 		} else {
-			require.NoError(t, err, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
+			require.Zero(t, code, "seed %d: %v after the kill (state %s): %s", seed, finish[:2], state, out)
 		}
 		t.Logf("seed %d: killed at request %d (aimed between fence and flip: %v; exited by the kill: %v), dr status half-done %v (state %s), finished by %v in %s", seed, killedAt.Load(), aimed, killed, half, state, finish[:2], time.Since(t0).Round(time.Millisecond))
 		got := drState(t, p)
@@ -246,9 +242,9 @@ func observedRun(t *testing.T, args ...string) []string {
 		mu.Unlock()
 	}})
 	require.NoError(t, err)
-	out, err := process(t, obs.URL, args...).CombinedOutput()
+	out, code := combined(t, obs.URL, args...)
 	obs.Close()
-	require.NoError(t, err, "the uninterrupted run: %s", out)
+	require.Zero(t, code, "the uninterrupted run: %s", out)
 	mu.Lock()
 	defer mu.Unlock()
 	return ops

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -32,11 +30,40 @@ func killSeeds() int {
 	return 2
 }
 
-func process(t *testing.T, endpoint string, args ...string) *exec.Cmd {
-	full := append(append([]string{}, args...), "--region", target.Region, "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--endpoint-url", endpoint)
-	cmd := exec.Command(harness.DynopsBinary(t), full...)
-	cmd.Env = harness.ProcessEnv(t)
-	return cmd
+// process is the built binary running args through endpoint.
+func process(t *testing.T, endpoint string, args ...string) *harness.Proc {
+	return target.Command(t, args, harness.Via(endpoint))
+}
+
+// runToEnd runs args through endpoint to its end: stdout, and an error
+// naming the exit code and stderr unless it exited 0.
+func runToEnd(t *testing.T, endpoint string, args ...string) (string, error) {
+	out, errOut, code := process(t, endpoint, args...).Run()
+	if code != 0 {
+		return out, fmt.Errorf("exit %d: %s", code, errOut)
+	}
+	return out, nil
+}
+
+// combined runs args through endpoint to its end: stdout and stderr
+// together, and the exit code.
+func combined(t *testing.T, endpoint string, args ...string) (string, int) {
+	out, errOut, code := process(t, endpoint, args...).Run()
+	return out + errOut, code
+}
+
+// killedRun starts args through endpoint, for a proxy's observer to
+// SIGKILL (killAt) at a request, and returns whether it ended non-zero.
+func killedRun(t *testing.T, p *harness.Proc) bool {
+	p.Start()
+	return p.Wait() != 0
+}
+
+// killAt SIGKILLs p from a proxy's observer and waits until it is gone, so
+// that no request of it follows.
+func killAt(p *harness.Proc) {
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.Done()
 }
 
 // TestKilledAndRerun: SIGKILL of the built binary at seeded random points of
@@ -61,7 +88,7 @@ func TestKilledAndRerun(t *testing.T) {
 			defer slow.Close()
 			args, state := sc.setup(t, e)
 			start := time.Now()
-			out, err := process(t, slow.URL, args...).Output()
+			out, err := runToEnd(t, slow.URL, args...)
 			require.NoError(t, err, "the uninterrupted run: %s", out)
 			span := time.Since(start)
 			want := state(string(out))
@@ -70,22 +97,22 @@ func TestKilledAndRerun(t *testing.T) {
 				rnd := rand.New(rand.NewPCG(uint64(seed), 42))
 				at := time.Duration(rnd.Int64N(int64(span)))
 				args, state := sc.setup(t, e)
-				cmd := process(t, slow.URL, args...)
-				require.NoError(t, cmd.Start())
-				timer := time.AfterFunc(at, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
-				err := cmd.Wait()
+				p := process(t, slow.URL, args...)
+				p.Start()
+				timer := time.AfterFunc(at, func() { _ = p.Signal(syscall.SIGKILL) })
+				code := p.Wait()
 				timer.Stop()
-				killed := err != nil
+				killed := code != 0
 				if killed {
 					kills++
 				}
 				// No wait here for a killed dlq move's messages in flight:
 				// the re-run waits for them to come back itself.
-				out, err := process(t, slow.URL, args...).Output()
+				out, err := runToEnd(t, slow.URL, args...)
 				if err != nil && sc.family == "pitr repair (conditional)" {
 					// A conditional put the kill cut off after it landed is a
 					// conflict on the re-run (documented): a third run copies it.
-					out, err = process(t, slow.URL, args...).Output()
+					out, err = runToEnd(t, slow.URL, args...)
 				}
 				require.NoError(t, err, "re-run after a kill at %s: %s", at, out)
 				got := state(string(out))

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -106,21 +104,19 @@ func TestRestoreKilledAndRerun(t *testing.T) {
 			at = restored + 2 + rnd.IntN(marker-restored-1)
 		}
 		src, dst, state := restoreSource(t, db)
-		var cmd *exec.Cmd
+		var cmd *harness.Proc
 		var killedAt atomic.Int64
 		proxy, err := faults.Start(target.Emulator.URL, faults.Config{Observe: func(n int, _ string) {
 			if n == at {
 				killedAt.Store(int64(n))
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				_, _ = cmd.Process.Wait()
+				killAt(cmd)
 			}
 		}})
 		require.NoError(t, err)
 		cmd = process(t, proxy.URL, args(src, dst)...)
-		require.NoError(t, cmd.Start())
-		err = cmd.Wait()
+		killed := killedRun(t, cmd)
 		proxy.Close()
-		require.Error(t, err, "seed %d: the kill at request %d did not land", seed, at)
+		require.True(t, killed, "seed %d: the kill at request %d did not land", seed, at)
 
 		after := state()
 		e, exists := inspectTarget(t, db, dst)
@@ -135,19 +131,18 @@ func TestRestoreKilledAndRerun(t *testing.T) {
 			kind = "half-done"
 			half++
 			// Without --resume: refused, naming what it found and --resume.
-			out, err := process(t, target.Emulator.URL, args(src, dst)...).CombinedOutput()
-			code := exitCode(err)
+			out, code := combined(t, target.Emulator.URL, args(src, dst)...)
 			require.Equal(t, 2, code, "seed %d: a re-run without --resume of a half-done restore: %s", seed, out)
-			require.Contains(t, string(out), dst+" is a restore of ")
-			require.Contains(t, string(out), "re-run with --resume")
+			require.Contains(t, out, dst+" is a restore of ")
+			require.Contains(t, out, "re-run with --resume")
 			require.Equal(t, after, state(), "seed %d: the refused re-run changed nothing", seed)
 			refused++
 		}
 		if aimed {
 			require.Equal(t, "half-done", kind, "seed %d: killed at request %d, after the restore and at or before the marker (%d): the target must exist unfinished; found %s", seed, at, marker+1, after)
 		}
-		out, err := process(t, target.Emulator.URL, append(args(src, dst), "--resume")...).CombinedOutput()
-		require.NoError(t, err, "seed %d: the --resume re-run after a kill at request %d (%s): %s", seed, at, kind, out)
+		out, code := combined(t, target.Emulator.URL, append(args(src, dst), "--resume")...)
+		require.Zero(t, code, "seed %d: the --resume re-run after a kill at request %d (%s): %s", seed, at, kind, out)
 		got := state()
 		require.Equal(t, want, got, "seed %d: killed at request %d (%s), re-run with --resume", seed, at, kind)
 		t.Logf("seed %d: killed at request %d of %d (aimed %v): %s; the --resume re-run converged", seed, at, len(ops), aimed, kind)
@@ -188,14 +183,4 @@ func inspectTarget(t *testing.T, db *dynamodb.Client, dst string) (string, bool)
 		}
 	}
 	return "no " + restore.TagRestoredFrom + " tag", true
-}
-
-func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }

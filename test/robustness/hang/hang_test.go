@@ -4,7 +4,6 @@
 package hang
 
 import (
-	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,9 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
-	"github.com/dynops/dynops/internal/iostreams"
 )
 
 // silentListener accepts connections on a loopback port and never answers.
@@ -101,20 +99,18 @@ func TestEveryCommandFamilyFailsWithinTwiceItsTimeout(t *testing.T) {
 	for name, args := range fams {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ios, _, out, errOut := iostreams.Test()
-			full := append(append([]string{}, args...), "--endpoint-url", endpoint, "--region", "eu-west-1",
-				"--timeout", timeout.String(), "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"))
 			start := time.Now()
-			code := root.Execute(context.Background(), factory.New(ios), "test", full)
+			r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: endpoint, Region: "eu-west-1"}, append(append([]string{}, args...), "--timeout", timeout.String())...)
 			took := time.Since(start)
-			t.Logf("dynops %s -> exit %d after %s\n%s%s", strings.Join(args, " "), code, took.Round(time.Millisecond), out, errOut)
+			t.Logf("took %s", took.Round(time.Millisecond))
+			code, errOut := r.Code, r.Stderr
 			if took > 2*timeout {
 				t.Errorf("took %s, more than twice --timeout %s", took.Round(time.Millisecond), timeout)
 			}
 			if code != 124 {
 				t.Errorf("exit %d, want 124 (timeout)", code)
 			}
-			if !strings.Contains(errOut.String(), endpoint) || !strings.Contains(errOut.String(), "--timeout") {
+			if !strings.Contains(errOut, endpoint) || !strings.Contains(errOut, "--timeout") {
 				t.Errorf("stderr does not name the endpoint %s and --timeout: %q", endpoint, errOut)
 			}
 		})

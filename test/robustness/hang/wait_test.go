@@ -1,19 +1,17 @@
 package hang
 
 import (
-	"context"
 	"encoding/json"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dynops/dynops/internal/cmd/factory"
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"github.com/dynops/dynops/internal/cmd/root"
 	"github.com/dynops/dynops/internal/iostreams"
 )
@@ -54,14 +52,12 @@ func TestWaitsStopAtWaitTimeout(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "testing")
 	const wait = 2 * time.Second
 	arn := "arn:aws:dynamodb:eu-west-1:123456789012:table/t/export/1"
-	ios, _, out, errOut := iostreams.Test()
-	ios.SetProgressEvery(0)
 	start := time.Now()
-	code := root.Execute(context.Background(), factory.New(ios), "test", []string{"export", "wait", arn,
-		"--endpoint-url", endpoint, "--region", "eu-west-1", "--wait-timeout", wait.String(),
-		"--audit-log", filepath.Join(t.TempDir(), "audit.jsonl")})
+	r := cmdtest.Run(t, root.Execute, cmdtest.Env{Endpoint: endpoint, Region: "eu-west-1",
+		Streams: func(s *iostreams.IOStreams) { s.SetProgressEvery(0) }}, "export", "wait", arn, "--wait-timeout", wait.String())
 	took := time.Since(start)
-	t.Logf("exit %d after %s\n%s%s", code, took, out, errOut)
+	t.Logf("exit after %s", took)
+	code, errOut := r.Code, r.Stderr
 	if code != 124 {
 		t.Errorf("exit %d, want 124", code)
 	}
@@ -69,7 +65,7 @@ func TestWaitsStopAtWaitTimeout(t *testing.T) {
 		t.Errorf("took %s with --wait-timeout %s", took, wait)
 	}
 	for _, want := range []string{"not done after 2s (--wait-timeout), last state IN_PROGRESS", "goes on in AWS", "dynops export wait " + arn, "elapsed"} {
-		if !strings.Contains(errOut.String(), want) {
+		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}

@@ -1,11 +1,9 @@
 package interrupt
 
 import (
-	"bufio"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,57 +24,30 @@ func TestDRFailoverSIGKILLedDuringTheDrain(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the stand-in pair (test/helpers/drpair) is emulator-only; test/modules/dr drills a real global table")
 	}
-	bin := harness.DynopsBinary(t)
 	p := drpair.New(t, target, drpair.Options{})
 	flags := []string{"--table", p.Table, "--regions", drpair.Home + "," + drpair.Away, "--allow-unreplicated"}
 	failover := append([]string{"dr", "failover", "--to", drpair.Away, "--yes", "--drain", "20s"}, flags...)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 
-	cmd := exec.Command(bin, append(append([]string{}, failover...), "--endpoint-url", target.Emulator.URL,
-		"--region", target.Region, "--audit-log", log)...)
-	cmd.Env = harness.ProcessEnv(t)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-
-	var mu sync.Mutex
-	var seen strings.Builder
-	countdown := make(chan struct{})
-	var once sync.Once
-	var readers sync.WaitGroup
-	for _, r := range []interface{ Read([]byte) (int, error) }{stdout, stderr} {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			sc := bufio.NewScanner(r)
-			for sc.Scan() {
-				mu.Lock()
-				seen.WriteString(sc.Text() + "\n")
-				mu.Unlock()
-				if strings.HasPrefix(sc.Text(), "drain (seconds after the fence)") {
-					once.Do(func() { close(countdown) })
-				}
-			}
-		}()
+	run := target.Command(t, failover, harness.AuditLog(log))
+	run.Start()
+	// The drain's progress line, at the start of a line of either stream.
+	countdown := func() bool {
+		return strings.Contains("\n"+run.Stdout()+"\n"+run.Stderr(), "\ndrain (seconds after the fence)")
 	}
-	done := make(chan error, 1)
-	go func() { readers.Wait(); done <- cmd.Wait() }()
-	select {
-	case <-countdown:
-	case err := <-done:
-		t.Fatalf("dynops ended before its drain countdown: %v\n%s", err, seen.String())
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no drain countdown within 90 s\n%s", seen.String())
+	for deadline := time.Now().Add(90 * time.Second); !countdown(); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-run.Done():
+			t.Fatalf("dynops ended before its drain countdown: %v\n%s%s", run.Cmd.ProcessState, run.Stdout(), run.Stderr())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no drain countdown within 90 s\n%s%s", run.Stdout(), run.Stderr())
+		}
 	}
-	require.NoError(t, cmd.Process.Kill()) // SIGKILL
-	<-done
-	mu.Lock()
-	t.Logf("killed run:\n%s", seen.String())
-	assert.Contains(t, seen.String(), "fence-old", "the fence was done before the drain")
-	mu.Unlock()
+	require.NoError(t, run.Signal(syscall.SIGKILL))
+	run.Wait()
+	assert.Contains(t, run.Stdout()+run.Stderr(), "fence-old", "the fence was done before the drain")
 
 	assert.True(t, p.Fenced(t, drpair.Home), "the kill left the old region fenced")
 	assert.Equal(t, drpair.Home, p.Pointer(t, drpair.Home), "and the pointer on it")

@@ -8,15 +8,12 @@
 package interrupt
 
 import (
-	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -84,43 +81,26 @@ func holdingProxy(t *testing.T, emulatorURL, hold string) (string, <-chan struct
 // holds the first request of kind hold, sends SIGINT once it is held, and
 // checks the exit code 130 and the one "interrupted: " line, which must hold
 // every want. It returns that line.
-func ctrlC(t *testing.T, bin, hold, tmp, work string, args []string, wants ...string) string {
+func ctrlC(t *testing.T, hold, tmp, work string, args []string, wants ...string) string {
 	t.Helper()
 	proxy, held := holdingProxy(t, target.Emulator.URL, hold)
-	args = append(append([]string{}, args...), "--endpoint-url", proxy, "--region", target.Region,
-		"--timeout", "60s", "--audit-log", filepath.Join(work, "audit.jsonl"))
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "AWS_ACCESS_KEY_ID=testing", "AWS_SECRET_ACCESS_KEY=testing")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := target.Command(t, append(append([]string{}, args...), "--timeout", "60s"), harness.Via(proxy),
+		harness.AuditLog(filepath.Join(work, "audit.jsonl")), harness.Dir(work), harness.TempDir(tmp))
+	p.Start()
 	select {
 	case <-held:
-	case err := <-done:
-		t.Fatalf("dynops ended before the held %s: %v\n%s%s", hold, err, stdout.String(), stderr.String())
+	case <-p.Done():
+		t.Fatalf("dynops ended before the held %s: %v\n%s%s", hold, p.Cmd.ProcessState, p.Stdout(), p.Stderr())
 	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("no %s request within a minute\n%s", hold, stderr.String())
+		t.Fatalf("no %s request within a minute\n%s", hold, p.Stderr())
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := p.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("dynops did not stop within 30 s of SIGINT\n%s", stderr.String())
-	}
-	t.Logf("stderr:\n%s", stderr.String())
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Errorf("exit %v, want 130", err)
+	code := p.WaitWithin(30 * time.Second)
+	stderr := p.Stderr()
+	if code != 130 {
+		t.Errorf("exit %d, want 130", code)
 	}
 	// One line for the command (a runbook's step prints its own before it).
 	var lines []string
@@ -129,7 +109,7 @@ func ctrlC(t *testing.T, bin, hold, tmp, work string, args []string, wants ...st
 		words++
 	}
 	prefix := "interrupted: dynops " + strings.Join(args[:words], " ") + " "
-	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
 		if strings.HasPrefix(l, prefix) {
 			lines = append(lines, l)
 		}
@@ -152,7 +132,6 @@ func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the holding proxy sits in front of the emulator")
 	}
-	bin := harness.DynopsBinary(t)
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	id := harness.UniqueID()
 	src, dst := "dev-"+id+"-user-restored", "dev-"+id+"-user"
@@ -179,7 +158,7 @@ func TestCtrlCExits130WithStateAndCleansUp(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp, work := t.TempDir(), t.TempDir()
-			ctrlC(t, bin, tc.hold, tmp, work, tc.args, tc.wantState)
+			ctrlC(t, tc.hold, tmp, work, tc.args, tc.wantState)
 			left, _ := filepath.Glob(filepath.Join(tmp, "*"))
 			if len(left) > 0 {
 				t.Errorf("temporary files left behind: %v", left)

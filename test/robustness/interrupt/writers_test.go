@@ -34,7 +34,6 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the holding proxy sits in front of the emulator")
 	}
-	bin := harness.DynopsBinary(t)
 	cfg := target.AWSConfig(t)
 	db := dynamodb.NewFromConfig(cfg)
 	ctx := context.Background()
@@ -115,7 +114,7 @@ func TestCtrlCOfEveryWritingCommand(t *testing.T) {
 			if !ok {
 				t.Fatalf("dynops %s is not a writing command of the tree: remove its row", path)
 			}
-			ctrlC(t, bin, row.hold, t.TempDir(), t.TempDir(), append(strings.Fields(path), row.args...), state)
+			ctrlC(t, row.hold, t.TempDir(), t.TempDir(), append(strings.Fields(path), row.args...), state)
 		})
 	}
 }
@@ -155,7 +154,6 @@ func TestCtrlCOfAMigration(t *testing.T) {
 	if !target.OnEmulator() {
 		t.Skip("the holding proxy sits in front of the emulator")
 	}
-	bin := harness.DynopsBinary(t)
 	db := dynamodb.NewFromConfig(target.AWSConfig(t))
 	src := migrationexample.Source
 	migrationexample.CreateTable(t, db, src, migrationexample.SourceSpec(), false)
@@ -175,14 +173,14 @@ func TestCtrlCOfAMigration(t *testing.T) {
 	}
 	with := func(args ...string) []string { return append(args, common...) }
 
-	ctrlC(t, bin, "Scan", work, work, with("migrate", "backfill", "--allow-unmatched"),
+	ctrlC(t, "Scan", work, work, with("migrate", "backfill", "--allow-unmatched"),
 		"items copied so far stay written", "same --state: it resumes")
 	run("migrate", "backfill", "--allow-unmatched")
-	ctrlC(t, bin, "GetRecords", work, work, with("migrate", "catch-up"),
+	ctrlC(t, "GetRecords", work, work, with("migrate", "catch-up"),
 		"changes applied so far stay applied", "run catch-up again")
 	run("migrate", "catch-up")
 
-	line := ctrlC(t, bin, "GetRecords", work, work, with("migrate", "cutover", "--settle", "0s", "--yes"),
+	line := ctrlC(t, "GetRecords", work, work, with("migrate", "cutover", "--settle", "0s", "--yes"),
 		"cutover stopped at drain", src+" stays fenced", "dynops migrate rollback --source "+src, "source stays FENCED")
 	if strings.Contains(line, "nothing is left half-done") {
 		t.Errorf("the cutover's line claims nothing is left: %q", line)
@@ -197,7 +195,7 @@ func TestCtrlCOfAMigration(t *testing.T) {
 		t.Errorf("the source does not carry the migration's fence after the interrupted cutover: %v %s", err, aws.ToString(pol.Policy))
 	}
 
-	ctrlC(t, bin, "PutParameter", work, work, with("migrate", "rollback", "--yes"),
+	ctrlC(t, "PutParameter", work, work, with("migrate", "rollback", "--yes"),
 		"the rollback stopped between steps", "run the same `dynops migrate rollback` again")
 	run("migrate", "rollback", "--yes")
 }
