@@ -24,11 +24,11 @@ import (
 // applyDB is a table at the SDK interface for ApplyIncrements' decisions:
 // its tags (listed one a page), the items written, and faults.
 type applyDB struct {
-	tags    map[string]string
-	items   map[string]string // user_id -> v ("" for an item without v)
-	writes  int
-	mu      sync.Mutex
-	tagErr  error
+	tags   map[string]string
+	items  map[string]string // user_id -> v ("" for an item without v)
+	writes int
+	mu     sync.Mutex
+	tagErr error
 	// readBack, when set, is what the checkpoint tag reads back as.
 	readBack string
 }
@@ -36,7 +36,7 @@ type applyDB struct {
 func (d *applyDB) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
 	return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName,
 		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
-		TableArn: aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/" + aws.ToString(in.TableName))}}, nil
+		TableArn:  aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/" + aws.ToString(in.TableName))}}, nil
 }
 
 func (d *applyDB) ListTagsOfResource(_ context.Context, in *dynamodb.ListTagsOfResourceInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error) {

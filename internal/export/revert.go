@@ -305,6 +305,8 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []str
 			ConditionExpression: &expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
 	}
 	switch {
+	case errors.As(err, &ccf) && revertedMeanwhile(ctx, db, o.Table, c):
+		already.Add(1) // a duplicate of this revert (or shard) wrote it first
 	case errors.As(err, &ccf):
 		conflict(c.keys, "changed while reverting")
 	case err != nil:
@@ -315,6 +317,21 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, keyNames []str
 		restores.Add(1)
 	}
 	return nil
+}
+
+// revertedMeanwhile: after a failed condition, is the key (read again) as
+// it was at the window's start? Then another run of the same revert wrote
+// it: not a conflict.
+func revertedMeanwhile(ctx context.Context, db RevertDB, table string, c *windowChange) bool {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: c.keys, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false
+	}
+	cur := out.Item
+	if len(cur) == 0 {
+		cur = nil
+	}
+	return sameItem(cur, c.before)
 }
 
 // sameItem: both absent, or both present with every attribute equal.

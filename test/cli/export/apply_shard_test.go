@@ -283,7 +283,12 @@ func TestApplyShardKilledOrDuplicatedWritesNothingTwice(t *testing.T) {
 
 	shard1 := differing(1)
 	require.Positive(t, shard1)
-	a, b := c.process(t, target.Emulator.URL, c.args(table, "shard/one", "--shard", "1/2")...), c.process(t, target.Emulator.URL, c.args(table, "shard/one", "--shard", "1/2")...)
+	// Every request slowed (up to 150 ms) so that the two runs overlap:
+	// both read a key before either writes it.
+	slow, err := faults.Start(target.Emulator.URL, faults.Config{Rate: 1, Kinds: []faults.Kind{faults.Latency}, Seed: 5})
+	require.NoError(t, err)
+	defer slow.Close()
+	a, b := c.process(t, slow.URL, c.args(table, "shard/one", "--shard", "1/2")...), c.process(t, slow.URL, c.args(table, "shard/one", "--shard", "1/2")...)
 	var outA, outB, errA, errB bytes.Buffer
 	a.Stdout, a.Stderr, b.Stdout, b.Stderr = &outA, &errA, &outB, &errB
 	require.NoError(t, a.Start())
@@ -293,8 +298,9 @@ func TestApplyShardKilledOrDuplicatedWritesNothingTwice(t *testing.T) {
 	var repA, repB export.ApplyReport
 	require.NoError(t, json.Unmarshal(outA.Bytes(), &repA), outA.String())
 	require.NoError(t, json.Unmarshal(outB.Bytes(), &repB), outB.String())
-	wa, _ := written(repA)
-	wb, _ := written(repB)
+	wa, ua := written(repA)
+	wb, ub := written(repB)
+	t.Logf("duplicates: A wrote %d, %d unchanged; B wrote %d, %d unchanged", wa, ua, wb, ub)
 	assert.Equal(t, shard1, wa+wb, "each key of the shard written once between the two runs (%d + %d)", wa, wb)
 	assert.Equal(t, c.wantOne, tableState(t, c.fxt.db, table), "the table is the source at the window's end")
 	assert.Equal(t, map[string]string{export.TagAppliedThrough: c.t0.Add(time.Hour).Format(time.RFC3339)}, dynopsTags(t, c.fxt.db, table),
