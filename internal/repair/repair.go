@@ -594,6 +594,9 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 		_, err = r.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &r.opts.To, Key: key,
 			ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
 		switch {
+		case errors.As(err, &ccf) && r.repairedMeanwhile(ctx, key, nil):
+			r.equal.Add(1) // a duplicate of this repair (or shard) deleted it first
+			r.note(rec, OutEqual, "")
 		case errors.As(err, &ccf):
 			r.conflict(rec, "changed in "+r.opts.To+" while deleting")
 		case err != nil:
@@ -607,6 +610,9 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 	_, err = r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.opts.To, Item: src,
 		ConditionExpression: &cond.expr, ExpressionAttributeNames: cond.names, ExpressionAttributeValues: cond.values})
 	switch {
+	case errors.As(err, &ccf) && r.repairedMeanwhile(ctx, key, src):
+		r.equal.Add(1) // a duplicate of this repair (or shard) wrote it first
+		r.note(rec, OutEqual, "")
 	case errors.As(err, &ccf):
 		r.conflict(rec, "changed in "+r.opts.To+" while writing")
 	case err != nil:
@@ -616,6 +622,17 @@ func (r *runner) one(ctx context.Context, rec tablediff.KeyRecord, image map[str
 		r.note(rec, OutCopied, "")
 	}
 	return nil
+}
+
+// repairedMeanwhile: after a failed condition, is the key (read again) as
+// the repair leaves it (want; nil: deleted)? Then another run of the same
+// repair wrote it: not a conflict.
+func (r *runner) repairedMeanwhile(ctx context.Context, key, want map[string]types.AttributeValue) bool {
+	cur, err := r.get(ctx, r.opts.To, key)
+	if err != nil || (cur == nil) != (want == nil) {
+		return false
+	}
+	return cur == nil || tablediff.Checksum(cur, nil) == tablediff.Checksum(want, nil)
 }
 
 // handled adds n keys to those done and reports progress.
