@@ -22,7 +22,7 @@ var (
 	}
 	exportVouchers = map[string][]string{
 		"/internal/exportverify":      {"Vouch", "VouchUnnamed"},
-		"/internal/export":            {"Vouch"},
+		"/internal/export":            {"Vouch", "PlanApply"}, // PlanApply vouches for every export of the chain
 		"/internal/cmd/export/shared": {"VouchExports", "VouchExport", "VouchUnnamed"},
 	}
 )
