@@ -73,13 +73,6 @@ func (d *applyDB) TagResource(_ context.Context, in *dynamodb.TagResourceInput, 
 	return &dynamodb.TagResourceOutput{}, nil
 }
 
-func (d *applyDB) UntagResource(_ context.Context, in *dynamodb.UntagResourceInput, _ ...func(*dynamodb.Options)) (*dynamodb.UntagResourceOutput, error) {
-	for _, k := range in.TagKeys {
-		delete(d.tags, k)
-	}
-	return &dynamodb.UntagResourceOutput{}, nil
-}
-
 func (d *applyDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -24,11 +24,12 @@ import (
 // dynops:applied-through:shard-I-of-N. A shard continues from the later of
 // its tag and the table's dynops:applied-through. When a shard finds every
 // shard of its run through the end of its chain, it moves
-// dynops:applied-through there (read back) and removes the run's shard tags:
-// the whole apply is complete only then.
+// dynops:applied-through there (read back): the whole apply is complete only
+// then. The shard tags stay (the operator's role removes no tag): a shard
+// tag not past dynops:applied-through is done and ignored.
 
 // MaxApplyShards bounds N of a sharded apply: a table takes 50 tags, and
-// each shard of a run in progress holds one.
+// each shard holds one.
 const MaxApplyShards = 32
 
 // ShardTag is the checkpoint tag of one shard of an apply.
@@ -138,8 +139,7 @@ type ShardsStatus struct {
 }
 
 // finishShards checks the shards of sh's run against end: when every one is
-// through it, the table's checkpoint moves there (read back) and the run's
-// shard tags go.
+// through it, the table's checkpoint moves there (read back).
 func finishShards(ctx context.Context, db ApplyDB, arn, table string, sh engine.Shard, base, end time.Time, act func(string, string, any)) (ShardsStatus, error) {
 	st := ShardsStatus{End: end}
 	tags, err := tableTags(ctx, db, arn)
@@ -150,7 +150,6 @@ func finishShards(ctx context.Context, db ApplyDB, arn, table string, sh engine.
 	if err != nil {
 		return st, err
 	}
-	var keys []string
 	for i := range sh.Count {
 		s := engine.Shard{Index: i, Count: sh.Count}
 		t, _, err := checkpointOf(tags, s, whole)
@@ -159,9 +158,6 @@ func finishShards(ctx context.Context, db ApplyDB, arn, table string, sh engine.
 		}
 		if t.Before(end) {
 			st.Waiting = append(st.Waiting, s.String())
-		}
-		if _, ok := tags[ShardTag(s)]; ok {
-			keys = append(keys, ShardTag(s))
 		}
 	}
 	if len(st.Waiting) > 0 {
@@ -172,11 +168,6 @@ func finishShards(ctx context.Context, db ApplyDB, arn, table string, sh engine.
 			return st, fmt.Errorf("every shard is through %s but %s's %s was not moved (run any shard again to finish): %w", stamp(end), table, TagAppliedThrough, err)
 		}
 		act(audit.ActExportAppliedThrough, table, map[string]any{"through": stamp(end), "shards": sh.Count})
-	}
-	if len(keys) > 0 {
-		if _, err := db.UntagResource(ctx, &dynamodb.UntagResourceInput{ResourceArn: &arn, TagKeys: keys}); err != nil {
-			return st, fmt.Errorf("%s is applied through %s; removing its shard tags %s: %w", table, stamp(end), strings.Join(keys, ", "), err)
-		}
 	}
 	st.Complete = true
 	return st, nil

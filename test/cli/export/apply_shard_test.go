@@ -143,8 +143,7 @@ func inShard(t *testing.T, id string, i, n int) bool {
 // by 1, 2 and 4 shards (--shard I/N, run one after the other) end with the
 // same table, the source's (read back), with written counts that add up to
 // the one apply's; every shard but the last says it waits for the others,
-// the last moves dynops:applied-through to the chain's end and removes the
-// shard tags. Each shard holds 1/N of --max-write-units. An apply as
+// the last moves dynops:applied-through to the chain's end. Each shard holds 1/N of --max-write-units. An apply as
 // another shard count, or without --shard, while shards are in progress is
 // refused (exit 2) and changes nothing.
 func TestApplyShardsEqualOne(t *testing.T) {
@@ -183,7 +182,13 @@ func TestApplyShardsEqualOne(t *testing.T) {
 			}
 			assert.Equal(t, wantWritten, total, "the shards write what one apply writes, once")
 			assert.Equal(t, c.want, tableState(t, c.fxt.db, table), "%d shards rebuild the source", n)
-			assert.Equal(t, map[string]string{export.TagAppliedThrough: end}, dynopsTags(t, c.fxt.db, table), "complete: one checkpoint, no shard tags")
+			want := map[string]string{export.TagAppliedThrough: end}
+			for i := range n {
+				if n > 1 {
+					want[export.ShardTag(engine.Shard{Index: i, Count: n})] = end // they stay, done: the operator removes no tag
+				}
+			}
+			assert.Equal(t, want, dynopsTags(t, c.fxt.db, table), "complete: the table's checkpoint at the end")
 		})
 	}
 
@@ -210,8 +215,8 @@ func TestApplyShardsEqualOne(t *testing.T) {
 // shards. Shard 0/2 SIGKILLed at its sixth PutItem and run again writes
 // exactly the keys of its shard the killed run had not written (the others
 // read as unchanged); shard 1/2 run twice at once writes each of its keys
-// once between the two runs. The table ends as the source, with one
-// checkpoint and no shard tags.
+// once between the two runs. The table ends as the source, its checkpoint
+// at the window's end.
 func TestApplyShardKilledOrDuplicatedWritesNothingTwice(t *testing.T) {
 	c := newApplyChain(t)
 	table := c.target(t, "kill")
@@ -303,6 +308,7 @@ func TestApplyShardKilledOrDuplicatedWritesNothingTwice(t *testing.T) {
 	t.Logf("duplicates: A wrote %d, %d unchanged; B wrote %d, %d unchanged", wa, ua, wb, ub)
 	assert.Equal(t, shard1, wa+wb, "each key of the shard written once between the two runs (%d + %d)", wa, wb)
 	assert.Equal(t, c.wantOne, tableState(t, c.fxt.db, table), "the table is the source at the window's end")
-	assert.Equal(t, map[string]string{export.TagAppliedThrough: c.t0.Add(time.Hour).Format(time.RFC3339)}, dynopsTags(t, c.fxt.db, table),
-		"complete: one checkpoint, no shard tags")
+	end := c.t0.Add(time.Hour).Format(time.RFC3339)
+	assert.Equal(t, map[string]string{export.TagAppliedThrough: end, "dynops:applied-through:shard-0-of-2": end, "dynops:applied-through:shard-1-of-2": end},
+		dynopsTags(t, c.fxt.db, table), "complete: the table's checkpoint at the end")
 }

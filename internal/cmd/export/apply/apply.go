@@ -92,7 +92,7 @@ repair shard them), with a checkpoint of its own (the table's tag
 dynops:applied-through:shard-I-of-N) and 1/N of --max-write-units: N such
 applies, in any order or at once, do what one does. The apply is complete
 when every shard is through the end of the chain: the last shard to get
-there moves dynops:applied-through and removes the shard tags. An apply as
+there moves dynops:applied-through (the shard tags stay, done). An apply as
 another number of shards (or without --shard) while a sharded one is in
 progress is refused (exit 2).
 
@@ -126,7 +126,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 					return factory.UsageErrorf("%w", err)
 				}
 				if sh.Count > export.MaxApplyShards {
-					return factory.UsageErrorf("--shard %s: an apply takes at most %d shards (each shard of a run in progress holds one of the table's 50 tags)", opts.Shard, export.MaxApplyShards)
+					return factory.UsageErrorf("--shard %s: an apply takes at most %d shards (each shard holds one of the table's 50 tags)", opts.Shard, export.MaxApplyShards)
 				}
 				opts.shard = sh
 			}
