@@ -8,18 +8,22 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dynops/dynops/internal/audit"
-	"github.com/dynops/dynops/internal/batchwrite"
 	"github.com/dynops/dynops/internal/capacity"
 	"github.com/dynops/dynops/internal/ddbjson"
 	"github.com/dynops/dynops/internal/ddbtags"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/exportverify"
+	"github.com/dynops/dynops/internal/repair"
 	"github.com/dynops/dynops/internal/tablediff"
 )
 
@@ -33,12 +37,14 @@ const (
 	TagAppliedThrough = "dynops:applied-through"
 )
 
-// ApplyDB is the part of the API an apply uses.
+// ApplyDB is the part of the API an apply uses: the table's tags (its
+// checkpoints), and each key read and written with a condition.
 type ApplyDB interface {
 	DescribeTable(context.Context, *dynamodb.DescribeTableInput, ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	ListTagsOfResource(context.Context, *dynamodb.ListTagsOfResourceInput, ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error)
 	TagResource(context.Context, *dynamodb.TagResourceInput, ...func(*dynamodb.Options)) (*dynamodb.TagResourceOutput, error)
-	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	capacity.ItemWriter
 }
 
 // ItemGetter reads one item.
@@ -63,10 +69,15 @@ type ApplyOptions struct {
 	Table string
 	// Since is where the first window must start when the table carries no
 	// checkpoint and no import tag: the full export's exportTime.
-	Since   time.Time
-	Apply   bool // false: plan only
-	Backoff batchwrite.Backoff
-	Act     func(what, target string, detail any)
+	Since time.Time
+	Apply bool // false: plan only
+	Act   func(what, target string, detail any)
+	// Shard, with a Count above 1, limits the apply to the keys whose key
+	// hash is that shard's (tablediff.KeyShard) and keeps its checkpoint
+	// in the shard's own tag (ShardTag).
+	Shard engine.Shard
+	// Workers is how many keys are written at once (default 8).
+	Workers int
 	// Progress is told each increment's changes as they are written.
 	Progress func(inc Increment, written, total int)
 	// WriteBudget holds the writes to --max-write-units (nil: no budget).
@@ -85,6 +96,10 @@ type IncrementResult struct {
 	Puts    int  `json:"puts"`
 	Deletes int  `json:"deletes"`
 	Skipped bool `json:"skipped,omitempty"` // already applied (before the checkpoint)
+	// Written are the puts and deletes written; Unchanged the keys already
+	// as the export leaves them (a re-run, a duplicate shard), not written.
+	Written   int `json:"written"`
+	Unchanged int `json:"unchanged"`
 }
 
 // ApplyReport is the result of ApplyIncrements.
@@ -108,30 +123,66 @@ type ApplyReport struct {
 	WriteBudget *capacity.Budget `json:"write_budget,omitempty"`
 	// WriteEstimate is what a dry run expects the writes to take.
 	WriteEstimate *capacity.Estimate `json:"write_estimate,omitempty"`
+	// Shard is the part of the keys this apply takes (--shard I/N), "" for
+	// all; Shards says whether every shard of the run is through.
+	Shard  string        `json:"shard,omitempty"`
+	Shards *ShardsStatus `json:"shards,omitempty"`
+}
+
+// Start is where an apply, or one shard of it, continues from.
+type Start struct {
+	Arn string
+	// Base is where this apply continues: the table's checkpoint, or a
+	// shard's own when it is later. From says where Base came from.
+	Base time.Time
+	From string
+	// Whole is the table's checkpoint (its dynops:applied-through tag,
+	// else the full export's exportTime, else --since).
+	Whole time.Time
 }
 
 // Baseline says where the table's history starts: its checkpoint tag, else
 // the exportTime of the full export it was imported from (the import tag),
-// else since.
-func Baseline(ctx context.Context, db ApplyDB, store exportverify.Store, bucket, table string, since time.Time) (arn string, base time.Time, from string, err error) {
+// else since; for a shard, its own checkpoint tag when that is later. An
+// apply as another number of shards than a run in progress is refused
+// (ErrShardMix).
+func Baseline(ctx context.Context, db ApplyDB, store exportverify.Store, bucket, table string, since time.Time, sh engine.Shard) (Start, error) {
 	d, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
 	if err != nil {
-		return "", time.Time{}, "", fmt.Errorf("describing %s: %w", table, err)
+		return Start{}, fmt.Errorf("describing %s: %w", table, err)
 	}
-	arn = aws.ToString(d.Table.TableArn)
-	tags, err := tableTags(ctx, db, arn)
+	st := Start{Arn: aws.ToString(d.Table.TableArn)}
+	tags, err := tableTags(ctx, db, st.Arn)
 	if err != nil {
-		return arn, time.Time{}, "", err
+		return st, err
 	}
+	if st.Whole, st.From, err = wholeBase(ctx, store, bucket, table, tags, since); err != nil {
+		return st, err
+	}
+	if err := checkShardMix(table, tags, st.Whole, max(sh.Count, 1)); err != nil {
+		return st, err
+	}
+	base, own, err := checkpointOf(tags, sh, st.Whole)
+	if err != nil {
+		return st, fmt.Errorf("%s %w", table, err)
+	}
+	st.Base = base
+	if own {
+		st.From = "the table's " + ShardTag(sh) + " tag"
+	}
+	return st, nil
+}
+
+func wholeBase(ctx context.Context, store exportverify.Store, bucket, table string, tags map[string]string, since time.Time) (time.Time, string, error) {
 	if v := tags[TagAppliedThrough]; v != "" {
 		t, err := parseStamp(v)
 		if err != nil {
-			return arn, time.Time{}, "", fmt.Errorf("%s tag %s: %w", table, TagAppliedThrough, err)
+			return time.Time{}, "", fmt.Errorf("%s tag %s: %w", table, TagAppliedThrough, err)
 		}
-		return arn, t, "the table's " + TagAppliedThrough + " tag", nil
+		return t, "the table's " + TagAppliedThrough + " tag", nil
 	}
 	if !since.IsZero() {
-		return arn, since, "--since", nil
+		return since, "--since", nil
 	}
 	src := tags[TagImportedFrom]
 	if want := "s3://" + bucket + "/"; store != nil && strings.HasPrefix(src, want) {
@@ -140,11 +191,11 @@ func Baseline(ctx context.Context, db ApplyDB, store exportverify.Store, bucket,
 		if err == nil && sum.ExportTime != "" {
 			t, err := parseStamp(sum.ExportTime)
 			if err == nil {
-				return arn, t, "the exportTime of " + src + " (the " + TagImportedFrom + " tag)", nil
+				return t, "the exportTime of " + src + " (the " + TagImportedFrom + " tag)", nil
 			}
 		}
 	}
-	return arn, time.Time{}, "", fmt.Errorf("cannot tell where %s's history starts: it has no %s tag, and no readable full-export manifest through its %s tag (%q); pass --since with the full export's exportTime", table, TagAppliedThrough, TagImportedFrom, src)
+	return time.Time{}, "", fmt.Errorf("cannot tell where %s's history starts: it has no %s tag, and no readable full-export manifest through its %s tag (%q); pass --since with the full export's exportTime", table, TagAppliedThrough, TagImportedFrom, src)
 }
 
 func tableTags(ctx context.Context, db ApplyDB, arn string) (map[string]string, error) {
@@ -159,28 +210,43 @@ func tableTags(ctx context.Context, db ApplyDB, arn string) (map[string]string, 
 // rebuilt from a full export: each change's NewImage is put, a change
 // without one (a delete) deletes the key. Within an export each key takes its
 // latest change by WriteTimestampMicros. Each export is verified first (the
-// code of `export verify`); after it is written, the table's
-// dynops:applied-through tag moves to its window's end, so a re-run skips it
-// and an interrupted export is applied again whole (puts of whole images and
-// deletes are idempotent).
-func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, tableArn string, base time.Time, incs []Increment, o ApplyOptions) (ApplyReport, error) {
+// code of `export verify`). Each key is read (a consistent GetItem) and
+// written only when it is not already as the export leaves it, with a
+// condition that it is unchanged since read: a re-run after a crash and a
+// duplicate shard running at once write no key twice. After an export is
+// written, the checkpoint (the table's dynops:applied-through tag, or the
+// shard's own) moves to its window's end, so a re-run skips it and an
+// interrupted export is applied again (its written keys read as unchanged).
+func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, start Start, incs []Increment, o ApplyOptions) (ApplyReport, error) {
 	if o.Act == nil {
 		o.Act = func(string, string, any) {}
 	}
-	if o.Backoff.Attempts == 0 {
-		o.Backoff = batchwrite.DefaultBackoff()
+	if o.Workers <= 0 {
+		o.Workers = 8
 	}
-	rep := ApplyReport{Table: o.Table, DryRun: !o.Apply, Since: base, Through: base}
+	sharded := o.Shard.Count > 1
+	rep := ApplyReport{Table: o.Table, DryRun: !o.Apply, Since: start.Base, Through: start.Base}
+	tag := TagAppliedThrough
+	if sharded {
+		rep.Shard, tag = o.Shard.String(), ShardTag(o.Shard)
+	}
 	var todo []Increment
 	for _, inc := range incs {
-		if !inc.To.After(base) {
+		if !inc.To.After(start.Base) {
 			rep.Increments = append(rep.Increments, IncrementResult{Increment: inc, Skipped: true})
 			continue
 		}
 		todo = append(todo, inc)
 	}
-	if err := CheckChain(todo, base); err != nil {
+	if err := CheckChain(todo, start.Base); err != nil {
 		return rep, err
+	}
+	keyNames, err := tableKeyNames(ctx, db, o.Table)
+	if err != nil {
+		return rep, err
+	}
+	if len(keyNames) == 0 {
+		return rep, fmt.Errorf("%s: DescribeTable gave no key schema", o.Table)
 	}
 	planned := map[string]change{} // a dry run's plan: each key's last change of the chain
 	var order []string
@@ -193,13 +259,13 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 		if err != nil {
 			return rep, err
 		}
-		var reqs []types.WriteRequest
+		if changes, err = ofShard(changes, keyNames, o.Shard); err != nil {
+			return rep, err
+		}
 		for _, c := range changes {
 			if c.image != nil {
-				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: c.image}})
 				res.Puts++
 			} else {
-				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: c.keys}})
 				res.Deletes++
 			}
 		}
@@ -217,28 +283,30 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 			}
 			continue
 		}
-		o.Act(audit.ActExportApply, o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes})
-		for start := 0; start < len(reqs); start += 1000 {
-			chunk := reqs[start:min(start+1000, len(reqs))]
-			if _, err := batchwrite.Write(ctx, capacity.Writes(db, o.Table, o.WriteBudget), o.Table, chunk, o.Backoff, batchwrite.DefaultLimits()); err != nil {
-				return rep, fmt.Errorf("applying %s to %s (re-run to resume: %s stays at %s): %w", inc.Dir, o.Table, TagAppliedThrough, stamp(rep.Through), err)
-			}
-			if o.Progress != nil {
-				o.Progress(inc, start+len(chunk), len(reqs))
+		if sharded {
+			// A duplicate of this shard may have applied it meanwhile.
+			if cp, err := shardCheckpoint(ctx, db, start, o.Shard); err != nil || !cp.Before(inc.To) {
+				if err != nil {
+					return rep, err
+				}
+				res.Skipped, rep.Through = true, cp
+				rep.Increments = append(rep.Increments, res)
+				continue
 			}
 		}
-		if _, err := db.TagResource(ctx, &dynamodb.TagResourceInput{ResourceArn: &tableArn,
-			Tags: []types.Tag{{Key: aws.String(TagAppliedThrough), Value: aws.String(stamp(inc.To))}}}); err != nil {
-			return rep, fmt.Errorf("%s is applied but the checkpoint was not moved (a re-run applies it again, harmlessly): %w", inc.Dir, err)
-		}
-		tags, err := tableTags(ctx, db, tableArn)
+		o.Act(audit.ActExportApply, o.Table, map[string]any{"export_arn": inc.ExportArn, "dir": inc.Dir, "from": inc.From, "to": inc.To, "puts": res.Puts, "deletes": res.Deletes, "shard": rep.Shard})
+		res.Written, res.Unchanged, err = writeChanges(ctx, db, o, keyNames, inc, changes)
 		if err != nil {
+			return rep, fmt.Errorf("applying %s to %s (re-run to resume: %s stays at %s): %w", inc.Dir, o.Table, tag, stamp(rep.Through), err)
+		}
+		if err := moveCheckpoint(ctx, db, start.Arn, o.Table, tag, inc.To, sharded); err != nil {
+			if errors.Is(err, errNotMoved) {
+				return rep, fmt.Errorf("%s is applied but the checkpoint was not moved (a re-run applies it again, harmlessly): %w", inc.Dir, err)
+			}
 			return rep, err
 		}
-		if rep.Through, err = parseStamp(tags[TagAppliedThrough]); err != nil || !rep.Through.Equal(inc.To) {
-			return rep, fmt.Errorf("%s: the checkpoint reads back %q, not %s", o.Table, tags[TagAppliedThrough], stamp(inc.To))
-		}
-		o.Act(audit.ActExportAppliedThrough, o.Table, map[string]any{"through": stamp(inc.To)})
+		rep.Through = inc.To
+		o.Act(audit.ActExportAppliedThrough, o.Table, map[string]any{"through": stamp(inc.To), "tag": tag, "written": res.Written, "unchanged": res.Unchanged})
 		rep.Increments = append(rep.Increments, res)
 	}
 	if o.Planned != nil && o.Current != nil {
@@ -251,7 +319,142 @@ func ApplyIncrements(ctx context.Context, db ApplyDB, store exportverify.Store, 
 			o.Planned(c.keys, cur, c.image)
 		}
 	}
+	if o.Apply && sharded {
+		end := start.Base
+		if len(incs) > 0 && incs[len(incs)-1].To.After(end) {
+			end = incs[len(incs)-1].To
+		}
+		st, err := finishShards(ctx, db, start.Arn, o.Table, o.Shard, start.Whole, end, o.Act)
+		rep.Shards = &st
+		if err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
+}
+
+// shardCheckpoint reads where shard sh is now.
+func shardCheckpoint(ctx context.Context, db ApplyDB, start Start, sh engine.Shard) (time.Time, error) {
+	tags, err := tableTags(ctx, db, start.Arn)
+	if err != nil {
+		return time.Time{}, err
+	}
+	whole, err := wholeCheckpoint(tags, start.Whole)
+	if err != nil {
+		return time.Time{}, err
+	}
+	cp, _, err := checkpointOf(tags, sh, whole)
+	return cp, err
+}
+
+// ofShard keeps the changes of shard sh's keys (all of them without a shard).
+func ofShard(changes []change, keyNames []string, sh engine.Shard) ([]change, error) {
+	if sh.Count <= 1 {
+		return changes, nil
+	}
+	out := changes[:0]
+	for _, c := range changes {
+		k, err := tablediff.EncodeKey(c.keys, keyNames)
+		if err != nil {
+			return nil, fmt.Errorf("a key of the exports: %w", err)
+		}
+		if tablediff.KeyShard(k, sh.Count) == sh.Index {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// applyAttempts bounds the conditional writes of one key that another
+// writer keeps changing.
+const applyAttempts = 5
+
+// writeChanges writes an export's changes, o.Workers keys at once, each
+// only when it is not already as the export leaves it.
+func writeChanges(ctx context.Context, db ApplyDB, o ApplyOptions, keyNames []string, inc Increment, changes []change) (written, unchanged int, err error) {
+	w := capacity.Items(db, o.Table, o.WriteBudget)
+	var nw, nu atomic.Int64
+	var mu sync.Mutex
+	done := 0
+	work := make(chan change)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(work)
+		for _, c := range changes {
+			select {
+			case work <- c:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	for range o.Workers {
+		g.Go(func() error {
+			for c := range work {
+				wrote, err := applyOne(gctx, db, w, o.Table, keyNames, c)
+				if err != nil {
+					return err
+				}
+				if wrote {
+					nw.Add(1)
+				} else {
+					nu.Add(1)
+				}
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(inc, done, len(changes))
+					mu.Unlock()
+				}
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	return int(nw.Load()), int(nu.Load()), err
+}
+
+// applyOne reads a key (consistently) and, unless it is already as c leaves
+// it, puts c's image or deletes the key, on condition that the item is
+// unchanged since read (repair's condition; an item too wide for one is
+// written without). A condition that fails (a duplicate shard wrote it
+// first) reads the key again. wrote is false for a key left unchanged.
+func applyOne(ctx context.Context, db ApplyDB, w capacity.ItemWriter, table string, keyNames []string, c change) (wrote bool, err error) {
+	for range applyAttempts {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: c.keys, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return false, fmt.Errorf("reading an item of %s: %w", table, err)
+		}
+		cur := out.Item
+		if len(cur) == 0 {
+			cur = nil
+		}
+		if (repair.Lock{}).Same(cur, c.image) {
+			return false, nil
+		}
+		var cond *string
+		expr, names, values, cerr := repair.UnchangedCondition(cur, keyNames)
+		if cerr == nil {
+			cond = &expr
+		}
+		if c.image != nil {
+			_, err = w.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: c.image,
+				ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+		} else {
+			_, err = w.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: c.keys,
+				ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+		}
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case errors.As(err, &ccf):
+			continue
+		case err != nil:
+			return false, fmt.Errorf("writing an item of %s: %w", table, err)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("an item of %s changed under each of %d conditional writes: is something else writing the table?", table, applyAttempts)
 }
 
 func verifyIncrement(ctx context.Context, store exportverify.Store, inc Increment) (exportverify.Report, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynops/dynops/internal/batchwrite"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/exportverify/exporttest"
 	"github.com/dynops/dynops/internal/testctx"
@@ -23,17 +24,19 @@ import (
 // applyDB is a table at the SDK interface for ApplyIncrements' decisions:
 // its tags (listed one a page), the items written, and faults.
 type applyDB struct {
-	tags    map[string]string
-	items   map[string]string // user_id -> v ("" for an item without v)
-	batches int
-	tagErr  error
+	tags   map[string]string
+	items  map[string]string // user_id -> v ("" for an item without v)
+	writes int
+	mu     sync.Mutex
+	tagErr error
 	// readBack, when set, is what the checkpoint tag reads back as.
 	readBack string
 }
 
 func (d *applyDB) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
 	return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName,
-		TableArn: aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/" + aws.ToString(in.TableName))}}, nil
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String("user_id"), KeyType: types.KeyTypeHash}},
+		TableArn:  aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/" + aws.ToString(in.TableName))}}, nil
 }
 
 func (d *applyDB) ListTagsOfResource(_ context.Context, in *dynamodb.ListTagsOfResourceInput, _ ...func(*dynamodb.Options)) (*dynamodb.ListTagsOfResourceOutput, error) {
@@ -70,25 +73,39 @@ func (d *applyDB) TagResource(_ context.Context, in *dynamodb.TagResourceInput, 
 	return &dynamodb.TagResourceOutput{}, nil
 }
 
-func (d *applyDB) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	d.batches++
-	for _, reqs := range in.RequestItems {
-		if len(reqs) == 0 {
-			return nil, errors.New("ValidationException: 1 validation error: requestItems' value must have length at least 1")
-		}
-		for _, r := range reqs {
-			if r.PutRequest != nil {
-				v := ""
-				if s, ok := r.PutRequest.Item["v"].(*types.AttributeValueMemberS); ok {
-					v = s.Value
-				}
-				d.items[r.PutRequest.Item["user_id"].(*types.AttributeValueMemberS).Value] = v
-			} else {
-				delete(d.items, r.DeleteRequest.Key["user_id"].(*types.AttributeValueMemberS).Value)
-			}
-		}
+func (d *applyDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	id := in.Key["user_id"].(*types.AttributeValueMemberS).Value
+	v, ok := d.items[id]
+	if !ok {
+		return &dynamodb.GetItemOutput{}, nil
 	}
-	return &dynamodb.BatchWriteItemOutput{}, nil
+	item := map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: id}}
+	if v != "" {
+		item["v"] = &types.AttributeValueMemberS{Value: v}
+	}
+	return &dynamodb.GetItemOutput{Item: item}, nil
+}
+
+func (d *applyDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes++
+	v := ""
+	if s, ok := in.Item["v"].(*types.AttributeValueMemberS); ok {
+		v = s.Value
+	}
+	d.items[in.Item["user_id"].(*types.AttributeValueMemberS).Value] = v
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (d *applyDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes++
+	delete(d.items, in.Key["user_id"].(*types.AttributeValueMemberS).Value)
+	return &dynamodb.DeleteItemOutput{}, nil
 }
 
 func hour(n int) time.Time { return time.Date(2026, 3, 1, n, 0, 0, 0, time.UTC) }
@@ -131,14 +148,13 @@ func hourly(i int) []exporttest.Record {
 func TestApplyIncrements(t *testing.T) {
 	ctx := testctx.Bounded(t)
 	arn := "arn:aws:dynamodb:eu-west-1:123456789012:table/dev-hoge-user"
-	backoff := batchwrite.Backoff{Attempts: 2, Base: time.Millisecond, Max: time.Millisecond}
 
 	t.Run("applies in order, moves the checkpoint after each, reads it back", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0, 1, 2}, hourly)
 		db := &applyDB{tags: map[string]string{"a-tag": "x"}, items: map[string]string{}}
 		var acts []string
 		var progress []string
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "dev-hoge-user", Apply: true, Backoff: backoff,
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "dev-hoge-user", Apply: true,
 			Act: func(what, _ string, _ any) { acts = append(acts, what) },
 			Progress: func(inc Increment, written, total int) {
 				progress = append(progress, fmt.Sprintf("%s %d/%d", inc.From.Format("15"), written, total))
@@ -156,13 +172,14 @@ func TestApplyIncrements(t *testing.T) {
 		assert.Equal(t, []int{1, 2, 2}, []int{rep.Increments[0].Puts, rep.Increments[1].Puts, rep.Increments[2].Puts})
 		assert.Equal(t, []int{0, 0, 1}, []int{rep.Increments[0].Deletes, rep.Increments[1].Deletes, rep.Increments[2].Deletes})
 		assert.Equal(t, []string{"export.apply", "export.applied-through", "export.apply", "export.applied-through", "export.apply", "export.applied-through"}, acts)
-		assert.Equal(t, []string{"00 1/1", "01 2/2", "02 3/3"}, progress)
+		assert.Equal(t, []string{"00 1/1", "01 1/2", "01 2/2", "02 1/3", "02 2/3", "02 3/3"}, progress)
+		assert.Equal(t, []int{1, 2, 3}, []int{rep.Increments[0].Written, rep.Increments[1].Written, rep.Increments[2].Written})
 	})
 
 	t.Run("a re-run skips what the checkpoint covers", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0, 1, 2}, hourly)
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}}
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(2), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff})
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(2), Whole: hour(2)}, incs, ApplyOptions{Table: "t", Apply: true})
 		require.NoError(t, err)
 		require.Len(t, rep.Increments, 3)
 		assert.True(t, rep.Increments[0].Skipped)
@@ -175,10 +192,10 @@ func TestApplyIncrements(t *testing.T) {
 	t.Run("a dry run writes and tags nothing", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0, 1}, hourly)
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}}
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Backoff: backoff})
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "t"})
 		require.NoError(t, err)
 		assert.True(t, rep.DryRun)
-		assert.Zero(t, db.batches)
+		assert.Zero(t, db.writes)
 		assert.Empty(t, db.tags)
 		assert.Equal(t, hour(0), rep.Through, "the checkpoint did not move")
 		require.Len(t, rep.Increments, 2)
@@ -189,10 +206,10 @@ func TestApplyIncrements(t *testing.T) {
 		store, incs := chainOf(t, []int{0}, func(int) []exporttest.Record { return nil })
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}}
 		var progress int
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff,
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "t", Apply: true,
 			Progress: func(Increment, int, int) { progress++ }})
 		require.NoError(t, err)
-		assert.Zero(t, db.batches)
+		assert.Zero(t, db.writes)
 		assert.Zero(t, progress)
 		assert.Equal(t, hour(1), rep.Through)
 	})
@@ -200,15 +217,15 @@ func TestApplyIncrements(t *testing.T) {
 	t.Run("a gap refuses before writing", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0, 2}, hourly)
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}}
-		_, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff})
+		_, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "t", Apply: true})
 		assert.ErrorIs(t, err, ErrGap)
-		assert.Zero(t, db.batches)
+		assert.Zero(t, db.writes)
 	})
 
 	t.Run("the checkpoint not moved: an error, nothing claimed", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0}, hourly)
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}, tagErr: errors.New("AccessDenied")}
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff})
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "t", Apply: true})
 		assert.ErrorContains(t, err, "is applied but the checkpoint was not moved")
 		assert.Equal(t, hour(0), rep.Through)
 		assert.Empty(t, rep.Increments)
@@ -217,7 +234,7 @@ func TestApplyIncrements(t *testing.T) {
 	t.Run("the checkpoint reads back otherwise: an error", func(t *testing.T) {
 		store, incs := chainOf(t, []int{0}, hourly)
 		db := &applyDB{tags: map[string]string{}, items: map[string]string{}, readBack: stamp(hour(5))}
-		rep, err := ApplyIncrements(ctx, db, store, arn, hour(0), incs, ApplyOptions{Table: "t", Apply: true, Backoff: backoff})
+		rep, err := ApplyIncrements(ctx, db, store, Start{Arn: arn, Base: hour(0), Whole: hour(0)}, incs, ApplyOptions{Table: "t", Apply: true})
 		assert.ErrorContains(t, err, "the checkpoint reads back")
 		assert.Empty(t, rep.Increments)
 	})
@@ -251,8 +268,9 @@ func TestBaseline(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			db := &applyDB{tags: c.tags}
-			arn, base, from, err := Baseline(ctx, db, store, "bkt", "t", c.since)
-			assert.Equal(t, "arn:aws:dynamodb:eu-west-1:123456789012:table/t", arn)
+			st, err := Baseline(ctx, db, store, "bkt", "t", c.since, engine.Shard{})
+			base, from := st.Base, st.From
+			assert.Equal(t, "arn:aws:dynamodb:eu-west-1:123456789012:table/t", st.Arn)
 			if c.err != "" {
 				assert.ErrorContains(t, err, c.err)
 				return

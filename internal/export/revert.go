@@ -329,6 +329,9 @@ func revertOne(ctx context.Context, db RevertDB, o RevertOptions, lock repair.Lo
 	case errors.Is(err, repair.ErrUnlockable):
 		t.conflict(c.keys, err.Error(), nil)
 		return nil
+	case errors.As(err, &ccf) && lock.WrittenMeanwhile(ctx, db, o.Table, c.keys, after):
+		t.already.Add(1) // a duplicate of this revert (or shard) wrote it first
+		return nil
 	case errors.As(err, &ccf):
 		t.conflict(c.keys, "changed while reverting", nil)
 		return nil

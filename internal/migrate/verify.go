@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/migrate/routes"
 	"github.com/dynops/dynops/internal/tablediff"
 )
@@ -25,6 +26,12 @@ type VerifyOptions struct {
 	Segments   int // parallel Scan segments per table (default 4)
 	SampleSize int // keys of each kind to list (default 10)
 	TempDir    string
+	// Shard, with a Count above 1, compares only the keys whose key hash
+	// (tablediff.KeyShard of the comparison key: primary key and
+	// destination table) is that shard's; unmatched and untransformable
+	// source items count in the shard of their source key. N shards'
+	// results combine (CombineVerify) into the one verify's.
+	Shard engine.Shard
 }
 
 // VerifyResult is the comparison of the routed source with the destinations.
@@ -35,6 +42,8 @@ type VerifyResult struct {
 	// Untransformable source items their route cannot transform (left
 	// behind by the backfill as unmatched ones are, not compared).
 	Untransformable int64 `json:"untransformable_in_source"`
+	// Shard is the part of the keys compared (--shard I/N), "" for all.
+	Shard string `json:"shard,omitempty"`
 }
 
 // errStop ends a scan early.
@@ -98,19 +107,42 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 		return nil, &InputError{p}
 	}
 	var unmatched, untransformable atomic.Int64
+	keyNames := append(append([]string{}, o.Routes.SourceKey...), TableAttribute)
+	// mine: is the item's key (of names) this shard's? Every key is
+	// without a shard.
+	mine := func(item map[string]types.AttributeValue, names []string) (bool, error) {
+		if o.Shard.Count <= 1 {
+			return true, nil
+		}
+		k, err := tablediff.EncodeKey(item, names)
+		if err != nil {
+			return false, err
+		}
+		return tablediff.KeyShard(k, o.Shard.Count) == o.Shard.Index, nil
+	}
 	source := []tablediff.Feed{func(ctx context.Context, emit func(map[string]types.AttributeValue) error) error {
 		return scanTable(ctx, db, o.Source, o.Segments, true, 0, func(item map[string]types.AttributeValue) error {
 			rt := o.Routes.Find(item)
-			if rt == nil {
-				unmatched.Add(1)
-				return nil
+			var out map[string]types.AttributeValue
+			var err error
+			if rt != nil {
+				out, err = rt.Transform(item)
 			}
-			out, err := rt.Transform(item)
-			if err != nil {
-				untransformable.Add(1)
+			if rt == nil || err != nil {
+				if ok, kerr := mine(item, o.Routes.SourceKey); kerr != nil || !ok {
+					return kerr
+				}
+				if rt == nil {
+					unmatched.Add(1)
+				} else {
+					untransformable.Add(1)
+				}
 				return nil
 			}
 			out[TableAttribute] = &types.AttributeValueMemberS{Value: rt.Table}
+			if ok, err := mine(out, keyNames); err != nil || !ok {
+				return err
+			}
 			return emit(out)
 		})
 	}}
@@ -120,16 +152,22 @@ func Verify(ctx context.Context, db DynamoDB, o VerifyOptions) (*VerifyResult, e
 			return scanTable(ctx, db, table, o.Segments, true, 0, func(item map[string]types.AttributeValue) error {
 				delete(item, routes.SeqAttribute)
 				item[TableAttribute] = &types.AttributeValueMemberS{Value: table}
+				if ok, err := mine(item, keyNames); err != nil || !ok {
+					return err
+				}
 				return emit(item)
 			})
 		})
 	}
-	keyNames := append(append([]string{}, o.Routes.SourceKey...), TableAttribute)
 	rep, err := tablediff.CompareFeeds(ctx, tablediff.FeedOptions{Source: o.Source, Target: fmt.Sprintf("%d destination tables", len(o.Routes.Tables())),
 		KeyNames: keyNames, ItemsHint: src.ItemCount, SampleSize: o.SampleSize, TempDir: o.TempDir}, source, target)
 	if err != nil {
 		return nil, err
 	}
 	rep.Segments = o.Segments
-	return &VerifyResult{Report: rep, Unmatched: unmatched.Load(), Untransformable: untransformable.Load()}, nil
+	res := &VerifyResult{Report: rep, Unmatched: unmatched.Load(), Untransformable: untransformable.Load()}
+	if o.Shard.Count > 1 {
+		res.Shard = o.Shard.String()
+	}
+	return res, nil
 }

@@ -51,7 +51,7 @@ func Commands() []Command {
 		{"export status", []string{"dynamodb:DescribeExport"}},
 		{"export wait", []string{"dynamodb:DescribeExport"}},
 		{"export verify", []string{"s3:ListBucket", "s3:GetObject"}},
-		{"export apply", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:TagResource", "dynamodb:BatchWriteItem", "s3:ListBucket", "s3:GetObject"}},
+		{"export apply", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:TagResource", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:ListBucket", "s3:GetObject"}},
 		{"export revert", []string{"dynamodb:DescribeTable", "dynamodb:DescribeExport", "dynamodb:ListTagsOfResource", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "s3:ListBucket", "s3:GetObject"}},
 		{"export import", []string{"dynamodb:ImportTable", "dynamodb:DescribeImport", "dynamodb:DescribeTable", "dynamodb:Scan", "dynamodb:UpdateTable", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive", "dynamodb:TagResource", "dynamodb:DescribeContinuousBackups", "dynamodb:DescribeTimeToLive", "dynamodb:ListTagsOfResource", "dynamodb:GetResourcePolicy", "dynamodb:PutItem", "dynamodb:BatchWriteItem", "dynamodb:CreateTable", "s3:ListBucket", "s3:GetObject", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogGroups", "logs:DescribeLogStreams", "logs:PutRetentionPolicy"}},
 		{"dr status", []string{"dynamodb:DescribeTable", "dynamodb:GetResourcePolicy", "ssm:GetParameter", "cloudwatch:GetMetricData", "route53:GetHealthCheck"}},

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -122,6 +123,28 @@ func (l Lock) strip(item map[string]types.AttributeValue) map[string]types.Attri
 type ItemWriter interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+}
+
+// ItemReader is the part of the API WrittenMeanwhile uses.
+type ItemReader interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// WrittenMeanwhile reads key again after a write's condition failed: when
+// the item is already as the write leaves it (want; nil: deleted; the
+// version attribute aside), another run of the same write (a duplicate
+// shard, a retried run) wrote it first, and the key is done, not a
+// conflict. A read that fails says no: the caller reports the conflict.
+func (l Lock) WrittenMeanwhile(ctx context.Context, db ItemReader, table string, key, want map[string]types.AttributeValue) bool {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false
+	}
+	cur := out.Item
+	if len(cur) == 0 {
+		cur = nil
+	}
+	return l.Same(cur, want)
 }
 
 // ErrUnlockable is an item the lock cannot put a condition on (a whole

@@ -652,6 +652,10 @@ func (r *runner) write(ctx context.Context, rec tablediff.KeyRecord, key, cur, a
 	case errors.Is(err, ErrUnlockable):
 		r.conflict(rec, err.Error())
 		return nil
+	case errors.As(err, &ccf) && r.lock.WrittenMeanwhile(ctx, r.db, r.opts.To, key, after):
+		r.equal.Add(1) // a duplicate of this repair (or shard) wrote it first
+		r.note(rec, OutEqual, "")
+		return nil
 	case errors.As(err, &ccf) && after == nil:
 		r.conflict(rec, "changed in "+r.opts.To+" while deleting")
 		return nil

@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -40,14 +39,6 @@ func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 	return fset, files
 }
 
-// notYetViews are the command sources that still choose their output form
-// by hand (wave 4). The list only shrinks: a file on it that no longer
-// forks fails the test too, so the list cannot go stale.
-var notYetViews = map[string]bool{
-	"export/apply/apply.go":    true,
-	"migrate/verify/verify.go": true,
-}
-
 // TestOnlyViewsChooseTheOutputForm reads the command sources: a command that
 // asks whether --output json was given (f.JSON(), factory.OutputJSON,
 // Flags.Output) chooses its output form by hand instead of through a view
@@ -56,7 +47,6 @@ var notYetViews = map[string]bool{
 // is known.
 func TestOnlyViewsChooseTheOutputForm(t *testing.T) {
 	fset, files := commandSources(t)
-	forks := map[string]bool{}
 	for path, f := range files {
 		if strings.HasPrefix(path, "view/") || strings.HasPrefix(path, "factory/") || strings.HasPrefix(path, "root/") {
 			continue
@@ -82,17 +72,9 @@ func TestOnlyViewsChooseTheOutputForm(t *testing.T) {
 			if bad == "" {
 				return true
 			}
-			forks[path] = true
-			if !notYetViews[path] {
-				t.Errorf("%s: %s: choose the output form once, through a view (view.Results for one result, view.Pick for a view interface)", fset.Position(sel.Pos()), bad)
-			}
+			t.Errorf("%s: %s: choose the output form once, through a view (view.Results for one result, view.Pick for a view interface)", fset.Position(sel.Pos()), bad)
 			return true
 		})
-	}
-	for path := range notYetViews {
-		if !forks[path] {
-			t.Errorf("%s is on notYetViews but no longer forks on the output form: take it off the list", path)
-		}
 	}
 }
 
@@ -100,20 +82,13 @@ func TestOnlyViewsChooseTheOutputForm(t *testing.T) {
 // domain package's work, a view out.
 const maxRunLines = 60
 
-// notYetThin are the Run functions (path:func) still longer than
-// maxRunLines (wave 4). The list only shrinks.
-var notYetThin = map[string]bool{
-	"export/apply/apply.go:Run": true,
-}
-
 // TestRunFunctionsAreThin reads the command sources: a function named Run or
 // run* in a command package longer than maxRunLines does the domain's work
 // in the command; move it into the internal/<domain> package and keep the
 // command to options, the guard, the call and the view.
 func TestRunFunctionsAreThin(t *testing.T) {
 	fset, files := commandSources(t)
-	long := map[string]int{}
-	for path, f := range files {
+	for _, f := range files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil || !strings.HasPrefix(strings.ToLower(fd.Name.Name), "run") {
@@ -123,21 +98,7 @@ func TestRunFunctionsAreThin(t *testing.T) {
 			if lines <= maxRunLines {
 				continue
 			}
-			key := path + ":" + fd.Name.Name
-			long[key] = lines
-			if !notYetThin[key] {
-				t.Errorf("%s: %s is %d lines (at most %d): keep the command to options, guard, the domain call and its view", fset.Position(fd.Pos()), fd.Name.Name, lines, maxRunLines)
-			}
+			t.Errorf("%s: %s is %d lines (at most %d): keep the command to options, guard, the domain call and its view", fset.Position(fd.Pos()), fd.Name.Name, lines, maxRunLines)
 		}
-	}
-	var stale []string
-	for key := range notYetThin {
-		if _, ok := long[key]; !ok {
-			stale = append(stale, key)
-		}
-	}
-	sort.Strings(stale)
-	for _, key := range stale {
-		t.Errorf("%s is on notYetThin but is now at most %d lines: take it off the list", key, maxRunLines)
 	}
 }

@@ -209,9 +209,8 @@ func TestApplyRebuildsTheSource_DDB_EXP_01(t *testing.T) {
 	assert.Equal(t, "--max-write-units", rep.WriteBudget.Source)
 	require.NotNil(t, rep.WriteCapacity, "the report says what the writes used")
 	assert.Positive(t, rep.WriteCapacity.Used, "charged what the emulator reported")
-	// The estimate is not compared with the use here: apply writes with
-	// BatchWriteItem, which moto charges 1 unit a call (AWS: a unit an item
-	// under 1 KB); pitr repair's conditional puts are (TestRepairEstimateMatchesWhatTheRunUsed).
+	// The estimate is not compared with the use here (pitr repair's
+	// conditional puts are: TestRepairEstimateMatchesWhatTheRunUsed).
 	assert.True(t, rep.Since.Equal(t0), "the chain starts at the full export's exportTime (from the import tag): %s", rep.Since)
 	assert.True(t, rep.Through.Equal(t2), "applied through the last window's end: %s", rep.Through)
 	assert.Equal(t, [2]int{11, 4}, [2]int{rep.Increments[0].Puts, rep.Increments[0].Deletes})

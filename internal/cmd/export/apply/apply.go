@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,9 @@ import (
 	"github.com/dynops/dynops/internal/cmd/factory"
 	"github.com/dynops/dynops/internal/cmd/flagcheck"
 	"github.com/dynops/dynops/internal/cmd/guard"
+	"github.com/dynops/dynops/internal/cmd/view"
+	"github.com/dynops/dynops/internal/engine"
 	"github.com/dynops/dynops/internal/export"
-	"github.com/dynops/dynops/internal/exportverify"
 	"github.com/dynops/dynops/internal/protect"
 )
 
@@ -44,6 +46,10 @@ type Options struct {
 	Unverified string
 	// Plan is --plan-out FILE: a dry run's per-key before/after images.
 	Plan shared.PlanOut
+	// Shard is --shard I/N: apply only the keys of that shard ("": all).
+	Shard string
+	shard engine.Shard
+	since time.Time
 }
 
 // NewCmdApply returns `dynops export apply`. runF replaces Run in tests of flag parsing.
@@ -75,9 +81,20 @@ ended. Exports DynamoDB cannot answer for (another account; the emulator)
 need --unverified-exports "REASON": printed, audited, refused on a protected
 table unless run as the break-glass role. A refusal exits 2, nothing written.
 
-Resumable and idempotent: after each export the table's
-dynops:applied-through tag moves to the window's end (read back); a re-run
-skips what is applied and applies an interrupted export again whole.
+Resumable and idempotent: each key is read and written only when it is not
+already as the export leaves it, on condition that it is unchanged since
+read; after each export the table's dynops:applied-through tag moves to the
+window's end (read back). A re-run skips what is applied and applies an
+interrupted export again, writing only the keys not yet written.
+
+--shard I/N applies only the keys whose key hash mod N is I (as revert and
+repair shard them), with a checkpoint of its own (the table's tag
+dynops:applied-through:shard-I-of-N) and 1/N of --max-write-units: N such
+applies, in any order or at once, do what one does. The apply is complete
+when every shard is through the end of the chain: the last shard to get
+there moves dynops:applied-through (the shard tags stay, done). An apply as
+another number of shards (or without --shard) while a sharded one is in
+progress is refused (exit 2).
 
 It writes to the table: without --yes it prints the plan and changes
 nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
@@ -97,9 +114,21 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 				}
 			}
 			if opts.Since != "" {
-				if _, err := time.Parse(time.RFC3339Nano, opts.Since); err != nil {
+				t, err := time.Parse(time.RFC3339Nano, opts.Since)
+				if err != nil {
 					return factory.UsageErrorf("--since %q: give an RFC 3339 time, e.g. 2026-03-01T00:00:00Z (the full export's exportTime)", opts.Since)
 				}
+				opts.since = t
+			}
+			if opts.Shard != "" {
+				sh, err := engine.ParseShard(opts.Shard)
+				if err != nil {
+					return factory.UsageErrorf("%w", err)
+				}
+				if sh.Count > export.MaxApplyShards {
+					return factory.UsageErrorf("--shard %s: an apply takes at most %d shards (each shard holds one of the table's 50 tags)", opts.Shard, export.MaxApplyShards)
+				}
+				opts.shard = sh
 			}
 			if err := opts.Plan.Check(opts.Yes); err != nil {
 				return err
@@ -122,6 +151,7 @@ nothing; a prod-* table also needs its name typed (or --confirm NAME).`,
 	fl.StringVar(&opts.SourceTable, "source-table", "", "ARN of the table the exports are of (default: the table of the full export --table was imported from)")
 	shared.AddUnverifiedFlag(fl, &opts.Unverified)
 	shared.AddPlanOutFlags(fl, &opts.Plan)
+	fl.StringVar(&opts.Shard, "shard", "", "I/N: apply only the keys whose key hash mod N is I, with a checkpoint of its own (N such applies do what one does; --max-write-units is split evenly across them)")
 	fl.BoolVar(&opts.Yes, "yes", false, "do it (default: a dry run that prints the plan)")
 	factory.AddConfirmFlag(fl, &opts.Confirm, "the table name of a prod apply")
 	cmdfacts.Writes(cmd)
@@ -139,13 +169,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	store := shared.BucketStore(clients, opts.Bucket, opts.BucketRegion)
 	db := clients.DynamoDB()
-	var since time.Time
-	if opts.Since != "" {
-		since, _ = time.Parse(time.RFC3339Nano, opts.Since)
-	}
-	// The table's protection comes first, from its tags read from the
-	// service (unreadable tags leave it protected): a protected table
-	// without its typed name is refused before any export or tag is read.
+	// Protection first, from the table's tags (unreadable tags: protected).
 	decided, err := guard.Decide(f, protect.ReadTable(ctx, db, opts.Table))
 	if err != nil {
 		return err
@@ -154,94 +178,43 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	// Unverified exports are read in a dry run (it writes nothing); a run
-	// that writes takes them on a protected table only as the break-glass role.
+	// A run that writes takes unverified exports on a protected table only as the break-glass role.
 	if opts.Unverified != "" && !g.DryRun() {
 		if err := decided.AllowException(ctx, "--"+shared.UnverifiedFlag); err != nil {
 			return err
 		}
 	}
-	ok := !g.DryRun()
 	prices, err := capacity.LoadPrices(opts.PriceFile)
 	if err != nil {
 		return factory.UsageErrorf("%w", err)
 	}
-	incs, err := export.FindIncrements(ctx, store, opts.Prefixes)
-	if err != nil {
-		return err
-	}
-	// Whom to believe, before anything is written or the audit started: the
-	// source table, and every export of the chain vouched for against it.
-	trust := shared.Trust(clients, opts.Unverified)
-	source, full, err := export.SourceOfApply(ctx, db, store, opts.Bucket, opts.Table, opts.SourceTable, trust)
-	switch {
-	case errors.Is(err, export.ErrNoSource):
+	// Whom to believe and where to continue, before anything is written or
+	// the audit started.
+	plan, err := export.PlanApply(ctx, db, store, export.ApplyRequest{Bucket: opts.Bucket, Prefixes: opts.Prefixes, Table: opts.Table,
+		SourceTable: opts.SourceTable, Since: opts.since, Shard: opts.shard, Trust: shared.Trust(clients, opts.Unverified)})
+	if errors.Is(err, export.ErrNoSource) || errors.Is(err, export.ErrShardMix) {
 		return factory.UsageErrorf("%w", err)
-	case err != nil:
+	} else if err != nil {
 		return shared.Refusal(err)
 	}
-	vouched, err := export.Vouch(ctx, store, incs, exportverify.Expect{TableArn: source, Bucket: opts.Bucket}, trust)
-	if err != nil {
-		return shared.Refusal(err)
-	}
-	if full != nil {
-		vouched = append([]exportverify.Vouched{*full}, vouched...)
-	}
-	arns := shared.ExportArns(vouched)
-	arn, base, baseFrom, err := export.Baseline(ctx, db, store, opts.Bucket, opts.Table, since)
+	wb, err := opts.Budgets.Split(opts.shard.Count).Resolve(ctx, db, capacity.Write, opts.Table)
 	if err != nil {
 		return err
 	}
-	wb, err := opts.Budgets.Resolve(ctx, db, capacity.Write, opts.Table)
-	if err != nil {
+	if err := startAudit(ctx, f, g, opts, plan, wb); err != nil {
 		return err
 	}
-	bucket := wb.Bucket
-	if !ok {
-		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": base, "write_budget": wb,
-			"source_table": source, "export_arns": arns, "unverified_exports": opts.Unverified})
-	} else if _, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, source}, arns...),
-		Counts: map[string]int64{"exports_to_apply": int64(len(incs))}}); err != nil {
-		return err
-	}
-	rep, err := export.ApplyIncrements(ctx, db, store, arn, base, incs, export.ApplyOptions{
-		Table: opts.Table, Apply: ok, Act: f.Audit.Act, WriteBudget: bucket, Planned: opts.Plan.Planned(),
-		Current: export.Current(db, opts.Table),
-		Progress: func(inc export.Increment, done, total int) {
-			if bucket == nil {
-				f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
-				return
-			}
-			u := bucket.Usage()
-			f.IOStreams.Progress("applying %s: %d/%d changes, %.1f WCU/s of %.1f", inc.Dir, done, total, u.PerSecond, u.Budget)
-		},
-	})
-	if bucket != nil && ok {
-		u := bucket.Usage()
-		rep.WriteCapacity = &u
-		f.Audit.Act(audit.ActExportApply, opts.Table, map[string]any{"write_capacity": u, "write_budget": wb})
-	}
+	rep, err := export.ApplyIncrements(ctx, db, store, plan.Start, plan.Increments, export.ApplyOptions{
+		Table: opts.Table, Apply: !g.DryRun(), Act: f.Audit.Act, WriteBudget: wb.Bucket, Planned: opts.Plan.Planned(),
+		Current: export.Current(db, opts.Table), Shard: opts.shard, Progress: progress(f, wb.Bucket)})
 	f.IOStreams.Done()
-	rep.WriteBudget = &wb
-	rep.SinceFrom = baseFrom
-	rep.SourceTable, rep.Vouched, rep.Unverified = source, vouched, opts.Unverified
-	if !ok && err == nil {
-		// The estimate: each put a whole item of the table's average size,
-		// each delete one unit, over the exports not yet applied.
-		var puts, deletes int64
-		for _, r := range rep.Increments {
-			if !r.Skipped {
-				puts, deletes = puts+int64(r.Puts), deletes+int64(r.Deletes)
-			}
-		}
+	finish(f, g, &rep, plan, wb, opts.Unverified)
+	if g.DryRun() && err == nil {
+		puts, deletes := rep.PendingChanges()
 		rep.WriteEstimate = capacity.ItemWrites(ctx, db, opts.Table, puts, deletes, wb, prices, clients.Region())
 	}
-	if err != nil {
-		_ = print(f, rep)
-		return err
-	}
-	if err := print(f, rep); err != nil || !g.DryRun() {
-		return err
+	if verr := view.Results(f, func(r export.ApplyReport) error { return showApply(f, r) }).Show(rep); err != nil || verr != nil || !g.DryRun() {
+		return errors.Join(err, verr)
 	}
 	if err := opts.Plan.Finish(f); err != nil {
 		return err
@@ -250,21 +223,61 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-func print(f *factory.Factory, rep export.ApplyReport) error {
-	if f.JSON() {
-		return f.PrintResult(rep)
+// startAudit records the plan of a dry run, or the started record of a run
+// that writes.
+func startAudit(ctx context.Context, f *factory.Factory, g *guard.Confirmed, opts *Options, plan export.ApplyPlan, wb capacity.Budget) error {
+	arns := shared.ExportArns(plan.Vouched)
+	if g.DryRun() {
+		f.Audit.Act(audit.ActPlanExportApply, opts.Table, map[string]any{"bucket": opts.Bucket, "prefixes": opts.Prefixes, "since": plan.Start.Base, "write_budget": wb,
+			"source_table": plan.Source, "export_arns": arns, "unverified_exports": opts.Unverified, "shard": opts.Shard})
+		return nil
 	}
+	_, err := g.StartAudit(ctx, audit.Plan{Targets: append([]string{opts.Table, "s3://" + opts.Bucket, plan.Source}, arns...),
+		Counts: map[string]int64{"exports_to_apply": int64(len(plan.Increments))}})
+	return err
+}
+
+// progress is the apply's progress line, with the write budget's use.
+func progress(f *factory.Factory, bucket *capacity.Bucket) func(export.Increment, int, int) {
+	return func(inc export.Increment, done, total int) {
+		if bucket == nil {
+			f.IOStreams.Progress("applying %s: %d/%d changes", inc.Dir, done, total)
+			return
+		}
+		u := bucket.Usage()
+		f.IOStreams.Progress("applying %s: %d/%d changes, %.1f WCU/s of %.1f", inc.Dir, done, total, u.PerSecond, u.Budget)
+	}
+}
+
+// finish fills in what the run established around the apply and audits the
+// write capacity used.
+func finish(f *factory.Factory, g *guard.Confirmed, rep *export.ApplyReport, plan export.ApplyPlan, wb capacity.Budget, unverified string) {
+	if wb.Bucket != nil && !g.DryRun() {
+		u := wb.Bucket.Usage()
+		rep.WriteCapacity = &u
+		f.Audit.Act(audit.ActExportApply, rep.Table, map[string]any{"write_capacity": u, "write_budget": wb})
+	}
+	rep.WriteBudget = &wb
+	rep.SinceFrom = plan.Start.From
+	rep.SourceTable, rep.Vouched, rep.Unverified = plan.Source, plan.Vouched, unverified
+}
+
+// showApply is the human view of an apply.
+func showApply(f *factory.Factory, rep export.ApplyReport) error {
 	out := f.IOStreams.Out
 	if rep.DryRun {
-		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("apply onto %s, from %s (%s):", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)))
+		fmt.Fprintln(out, guard.DryRunHeader(fmt.Sprintf("apply onto %s%s, from %s (%s):", rep.Table, ofShard(rep.Shard), rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)))
 	} else {
-		fmt.Fprintf(out, "applied onto %s, from %s (%s):\n", rep.Table, rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
+		fmt.Fprintf(out, "applied onto %s%s, from %s (%s):\n", rep.Table, ofShard(rep.Shard), rep.Since.Format(time.RFC3339Nano), rep.SinceFrom)
 	}
 	shared.PrintVouched(out, rep.SourceTable, rep.Vouched, rep.Unverified)
 	for _, r := range rep.Increments {
 		state := fmt.Sprintf("%d puts, %d deletes", r.Puts, r.Deletes)
-		if r.Skipped {
+		switch {
+		case r.Skipped:
 			state = "already applied: skipped"
+		case r.Unchanged > 0:
+			state += fmt.Sprintf(" (%d already so, not written)", r.Unchanged)
 		}
 		fmt.Fprintf(out, "  %s..%s  %s  %s\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Dir, state)
 	}
@@ -277,8 +290,25 @@ func print(f *factory.Factory, rep export.ApplyReport) error {
 	if c := rep.WriteCapacity; c != nil {
 		fmt.Fprintf(out, "write capacity: %.1f units used, %.1f units/s on average, budget %.1f units/s (as DynamoDB reported)\n", c.Used, c.PerSecond, c.Budget)
 	}
-	if !rep.DryRun {
+	if rep.DryRun {
+		return nil
+	}
+	if rep.Shard == "" {
 		fmt.Fprintf(out, "%s is applied through %s (its %s tag, read back)\n", rep.Table, rep.Through.Format(time.RFC3339Nano), export.TagAppliedThrough)
+		return nil
+	}
+	fmt.Fprintf(out, "shard %s of %s is applied through %s (its own checkpoint tag, read back)\n", rep.Shard, rep.Table, rep.Through.Format(time.RFC3339Nano))
+	if st := rep.Shards; st != nil && st.Complete {
+		fmt.Fprintf(out, "every shard is through %s: %s is applied through it (its %s tag, read back)\n", st.End.Format(time.RFC3339Nano), rep.Table, export.TagAppliedThrough)
+	} else if st != nil {
+		fmt.Fprintf(out, "not complete: shard(s) %s are not yet through %s; run them (the same command with their --shard)\n", strings.Join(st.Waiting, ", "), st.End.Format(time.RFC3339Nano))
 	}
 	return nil
+}
+
+func ofShard(shard string) string {
+	if shard == "" {
+		return ""
+	}
+	return " (shard " + shard + ": the keys whose key hash mod N is I)"
 }

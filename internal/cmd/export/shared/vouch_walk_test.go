@@ -24,7 +24,8 @@ var (
 		"/internal/exportverify": {"Vouch", "VouchUnnamed"},
 		// PrepareRevert vouches; export.Revert takes only the RevertSource
 		// it makes (its exports are unexported), so the type holds the rule.
-		"/internal/export":            {"Vouch", "PrepareRevert"},
+		// PlanApply vouches for every export of the chain.
+		"/internal/export":            {"Vouch", "PrepareRevert", "PlanApply"},
 		"/internal/cmd/export/shared": {"VouchExports", "VouchExport", "VouchUnnamed"},
 	}
 )

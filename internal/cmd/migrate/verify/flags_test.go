@@ -19,5 +19,9 @@ func TestFlags(t *testing.T) {
 		{Args: []string{"--sample", "-3"}, WantErr: "--sample -3 is out of range: use 1 or more"},
 		{Args: []string{"--sample", "1"}},
 		{Args: []string{"--source", ""}, WantErr: "needs --source TABLE and --routes FILE"},
+		{Args: []string{"--shard", "1/2"}},
+		{Args: []string{"--shard", "2/2"}, WantErr: `--shard "2/2": want I/N with 0 <= I < N`},
+		{Args: []string{"--combine", "s0.json", "--combine", "s1.json"}},
+		{Args: []string{"--shard", "0/2", "--combine", "s0.json"}, WantErr: "--combine adds up the results of every shard: give it without --shard"},
 	})
 }
