@@ -51,6 +51,12 @@ type BackfillOptions struct {
 	// Progress, when set, is called after each page with the items read so far,
 	// the total estimate and the estimated time left (0 when unknown).
 	Progress func(done, total int64, eta time.Duration)
+	// LeftBehind, when set, is called for each item the backfill leaves
+	// behind, as it is met (kind "unmatched": no route matches it, the
+	// item's key; "untransformable": its route cannot transform it, "KEY:
+	// why"), so that a person sees them during a long run, not only in the
+	// result. It may be called from several segments at once.
+	LeftBehind func(kind, item string)
 	// Started, when set, is called before the first read: once a new
 	// backfill's position is recorded, or when a backfill resumes.
 	Started func(st *State, resumed bool)
@@ -501,8 +507,22 @@ func (b *backfiller) route(out *dynamodb.ScanOutput) (*page, error) {
 		}
 		p.batches[rt.Table] = append(p.batches[rt.Table], types.WriteRequest{PutRequest: &types.PutRequest{Item: dst}})
 	}
+	if b.o.LeftBehind != nil {
+		for _, k := range p.unmatched {
+			b.o.LeftBehind(LeftUnmatched, k)
+		}
+		for _, k := range p.untransformable {
+			b.o.LeftBehind(LeftUntransformable, k)
+		}
+	}
 	return p, nil
 }
+
+// Kinds of items a backfill leaves behind (BackfillOptions.LeftBehind).
+const (
+	LeftUnmatched       = "unmatched"
+	LeftUntransformable = "untransformable"
+)
 
 // submit hands a page's items to the shared writers in batches sized by
 // their encoded request (batchwrite.Split: 25 requests, 16 MB) and returns

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -65,6 +66,8 @@ func TestUntransformableItemsLeftBehind(t *testing.T) {
 
 	out, errOut, code = run("backfill", "--allow-unmatched", "--allow-untransformable", "-o", "json")
 	require.Equal(t, 0, code, "backfill leaves them behind with --allow-untransformable: %s", errOut)
+	assert.Equal(t, 2, strings.Count(errOut, "backfill: left behind (untransformable): "), "each item left behind is named as it is met, not only in the result: %s", errOut)
+	assert.Contains(t, errOut, "TENANT#clash")
 	var res migrate.BackfillResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 	assert.EqualValues(t, 2, res.Untransformable)

@@ -347,7 +347,7 @@ func TestShardRetriedOrDuplicatedChangesNothing(t *testing.T) {
 func TestCtrlCStopsEveryShard(t *testing.T) {
 	e := newEnv(t)
 	src, dst := e.tables(t)
-	var ended atomic.Bool
+	var ended, planned atomic.Bool
 	var after atomic.Int32
 	started := make(chan struct{})
 	var once sync.Once
@@ -355,7 +355,12 @@ func TestCtrlCStopsEveryShard(t *testing.T) {
 		if ended.Load() {
 			after.Add(1)
 		}
-		if op == "Scan" {
+		// The driver reads a sample page for its estimate (the emulator
+		// reports 0 bytes) before it writes the plan; the shards scan after.
+		if strings.HasPrefix(op, "PUT ") && strings.Contains(op, "/ctrl-c/plan") {
+			planned.Store(true)
+		}
+		if op == "Scan" && planned.Load() {
 			once.Do(func() { close(started) })
 		}
 	}})

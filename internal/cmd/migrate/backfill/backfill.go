@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -245,6 +246,7 @@ func backfillOptions(f *factory.Factory, opts *Options, l *shared.Loaded, exp *m
 				f.Audit.Act(audit.ActReadExport, opts.Source, map[string]any{"export": ex.URI, "export_arn": ex.Arn, "export_time": ex.Time})
 			}
 		},
+		LeftBehind: leftBehind(f),
 		Progress: func(done, total int64, eta time.Duration) {
 			pct := 0.0
 			if total > 0 {
@@ -252,6 +254,29 @@ func backfillOptions(f *factory.Factory, opts *Options, l *shared.Loaded, exp *m
 			}
 			f.IOStreams.Progress("backfill %s: %d/%d items (%.0f%%), ETA %s%s", opts.Source, done, total, pct, eta.Round(time.Second), opts.Budgets.Status())
 		},
+	}
+}
+
+// shownLeftBehind is how many items of each kind left behind are named on
+// stderr as they are met; the result counts them all and keeps a sample.
+const shownLeftBehind = 10
+
+// leftBehind names the first items of each kind the backfill leaves behind
+// as it meets them (a long run from an export shows them early, not only
+// in its result), and says once when it stops naming them.
+func leftBehind(f *factory.Factory) func(kind, item string) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(kind, item string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[kind]++
+		switch n := seen[kind]; {
+		case n <= shownLeftBehind:
+			f.IOStreams.Notef("backfill: left behind (%s): %s\n", kind, item)
+		case n == shownLeftBehind+1:
+			f.IOStreams.Notef("backfill: more items left behind (%s): the result counts them all\n", kind)
+		}
 	}
 }
 
