@@ -57,6 +57,10 @@ type Options struct {
 	To   string // the original table: where they go
 	// KeysFile is a keys file from `dynops table diff --source From --target To --keys-out`.
 	KeysFile string
+	// KeysTarget, when set, is a full export of To (checked and vouched for
+	// by the caller) that the keys file may be a diff against instead of
+	// To itself: `table diff --source-export From --target-export KeysTarget`.
+	KeysTarget string
 	// DeleteExtra deletes items only in To; without it they are kept and counted.
 	DeleteExtra bool
 	// Unconditional writes with BatchWriteItem and no conditions.
@@ -226,7 +230,7 @@ func readPlan(opts Options) (*Plan, tablediff.Header, error) {
 	if err != nil {
 		return nil, h, fmt.Errorf("%w: %w", ErrKeysFile, err)
 	}
-	if h.Source != opts.From || h.Target != opts.To {
+	if h.Source != opts.From || (h.Target != opts.To && (opts.KeysTarget == "" || h.Target != opts.KeysTarget)) {
 		return nil, h, fmt.Errorf("%w: %s is a diff of --source %s --target %s, not of %s -> %s; run `dynops table diff --source %s --target %s --keys-out FILE`",
 			ErrKeysFile, opts.KeysFile, h.Source, h.Target, opts.From, opts.To, opts.From, opts.To)
 	}

@@ -387,8 +387,36 @@ func checkSource(ctx context.Context, f *factory.Factory, clients awsclients.Set
 			return nil, err
 		}
 	}
-	_, _, err = exportshared.VouchExport(ctx, f, clients, ro.FromExport, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To)
-	return nil, err
+	if _, _, err = exportshared.VouchExport(ctx, f, clients, ro.FromExport, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To); err != nil {
+		return nil, err
+	}
+	return nil, checkKeysTarget(ctx, f, clients, opts, ro, want)
+}
+
+// errHeaderRead stops reading a keys file after its header.
+var errHeaderRead = errors.New("header read")
+
+// checkKeysTarget accepts a keys file diffed against a full export of --to
+// (`table diff --source-export --target-export`, the large-table runbook)
+// instead of --to itself: that export must be of --to (its manifest's
+// tableArn want) and vouched for like --from-export. It sets ro.KeysTarget.
+func checkKeysTarget(ctx context.Context, f *factory.Factory, clients awsclients.Set, opts *Options, ro *repair.Options, want string) error {
+	if opts.AllDifferences || ro.KeysFile == "" {
+		return nil
+	}
+	h, err := tablediff.ReadKeys(ro.KeysFile, func(tablediff.KeyRecord) error { return errHeaderRead })
+	if (err != nil && !errors.Is(err, errHeaderRead)) || h.Target == ro.To || !strings.HasPrefix(h.Target, "s3://") {
+		return nil // MakePlan names what does not fit
+	}
+	target, err := exportverify.OpenExport(h.Target, func() (exportverify.S3API, error) { return clients.S3(), nil })
+	if err != nil {
+		return factory.UsageErrorf("the target of keys file %s: %w", ro.KeysFile, err)
+	}
+	if _, _, err := exportshared.VouchExport(ctx, f, clients, target, exportverify.Expect{TableArn: want}, opts.Unverified, ro.To); err != nil {
+		return err
+	}
+	ro.KeysTarget = h.Target
+	return nil
 }
 
 // prepare finds the keys (a fresh diff with --all-differences), the damage
