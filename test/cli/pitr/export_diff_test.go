@@ -308,3 +308,52 @@ func itemsOf(t *testing.T, db *dynamodb.Client, table string) map[string]bool {
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
+
+// TestRepairFromKeysOfTwoExports_DDB_PITR_02: `pitr repair --from-export`
+// takes keys diffed export against export (`table diff --source-export
+// --target-export`, the large-table runbook) when the target export is of
+// --to and vouched for like the source; a target export of another table
+// (the same name in another account) is refused, nothing written.
+func TestRepairFromKeysOfTwoExports_DDB_PITR_02(t *testing.T) {
+	cfg := target.AWSConfig(t)
+	db, s3c := dynamodb.NewFromConfig(cfg), awsclients.New(cfg).S3()
+	bucket := createBucket(t, s3c)
+	table := "dev-" + harness.UniqueID() + "-user"
+	fixture.Create(t, db, fixture.Table{Name: table, HashKey: "user_id"})
+	d, err := db.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &table})
+	require.NoError(t, err)
+	arn := aws.ToString(d.Table.TableArn)
+	before := uploadExport(t, s3c, bucket, "full/before", "01763700000000-a1a1a1a1", arn, []int{21})
+	now := uploadExport(t, s3c, bucket, "full/now", "01763790000000-b2b2b2b2", arn, []int{20})
+	foreignArn := strings.Replace(arn, ":123456789012:", ":999988887777:", 1)
+	require.NotEqual(t, foreignArn, arn)
+	foreign := uploadExport(t, s3c, bucket, "copied/now", "01763790000000-c3c3c3c3", foreignArn, []int{20})
+	fixture.Put(t, db, table, now.items) // the table as the export of now: one item lost since before
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.jsonl")
+	repairWith := func(t *testing.T, targetExport string) (string, string, int) {
+		keys := filepath.Join(t.TempDir(), "keys.jsonl")
+		_, errOut, code := target.Dynops(t, log, append([]string{"table", "diff", "--source-export", before.uri, "--target-export", targetExport, "--key", "user_id", "--keys-out", keys}, unverified...)...)
+		require.Equal(t, 0, code, errOut)
+		return target.Dynops(t, log, append([]string{"pitr", "repair", "--from-export", before.uri, "--to", table, "--keys", keys,
+			"--unscoped", "test: every difference is damage", "--yes", "-o", "json"}, unverified...)...)
+	}
+
+	t.Run("the target export of another table is refused, nothing written", func(t *testing.T) {
+		was := itemsOf(t, db, table)
+		out, errOut, code := repairWith(t, foreign.uri)
+		assert.Equal(t, 2, code, errOut)
+		assert.NotContains(t, out, `"result"`, "refused before any plan or write")
+		assert.Contains(t, errOut, "its manifest says table "+foreignArn+", not "+arn)
+		assert.Equal(t, was, itemsOf(t, db, table), "nothing written (read back)")
+	})
+	out, errOut, code := repairWith(t, now.uri)
+	require.Equal(t, 0, code, errOut)
+	var r struct {
+		Result repair.Result `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, int64(1), r.Result.Copied, "the item lost since the export before is put back")
+	lost := before.items[20]
+	assert.Equal(t, lost, fixture.Get(t, db, table, map[string]types.AttributeValue{"user_id": lost["user_id"]}), "the export's image, read back")
+}
