@@ -100,7 +100,10 @@ from a full export instead of a restored table (keys from
 ` + "`table diff --source-export`" + `): no restore, no read capacity; the export
 is checked against its manifests as it streams, and must be one DynamoDB
 vouches for (DescribeExport agrees with its manifest; see 'dynops export
-revert'), or be accepted with --unverified-exports "REASON".
+revert'), or be accepted with --unverified-exports "REASON". The keys may also
+come from two exports (` + "`table diff --source-export --target-export`" + `, no table
+read at all): the target export must then be of --to and vouched for the same
+way; each write's condition is on the item as that export held it.
 
 Each item is written with a condition that the original still holds what the
 diff saw (its checksum, then a condition on its whole image in the write), so a
@@ -196,7 +199,7 @@ change made since the read.`,
 	fl := cmd.Flags()
 	fl.StringVar(&r.From, "from", "", "the restored table to copy from")
 	fl.StringVar(&r.To, "to", "", "the original table to repair")
-	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export)")
+	fl.StringVar(&opts.FromExport, "from-export", "", "copy the items from a full export instead of a table (keys from table diff --source-export, with --target TABLE or --target-export of it)")
 	fl.IntVar(&r.ExportParallel, "export-parallel", 4, "export data files read at once (with --from-export)")
 	flagcheck.Range(fl, "export-parallel", "1", "1024", "export data files read at once")
 	fl.StringVar(&r.KeysFile, "keys", "", "keys file from `dynops table diff --keys-out`")
