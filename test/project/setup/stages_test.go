@@ -43,7 +43,15 @@ func stagesRun(t *testing.T, tools string, stages ...string) string {
 	}
 	cmd := exec.Command("bash", filepath.Join(dir, "scripts", "test-stages.sh"))
 	cmd.Args = append(cmd.Args, stages...)
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNOPS_TOOLS_DIR="+tools)
+	// The environment without the setup's own switches: a cold `make test`
+	// runs this test with DYNOPS_SETUP_TOOLS=test set for its stages.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DYNOPS_SETUP_TOOLS=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DYNOPS_TOOLS_DIR="+tools)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("test-stages.sh %s: %v\n%s", strings.Join(stages, " "), err, out)
