@@ -1,48 +1,14 @@
 package guard
 
 import (
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-// commandSources parses every non-test Go file under internal/cmd outside
-// this package, and fails when the walk finds too few to be the tree.
-func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
-	t.Helper()
-	fset := token.NewFileSet()
-	files := map[string]*ast.File{}
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == "guard" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(strings.TrimPrefix(path, ".."+string(filepath.Separator)))] = f
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 50 {
-		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
-	}
-	return fset, files
-}
 
 // TestProtectionAndConfirmationOnlyThroughTheGuard reads the command sources:
 // a command that decides protection itself (a policy's Decide), checks
@@ -50,7 +16,7 @@ func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 // protection or confirmation again, is a way around the guard's one order
 // (decide, confirm, audit start).
 func TestProtectionAndConfirmationOnlyThroughTheGuard(t *testing.T) {
-	fset, files := commandSources(t)
+	fset, files := cmdtest.Sources(t, "..", "guard")
 	// What the factory may not offer: the guard's steps under any name.
 	guardNames := regexp.MustCompile(`^(Protection|Protect|Decide|Confirm|ConfirmMatches|Confirmation|ErrNotConfirmed|CheckTyped)$`)
 	for path, f := range files {
@@ -101,7 +67,7 @@ var dryRunHeader = regexp.MustCompile(`(?i:^\W*dry run\b)|DRY RUN|Dry run:`)
 // header (guard.DryRunHeader) and closing notice (Confirmed.PrintDryRun)
 // come from the guard, in one casing, never from a command's own string.
 func TestDryRunWordingOnlyInTheGuard(t *testing.T) {
-	fset, files := commandSources(t)
+	fset, files := cmdtest.Sources(t, "..", "guard")
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)

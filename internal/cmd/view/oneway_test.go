@@ -1,43 +1,11 @@
 package view
 
 import (
+	"github.com/dynops/dynops/internal/cmd/cmdtest"
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// commandSources parses every non-test Go file under internal/cmd, and fails
-// when the walk finds too few to be the tree.
-func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
-	t.Helper()
-	fset := token.NewFileSet()
-	files := map[string]*ast.File{}
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(strings.TrimPrefix(path, ".."+string(filepath.Separator)))] = f
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 50 {
-		t.Fatalf("found only %d command sources under internal/cmd: the walk is broken", len(files))
-	}
-	return fset, files
-}
 
 // TestOnlyViewsChooseTheOutputForm reads the command sources: a command that
 // asks whether --output json was given (f.JSON(), factory.OutputJSON,
@@ -46,7 +14,7 @@ func commandSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
 // (which sets the streams up for JSON) and this package are where the form
 // is known.
 func TestOnlyViewsChooseTheOutputForm(t *testing.T) {
-	fset, files := commandSources(t)
+	fset, files := cmdtest.Sources(t, "..")
 	for path, f := range files {
 		if strings.HasPrefix(path, "view/") || strings.HasPrefix(path, "factory/") || strings.HasPrefix(path, "root/") {
 			continue
@@ -87,7 +55,7 @@ const maxRunLines = 60
 // in the command; move it into the internal/<domain> package and keep the
 // command to options, the guard, the call and the view.
 func TestRunFunctionsAreThin(t *testing.T) {
-	fset, files := commandSources(t)
+	fset, files := cmdtest.Sources(t, "..")
 	for _, f := range files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
