@@ -23,9 +23,10 @@ import (
 // terminal is the built binary running on a pseudo-terminal (stdin,
 // stdout and stderr), as a person at a shell runs it.
 type terminal struct {
-	mu  sync.Mutex
-	out bytes.Buffer
-	tty io.ReadWriteCloser
+	mu   sync.Mutex
+	out  bytes.Buffer
+	tty  io.ReadWriteCloser
+	done chan struct{} // closed when the reader has read to the end
 }
 
 // startTerminal starts cmd on a pseudo-terminal and reads everything it
@@ -34,7 +35,7 @@ func startTerminal(t *testing.T, p *harness.Proc) *terminal {
 	t.Helper()
 	tty, err := pty.Start(p.Cmd)
 	require.NoError(t, err)
-	tm := &terminal{tty: tty}
+	tm := &terminal{tty: tty, done: make(chan struct{})}
 	go tm.read()
 	return tm
 }
@@ -47,6 +48,7 @@ func (tm *terminal) answer(t *testing.T, line string) {
 }
 
 func (tm *terminal) read() {
+	defer close(tm.done)
 	buf := make([]byte, 4096)
 	for {
 		n, err := tm.tty.Read(buf)
@@ -57,6 +59,19 @@ func (tm *terminal) read() {
 			return
 		}
 	}
+}
+
+// finish waits for the process and then for the terminal's last output
+// (the process's final lines can still be in the terminal when it has
+// exited: the reader ends once it has read them), bounded, and closes the
+// terminal.
+func (tm *terminal) finish(p *harness.Proc) {
+	_ = p.Cmd.Wait()
+	select {
+	case <-tm.done:
+	case <-time.After(10 * time.Second):
+	}
+	_ = tm.tty.Close()
 }
 
 func (tm *terminal) text() string {
@@ -98,8 +113,7 @@ func TestRunbookTypedNameOnATerminal_DDB_PROT_01(t *testing.T) {
 			tm.waitFor(t, "Type its name to continue: ")
 			assert.Contains(t, tm.text(), "is PROTECTED")
 			tm.answer(t, c.typed)
-			_ = cmd.Cmd.Wait()
-			_ = tm.tty.Close()
+			tm.finish(cmd)
 			require.Equal(t, c.wantCode, cmd.Cmd.ProcessState.ExitCode(), tm.text())
 			assert.Equal(t, c.restores, restored(), "restored tables (read back)")
 		})
@@ -135,8 +149,7 @@ func TestRunbookDecisionAskedOnATerminal_DDB_PITR_02(t *testing.T) {
 	tm.waitFor(t, "Decision path: choose repair/cutover [repair]: ")
 	assert.Contains(t, tm.text(), "result: ", "the diff's counts are shown before the question")
 	tm.answer(t, "cutover")
-	_ = cmd.Cmd.Wait()
-	_ = tm.tty.Close()
+	tm.finish(cmd)
 	require.Equal(t, 0, cmd.Cmd.ProcessState.ExitCode(), tm.text())
 	assert.Contains(t, tm.text(), "path: decided cutover (typed)")
 	assert.Contains(t, tm.text(), "repair: not on this path (path=cutover), skipped")
